@@ -1,0 +1,53 @@
+"""Typed config nodes for the evals and the client (schema under ``conf/evals/``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class SamplingConf:
+    """Sampling settings sent with every eval request; identical for every variant of a sweep."""
+
+    temperature: float = 0.0
+    top_p: float | None = None
+    top_k: int | None = None
+    min_p: float | None = None
+    max_tokens: int = 2048  # generation limit; a truncated answer is counted, never scored correct
+    seed: int | None = None
+
+
+@dataclass
+class ClientConf:
+    """How the async OpenAI-compatible client talks to the server."""
+
+    concurrency: int = 64
+    request_timeout_s: float = 3600.0
+    max_retries: int = 4  # only for HTTP 5xx and connection errors
+    retry_backoff_s: float = 0.5  # first back-off; doubles each retry
+    progress: bool = True
+    stream: bool = False  # True: streaming chat, spec stats from the final sglext chunk
+    api_key: str | None = None
+
+
+@dataclass
+class DatasetConf:
+    """Where an eval's rows come from."""
+
+    source: str = "bundled"  # bundled | hf | url | file
+    path: str = "mcq_sample.csv"  # bundled name, HF dataset id, URL or local file
+    subset: str | None = None  # HF config, e.g. gpqa_diamond
+    split: str = "train"
+    limit: int | None = None  # first N rows (after loading), None = all
+
+
+@dataclass
+class EvalConf:
+    """One eval of a cell."""
+
+    kind: str = "gpqa"  # which eval implementation runs it
+    dataset: DatasetConf = field(default_factory=DatasetConf)
+    repeats: int = 1
+    seed: int = 0  # fixes the choice permutations, shared by every variant
+    label: str = ""  # shown in reports; says "not GPQA" for the bundled sample
+    sampling: SamplingConf | None = None  # None: the model's sampling settings

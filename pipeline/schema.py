@@ -1,0 +1,95 @@
+"""The config schema: dataclasses registered in Hydra's ConfigStore under the YAML in ``conf/``.
+
+A wrong key or type in any YAML file or override fails when Hydra composes the config, before a
+server starts. ``to_cell_config`` turns the composed DictConfig into these typed objects once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import DictConfig, OmegaConf
+
+from backends.config import BackendConf, GpuConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
+from evals.config import ClientConf, EvalConf, SamplingConf
+
+
+@dataclass
+class CellModelConf(ModelConf):
+    """A model plus the sampling settings its evals use (the same for every variant)."""
+
+    sampling: SamplingConf = field(default_factory=SamplingConf)
+
+
+@dataclass
+class SimulatedConf:
+    """The simulated model behind ``server=simulated`` (see ``pipeline.simserver``)."""
+
+    sglang_version: str = "0.5.19"  # which SGLang's key names to imitate: 0.5.19 or 0.5.23
+    accuracy: float = 0.72  # chance of answering a question correctly
+    accept_length: float = 2.6  # mean tokens per verify step (bonus token included)
+    # Rules that move accuracy / accept length for some cells, e.g.
+    # {match: {attention_backend: trtllm_mha}, accuracy_delta: -0.06}.
+    effects: list[dict[str, Any]] = field(default_factory=list)
+    mean_completion_tokens: int = 160
+    latency_s: float = 0.0  # added per request
+    startup_delay_s: float = 0.5  # time spent answering 503 before ready
+    seed: int = 0
+    faults: dict[str, Any] = field(default_factory=dict)  # fault-injection flags (see --help)
+
+
+@dataclass
+class ServerConf:
+    """How the server of a cell is started, reached and stopped."""
+
+    kind: str = "simulated"  # simulated | sglang | external | docker
+    command: list[str] = field(default_factory=list)  # launcher argv prefix; [] = the kind's default
+    host: str = "127.0.0.1"
+    port: int | None = None  # None: a free loopback port
+    base_url: str | None = None  # server=external: where the running server is
+    sglang_version: str | None = None  # None: read it from the server; used by the pre-flight
+    startup_timeout_s: float = 900.0
+    health_poll_initial_s: float = 0.2  # first back-off of the health poll
+    health_poll_max_s: float = 5.0
+    stop_grace_s: float = 30.0  # SIGTERM -> SIGKILL
+    random_seed: int = 0  # --random-seed: SGLang picks a random one otherwise
+    mem_fraction_static: float | None = None
+    max_running_requests: int | None = None
+    enable_metrics: bool = True
+    extra_args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    docker_image: str | None = None  # server=docker
+    docker_args: list[str] = field(default_factory=list)
+    on_mismatch: str = "fail"  # fail | warn: when /server_info disagrees with the request
+    simulated: SimulatedConf = field(default_factory=SimulatedConf)
+
+
+@dataclass
+class RootConf:
+    """The whole config of one cell."""
+
+    model: CellModelConf = field(default_factory=CellModelConf)
+    backend: BackendConf = field(default_factory=BackendConf)
+    kv_dtype: KvDtypeConf = field(default_factory=KvDtypeConf)
+    skip_softmax: SkipSoftmaxConf = field(default_factory=SkipSoftmaxConf)
+    gpu: GpuConf = field(default_factory=GpuConf)
+    evals: dict[str, EvalConf] = field(default_factory=dict)
+    server: ServerConf = field(default_factory=ServerConf)
+    client: ClientConf = field(default_factory=ClientConf)
+    dry_run: bool = False  # print argv, env and pre-flight for the cell; start nothing
+    output_dir: str | None = None  # None: Hydra's job output dir
+    tags: list[str] = field(default_factory=list)
+
+
+def register_configs() -> None:
+    """Register the schema so that ``conf/config.yaml`` can build on it."""
+    ConfigStore.instance().store(name="mtp_eval_schema", node=RootConf)
+
+
+def to_cell_config(cfg: DictConfig) -> RootConf:
+    """Convert the composed config into typed objects (raises on a missing value)."""
+    obj = OmegaConf.to_object(cfg)
+    assert isinstance(obj, RootConf), type(obj)
+    return obj
