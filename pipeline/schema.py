@@ -38,6 +38,9 @@ class SimulatedConf:
     startup_delay_s: float = 0.5  # time spent answering 503 before ready
     seed: int = 0
     faults: dict[str, Any] = field(default_factory=dict)  # fault-injection flags (see --help)
+    # The GPU it pretends to run on when none is detected (gpu=auto on a CPU machine).
+    gpu_name: str = "NVIDIA H200 (simulated)"
+    gpu_compute_capability: str = "9.0"
 
 
 @dataclass

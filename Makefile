@@ -1,0 +1,31 @@
+# The two set-up commands of the README: `make demo` and `make test`. Each creates the virtual
+# environment on first use (Python 3.10+ and pip are all it needs; no CUDA torch is pulled).
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-dev
+
+.PHONY: demo test lint install clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## demo: a 4-cell sweep (fmha_v2/fa3 x auto/fp8_e4m3) on the simulated server with bundled data
+demo: $(STAMP)
+	$(BIN)/mtp-eval experiment=demo
+
+## test: lint, type-check, then every test tier but `gpu`
+test: $(STAMP) lint
+	$(BIN)/python -m pytest -m "not gpu" -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) outputs/runs outputs/multirun outputs/reports

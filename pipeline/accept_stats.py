@@ -1,0 +1,113 @@
+"""Speculative-decoding statistics of a cell from its per-request records (pure).
+
+Definitions follow SGLang (reference/sglang.md section 2):
+- per request, accept length = completion_tokens / verify_ct (the prefill token included);
+- token-weighted accept length = sum(completion_tokens) / sum(verify_ct), the figure a user's
+  throughput follows, and its uncertainty as a ratio estimator clustered by request;
+- accept rate = sum(correct drafts) / sum(proposed drafts), no bonus token;
+- acceptance at draft position i = share of verify steps with at least i correct drafts;
+- the server's ``avg_spec_accept_length`` counts accepted tokens per verify step without the prefill
+  token, so the per-request equivalent is sum(completion_tokens - 1) / sum(verify_ct).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+
+def spec_records(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The ``spec`` dicts of the records that carry speculative statistics."""
+    return [r["spec"] for r in records if r.get("spec") and r["spec"].get("verify_ct")]
+
+
+def summarize_accept(records: Sequence[Mapping[str, Any]], speculative: bool) -> dict[str, Any]:
+    """Accept statistics over sample records (one per request).
+
+    Args:
+        records: sample lines; each may carry ``spec`` with verify_ct, num_correct_drafts,
+            num_proposed_drafts, completion_tokens and histogram.
+        speculative: whether the cell asked for speculative decoding.
+
+    Returns:
+        A dict with the figures above, the number of requests with and without statistics, and
+        ``status``: ok, missing (speculative but no request had statistics) or not_speculative.
+    """
+    specs = spec_records(records)
+    answered = [r for r in records if r.get("error_kind") is None]
+    base: dict[str, Any] = {"n_requests": len(answered), "n_with_spec": len(specs)}
+    if not speculative:
+        return {**base, "status": "not_speculative"}
+    if not specs:
+        return {**base, "status": "missing"}
+    completion = np.array([s["completion_tokens"] for s in specs], dtype=float)
+    verify = np.array([s["verify_ct"] for s in specs], dtype=float)
+    correct = sum(int(s["num_correct_drafts"]) for s in specs)
+    proposed = sum(int(s["num_proposed_drafts"]) for s in specs)
+    weighted = float(completion.sum() / verify.sum())
+    return {
+        **base,
+        "status": "ok",
+        "accept_length": weighted,
+        "accept_length_stderr": ratio_stderr(completion, verify),
+        "accept_length_request_mean": float(np.mean(completion / verify)),
+        "accept_rate": correct / proposed if proposed else None,
+        "per_position_acceptance": per_position_acceptance(s["histogram"] for s in specs),
+        "server_equivalent_accept_length": float((completion - 1).sum() / verify.sum()),
+        "completion_tokens": int(completion.sum()),
+        "verify_ct": int(verify.sum()),
+        "num_correct_drafts": correct,
+        "num_proposed_drafts": proposed,
+    }
+
+
+def ratio_stderr(numerator: np.ndarray, denominator: np.ndarray) -> float | None:
+    """Standard error of sum(num)/sum(den), clustered by row (delta method)."""
+    n = len(numerator)
+    if n < 2:
+        return None
+    ratio = numerator.sum() / denominator.sum()
+    residual = numerator - ratio * denominator
+    variance = float(np.sum(residual**2)) / (n * (n - 1))
+    return math.sqrt(variance) / float(np.mean(denominator))
+
+
+def per_position_acceptance(histograms: Iterable[Sequence[int]]) -> list[float]:
+    """Share of verify steps that accepted the draft at position 1, 2, ... (from histograms)."""
+    total = np.zeros(0, dtype=float)
+    for hist in histograms:
+        hist_arr = np.asarray(hist, dtype=float)
+        if len(hist_arr) > len(total):
+            total = np.pad(total, (0, len(hist_arr) - len(total)))
+        total[: len(hist_arr)] += hist_arr
+    steps = total.sum()
+    if steps == 0:
+        return []
+    at_least = np.cumsum(total[::-1])[::-1]  # at_least[i] = steps with >= i correct drafts
+    return [float(x / steps) for x in at_least[1:]]
+
+
+def server_accept_length(server_info: Mapping[str, Any]) -> float | None:
+    """``avg_spec_accept_length`` from /server_info, averaged over DP ranks; None when absent."""
+    states = server_info.get("internal_states") or []
+    values = [s["avg_spec_accept_length"] for s in states
+              if isinstance(s, Mapping) and isinstance(s.get("avg_spec_accept_length"), int | float)]
+    return float(np.mean(values)) if values else None
+
+
+def cross_check(per_request: Mapping[str, Any], server_value: float | None,
+                rel_tolerance: float) -> dict[str, Any]:
+    """Compare the server-level accept length with the per-request totals.
+
+    SGLang only folds whole decode log intervals (40 iterations by default) into its lifetime
+    totals, so short runs differ by a few percent; beyond ``rel_tolerance`` it is a warning.
+    """
+    expected = per_request.get("server_equivalent_accept_length")
+    if server_value is None or expected is None:
+        return {"server": server_value, "per_request": expected, "agrees": None}
+    rel = abs(server_value - expected) / expected
+    return {"server": server_value, "per_request": expected, "relative_difference": rel,
+            "agrees": rel <= rel_tolerance}

@@ -1,0 +1,174 @@
+"""One cell end to end: pre-flight, launch, verify, evals, accept statistics, result.json, stop.
+
+``run_cell`` always leaves a ``result.json`` (written atomically in a ``finally``) whose
+``status`` is ``ok``, ``failed``, ``unsupported`` or ``planned`` (dry run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import traceback
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from backends.compat import Finding, preflight
+from backends.failures import classify_startup_log
+from backends.gpu import GpuInfo, detect_gpu
+from backends.launch import LaunchOptions, LaunchPlan, plan_launch
+from evals.base import Eval, make_eval
+from pipeline import server_api
+from pipeline.cell_result import initial_result, record_plan, record_server
+from pipeline.measure import MeasureError, measure_cell
+from pipeline.redact import redact_text
+from pipeline.results import RESULT_FILE, write_json_atomic
+from pipeline.schema import RootConf
+from pipeline.server import (HealthPolicy, RunningServer, ServerStartError, external_server,
+                             free_port, managed_server)
+from pipeline.server_command import server_argv, server_env
+from pipeline.versions import sglang_version
+
+BLOCKING = ("reject", "crash-at-start")
+
+
+class CellError(RuntimeError):
+    """A cell failed for a reason the user can act on; ``kind`` goes into result.json."""
+
+    def __init__(self, kind: str, message: str, log_tail: str = "") -> None:
+        super().__init__(message)
+        self.kind, self.log_tail = kind, log_tail
+
+
+def run_cell(conf: RootConf, cell_dir: Path) -> dict[str, Any]:
+    """Run one cell and write its ``result.json``; returns the result dict."""
+    result = initial_result(conf)
+    interrupted: BaseException | None = None
+    try:
+        _run(conf, cell_dir, result)
+    except ServerStartError as err:
+        failure = classify_startup_log(err.log_tail, err.exit_code, err.timed_out)
+        _fail(result, f"server_{failure.kind}", f"{failure.message}\n{err}", err.log_tail)
+    except (CellError, MeasureError) as err:
+        _fail(result, err.kind, str(err), getattr(err, "log_tail", ""))
+    except (KeyboardInterrupt, SystemExit) as err:
+        _fail(result, "interrupted", f"the pipeline was interrupted ({type(err).__name__})", "")
+        interrupted = err
+    except Exception as err:  # anything else is recorded, never lost, then shown by the caller
+        _fail(result, "internal_error", f"{type(err).__name__}: {err}", traceback.format_exc())
+    finally:
+        _finish(result, conf, cell_dir)
+    if interrupted is not None:
+        raise interrupted
+    return result
+
+
+def _run(conf: RootConf, cell_dir: Path, result: dict[str, Any]) -> None:
+    gpu = _gpu(conf)
+    version = sglang_version(conf.server)
+    findings = preflight(conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version)
+    result["preflight"] = [dataclasses.asdict(f) for f in findings]
+    result["warnings"] += [f"{f.outcome}: {f.message}" for f in findings if f.outcome not in BLOCKING]
+    result["cell"].update(gpu=dataclasses.asdict(gpu), sglang_version=version)
+    blocking = [f for f in findings if f.outcome in BLOCKING]
+    if blocking:
+        _unsupported(result, blocking)
+        return
+    evals = {name: make_eval(name, ec) for name, ec in conf.evals.items()}
+    plan = _plan(conf, gpu, version)
+    argv = _argv(conf, plan, cell_dir, evals)
+    record_plan(result, plan, argv)
+    if conf.dry_run:
+        result["status"] = "planned"
+        return
+    with _server(conf, plan, argv, cell_dir) as server:
+        record_server(result, server)
+        _verify(conf, plan, server, result)
+        measure_cell(conf, evals, server, cell_dir, result)
+    result["status"] = "ok"
+
+
+def _gpu(conf: RootConf) -> GpuInfo:
+    gpu = detect_gpu(conf.gpu)
+    if gpu.source == "none" and conf.server.kind == "simulated":
+        sim = conf.server.simulated
+        override = dataclasses.replace(conf.gpu, detect=False, name=sim.gpu_name,
+                                       compute_capability=sim.gpu_compute_capability)
+        gpu = detect_gpu(override)
+    return gpu
+
+
+def _plan(conf: RootConf, gpu: GpuInfo, version: str) -> LaunchPlan:
+    server = conf.server
+    port = server.port or (free_port(server.host) if server.kind != "external" else 30000)
+    options = LaunchOptions(
+        host=server.host, port=port, random_seed=server.random_seed,
+        mem_fraction_static=server.mem_fraction_static,
+        max_running_requests=server.max_running_requests, enable_metrics=server.enable_metrics,
+        api_key=conf.client.api_key, extra_args=tuple(server.extra_args))
+    return plan_launch(conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version,
+                       options)
+
+
+def _argv(conf: RootConf, plan: LaunchPlan, cell_dir: Path, evals: dict[str, Eval]) -> list[str]:
+    if conf.server.kind == "external":
+        return []
+    key = [entry for ev in evals.values() for entry in ev.answer_key()]
+    return server_argv(conf.server, plan.args, plan.env, cell_dir, key)
+
+
+@contextlib.contextmanager
+def _server(conf: RootConf, plan: LaunchPlan, argv: list[str],
+            cell_dir: Path) -> Iterator[RunningServer]:
+    server = conf.server
+    policy = HealthPolicy(server.startup_timeout_s, server.health_poll_initial_s,
+                          server.health_poll_max_s)
+    if server.kind == "external":
+        if not server.base_url:
+            raise CellError("config", "server=external needs server.base_url=http://host:port")
+        with external_server(server.base_url.rstrip("/"), policy) as running:
+            yield running
+        return
+    port = plan.args[plan.args.index("--port") + 1]
+    base_url = f"http://{server.host}:{port}"
+    with managed_server(argv, server_env(server, plan.env), base_url, cell_dir / "server.log",
+                        policy, server.stop_grace_s) as running:
+        yield running
+
+
+def _verify(conf: RootConf, plan: LaunchPlan, server: RunningServer,
+            result: dict[str, Any]) -> None:
+    from backends.verify import compare_server_info, observed_settings
+
+    info = server_api.server_info(server.base_url, conf.client.api_key)
+    result["observed"] = observed_settings(info)
+    result["cell"]["server_version"] = info.get("version")
+    mismatches = compare_server_info(plan.requested, info)
+    result["mismatches"] = [dataclasses.asdict(m) for m in mismatches]
+    real = [m for m in mismatches if getattr(m, "verifiable", True)]
+    if real and conf.server.on_mismatch == "fail":
+        lines = "; ".join(f"{m.key}: asked {m.requested!r}, server runs {m.observed!r}" for m in real)
+        raise CellError("mismatch", f"the server does not run what was asked: {lines} "
+                        "(set server.on_mismatch=warn to record and go on)")
+
+
+def _unsupported(result: dict[str, Any], blocking: list[Finding]) -> None:
+    result["status"] = "unsupported"
+    result["error"] = {"kind": "unsupported", "message": " | ".join(f.message for f in blocking),
+                       "reasons": [dataclasses.asdict(f) for f in blocking], "log_tail": ""}
+
+
+def _fail(result: dict[str, Any], kind: str, message: str, log_tail: str) -> None:
+    result["status"] = "failed"
+    result["error"] = {"kind": kind, "message": message, "log_tail": log_tail}
+
+
+def _finish(result: dict[str, Any], conf: RootConf, cell_dir: Path) -> None:
+    from pipeline.provenance import now_iso
+
+    result["timing"]["ended_at"] = now_iso()
+    secrets = [s for s in (conf.client.api_key,) if s]
+    if secrets and result.get("error"):
+        result["error"]["message"] = redact_text(result["error"]["message"], secrets)
+        result["error"]["log_tail"] = redact_text(result["error"]["log_tail"], secrets)
+    write_json_atomic(cell_dir / RESULT_FILE, result)

@@ -1,0 +1,79 @@
+"""The shape of ``result.json`` (schema_version 1) and the steps that fill it in."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from backends.launch import LaunchPlan
+from pipeline.provenance import now_iso, provenance
+from pipeline.redact import redact_argv
+from pipeline.results import SCHEMA_VERSION, config_hash
+from pipeline.schema import RootConf
+from pipeline.server import RunningServer, tail
+
+
+def cell_name(conf: RootConf) -> str:
+    """Human-readable identity of a cell: model/variant/kv dtype/skip-softmax factors."""
+    skip = conf.skip_softmax
+    return (f"{conf.model.name}/{conf.backend.name}/{conf.kv_dtype.name}"
+            f"/sp={skip.prefill}/sd={skip.decode}")
+
+
+def measured_config(conf: RootConf) -> dict[str, Any]:
+    """The settings that define what a cell measures (its hash decides whether to rerun)."""
+    data = {
+        "model": dataclasses.asdict(conf.model), "backend": dataclasses.asdict(conf.backend),
+        "kv_dtype": conf.kv_dtype.name, "skip_softmax": dataclasses.asdict(conf.skip_softmax),
+        "gpu": dataclasses.asdict(conf.gpu),
+        "evals": {k: dataclasses.asdict(v) for k, v in conf.evals.items()},
+        "server_kind": conf.server.kind, "server_extra_args": list(conf.server.extra_args),
+    }
+    if conf.server.kind == "simulated":
+        data["simulated"] = dataclasses.asdict(conf.server.simulated)
+    return data
+
+
+def initial_result(conf: RootConf) -> dict[str, Any]:
+    """A result that says ``failed`` until the cell proves otherwise."""
+    measured = measured_config(conf)
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "status": "failed",
+        "simulated": conf.server.kind == "simulated",
+        "cell": {
+            "name": cell_name(conf), "model": conf.model.name, "model_path": conf.model.path,
+            "variant": conf.backend.name, "kv_dtype": conf.kv_dtype.name,
+            "skip_softmax": dataclasses.asdict(conf.skip_softmax),
+            "speculative": dataclasses.asdict(conf.model.speculative),
+            "server_kind": conf.server.kind,
+        },
+        "config_hash": config_hash(measured),
+        "config": measured,
+        "preflight": [], "warnings": [], "notes": [], "runs": {},
+        "requested": {}, "observed": {}, "mismatches": [],
+        "evals": {}, "accept": {}, "server": {}, "provenance": {},
+        "error": None,
+        "timing": {"started_at": now_iso()},
+    }
+
+
+def record_plan(result: dict[str, Any], plan: LaunchPlan, argv: list[str]) -> None:
+    """What the cell asked the server to run and how it started it."""
+    result["requested"] = dict(plan.requested)
+    result["runs"] = dict(plan.runs)
+    result["notes"] += list(plan.notes)
+    result["server"]["argv"] = redact_argv(argv)
+    result["provenance"] = provenance(argv, plan.env)
+
+
+def record_server(result: dict[str, Any], server: RunningServer) -> None:
+    """Where the server ran and how long it took to become healthy."""
+    result["server"].update(base_url=server.base_url, ready_s=round(server.ready_s, 3),
+                            log=str(server.log_path) if server.log_path else None)
+    result["timing"]["server_ready_at"] = now_iso()
+
+
+def record_log_tail(result: dict[str, Any], server: RunningServer) -> None:
+    """Keep the end of the server log on the result (for failures after start-up)."""
+    result["server"]["log_tail"] = tail(server.log_path)

@@ -1,0 +1,54 @@
+"""``mtp-eval``: the Hydra app that runs one cell per job (``-m`` sweeps over cells)."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig
+
+from pipeline.schema import register_configs, to_cell_config
+
+register_configs()
+_single_run_failed: list[bool] = []
+
+
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    # Turning SIGTERM into SystemExit runs every `finally`: the server is stopped, the result kept.
+    raise SystemExit(128 + signum)
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+def _app(cfg: DictConfig) -> str:
+    from pipeline.cell import run_cell
+    from pipeline.summary import cell_report
+
+    conf = to_cell_config(cfg)
+    hydra_cfg = HydraConfig.get()
+    cell_dir = Path(conf.output_dir or hydra_cfg.runtime.output_dir)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    result = run_cell(conf, cell_dir)
+    print(cell_report(result, cell_dir), flush=True)
+    if hydra_cfg.mode == RunMode.RUN:
+        _single_run_failed.append(result["status"] == "failed")
+    return str(result["status"])
+
+
+def main() -> None:
+    """Entry point of the ``mtp-eval`` console script.
+
+    A single run exits 1 when its cell failed; a multirun exits 0 once every cell has a result
+    (``mtp-eval-report`` is the gate for sweeps).
+    """
+    _app()
+    if any(_single_run_failed):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

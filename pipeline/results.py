@@ -1,0 +1,49 @@
+"""``result.json``: the contract between a cell job and the report (DESIGN section 7).
+
+Written atomically (temporary file, fsync, rename) so a reader never sees half a result, and
+always written, from a ``finally``, whatever happened to the cell.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+RESULT_FILE = "result.json"
+STATUSES = ("ok", "failed", "unsupported", "planned")
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    """Write ``data`` as JSON to ``path`` so that the file is either old or complete, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1, sort_keys=False, default=str)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_result(cell_dir: Path) -> dict[str, Any] | None:
+    """The cell's result, or None when it has none (yet)."""
+    path = cell_dir / RESULT_FILE
+    if not path.exists():
+        return None
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    """Stable short hash of the settings that define a cell's measurements."""
+    blob = json.dumps(config, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]

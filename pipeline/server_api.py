@@ -1,0 +1,77 @@
+"""The few administrative calls the pipeline makes to an SGLang server (sync, stdlib HTTP)."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+
+class ServerApiError(RuntimeError):
+    """An administrative endpoint answered with an error or with something that is not JSON."""
+
+
+def _request(url: str, method: str, api_key: str | None, timeout_s: float) -> tuple[int, bytes]:
+    req = urllib.request.Request(url, method=method)
+    if api_key:
+        req.add_header("Authorization", f"Bearer {api_key}")
+    try:
+        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+            return int(resp.status), resp.read()
+    except urllib.error.HTTPError as err:
+        return int(err.code), err.read()
+    except OSError as err:
+        raise ServerApiError(f"{method} {url}: {err}") from err
+
+
+def get_json(base_url: str, path: str, api_key: str | None = None,
+             timeout_s: float = 60.0) -> dict[str, Any]:
+    """GET ``path`` and parse the JSON object it returns."""
+    status, body = _request(base_url + path, "GET", api_key, timeout_s)
+    if status != 200:
+        raise ServerApiError(f"GET {path} answered HTTP {status}: {body[:300]!r}")
+    try:
+        data = json.loads(body)
+    except ValueError as err:
+        raise ServerApiError(f"GET {path} did not answer JSON: {body[:300]!r}") from err
+    if not isinstance(data, dict):
+        raise ServerApiError(f"GET {path} answered {type(data).__name__}, not a JSON object")
+    return data
+
+
+def server_info(base_url: str, api_key: str | None = None) -> dict[str, Any]:
+    """``/server_info`` (``/get_server_info`` on servers that lack the new name)."""
+    try:
+        return get_json(base_url, "/server_info", api_key)
+    except ServerApiError:
+        return get_json(base_url, "/get_server_info", api_key)
+
+
+def flush_cache(base_url: str, api_key: str | None = None, timeout_s: float = 120.0) -> None:
+    """Reset the server's accept counters (and its KV cache); waits for the server to be idle."""
+    status, body = _request(f"{base_url}/flush_cache?timeout={timeout_s:g}", "POST", api_key,
+                            timeout_s + 10)
+    if status != 200:
+        raise ServerApiError(f"/flush_cache answered HTTP {status}: {body[:300]!r}")
+
+
+def metrics_text(base_url: str, api_key: str | None = None) -> str | None:
+    """Prometheus text from ``/metrics``, or None when metrics are off."""
+    try:
+        status, body = _request(base_url + "/metrics", "GET", api_key, 30.0)
+    except ServerApiError:
+        return None
+    return body.decode("utf-8", errors="replace") if status == 200 else None
+
+
+def metric_total(text: str | None, name: str) -> float | None:
+    """Sum of a Prometheus counter over its label sets; None when absent."""
+    if not text:
+        return None
+    total, seen = 0.0, False
+    for line in text.splitlines():
+        if line.startswith(name) and line[len(name):len(name) + 1] in ("{", " "):
+            total += float(line.rsplit(" ", 1)[-1])
+            seen = True
+    return total if seen else None
