@@ -7,6 +7,7 @@ These dataclasses are the schema under the YAML in ``conf/`` (registered in Hydr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -46,7 +47,7 @@ class ModelConf:
     extra_args: list[str] = field(default_factory=list)  # further launch flags for this model
     speculative: SpeculativeConf = field(default_factory=SpeculativeConf)
     attention: AttentionGeometry = field(default_factory=AttentionGeometry)
-    chat_template_kwargs: dict[str, object] = field(default_factory=dict)
+    chat_template_kwargs: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

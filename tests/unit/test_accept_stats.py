@@ -1,0 +1,91 @@
+import math
+
+import numpy as np
+import pytest
+
+from pipeline.accept_stats import (
+    cross_check,
+    per_position_acceptance,
+    ratio_stderr,
+    server_accept_length,
+    summarize_accept,
+)
+
+
+def spec(completion, verify, correct, hist, n_draft=4):
+    return {"completion_tokens": completion, "verify_ct": verify, "num_correct_drafts": correct,
+            "num_proposed_drafts": verify * (n_draft - 1), "histogram": hist}
+
+
+# The live 0.5.19 responses (shared/reference/live-sglang-0.5.19): 64 tokens over 39 verifies with
+# 24 correct drafts and histogram [25, 7, 4, 3]; and 48 tokens, 39 verifies, 8 correct, [32, 6, 1].
+LIVE = [spec(64, 39, 24, [25, 7, 4, 3]), spec(48, 39, 8, [32, 6, 1])]
+
+
+def test_token_weighted_vs_request_mean_on_live_figures():
+    out = summarize_accept([{"spec": s, "error_kind": None} for s in LIVE], speculative=True)
+    assert out["status"] == "ok"
+    assert out["accept_length"] == pytest.approx(112 / 78)
+    assert out["accept_length_request_mean"] == pytest.approx((64 / 39 + 48 / 39) / 2)
+    assert out["accept_rate"] == pytest.approx(32 / 234)
+    assert out["server_equivalent_accept_length"] == pytest.approx(110 / 78)
+    assert out["per_position_acceptance"] == pytest.approx([21 / 78, 8 / 78, 3 / 78])
+
+
+@pytest.mark.parametrize(
+    ("records", "speculative", "status"),
+    [
+        ([], True, "missing"),
+        ([{"spec": None, "error_kind": None}], True, "missing"),
+        ([{"spec": LIVE[0], "error_kind": None}], False, "not_speculative"),
+        ([{"spec": LIVE[0], "error_kind": None}], True, "ok"),
+    ],
+)
+def test_status(records, speculative, status):
+    assert summarize_accept(records, speculative)["status"] == status
+
+
+@pytest.mark.parametrize(
+    ("hists", "expected"),
+    [
+        ([[1, 0, 0, 1]], [0.5, 0.5, 0.5]),
+        ([[2]], []),
+        ([[0, 2], [0, 0, 2]], [1.0, 0.5]),
+        ([], []),
+    ],
+)
+def test_per_position_acceptance(hists, expected):
+    assert per_position_acceptance(hists) == pytest.approx(expected)
+
+
+def test_ratio_stderr_matches_bootstrap_order_of_magnitude():
+    rng = np.random.default_rng(0)
+    verify = rng.integers(20, 200, size=400).astype(float)
+    completion = verify * rng.normal(2.5, 0.3, size=400)
+    se = ratio_stderr(completion, verify)
+    boots = []
+    for _ in range(400):
+        idx = rng.integers(0, 400, size=400)
+        boots.append(completion[idx].sum() / verify[idx].sum())
+    assert se == pytest.approx(float(np.std(boots)), rel=0.25)
+    assert ratio_stderr(completion[:1], verify[:1]) is None
+
+
+@pytest.mark.parametrize(
+    ("info", "expected"),
+    [
+        ({"internal_states": [{"avg_spec_accept_length": 1.74375}]}, 1.74375),
+        ({"internal_states": [{"avg_spec_accept_length": 2.0}, {"avg_spec_accept_length": 3.0}]}, 2.5),
+        ({"internal_states": [{"last_gen_throughput": 0.0}]}, None),
+        ({}, None),
+    ],
+)
+def test_server_accept_length(info, expected):
+    assert server_accept_length(info) == expected
+
+
+def test_cross_check_flags_large_difference():
+    assert cross_check({"server_equivalent_accept_length": 1.65}, 1.744, 0.10)["agrees"] is True
+    out = cross_check({"server_equivalent_accept_length": 1.65}, 2.2, 0.10)
+    assert out["agrees"] is False and math.isclose(out["relative_difference"], 0.55 / 1.65)
+    assert cross_check({"server_equivalent_accept_length": 1.65}, None, 0.1)["agrees"] is None

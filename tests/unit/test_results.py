@@ -1,0 +1,47 @@
+import json
+
+from pipeline.results import config_hash, read_result, write_json_atomic
+from pipeline.server_api import metric_total
+
+
+def test_atomic_write_leaves_no_temp_files(tmp_path):
+    write_json_atomic(tmp_path / "result.json", {"status": "ok"})
+    write_json_atomic(tmp_path / "result.json", {"status": "failed"})
+    assert read_result(tmp_path) == {"status": "failed"}
+    assert [p.name for p in tmp_path.iterdir()] == ["result.json"]
+
+
+def test_atomic_write_keeps_old_file_when_serialisation_fails(tmp_path):
+    write_json_atomic(tmp_path / "result.json", {"status": "ok"})
+
+    class Boom:
+        def __str__(self):
+            raise RuntimeError("no")
+
+    try:
+        write_json_atomic(tmp_path / "result.json", {"x": Boom()})
+    except RuntimeError:
+        pass
+    assert json.loads((tmp_path / "result.json").read_text()) == {"status": "ok"}
+    assert [p.name for p in tmp_path.iterdir()] == ["result.json"]
+
+
+def test_config_hash_is_order_independent_and_sensitive():
+    assert config_hash({"a": 1, "b": 2}) == config_hash({"b": 2, "a": 1})
+    assert config_hash({"a": 1}) != config_hash({"a": 2})
+
+
+METRICS = """# HELP sglang:spec_verify_calls_total x
+# TYPE sglang:spec_verify_calls_total counter
+sglang:spec_verify_calls_total{model_name="m",tp_rank="0"} 10.0
+sglang:spec_verify_calls_total{model_name="m",tp_rank="1"} 5.0
+sglang:spec_verify_calls_total_created{model_name="m"} 1.7e9
+sglang:generation_tokens_total 30
+"""
+
+
+def test_metric_total_sums_label_sets_and_ignores_prefix_names():
+    assert metric_total(METRICS, "sglang:spec_verify_calls_total") == 15.0
+    assert metric_total(METRICS, "sglang:generation_tokens_total") == 30.0
+    assert metric_total(METRICS, "sglang:absent") is None
+    assert metric_total(None, "x") is None
