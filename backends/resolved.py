@@ -1,0 +1,135 @@
+"""One cell as SGLang will see it: the variant's routed flags plus the facts the rules look at.
+
+``resolve_cell`` is the single place that reads the config objects; the compatibility rules and the
+launch plan work on the resulting ``ResolvedCell`` only, so both check the flags really passed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from backends.config import BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
+from backends.gpu import GpuInfo
+from backends.options import LaunchOptions
+from backends.variants import AttentionFlags, route_flags
+from backends.versions import Version, parse_version
+
+# Flags a model's or the run's extra_args may carry that change which rules apply.
+DETERMINISTIC_FLAG = "--enable-deterministic-inference"
+ADAPTIVE_FLAG = "--speculative-adaptive"
+PREFILL_CP_FLAGS = ("--enable-prefill-context-parallel", "--enable-prefill-cp")
+ATTN_CP_SIZE_FLAGS = ("--attn-cp-size", "--attention-context-parallel-size")
+
+
+@dataclass(frozen=True)
+class ResolvedCell:
+    """Everything the compatibility rules and the launch plan need about one cell."""
+
+    variant: str
+    flags: AttentionFlags
+    family: str
+    version: Version
+    kv_dtype: str
+    skip_prefill: float | None
+    skip_decode: float | None
+    is_mla: bool
+    page_size: int | None
+    algorithm: str | None  # as configured (NEXTN, EAGLE, ...); None: no speculation
+    num_steps: int | None
+    topk: int | None
+    num_draft_tokens: int | None
+    max_running_requests: int | None
+    deterministic: bool
+    adaptive: bool
+    prefill_cp: bool  # --enable-prefill-context-parallel / --enable-prefill-cp (0.5.19 checks it)
+    attn_cp_size: int
+    notes: tuple[str, ...] = ()
+
+    @property
+    def speculative(self) -> bool:
+        """Whether the cell runs speculative decoding."""
+        return self.algorithm is not None
+
+
+def flag_value(args: Sequence[str], names: Sequence[str]) -> str | None:
+    """Value of the last ``--flag value`` or ``--flag=value`` in ``args`` (argparse: last wins)."""
+    value = None
+    for i, arg in enumerate(args):
+        name, eq, inline = arg.partition("=")
+        if name in names:
+            value = inline if eq else (args[i + 1] if i + 1 < len(args) else None)
+    return value
+
+
+def has_flag(args: Sequence[str], names: Sequence[str]) -> bool:
+    """Whether any of ``names`` appears among ``args`` as a switch or ``--flag=value``."""
+    return any(arg.partition("=")[0] in names for arg in args)
+
+
+def _int_flag(args: Sequence[str], names: Sequence[str], default: int | None) -> int | None:
+    value = flag_value(args, names)
+    if value is None:
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"extra_args: {names[0]} needs an integer, got {value!r}") from None
+
+
+def kv_dtype_name(kv_dtype: KvDtypeConf | str) -> str:
+    """The ``--kv-cache-dtype`` value of a config node or plain string."""
+    return kv_dtype if isinstance(kv_dtype, str) else kv_dtype.name
+
+
+def resolve_cell(
+    model: ModelConf,
+    backend: BackendConf,
+    kv_dtype: KvDtypeConf | str,
+    skip_softmax: SkipSoftmaxConf,
+    gpu: GpuInfo,
+    sglang_version: str,
+    options: LaunchOptions | None = None,
+) -> ResolvedCell:
+    """Apply the variant's routing for this GPU and version and collect the rule inputs.
+
+    Args:
+        model: The model config (speculative recipe, geometry, extra args).
+        backend: The backend variant.
+        kv_dtype: The KV-cache dtype node or its name.
+        skip_softmax: Skip-softmax factors.
+        gpu: The GPU the cell runs on.
+        sglang_version: SGLang version, e.g. ``"0.5.23"``.
+        options: Server-level launch options (None: defaults).
+
+    Returns:
+        The resolved cell.
+    """
+    opts = options or LaunchOptions()
+    args = [*model.extra_args, *opts.extra_args]
+    version = parse_version(sglang_version)
+    spec = model.speculative
+    flags, notes = route_flags(backend, gpu.family, version, spec.algorithm is not None)
+    return ResolvedCell(
+        variant=backend.name,
+        flags=flags,
+        family=gpu.family,
+        version=version,
+        kv_dtype=kv_dtype_name(kv_dtype),
+        skip_prefill=skip_softmax.prefill,
+        skip_decode=skip_softmax.decode,
+        is_mla=model.is_mla,
+        page_size=_int_flag(args, ("--page-size",), model.attention.page_size),
+        algorithm=spec.algorithm.upper() if spec.algorithm else None,
+        num_steps=spec.num_steps,
+        topk=spec.eagle_topk,
+        num_draft_tokens=spec.num_draft_tokens,
+        max_running_requests=_int_flag(
+            args, ("--max-running-requests",), opts.max_running_requests
+        ),
+        deterministic=has_flag(args, (DETERMINISTIC_FLAG,)),
+        adaptive=has_flag([*args, *spec.extra_args], (ADAPTIVE_FLAG,)),
+        prefill_cp=has_flag(args, PREFILL_CP_FLAGS),
+        attn_cp_size=_int_flag(args, ATTN_CP_SIZE_FLAGS, 1) or 1,
+        notes=tuple(notes),
+    )

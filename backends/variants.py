@@ -1,0 +1,183 @@
+"""Per-GPU-family and per-SGLang-version facts about the attention-backend variants.
+
+The flags a variant asks for live in ``conf/backend/*.yaml`` (``BackendConf``). This module holds
+what SGLang does with them (reference/sglang.md section 3): which kernel really runs for prefill,
+decode, verify and draft on each SM family, and the verify routing the ``fmha_v2`` variant needs
+before SGLang 0.5.23 (XQA cannot verify speculative drafts there, sglang.md 3.2 item 8).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from backends.config import BackendConf
+from backends.versions import Version, in_range
+
+SM8X = frozenset({"SM80", "SM86", "SM89"})  # capability major 8: SGLang's fa3 assert accepts it
+SM100_FAMILY = frozenset({"SM100", "SM103"})  # is_sm100: capability major 10
+XQA_FAMILIES = frozenset({"SM90", "SM120"})  # trtllm_mha = fmha_v2 prefill + XQA decode
+TRTLLM_MHA_FAMILIES = XQA_FAMILIES | SM100_FAMILY
+UNSUPPORTED = "unsupported"
+
+
+def kernel(backend: str | None, phase: str, family: str) -> str:
+    """Name of the kernel that a SGLang attention backend runs for a phase on a GPU family.
+
+    Args:
+        backend: SGLang backend name (``trtllm_mha``, ``fa3``, ...); None for "none chosen".
+        phase: ``prefill`` or ``decode`` (verify and draft map onto these, see ``runs_of``).
+        family: SM family name, e.g. ``SM90``.
+
+    Returns:
+        The kernel name: ``fmha_v2``, ``xqa``, ``trtllm-gen``, ``fa3``, ``flashinfer``, ``triton``,
+        ``unsupported`` where SGLang refuses the backend on that family, ``default`` for None.
+    """
+    if backend is None:
+        return "default"
+    if backend != "trtllm_mha":
+        return backend
+    if family in SM100_FAMILY:
+        return "trtllm-gen"
+    if family in XQA_FAMILIES:
+        return "fmha_v2" if phase == "prefill" else "xqa"
+    return UNSUPPORTED
+
+
+@dataclass(frozen=True)
+class AttentionFlags:
+    """The attention flags a cell passes to SGLang (None: flag not passed)."""
+
+    attention_backend: str | None = None
+    prefill_attention_backend: str | None = None
+    decode_attention_backend: str | None = None
+    draft_attention_backend: str | None = None  # --speculative-draft-attention-backend
+    speculative_attention_mode: str | None = None  # None: SGLang's default, prefill
+
+    @property
+    def prefill(self) -> str | None:
+        """Backend of real prefill batches ("the split flags have priority")."""
+        return self.prefill_attention_backend or self.attention_backend
+
+    @property
+    def decode(self) -> str | None:
+        """Backend of decode batches."""
+        return self.decode_attention_backend or self.attention_backend
+
+    @property
+    def verify(self) -> str | None:
+        """Backend that runs target-verify and draft-extend (``--speculative-attention-mode``)."""
+        return self.decode if self.speculative_attention_mode == "decode" else self.prefill
+
+    @property
+    def draft(self) -> str | None:
+        """Backend of the draft worker's decode (assumed: the decode backend unless overridden)."""
+        return self.draft_attention_backend or self.decode
+
+    def backends(self) -> set[str]:
+        """Every backend SGLang instantiates for these flags."""
+        return {b for b in (self.prefill, self.decode, self.draft) if b is not None}
+
+
+def flags_of(backend: BackendConf, speculative: bool) -> AttentionFlags:
+    """The flags a backend config asks for; speculative-only flags dropped without speculation."""
+    flags = AttentionFlags(
+        attention_backend=backend.attention_backend,
+        prefill_attention_backend=backend.prefill_attention_backend,
+        decode_attention_backend=backend.decode_attention_backend,
+        draft_attention_backend=backend.draft_attention_backend,
+        speculative_attention_mode=backend.speculative_attention_mode,
+    )
+    if speculative:
+        return flags
+    return replace(flags, draft_attention_backend=None, speculative_attention_mode=None)
+
+
+@dataclass(frozen=True)
+class VerifyRoute:
+    """Where a variant sends verify on some families and versions, instead of its own backend."""
+
+    variant: str
+    families: dict[str, str]  # family -> backend that takes decode, verify and draft
+    since: str | None
+    until: str | None
+    reason: str
+    sources: tuple[str, ...] = field(default=())
+
+
+# sglang.md 3.2 item 8 and DESIGN.md section 4: the "fmha_v2 prefill + MTP (fa3 verify)" row of
+# PR #23112/#32272. SM120 has no fa3, so flashinfer verifies there. The draft backend is pinned too,
+# so that the draft worker cannot fall back to trtllm_mha (XQA) whatever SGLang's draft default is.
+FMHA_V2_VERIFY_ROUTE = VerifyRoute(
+    variant="fmha_v2",
+    families={"SM90": "fa3", "SM120": "flashinfer"},
+    since=None,
+    until="0.5.23",
+    reason=(
+        "XQA has no speculative-verify mask before SGLang 0.5.23 (FlashInfer asserts 'Mask is "
+        "required for speculative decoding'), so verify and draft-extend run on {backend}"
+    ),
+    sources=("reference/sglang.md 3.2 item 8", "PR #32269", "PR #23112", "PR #32272"),
+)
+VERIFY_ROUTES = (FMHA_V2_VERIFY_ROUTE,)
+
+
+def route_flags(
+    backend: BackendConf, family: str, version: Version, speculative: bool
+) -> tuple[AttentionFlags, list[str]]:
+    """The flags a variant really passes on this GPU family and SGLang version, with notes.
+
+    Args:
+        backend: The variant's config.
+        family: SM family name.
+        version: SGLang version.
+        speculative: Whether the cell runs speculative decoding.
+
+    Returns:
+        The flags, and one note per routing decision (empty when the variant runs as configured).
+    """
+    flags = flags_of(backend, speculative)
+    if not speculative:
+        return flags, []
+    for route in VERIFY_ROUTES:
+        target = route.families.get(family)
+        if route.variant != backend.name or target is None:
+            continue
+        if not in_range(version, route.since, route.until):
+            continue
+        routed = AttentionFlags(
+            attention_backend=None,
+            prefill_attention_backend=flags.prefill,
+            decode_attention_backend=target,
+            draft_attention_backend=target,
+            speculative_attention_mode="decode",
+        )
+        note = (
+            f"{backend.name} on {family} with SGLang {version}: prefill stays {flags.prefill}; "
+            + route.reason.format(backend=target)
+        )
+        return routed, [note]
+    return flags, []
+
+
+def runs_of(flags: AttentionFlags, family: str, speculative: bool) -> dict[str, str]:
+    """Kernels that really run for each phase.
+
+    trtllm_mha always verifies with its decode kernel, even when verify is routed through the
+    prefill backend (``uses_decode_kernel``, sglang.md 3.2), so fmha_v2 never verifies.
+
+    Args:
+        flags: The flags after routing and SGLang's adjustments.
+        family: SM family name.
+        speculative: Whether verify and draft phases exist.
+
+    Returns:
+        ``{"prefill": ..., "decode": ...}`` plus ``"verify"`` and ``"draft"`` with speculation.
+    """
+    runs = {
+        "prefill": kernel(flags.prefill, "prefill", family),
+        "decode": kernel(flags.decode, "decode", family),
+    }
+    if speculative:
+        runs["verify"] = kernel(flags.verify, "decode", family)
+        runs["draft"] = kernel(flags.draft, "decode", family)
+    return runs

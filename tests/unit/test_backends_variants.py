@@ -1,0 +1,113 @@
+from __future__ import annotations
+
+import pytest
+
+from backends.config import BackendConf
+from backends.variants import AttentionFlags, kernel, route_flags, runs_of
+from backends.versions import parse_version
+
+FMHA_V2 = BackendConf(name="fmha_v2", attention_backend="trtllm_mha")
+TRTLLM_MHA = BackendConf(name="trtllm_mha", attention_backend="trtllm_mha")
+
+
+@pytest.mark.parametrize(
+    ("backend", "phase", "family", "expected"),
+    [
+        ("trtllm_mha", "prefill", "SM90", "fmha_v2"),
+        ("trtllm_mha", "decode", "SM90", "xqa"),
+        ("trtllm_mha", "prefill", "SM120", "fmha_v2"),
+        ("trtllm_mha", "decode", "SM120", "xqa"),
+        ("trtllm_mha", "prefill", "SM100", "trtllm-gen"),
+        ("trtllm_mha", "decode", "SM103", "trtllm-gen"),
+        ("trtllm_mha", "prefill", "SM89", "unsupported"),
+        ("fa3", "decode", "SM90", "fa3"),
+        ("flashinfer", "prefill", "SM120", "flashinfer"),
+        (None, "prefill", "SM90", "default"),
+    ],
+)
+def test_kernel(backend: str | None, phase: str, family: str, expected: str) -> None:
+    assert kernel(backend, phase, family) == expected
+
+
+@pytest.mark.parametrize(
+    ("family", "version", "decode", "routed"),
+    [
+        ("SM90", "0.5.19", "fa3", True),
+        ("SM90", "0.5.20", "fa3", True),
+        ("SM120", "0.5.19", "flashinfer", True),
+        ("SM90", "0.5.23", "trtllm_mha", False),
+        ("SM120", "0.5.23", "trtllm_mha", False),
+        ("SM100", "0.5.19", "trtllm_mha", False),  # trtllm-gen verifies fine
+    ],
+)
+def test_fmha_v2_verify_routing(family: str, version: str, decode: str, routed: bool) -> None:
+    flags, notes = route_flags(FMHA_V2, family, parse_version(version), speculative=True)
+    assert flags.prefill == "trtllm_mha"
+    assert flags.decode == decode
+    assert flags.verify == decode
+    assert bool(notes) is routed
+    if routed:
+        assert flags.speculative_attention_mode == "decode"
+        assert flags.draft_attention_backend == decode
+        assert flags.attention_backend is None
+        assert "0.5.23" in notes[0]
+
+
+def test_no_routing_without_speculation_or_for_plain_trtllm_mha() -> None:
+    v = parse_version("0.5.19")
+    assert route_flags(FMHA_V2, "SM90", v, speculative=False) == (
+        AttentionFlags(attention_backend="trtllm_mha"),
+        [],
+    )
+    assert route_flags(TRTLLM_MHA, "SM90", v, speculative=True)[1] == []
+
+
+def test_speculative_only_flags_dropped_without_speculation() -> None:
+    conf = BackendConf(
+        name="x",
+        attention_backend="flashinfer",
+        draft_attention_backend="triton",
+        speculative_attention_mode="decode",
+    )
+    flags, _ = route_flags(conf, "SM90", parse_version("0.5.23"), speculative=False)
+    assert (flags.draft_attention_backend, flags.speculative_attention_mode) == (None, None)
+
+
+@pytest.mark.parametrize(
+    ("flags", "family", "expected"),
+    [
+        # trtllm_mha verifies with its decode kernel even when verify goes through prefill.
+        (
+            AttentionFlags(attention_backend="trtllm_mha"),
+            "SM90",
+            {"prefill": "fmha_v2", "decode": "xqa", "verify": "xqa", "draft": "xqa"},
+        ),
+        (
+            AttentionFlags(attention_backend="trtllm_mha"),
+            "SM100",
+            dict.fromkeys(("prefill", "decode", "verify", "draft"), "trtllm-gen"),
+        ),
+        (
+            AttentionFlags(
+                prefill_attention_backend="trtllm_mha",
+                decode_attention_backend="fa3",
+                draft_attention_backend="fa3",
+                speculative_attention_mode="decode",
+            ),
+            "SM90",
+            {"prefill": "fmha_v2", "decode": "fa3", "verify": "fa3", "draft": "fa3"},
+        ),
+        (
+            AttentionFlags(
+                prefill_attention_backend="trtllm_mha", decode_attention_backend="flashinfer"
+            ),
+            "SM90",
+            {"prefill": "fmha_v2", "decode": "flashinfer", "verify": "xqa", "draft": "flashinfer"},
+        ),
+    ],
+)
+def test_runs_of(flags: AttentionFlags, family: str, expected: dict[str, str]) -> None:
+    assert runs_of(flags, family, speculative=True) == expected
+    assert runs_of(flags, family, speculative=False) == {
+        k: v for k, v in expected.items() if k in ("prefill", "decode")
+    }
