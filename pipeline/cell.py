@@ -23,6 +23,7 @@ from pipeline.cell_result import initial_result, record_plan, record_server
 from pipeline.measure import MeasureError, measure_cell
 from pipeline.redact import redact_text
 from pipeline.results import RESULT_FILE, write_json_atomic
+from pipeline.resume import claim_samples, finished_result, mark_skipped
 from pipeline.schema import RootConf
 from pipeline.server import (HealthPolicy, RunningServer, ServerStartError, external_server,
                              free_port, managed_server)
@@ -43,6 +44,9 @@ class CellError(RuntimeError):
 def run_cell(conf: RootConf, cell_dir: Path) -> dict[str, Any]:
     """Run one cell and write its ``result.json``; returns the result dict."""
     result = initial_result(conf)
+    previous = None if conf.dry_run else finished_result(cell_dir, result["config_hash"])
+    if previous is not None:
+        return mark_skipped(cell_dir, previous, result["timing"]["started_at"])
     interrupted: BaseException | None = None
     try:
         _run(conf, cell_dir, result)
@@ -81,6 +85,7 @@ def _run(conf: RootConf, cell_dir: Path, result: dict[str, Any]) -> None:
     if conf.dry_run:
         result["status"] = "planned"
         return
+    claim_samples(cell_dir, result["config_hash"])
     with _server(conf, plan, argv, cell_dir) as server:
         record_server(result, server)
         _verify(conf, plan, server, result)

@@ -10,6 +10,7 @@ from evals.metrics import summarize
 from pipeline import server_api
 from pipeline.accept_stats import cross_check, server_accept_length, summarize_accept
 from pipeline.evaluation import run_eval, samples_path
+from pipeline.resume import kept_samples
 from pipeline.schema import RootConf
 from pipeline.server import RunningServer, tail
 
@@ -35,23 +36,29 @@ def measure_cell(conf: RootConf, evals: dict[str, Eval], server: RunningServer, 
     speculative = conf.model.speculative.algorithm is not None
     model = conf.model.served_model_name or conf.model.path
     every: list[dict[str, Any]] = []
+    this_run: list[dict[str, Any]] = []  # the server's counters only saw these
     for name, ev in evals.items():
-        records, wall = run_eval(ev, ev.prompts(), server.base_url, model, conf.client,
-                                 conf.model.sampling, conf.model.chat_template_kwargs,
-                                 samples_path(cell_dir, name))
+        path = samples_path(cell_dir, name)
+        kept = kept_samples(path)
+        done = {(r["question_id"], r["repeat"]) for r in kept}
+        todo = [p for p in ev.prompts() if (p.question_id, p.repeat) not in done]
+        new, wall = run_eval(ev, todo, server.base_url, model, conf.client, conf.model.sampling,
+                             conf.model.chat_template_kwargs, path) if todo else ([], 0.0)
         _check_alive(server)
+        records = kept + new
         result["evals"][name] = {"label": getattr(ev, "label", name), **summarize(records),
-                                 "wall_time_s": round(wall, 3),
+                                 "wall_time_s": round(wall, 3), "resumed_samples": len(kept),
                                  "accept": summarize_accept(records, speculative)}
         every += records
+        this_run += new
     per_request = summarize_accept(every, speculative)
     info = server_api.server_info(server.base_url, key)
     server_level = server_accept_length(info)
     metrics = _metric_deltas(metrics_before, server_api.metrics_text(server.base_url, key))
+    check = cross_check(summarize_accept(this_run, speculative), server_level,
+                        CROSS_CHECK_REL_TOLERANCE)
     result["accept"] = {**per_request, "server_avg_spec_accept_length": server_level,
-                        "metrics": metrics,
-                        "cross_check": cross_check(per_request, server_level,
-                                                   CROSS_CHECK_REL_TOLERANCE)}
+                        "metrics": metrics, "cross_check": check}
     _warn_on_disagreement(result)
     if per_request["status"] == "missing":
         raise MeasureError("missing_accept_metric",

@@ -1,0 +1,88 @@
+"""Resume: skip a cell that is already done, and keep a cell's finished samples across reruns.
+
+A cell folder remembers the config hash its samples were measured under (``samples/CONFIG_HASH``).
+On a rerun with the same hash, answered samples are kept and only the missing or errored
+(question, repeat) pairs are sent again; with another hash the old samples are moved aside to
+``samples.previous-<hash>/`` (never deleted) and the cell starts over.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from pipeline.results import read_result, write_json_atomic
+
+HASH_FILE = "CONFIG_HASH"
+SAMPLES_DIR = "samples"
+
+
+def finished_result(cell_dir: Path, config_hash: str) -> dict[str, Any] | None:
+    """The cell's previous result when it is ``ok`` for the same config hash."""
+    try:
+        previous = read_result(cell_dir)
+    except ValueError:  # a damaged result.json is rerun, never trusted
+        return None
+    if previous and previous.get("status") == "ok" and previous.get("config_hash") == config_hash:
+        return previous
+    return None
+
+
+def claim_samples(cell_dir: Path, config_hash: str) -> Path:
+    """Make ``samples/`` belong to ``config_hash``, moving other measurements aside."""
+    samples = cell_dir / SAMPLES_DIR
+    marker = samples / HASH_FILE
+    if samples.exists():
+        old = marker.read_text().strip() if marker.exists() else "unknown"
+        if old != config_hash:
+            shutil.move(str(samples), str(_free_name(cell_dir / f"samples.previous-{old}")))
+    samples.mkdir(parents=True, exist_ok=True)
+    marker.write_text(config_hash + "\n")
+    return samples
+
+
+def kept_samples(path: Path) -> list[dict[str, Any]]:
+    """Answered samples of an earlier run of the same cell (the last line per prompt wins).
+
+    Errored samples are dropped so they are asked again; a torn last line (the process was killed
+    while writing) is ignored. The file is rewritten atomically with only the kept lines.
+    """
+    if not path.exists():
+        return []
+    latest: dict[tuple[str, int], dict[str, Any]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        latest[(record["question_id"], record["repeat"])] = record
+    kept = [r for r in latest.values() if r.get("error_kind") is None]
+    _rewrite_jsonl(path, kept)
+    return kept
+
+
+def _rewrite_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+    tmp = path.with_suffix(".jsonl.tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for record in records:
+            fh.write(json.dumps(record) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def _free_name(path: Path) -> Path:
+    candidate, n = path, 1
+    while candidate.exists():
+        candidate, n = path.with_name(f"{path.name}.{n}"), n + 1
+    return candidate
+
+
+def mark_skipped(cell_dir: Path, previous: dict[str, Any], when: str) -> dict[str, Any]:
+    """Record on the result that a rerun found the cell done and skipped it."""
+    previous.setdefault("resumed", []).append({"at": when, "action": "skipped: already ok"})
+    write_json_atomic(cell_dir / "result.json", previous)
+    return previous

@@ -1,0 +1,66 @@
+"""Real Hydra multiruns of the `mtp-eval` app as a subprocess, as a user types them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, processes_mentioning
+
+pytestmark = pytest.mark.slow
+
+
+def mtp_eval(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=REPO, text=True,
+                          capture_output=True, timeout=timeout)
+
+
+def results(sweep: Path) -> dict[str, dict]:
+    return {p.parent.name: json.loads(p.read_text()) for p in sweep.glob("*/result.json")}
+
+
+def test_demo_experiment_runs_four_simulated_cells(tmp_path):
+    sweep = tmp_path / "demo"
+    proc = mtp_eval("experiment=demo", f"hydra.sweep.dir={sweep}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cells = results(sweep)
+    assert len(cells) == 4
+    assert {(r["cell"]["variant"], r["cell"]["kv_dtype"]) for r in cells.values()} == {
+        ("fmha_v2", "auto"), ("fmha_v2", "fp8_e4m3"), ("fa3", "auto"), ("fa3", "fp8_e4m3")}
+    assert all(r["status"] == "ok" and r["simulated"] for r in cells.values())
+    assert f"4 cells under {sweep}" in proc.stdout
+    assert "(simulated)" in proc.stdout
+    assert processes_mentioning(str(sweep)) == []
+
+
+def test_sm120_sweep_marks_unsupported_cells_and_exits_clean(tmp_path):
+    sweep = tmp_path / "sm120"
+    proc = mtp_eval("-m", "gpu=rtx_pro_6000", "backend=fmha_v2", "kv_dtype=auto,fp8_e4m3",
+                    "skip_softmax.prefill=0,0.5", "client.progress=false",
+                    f"hydra.sweep.dir={sweep}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cells = results(sweep)
+    statuses = sorted(r["status"] for r in cells.values())
+    assert statuses == ["ok", "unsupported", "unsupported", "unsupported"]
+    message = "TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax."
+    for r in cells.values():
+        if r["status"] == "unsupported":
+            assert message in r["error"]["message"]
+            assert not (sweep / "server.log").exists()
+        else:
+            assert r["cell"]["kv_dtype"] == "auto" and r["cell"]["skip_softmax"]["prefill"] == 0
+
+
+def test_dry_run_sweep_prints_argv_and_starts_nothing(tmp_path):
+    sweep = tmp_path / "dry"
+    proc = mtp_eval("-m", "dry_run=true", "backend=fmha_v2,fa3", "gpu=h200",
+                    "server=sglang", "server.sglang_version=0.5.19", f"hydra.sweep.dir={sweep}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.count("server command:") == 2
+    assert "sglang.launch_server" in proc.stdout
+    assert "--decode-attention-backend fa3" in proc.stdout  # 0.5.19 routes fmha_v2's verify
+    assert not list(sweep.glob("*/server.log"))
