@@ -1,0 +1,148 @@
+"""Checking that a started server runs what the cell asked for, from its ``GET /server_info``.
+
+``/server_info`` carries every resolved server argument at the top level (and again in each
+``internal_states[i]``); with ``SGLANG_EXPOSE_OWN_ENV_VARS=1`` each ``internal_states[i]`` also has
+``env_vars``, the SGLANG_* variables the server saw (reference/sglang.md 2.3). Requested keys are
+server-info keys, or ``env:NAME`` for an environment variable.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from backends.launch import ENV_KEY_PREFIX, SKIP_SOFTMAX_DECODE_ENV, SKIP_SOFTMAX_PREFILL_ENV
+
+OBSERVED_KEYS = (
+    "attention_backend",
+    "prefill_attention_backend",
+    "decode_attention_backend",
+    "kv_cache_dtype",
+    "page_size",
+    "speculative_algorithm",
+    "speculative_num_steps",
+    "speculative_eagle_topk",
+    "speculative_num_draft_tokens",
+    "speculative_attention_mode",
+    "speculative_draft_attention_backend",
+    "version",
+)
+OBSERVED_ENV = (SKIP_SOFTMAX_PREFILL_ENV, SKIP_SOFTMAX_DECODE_ENV)
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """A requested setting the server does not confirm.
+
+    ``verifiable`` is False when the server does not report the setting at all (an older SGLang
+    without the key, or ``env_vars`` not exposed): the value could not be checked, which is not
+    the same as a wrong value.
+    """
+
+    key: str
+    requested: object
+    observed: object
+    verifiable: bool = True
+
+
+def _first_state(server_info: dict) -> dict:
+    states = server_info.get("internal_states")
+    if isinstance(states, list) and states and isinstance(states[0], dict):
+        return states[0]
+    return {}
+
+
+def env_vars_of(server_info: dict) -> dict[str, str] | None:
+    """``internal_states[0].env_vars``, or None when the server does not expose it."""
+    env = _first_state(server_info).get("env_vars")
+    return env if isinstance(env, dict) else None
+
+
+def _lookup(server_info: dict, key: str) -> tuple[bool, object]:
+    if key in server_info:
+        return True, server_info[key]
+    state = _first_state(server_info)
+    return (True, state[key]) if key in state else (False, None)
+
+
+def observed_settings(server_info: dict) -> dict[str, object]:
+    """The settings a cell cares about, as the server reports them.
+
+    Args:
+        server_info: The parsed ``GET /server_info`` body.
+
+    Returns:
+        The keys of ``OBSERVED_KEYS`` the server reports, plus ``env:NAME`` for each skip-softmax
+        variable present in ``internal_states[0].env_vars``.
+    """
+    observed: dict[str, object] = {}
+    for key in OBSERVED_KEYS:
+        found, value = _lookup(server_info, key)
+        if found:
+            observed[key] = value
+    env = env_vars_of(server_info) or {}
+    for name in OBSERVED_ENV:
+        if name in env:
+            observed[ENV_KEY_PREFIX + name] = env[name]
+    return observed
+
+
+def _as_number(value: object) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def values_match(requested: object, observed: object) -> bool:
+    """Equality that accepts numbers written as strings (env values): ``"0.5"`` matches 0.5."""
+    if isinstance(requested, bool) or isinstance(observed, bool):  # True == 1 in Python
+        return type(requested) is type(observed) and requested == observed
+    a, b = _as_number(requested), _as_number(observed)
+    if a is not None and b is not None:
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return requested == observed
+
+
+def _compare_env(key: str, requested: object, server_info: dict) -> Mismatch | None:
+    env = env_vars_of(server_info)
+    if env is None:
+        return Mismatch(key, requested, None, verifiable=False)
+    observed = env.get(key[len(ENV_KEY_PREFIX) :])
+    if requested is None:  # must be unset
+        return None if observed is None else Mismatch(key, None, observed)
+    if observed is None or not values_match(requested, observed):
+        return Mismatch(key, requested, observed)
+    return None
+
+
+def compare_server_info(requested: dict[str, object], server_info: dict) -> list[Mismatch]:
+    """Compare the requested settings with ``/server_info``.
+
+    Args:
+        requested: ``LaunchPlan.requested``: server-info keys, or ``env:NAME`` (None = unset).
+        server_info: The parsed ``GET /server_info`` body.
+
+    Returns:
+        One ``Mismatch`` per requested key the server does not confirm, in request order. Keys the
+        server does not report at all come back with ``verifiable=False``.
+    """
+    mismatches = []
+    for key, want in requested.items():
+        if key.startswith(ENV_KEY_PREFIX):
+            mismatch = _compare_env(key, want, server_info)
+        else:
+            found, got = _lookup(server_info, key)
+            if not found:
+                mismatch = Mismatch(key, want, None, verifiable=False)
+            else:
+                mismatch = None if values_match(want, got) else Mismatch(key, want, got)
+        if mismatch is not None:
+            mismatches.append(mismatch)
+    return mismatches

@@ -1,0 +1,166 @@
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from backends.config import (
+    AttentionGeometry,
+    BackendConf,
+    GpuConf,
+    ModelConf,
+    SkipSoftmaxConf,
+    SpeculativeConf,
+)
+from backends.gpu import gpu_from_config
+from backends.launch import LaunchOptions, plan_launch
+from backends.verify import Mismatch, compare_server_info, observed_settings, values_match
+
+LIVE = Path(__file__).parents[1] / "data" / "live-sglang-0.5.19" / "server_info_after_requests.json"
+PREFILL_ENV = "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR"
+DECODE_ENV = "SGLANG_SKIP_SOFTMAX_DECODE_THRESHOLD_SCALE_FACTOR"
+
+
+@pytest.fixture
+def live() -> dict:
+    return json.loads(LIVE.read_text())
+
+
+def live_plan(skip: SkipSoftmaxConf | None = None) -> dict[str, object]:
+    """The plan of the launch that produced the live file (gpu/README.md)."""
+    spec = SpeculativeConf(
+        algorithm="STANDALONE",
+        num_steps=3,
+        eagle_topk=1,
+        num_draft_tokens=4,
+        draft_model_path="MODEL",
+    )
+    model = ModelConf(
+        name="tiny-llama", path="MODEL", speculative=spec, attention=AttentionGeometry(page_size=32)
+    )
+    backend = BackendConf(
+        name="live",
+        attention_backend=None,
+        prefill_attention_backend="trtllm_mha",
+        decode_attention_backend="flashinfer",
+        draft_attention_backend="flashinfer",
+        speculative_attention_mode="decode",
+    )
+    h200 = gpu_from_config(GpuConf(detect=False, compute_capability="9.0"))
+    opts = LaunchOptions(max_running_requests=None)
+    return plan_launch(
+        model, backend, "auto", skip or SkipSoftmaxConf(), h200, "0.5.19", opts
+    ).requested
+
+
+def test_observed_settings_of_live_server(live: dict) -> None:
+    assert observed_settings(live) == {
+        "attention_backend": "flashinfer",
+        "prefill_attention_backend": "trtllm_mha",
+        "decode_attention_backend": "flashinfer",
+        "kv_cache_dtype": "auto",
+        "page_size": 32,
+        "speculative_algorithm": "STANDALONE",
+        "speculative_num_steps": 3,
+        "speculative_eagle_topk": 1,
+        "speculative_num_draft_tokens": 4,
+        "speculative_attention_mode": "decode",
+        "speculative_draft_attention_backend": "flashinfer",
+        "version": "0.5.19",
+    }
+
+
+def test_live_server_confirms_its_own_launch_plan(live: dict) -> None:
+    assert compare_server_info(live_plan(), live) == []
+
+
+def test_observed_env_comes_from_internal_states(live: dict) -> None:
+    live["internal_states"][0]["env_vars"][PREFILL_ENV] = "0.5"
+    assert observed_settings(live)[f"env:{PREFILL_ENV}"] == "0.5"
+    assert compare_server_info(live_plan(SkipSoftmaxConf(prefill=0.5)), live) == []
+
+
+@pytest.mark.parametrize(
+    ("edit", "expected"),
+    [
+        (
+            lambda d: d.update(decode_attention_backend="fa3"),
+            [Mismatch("decode_attention_backend", "flashinfer", "fa3")],
+        ),
+        (
+            lambda d: d.update(speculative_num_draft_tokens=8),
+            [Mismatch("speculative_num_draft_tokens", 4, 8)],
+        ),
+        (
+            lambda d: d.update(kv_cache_dtype="fp8_e4m3"),
+            [Mismatch("kv_cache_dtype", "auto", "fp8_e4m3")],
+        ),
+        # A key this SGLang does not report could not be checked: not a wrong value.
+        (
+            lambda d: d.pop("speculative_attention_mode"),
+            [Mismatch("speculative_attention_mode", "decode", None, verifiable=False)],
+        ),
+    ],
+)
+def test_mismatches(live: dict, edit: Callable[[dict], object], expected: list[Mismatch]) -> None:
+    for state in [live, *live["internal_states"]]:
+        edit(state)
+    assert compare_server_info(live_plan(), live) == expected
+
+
+def test_requested_env_missing_is_a_mismatch_when_env_vars_exposed(live: dict) -> None:
+    requested = live_plan(SkipSoftmaxConf(prefill=0.5, decode=1.0))
+    assert compare_server_info(requested, live) == [
+        Mismatch(f"env:{PREFILL_ENV}", 0.5, None),
+        Mismatch(f"env:{DECODE_ENV}", 1.0, None),
+    ]
+
+
+def test_requested_env_unverifiable_without_env_vars(live: dict) -> None:
+    del live["internal_states"][0]["env_vars"]
+    found = compare_server_info(live_plan(SkipSoftmaxConf(prefill=0.5)), live)
+    assert found == [Mismatch(f"env:{PREFILL_ENV}", 0.5, None, verifiable=False)]
+
+
+def test_env_value_differs(live: dict) -> None:
+    live["internal_states"][0]["env_vars"][PREFILL_ENV] = "0.25"
+    found = compare_server_info({f"env:{PREFILL_ENV}": 0.5}, live)
+    assert found == [Mismatch(f"env:{PREFILL_ENV}", 0.5, "0.25")]
+
+
+def test_env_requested_unset(live: dict) -> None:
+    assert compare_server_info({f"env:{DECODE_ENV}": None}, live) == []
+    leaked = copy.deepcopy(live)
+    leaked["internal_states"][0]["env_vars"][DECODE_ENV] = "3"
+    assert compare_server_info({f"env:{DECODE_ENV}": None}, leaked) == [
+        Mismatch(f"env:{DECODE_ENV}", None, "3")
+    ]
+
+
+def test_key_only_in_internal_states_is_found(live: dict) -> None:
+    del live["kv_cache_dtype"]
+    assert compare_server_info({"kv_cache_dtype": "auto"}, live) == []
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("0.5", 0.5, True),
+        (0.5, "0.50", True),
+        (1, "1.0", True),
+        (3, 3, True),
+        ("1e-3", 0.001, True),
+        ("0.5", 0.25, False),
+        (None, None, True),
+        (None, "None", False),
+        ("EAGLE", "EAGLE", True),
+        ("EAGLE", "EAGLE3", False),
+        (True, 1, False),
+        ("fa3", None, False),
+    ],
+)
+def test_values_match(a: object, b: object, same: bool) -> None:
+    assert values_match(a, b) is same
