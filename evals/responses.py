@@ -1,0 +1,265 @@
+"""Pure parsing of SGLang chat-completion responses into typed results.
+
+Two places carry per-request speculative statistics (reference/sglang.md 2.1-2.2):
+``choices[i].meta_info`` (with ``return_meta_info``; 0.5.17-0.5.20 add the aliases
+``spec_accepted_drafts``/``spec_proposed_drafts``/``spec_accept_histogram``, 0.5.23 drops them)
+and ``sglext.spec_tokens_details`` (with ``return_spec_tokens_details``; one object for n == 1,
+a list for n > 1). ``sglext`` is preferred; a response with neither gives ``spec=None``.
+Structural garbage raises ``ResponseFormatError`` naming the field; nothing else is raised.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+class ResponseFormatError(ValueError):
+    """A response body does not have the shape of an OpenAI chat completion."""
+
+
+@dataclass(frozen=True)
+class SpecStats:
+    """Speculative-decoding statistics of one request."""
+
+    verify_ct: int
+    num_correct_drafts: int
+    num_proposed_drafts: int
+    completion_tokens: int
+    accept_length: float
+    accept_rate: float
+    histogram: tuple[int, ...]
+    source: str  # "meta_info" | "sglext"
+
+
+@dataclass(frozen=True)
+class ChatResult:
+    """What an eval needs from one chat completion."""
+
+    content: str | None
+    reasoning_content: str | None
+    finish_reason: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    spec: SpecStats | None
+
+
+# Canonical key first, then the 0.5.17-0.5.20 alias that 0.5.23 removed.
+_INT_KEYS = {
+    "verify_ct": ("spec_verify_ct",),
+    "num_correct_drafts": ("spec_num_correct_drafts", "spec_accepted_drafts"),
+    "num_proposed_drafts": ("spec_num_proposed_drafts", "spec_proposed_drafts"),
+}
+_HISTOGRAM_KEYS = ("spec_correct_drafts_histogram", "spec_accept_histogram")
+
+
+def _int(value: object) -> int | None:
+    # bool is an int subclass; a JSON true is never a count.
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _float(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # a JSON integer beyond float range
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _first(source: Mapping[str, Any], keys: Sequence[str]) -> object:
+    return next((source[k] for k in keys if k in source), None)
+
+
+def _histogram(source: Mapping[str, Any]) -> tuple[int, ...]:
+    raw = _first(source, _HISTOGRAM_KEYS)
+    if not isinstance(raw, list):
+        return ()
+    counts = [_int(v) for v in raw]
+    return tuple(c for c in counts if c is not None) if None not in counts else ()
+
+
+def spec_from_fields(
+    source: object, completion_tokens: int | None, origin: str
+) -> SpecStats | None:
+    """Read SGLang's ``spec_*`` keys from a meta_info dict or a ``spec_tokens_details`` object.
+
+    Args:
+        source: the dict holding the keys (anything else gives None).
+        completion_tokens: the request's completion tokens; when unknown it is recovered as
+            ``round(accept_length * verify_ct)``, which is how SGLang defines accept length.
+        origin: recorded as ``SpecStats.source`` ("meta_info" or "sglext").
+
+    Returns:
+        The statistics, or None when a required key is missing or has the wrong type
+        (a non-speculative server, or SGLang's ``spec_verify_ct == 0`` case).
+    """
+    if not isinstance(source, Mapping):
+        return None
+    ints = {name: _int(_first(source, keys)) for name, keys in _INT_KEYS.items()}
+    length = _float(source.get("spec_accept_length"))
+    rate = _float(source.get("spec_accept_rate"))
+    if None in ints.values() or length is None or rate is None:
+        return None
+    verify_ct = ints["verify_ct"] or 0
+    if completion_tokens is None:
+        scale = _float(verify_ct)
+        recovered = None if scale is None else _float(length * scale)
+        if recovered is None:
+            return None
+        completion_tokens = round(recovered)
+    return SpecStats(
+        verify_ct=verify_ct,
+        num_correct_drafts=ints["num_correct_drafts"] or 0,
+        num_proposed_drafts=ints["num_proposed_drafts"] or 0,
+        completion_tokens=completion_tokens,
+        accept_length=length,
+        accept_rate=rate,
+        histogram=_histogram(source),
+        source=origin,
+    )
+
+
+def _details_for_choice(sglext: object, choice: int) -> object:
+    if not isinstance(sglext, Mapping):
+        return None
+    details = sglext.get("spec_tokens_details")
+    if isinstance(details, list):  # n > 1: one entry per choice
+        return details[choice] if 0 <= choice < len(details) else None
+    return details if choice == 0 else None
+
+
+def _spec(
+    sglext: object, meta: object, choice: int, completion_tokens: int | None
+) -> SpecStats | None:
+    from_sglext = spec_from_fields(_details_for_choice(sglext, choice), completion_tokens, "sglext")
+    return from_sglext or spec_from_fields(meta, completion_tokens, "meta_info")
+
+
+def _require_dict(value: object, field: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ResponseFormatError(f"{field}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _optional_str(container: Mapping[str, Any], key: str, field: str) -> str | None:
+    value = container.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ResponseFormatError(f"{field}.{key}: expected a string or null, got {value!r:.80}")
+    return value
+
+
+def _pick_choice(body: Mapping[str, Any], choice: int) -> Mapping[str, Any]:
+    choices = body.get("choices")
+    if not isinstance(choices, list):
+        raise ResponseFormatError(f"choices: expected a list, got {type(choices).__name__}")
+    if not 0 <= choice < len(choices):
+        raise ResponseFormatError(f"choices[{choice}]: missing (the response has {len(choices)})")
+    return _require_dict(choices[choice], f"choices[{choice}]")
+
+
+def _tokens(usage: object, meta: object) -> tuple[int | None, int | None]:
+    # meta_info is per choice (right for n > 1); usage sums over choices.
+    out: list[int | None] = []
+    for key in ("prompt_tokens", "completion_tokens"):
+        found = [_int(src.get(key)) for src in (meta, usage) if isinstance(src, Mapping)]
+        out.append(next((v for v in found if v is not None), None))
+    return out[0], out[1]
+
+
+def parse_chat_response(body: object, choice: int = 0) -> ChatResult:
+    """Parse a non-streaming ``/v1/chat/completions`` body.
+
+    Args:
+        body: the decoded JSON body.
+        choice: which of the ``n`` choices to read.
+
+    Returns:
+        The choice's content, reasoning, finish reason, token counts and speculative stats.
+
+    Raises:
+        ResponseFormatError: the body, ``choices``, the choice or its ``message`` is malformed.
+    """
+    body = _require_dict(body, "body")
+    picked = _pick_choice(body, choice)
+    field = f"choices[{choice}]"
+    message = _require_dict(picked.get("message"), f"{field}.message")
+    meta = picked.get("meta_info")
+    prompt_tokens, completion_tokens = _tokens(body.get("usage"), meta)
+    return ChatResult(
+        content=_optional_str(message, "content", f"{field}.message"),
+        reasoning_content=_optional_str(message, "reasoning_content", f"{field}.message"),
+        finish_reason=_optional_str(picked, "finish_reason", field),
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        spec=_spec(body.get("sglext"), meta, choice, completion_tokens),
+    )
+
+
+def _stream_error(chunk: Mapping[str, Any], index: int) -> ResponseFormatError:
+    # SGLang reports a failure inside a stream as a chunk with a message and no choices.
+    detail = chunk.get("message") or chunk.get("error")
+    suffix = f" (server said: {detail!s:.200})" if detail else ""
+    return ResponseFormatError(f"chunks[{index}].choices: missing{suffix}")
+
+
+def parse_chat_stream(chunks: Sequence[object], choice: int = 0) -> ChatResult:
+    """Assemble decoded SSE chunks of a streaming chat completion.
+
+    Content and reasoning deltas of choice ``choice`` are concatenated; the last non-null
+    ``finish_reason``, ``usage`` and ``sglext`` (SGLang sends it in a separate
+    ``{"choices": [], "sglext": ...}`` chunk before the usage chunk) win.
+
+    Args:
+        chunks: the decoded ``data:`` payloads, ``[DONE]`` excluded.
+        choice: which choice index to assemble.
+
+    Returns:
+        The assembled result.
+
+    Raises:
+        ResponseFormatError: a chunk is not an object, lacks ``choices``, or no chunk carries
+            the choice.
+    """
+    content: list[str] = []
+    reasoning: list[str] = []
+    finish: str | None = None
+    usage: object = None
+    sglext: object = None
+    seen = False
+    for index, raw in enumerate(chunks):
+        chunk = _require_dict(raw, f"chunks[{index}]")
+        choices = chunk.get("choices")
+        if not isinstance(choices, list):
+            raise _stream_error(chunk, index)
+        usage = chunk["usage"] if isinstance(chunk.get("usage"), Mapping) else usage
+        sglext = chunk["sglext"] if isinstance(chunk.get("sglext"), Mapping) else sglext
+        for position, item in enumerate(choices):
+            field = f"chunks[{index}].choices[{position}]"
+            item = _require_dict(item, field)
+            if item.get("index", 0) != choice:
+                continue
+            seen = True
+            delta = _require_dict(item.get("delta", {}), f"{field}.delta")
+            _append(content, _optional_str(delta, "content", f"{field}.delta"))
+            _append(reasoning, _optional_str(delta, "reasoning_content", f"{field}.delta"))
+            finish = _optional_str(item, "finish_reason", field) or finish
+    if not seen:
+        raise ResponseFormatError(f"choices[{choice}]: no chunk of the stream carried it")
+    prompt_tokens, completion_tokens = _tokens(usage, None)
+    return ChatResult(
+        content="".join(content) if content else None,
+        reasoning_content="".join(reasoning) if reasoning else None,
+        finish_reason=finish,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        spec=_spec(sglext, None, choice, completion_tokens),
+    )
+
+
+def _append(parts: list[str], piece: str | None) -> None:
+    if piece is not None:
+        parts.append(piece)

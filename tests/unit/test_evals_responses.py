@@ -1,0 +1,299 @@
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evals.responses import (
+    ChatResult,
+    ResponseFormatError,
+    SpecStats,
+    parse_chat_response,
+    parse_chat_stream,
+)
+
+LIVE = Path("/work/shared/reference/live-sglang-0.5.19")
+LIVE_FILES = ["chat_completion_2.json", "chat_completion_return_meta_info_and_spec_details.json"]
+ALIASES = ("spec_accepted_drafts", "spec_proposed_drafts", "spec_accept_histogram")
+CANONICAL = ("spec_num_correct_drafts", "spec_num_proposed_drafts", "spec_correct_drafts_histogram")
+
+# chat_completion_2.json, written out so the tests also run where /work/shared is absent.
+BODY: dict[str, Any] = {
+    "object": "chat.completion",
+    "choices": [
+        {
+            "index": 0,
+            "message": {"role": "assistant", "content": "Answer: B", "reasoning_content": None},
+            "finish_reason": "length",
+            "meta_info": {
+                "finish_reason": {"type": "length", "length": 64},
+                "prompt_tokens": 20,
+                "completion_tokens": 64,
+                "spec_accept_rate": 0.39080459770114945,
+                "spec_accept_length": 2.206896551724138,
+                "spec_num_correct_drafts": 34,
+                "spec_num_proposed_drafts": 87,
+                "spec_verify_ct": 29,
+                "spec_accepted_drafts": 34,
+                "spec_proposed_drafts": 87,
+                "spec_correct_drafts_histogram": [10, 11, 1, 7],
+                "spec_accept_histogram": [10, 11, 1, 7],
+            },
+        }
+    ],
+    "usage": {"prompt_tokens": 20, "total_tokens": 84, "completion_tokens": 64},
+    "sglext": {
+        "spec_tokens_details": {
+            "spec_accept_rate": 0.39080459770114945,
+            "spec_accept_length": 2.206896551724138,
+            "spec_cap_length": 0.0,
+            "spec_block_accept_length": 0.0,
+            "spec_num_correct_drafts": 34,
+            "spec_num_proposed_drafts": 87,
+            "spec_verify_ct": 29,
+            "spec_correct_drafts_histogram": [10, 11, 1, 7],
+            "spec_cap_lens_histogram": [],
+        }
+    },
+}
+
+
+def expected_spec(source: str) -> SpecStats:
+    return SpecStats(29, 34, 87, 64, 2.206896551724138, 0.39080459770114945, (10, 11, 1, 7), source)
+
+
+def body_without(*, sglext: bool = True, meta_keys: tuple[str, ...] = ()) -> dict[str, Any]:
+    body = copy.deepcopy(BODY)
+    if not sglext:
+        del body["sglext"]
+    for key in meta_keys:
+        del body["choices"][0]["meta_info"][key]
+    return body
+
+
+@pytest.mark.parametrize("name", LIVE_FILES)
+def test_live_responses_parse_with_sglext_preferred(name: str) -> None:
+    path = LIVE / name
+    if not path.exists():
+        pytest.skip(f"{path} not available")
+    body = json.loads(path.read_text())
+    result = parse_chat_response(body)
+    meta = body["choices"][0]["meta_info"]
+    assert result.spec is not None and result.spec.source == "sglext"
+    assert result.spec.verify_ct == meta["spec_verify_ct"]
+    assert result.spec.completion_tokens == body["usage"]["completion_tokens"]
+    assert result.spec.histogram == tuple(meta["spec_correct_drafts_histogram"])
+    assert (
+        result.finish_reason == "length"
+        and result.content == body["choices"][0]["message"]["content"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "source"),
+    [
+        (BODY, "sglext"),
+        (body_without(sglext=False), "meta_info"),
+        (body_without(sglext=False, meta_keys=ALIASES), "meta_info"),  # 0.5.23 keys
+        (body_without(sglext=False, meta_keys=CANONICAL), "meta_info"),  # aliases only
+    ],
+    ids=["sglext", "meta_info_0.5.19", "meta_info_0.5.23", "meta_info_aliases_only"],
+)
+def test_spec_from_either_shape_and_key_set(body: dict[str, Any], source: str) -> None:
+    result = parse_chat_response(body)
+    assert result == ChatResult("Answer: B", None, "length", 20, 64, expected_spec(source))
+
+
+def test_bad_sglext_falls_back_to_meta_info() -> None:
+    body = copy.deepcopy(BODY)
+    del body["sglext"]["spec_tokens_details"]["spec_verify_ct"]
+    assert parse_chat_response(body).spec == expected_spec("meta_info")
+
+
+def test_sglext_list_for_n_greater_than_one_picks_the_choice() -> None:
+    body = copy.deepcopy(BODY)
+    second = dict(body["sglext"]["spec_tokens_details"], spec_verify_ct=32, spec_accept_length=2.0)
+    body["sglext"]["spec_tokens_details"] = [body["sglext"]["spec_tokens_details"], second]
+    body["choices"].append(copy.deepcopy(body["choices"][0]) | {"index": 1})
+    assert parse_chat_response(body, choice=1).spec.verify_ct == 32  # type: ignore[union-attr]
+    assert parse_chat_response(body, choice=0).spec.verify_ct == 29  # type: ignore[union-attr]
+
+
+def test_completion_tokens_recovered_when_no_usage_or_meta() -> None:
+    body = {"choices": [{"message": {"content": "x"}}], "sglext": BODY["sglext"]}
+    result = parse_chat_response(body)
+    assert result.completion_tokens is None
+    assert result.spec is not None and result.spec.completion_tokens == 64  # 2.2069 * 29
+
+
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda b: b.pop("sglext") and b["choices"][0].pop("meta_info"),
+        lambda b: b.pop("sglext") and b["choices"][0]["meta_info"].pop("spec_verify_ct"),
+        lambda b: b.pop("sglext") and b["choices"][0]["meta_info"].update(spec_verify_ct="29"),
+        lambda b: b.pop("sglext") and b["choices"][0]["meta_info"].update(spec_accept_rate=True),
+        lambda b: (
+            b.update(sglext={"spec_tokens_details": None}) or b["choices"][0].pop("meta_info")
+        ),
+    ],
+    ids=["no_spec_at_all", "missing_verify_ct", "string_count", "bool_rate", "null_details"],
+)
+def test_missing_or_bad_spec_keys_give_none(mutate: Any) -> None:
+    body = copy.deepcopy(BODY)
+    mutate(body)
+    result = parse_chat_response(body)
+    assert result.spec is None and result.content == "Answer: B"
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ("not json object", "body"),
+        (None, "body"),
+        ({}, "choices"),
+        ({"choices": {}}, "choices"),
+        ({"choices": []}, "choices[0]"),
+        ({"choices": [3]}, "choices[0]"),
+        ({"choices": [{}]}, "choices[0].message"),
+        ({"choices": [{"message": {"content": 5}}]}, "choices[0].message.content"),
+        ({"choices": [{"message": {}, "finish_reason": 1}]}, "choices[0].finish_reason"),
+    ],
+)
+def test_garbage_raises_naming_the_field(body: object, field: str) -> None:
+    with pytest.raises(ResponseFormatError) as err:
+        parse_chat_response(body)
+    assert str(err.value).startswith(field)
+
+
+def delta_chunk(index: int = 0, finish: str | None = None, **delta: str) -> dict[str, Any]:
+    return {"choices": [{"index": index, "delta": delta, "finish_reason": finish}]}
+
+
+STREAM = [
+    delta_chunk(role="assistant", content=""),
+    delta_chunk(reasoning_content="think "),
+    delta_chunk(reasoning_content="hard"),
+    delta_chunk(content="Answer"),
+    delta_chunk(content=": C"),
+    delta_chunk(finish="stop"),
+    {"choices": [], "sglext": BODY["sglext"]},
+    {"choices": [], "usage": {"prompt_tokens": 20, "completion_tokens": 64, "total_tokens": 84}},
+]
+
+
+def test_stream_assembles_deltas_usage_and_sglext() -> None:
+    result = parse_chat_stream(STREAM)
+    assert result == ChatResult("Answer: C", "think hard", "stop", 20, 64, expected_spec("sglext"))
+
+
+def test_stream_without_spec_or_usage() -> None:
+    result = parse_chat_stream(STREAM[:6])
+    assert (result.content, result.spec, result.completion_tokens) == ("Answer: C", None, None)
+
+
+def test_stream_picks_its_choice_index() -> None:
+    chunks = [delta_chunk(0, content="a"), delta_chunk(1, content="b"), delta_chunk(1, "stop")]
+    assert parse_chat_stream(chunks, choice=1).content == "b"
+    assert parse_chat_stream(chunks, choice=1).finish_reason == "stop"
+
+
+@pytest.mark.parametrize(
+    ("chunks", "field"),
+    [
+        ([5], "chunks[0]"),
+        ([delta_chunk(content="a"), {"object": "error", "message": "boom"}], "chunks[1].choices"),
+        ([{"choices": [None]}], "chunks[0].choices[0]"),
+        ([{"choices": [{"delta": "x"}]}], "chunks[0].choices[0].delta"),
+        ([{"choices": []}], "choices[0]"),
+        ([], "choices[0]"),
+    ],
+)
+def test_stream_garbage_raises_naming_the_field(chunks: list[Any], field: str) -> None:
+    with pytest.raises(ResponseFormatError) as err:
+        parse_chat_stream(chunks)
+    assert str(err.value).startswith(field)
+
+
+def test_stream_error_chunk_keeps_the_server_message() -> None:
+    with pytest.raises(ResponseFormatError, match="boom"):
+        parse_chat_stream([{"object": "error", "message": "boom"}])
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+KEYS = st.sampled_from(
+    [
+        "choices",
+        "message",
+        "content",
+        "meta_info",
+        "sglext",
+        "spec_tokens_details",
+        "usage",
+        "spec_verify_ct",
+        "spec_accept_length",
+        "spec_accept_rate",
+        "spec_num_correct_drafts",
+        "spec_num_proposed_drafts",
+        "spec_correct_drafts_histogram",
+        "delta",
+        "index",
+        "finish_reason",
+        "completion_tokens",
+    ]
+)
+
+
+def mutated(body: Any, data: st.DataObject, depth: int = 0) -> Any:
+    """Replace random subtrees of a valid response with arbitrary JSON."""
+    if data.draw(st.integers(0, 5)) == 0:
+        return data.draw(JSON)
+    if isinstance(body, dict):
+        out = {k: mutated(v, data, depth + 1) for k, v in body.items()}
+        if data.draw(st.booleans()):
+            out[data.draw(KEYS)] = data.draw(JSON)
+        return out
+    if isinstance(body, list):
+        return [mutated(v, data, depth + 1) for v in body]
+    return body
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_fuzz_response_raises_only_format_error(data: st.DataObject) -> None:
+    body = mutated(BODY, data)
+    try:
+        result = parse_chat_response(body, choice=data.draw(st.integers(-1, 2)))
+    except ResponseFormatError:
+        return
+    assert isinstance(result, ChatResult)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_fuzz_stream_raises_only_format_error(data: st.DataObject) -> None:
+    chunks = mutated(STREAM, data)
+    try:
+        parse_chat_stream(chunks if isinstance(chunks, list) else [chunks])
+    except ResponseFormatError:
+        return
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON)
+def test_fuzz_arbitrary_json_raises_only_format_error(body: Any) -> None:
+    for parse in (lambda: parse_chat_response(body), lambda: parse_chat_stream([body])):
+        with contextlib.suppress(ResponseFormatError):
+            parse()
