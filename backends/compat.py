@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backends.compat_rules import ADJUST, CRASH, NO_EFFECT, REJECT, RULES, Rule, message_fields
+from backends.compat_rules import RULES, message_fields
 from backends.config import BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
 from backends.gpu import GpuInfo
 from backends.options import LaunchOptions
 from backends.resolved import ResolvedCell, resolve_cell
+from backends.rule import ADJUST, CRASH, NO_EFFECT, REJECT, Rule
 from backends.versions import in_range
 
 OK = "ok"

@@ -10,37 +10,17 @@ order is the order in which SGLang meets the checks: argument hooks (adjust, rej
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from backends.resolved import ResolvedCell
+from backends.rule import ADJUST, CRASH, NO_EFFECT, REJECT, SILENT, Rule, on
+from backends.spec_rules import SPEC_RULES
 from backends.variants import SM8X, SM100_FAMILY, TRTLLM_MHA_FAMILIES, XQA_FAMILIES
 
-REJECT, ADJUST, NO_EFFECT, CRASH = "reject", "adjust", "no-effect", "crash-at-start"
-SILENT = ""  # SGLang logs nothing for this rule
-EAGLE_FAMILY = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "FROZEN_KV_MTP"})
 TRTLLM_MHA_PAGE_SIZES = (16, 32, 64, 128)
 PAGE_TREE_BACKENDS = ("flashinfer", "fa3", "triton")
 DETERMINISTIC_BACKENDS = ["ascend", "fa3", "fa4", "flashinfer", "intel_xpu", "triton"]
 SKIP_SOFTMAX_CONSUMERS = frozenset({"trtllm_mha", "trtllm_mla", "dsa", "cutedsl_mla"})
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One compatibility check."""
-
-    id: str
-    outcome: str  # reject | adjust | no-effect | crash-at-start
-    message: str  # SGLang's text; {fields} are filled from the cell (see message_fields)
-    detail: str  # our one-line explanation
-    when: Callable[[ResolvedCell], bool]
-    since: str | None = None
-    until: str | None = None
-    adjust: Callable[[ResolvedCell], ResolvedCell] | None = None
-
-
-def _on(factor: float | None) -> bool:
-    return (factor or 0.0) > 0
 
 
 def _named(cell: ResolvedCell) -> list[str]:
@@ -76,56 +56,9 @@ def message_fields(cell: ResolvedCell) -> dict[str, object]:
     }
 
 
-def _tree_too_wide(c: ResolvedCell) -> bool:
-    if c.topk is None or c.topk <= 1 or c.num_steps is None or c.num_draft_tokens is None:
-        return False
-    return c.num_draft_tokens > c.topk * c.num_steps + 1
-
-
 _TRTLLM_PAGE = "TensorRT-LLM MHA only supports page_size of 16, 32, 64 or 128, changing page_size from {page_size} to 64."  # noqa: E501 (SGLang text, kept whole for grep)
 
-RULES: tuple[Rule, ...] = (
-    Rule(
-        id="spec_params_without_num_steps",
-        outcome=REJECT,
-        message="AssertionError",
-        detail="topk or num_draft_tokens set without num_steps: _handle_eagle_family's bare assert",
-        when=lambda c: (
-            c.algorithm in EAGLE_FAMILY
-            and not c.adaptive
-            and c.num_steps is None
-            and (c.topk is not None or c.num_draft_tokens is not None)
-        ),
-    ),
-    Rule(
-        id="spec_chain_draft_tokens",
-        outcome=ADJUST,
-        message="speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 when speculative_eagle_topk == 1",  # noqa: E501 (SGLang text, kept whole for grep)
-        detail="a topk-1 chain of N steps verifies N+1 tokens; SGLang overrides num_draft_tokens",
-        when=lambda c: (
-            c.speculative
-            and c.topk == 1
-            and c.num_steps is not None
-            and c.num_draft_tokens is not None
-            and c.num_draft_tokens != c.num_steps + 1
-        ),
-        adjust=lambda c: replace(c, num_draft_tokens=(c.num_steps or 0) + 1),
-    ),
-    Rule(
-        id="spec_tree_draft_tokens_limit",
-        outcome=REJECT,
-        message=SILENT,
-        detail="a topk>1 tree verifies at most topk*num_steps+1 nodes (sglang.md 1.3 has no text)",
-        when=_tree_too_wide,
-    ),
-    Rule(
-        id="spec_max_running_requests_48",
-        outcome=ADJUST,
-        message="Max running requests is reset to 48 for speculative decoding. You can override this by explicitly setting --max-running-requests.",  # noqa: E501 (SGLang text, kept whole for grep)
-        detail="eval concurrency above 48 queues in the server",
-        when=lambda c: c.speculative and c.max_running_requests is None,
-        adjust=lambda c: replace(c, max_running_requests=48),
-    ),
+ATTENTION_RULES: tuple[Rule, ...] = (
     Rule(
         id="trtllm_mha_page_size",
         outcome=ADJUST,
@@ -171,7 +104,7 @@ RULES: tuple[Rule, ...] = (
         when=lambda c: (
             c.flags.prefill == "trtllm_mha"
             and c.family == "SM120"
-            and (c.kv_dtype == "fp8_e4m3" or _on(c.skip_prefill))
+            and (c.kv_dtype == "fp8_e4m3" or on(c.skip_prefill))
         ),
     ),
     Rule(
@@ -271,7 +204,7 @@ RULES: tuple[Rule, ...] = (
         message=SILENT,
         detail="FlashInfer's XQA path drops the decode factor (read in 0.6.18; assumed for 0.7.2)",
         when=lambda c: (
-            _on(c.skip_decode) and c.family in XQA_FAMILIES and "trtllm_mha" in _spec_backends(c)
+            on(c.skip_decode) and c.family in XQA_FAMILIES and "trtllm_mha" in _spec_backends(c)
         ),
     ),
     Rule(
@@ -279,13 +212,16 @@ RULES: tuple[Rule, ...] = (
         outcome=NO_EFFECT,
         message=SILENT,
         detail="no decode, verify or draft backend of this cell reads the decode factor",
-        when=lambda c: _on(c.skip_decode) and not (_spec_backends(c) & SKIP_SOFTMAX_CONSUMERS),
+        when=lambda c: on(c.skip_decode) and not (_spec_backends(c) & SKIP_SOFTMAX_CONSUMERS),
     ),
     Rule(
         id="skip_softmax_prefill_unused",
         outcome=NO_EFFECT,
         message=SILENT,
         detail="the prefill backend of this cell does not read the prefill factor",
-        when=lambda c: _on(c.skip_prefill) and c.flags.prefill not in SKIP_SOFTMAX_CONSUMERS,
+        when=lambda c: on(c.skip_prefill) and c.flags.prefill not in SKIP_SOFTMAX_CONSUMERS,
     ),
 )
+
+# Speculative-parameter hooks run before the attention-backend checks.
+RULES: tuple[Rule, ...] = (*SPEC_RULES, *ATTENTION_RULES)

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from backends.compat import Finding, evaluate
-from backends.compat_rules import ADJUST, NO_EFFECT
 from backends.config import BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
 from backends.gpu import GpuInfo
 from backends.options import LaunchOptions as LaunchOptions
 from backends.resolved import ResolvedCell, resolve_cell
+from backends.rule import ADJUST, NO_EFFECT
 from backends.variants import AttentionFlags, runs_of
 
 SKIP_SOFTMAX_PREFILL_ENV = "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR"
