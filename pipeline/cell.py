@@ -68,6 +68,7 @@ def run_cell(conf: RootConf, cell_dir: Path) -> dict[str, Any]:
 
 
 def _run(conf: RootConf, cell_dir: Path, result: dict[str, Any]) -> None:
+    cell_dir.mkdir(parents=True, exist_ok=True)
     gpu = _gpu(conf)
     version = sglang_version(conf.server)
     findings = preflight(conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version)

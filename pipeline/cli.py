@@ -15,6 +15,8 @@ from omegaconf import DictConfig
 from pipeline.schema import register_configs, to_cell_config
 
 register_configs()
+# An absolute path: Hydra would read "../conf" as a Python module under `python -m pipeline`.
+CONF_DIR = str(Path(__file__).resolve().parent.parent / "conf")
 _single_run_failed: list[bool] = []
 
 
@@ -23,7 +25,7 @@ def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
 
-@hydra.main(version_base="1.3", config_path="../conf", config_name="config")
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
 def _app(cfg: DictConfig) -> str:
     from pipeline.cell import run_cell
     from pipeline.summary import cell_report

@@ -52,6 +52,8 @@ def write_simulated_config(server: ServerConf, cell_dir: Path,
         for entry in answer_key:
             fh.write(json.dumps(entry) + "\n")
     settings = dataclasses.asdict(server.simulated)
+    for pipeline_only in ("gpu_name", "gpu_compute_capability"):  # read by the pre-flight only
+        settings.pop(pipeline_only)
     settings.update(answer_key=str(key_path), ledger=str(cell_dir / SIM_LEDGER_FILE))
     path = cell_dir / SIM_CONFIG_FILE
     path.write_text(json.dumps(settings, indent=1), encoding="utf-8")
