@@ -56,7 +56,9 @@ class BackendConf:
 
     name: str = "fa3"  # variant name (fa3, fmha_v2, flashinfer, triton, trtllm_mha)
     attention_backend: str | None = "fa3"  # --attention-backend
-    prefill_attention_backend: str | None = None  # --prefill-attention-backend (wins over the above)
+    prefill_attention_backend: str | None = (
+        None  # --prefill-attention-backend (wins over the above)
+    )
     decode_attention_backend: str | None = None  # --decode-attention-backend
     draft_attention_backend: str | None = None  # --speculative-draft-attention-backend
     speculative_attention_mode: str | None = None  # prefill | decode: who runs verify

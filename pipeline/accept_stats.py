@@ -93,13 +93,17 @@ def per_position_acceptance(histograms: Iterable[Sequence[int]]) -> list[float]:
 def server_accept_length(server_info: Mapping[str, Any]) -> float | None:
     """``avg_spec_accept_length`` from /server_info, averaged over DP ranks; None when absent."""
     states = server_info.get("internal_states") or []
-    values = [s["avg_spec_accept_length"] for s in states
-              if isinstance(s, Mapping) and isinstance(s.get("avg_spec_accept_length"), int | float)]
+    values = [
+        s["avg_spec_accept_length"]
+        for s in states
+        if isinstance(s, Mapping) and isinstance(s.get("avg_spec_accept_length"), int | float)
+    ]
     return float(np.mean(values)) if values else None
 
 
-def cross_check(per_request: Mapping[str, Any], server_value: float | None,
-                rel_tolerance: float) -> dict[str, Any]:
+def cross_check(
+    per_request: Mapping[str, Any], server_value: float | None, rel_tolerance: float
+) -> dict[str, Any]:
     """Compare the server-level accept length with the per-request totals.
 
     SGLang only folds whole decode log intervals (40 iterations by default) into its lifetime
@@ -109,5 +113,9 @@ def cross_check(per_request: Mapping[str, Any], server_value: float | None,
     if server_value is None or expected is None:
         return {"server": server_value, "per_request": expected, "agrees": None}
     rel = abs(server_value - expected) / expected
-    return {"server": server_value, "per_request": expected, "relative_difference": rel,
-            "agrees": rel <= rel_tolerance}
+    return {
+        "server": server_value,
+        "per_request": expected,
+        "relative_difference": rel,
+        "agrees": rel <= rel_tolerance,
+    }

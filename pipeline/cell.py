@@ -25,8 +25,14 @@ from pipeline.redact import redact_text
 from pipeline.results import RESULT_FILE, write_json_atomic
 from pipeline.resume import claim_samples, finished_result, mark_skipped
 from pipeline.schema import RootConf
-from pipeline.server import (HealthPolicy, RunningServer, ServerStartError, external_server,
-                             free_port, managed_server)
+from pipeline.server import (
+    HealthPolicy,
+    RunningServer,
+    ServerStartError,
+    external_server,
+    free_port,
+    managed_server,
+)
 from pipeline.server_command import server_argv, server_env
 from pipeline.versions import sglang_version
 
@@ -73,7 +79,9 @@ def _run(conf: RootConf, cell_dir: Path, result: dict[str, Any]) -> None:
     version = sglang_version(conf.server)
     findings = preflight(conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version)
     result["preflight"] = [dataclasses.asdict(f) for f in findings]
-    result["warnings"] += [f"{f.outcome}: {f.message}" for f in findings if f.outcome not in BLOCKING]
+    result["warnings"] += [
+        f"{f.outcome}: {f.message}" for f in findings if f.outcome not in BLOCKING
+    ]
     result["cell"].update(gpu=dataclasses.asdict(gpu), sglang_version=version)
     blocking = [f for f in findings if f.outcome in BLOCKING]
     if blocking:
@@ -98,8 +106,9 @@ def _gpu(conf: RootConf) -> GpuInfo:
     gpu = detect_gpu(conf.gpu)
     if gpu.source == "none" and conf.server.kind == "simulated":
         sim = conf.server.simulated
-        override = dataclasses.replace(conf.gpu, detect=False, name=sim.gpu_name,
-                                       compute_capability=sim.gpu_compute_capability)
+        override = dataclasses.replace(
+            conf.gpu, detect=False, name=sim.gpu_name, compute_capability=sim.gpu_compute_capability
+        )
         gpu = detect_gpu(override)
     return gpu
 
@@ -108,12 +117,18 @@ def _plan(conf: RootConf, gpu: GpuInfo, version: str) -> LaunchPlan:
     server = conf.server
     port = server.port or (free_port(server.host) if server.kind != "external" else 30000)
     options = LaunchOptions(
-        host=server.host, port=port, random_seed=server.random_seed,
+        host=server.host,
+        port=port,
+        random_seed=server.random_seed,
         mem_fraction_static=server.mem_fraction_static,
-        max_running_requests=server.max_running_requests, enable_metrics=server.enable_metrics,
-        api_key=conf.client.api_key, extra_args=tuple(server.extra_args))
-    return plan_launch(conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version,
-                       options)
+        max_running_requests=server.max_running_requests,
+        enable_metrics=server.enable_metrics,
+        api_key=conf.client.api_key,
+        extra_args=tuple(server.extra_args),
+    )
+    return plan_launch(
+        conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version, options
+    )
 
 
 def _argv(conf: RootConf, plan: LaunchPlan, cell_dir: Path, evals: dict[str, Eval]) -> list[str]:
@@ -124,11 +139,13 @@ def _argv(conf: RootConf, plan: LaunchPlan, cell_dir: Path, evals: dict[str, Eva
 
 
 @contextlib.contextmanager
-def _server(conf: RootConf, plan: LaunchPlan, argv: list[str],
-            cell_dir: Path) -> Iterator[RunningServer]:
+def _server(
+    conf: RootConf, plan: LaunchPlan, argv: list[str], cell_dir: Path
+) -> Iterator[RunningServer]:
     server = conf.server
-    policy = HealthPolicy(server.startup_timeout_s, server.health_poll_initial_s,
-                          server.health_poll_max_s)
+    policy = HealthPolicy(
+        server.startup_timeout_s, server.health_poll_initial_s, server.health_poll_max_s
+    )
     if server.kind == "external":
         if not server.base_url:
             raise CellError("config", "server=external needs server.base_url=http://host:port")
@@ -137,13 +154,20 @@ def _server(conf: RootConf, plan: LaunchPlan, argv: list[str],
         return
     port = plan.args[plan.args.index("--port") + 1]
     base_url = f"http://{server.host}:{port}"
-    with managed_server(argv, server_env(server, plan.env), base_url, cell_dir / "server.log",
-                        policy, server.stop_grace_s) as running:
+    with managed_server(
+        argv,
+        server_env(server, plan.env),
+        base_url,
+        cell_dir / "server.log",
+        policy,
+        server.stop_grace_s,
+    ) as running:
         yield running
 
 
-def _verify(conf: RootConf, plan: LaunchPlan, server: RunningServer,
-            result: dict[str, Any]) -> None:
+def _verify(
+    conf: RootConf, plan: LaunchPlan, server: RunningServer, result: dict[str, Any]
+) -> None:
     from backends.verify import compare_server_info, observed_settings
 
     info = server_api.server_info(server.base_url, conf.client.api_key)
@@ -153,15 +177,24 @@ def _verify(conf: RootConf, plan: LaunchPlan, server: RunningServer,
     result["mismatches"] = [dataclasses.asdict(m) for m in mismatches]
     real = [m for m in mismatches if getattr(m, "verifiable", True)]
     if real and conf.server.on_mismatch == "fail":
-        lines = "; ".join(f"{m.key}: asked {m.requested!r}, server runs {m.observed!r}" for m in real)
-        raise CellError("mismatch", f"the server does not run what was asked: {lines} "
-                        "(set server.on_mismatch=warn to record and go on)")
+        lines = "; ".join(
+            f"{m.key}: asked {m.requested!r}, server runs {m.observed!r}" for m in real
+        )
+        raise CellError(
+            "mismatch",
+            f"the server does not run what was asked: {lines} "
+            "(set server.on_mismatch=warn to record and go on)",
+        )
 
 
 def _unsupported(result: dict[str, Any], blocking: list[Finding]) -> None:
     result["status"] = "unsupported"
-    result["error"] = {"kind": "unsupported", "message": " | ".join(f.message for f in blocking),
-                       "reasons": [dataclasses.asdict(f) for f in blocking], "log_tail": ""}
+    result["error"] = {
+        "kind": "unsupported",
+        "message": " | ".join(f.message for f in blocking),
+        "reasons": [dataclasses.asdict(f) for f in blocking],
+        "log_tail": "",
+    }
 
 
 def _fail(result: dict[str, Any], kind: str, message: str, log_tail: str) -> None:

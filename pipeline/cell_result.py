@@ -16,18 +16,23 @@ from pipeline.server import RunningServer, tail
 def cell_name(conf: RootConf) -> str:
     """Human-readable identity of a cell: model/variant/kv dtype/skip-softmax factors."""
     skip = conf.skip_softmax
-    return (f"{conf.model.name}/{conf.backend.name}/{conf.kv_dtype.name}"
-            f"/sp={skip.prefill}/sd={skip.decode}")
+    return (
+        f"{conf.model.name}/{conf.backend.name}/{conf.kv_dtype.name}"
+        f"/sp={skip.prefill}/sd={skip.decode}"
+    )
 
 
 def measured_config(conf: RootConf) -> dict[str, Any]:
     """The settings that define what a cell measures (its hash decides whether to rerun)."""
     data = {
-        "model": dataclasses.asdict(conf.model), "backend": dataclasses.asdict(conf.backend),
-        "kv_dtype": conf.kv_dtype.name, "skip_softmax": dataclasses.asdict(conf.skip_softmax),
+        "model": dataclasses.asdict(conf.model),
+        "backend": dataclasses.asdict(conf.backend),
+        "kv_dtype": conf.kv_dtype.name,
+        "skip_softmax": dataclasses.asdict(conf.skip_softmax),
         "gpu": dataclasses.asdict(conf.gpu),
         "evals": {k: dataclasses.asdict(v) for k, v in conf.evals.items()},
-        "server_kind": conf.server.kind, "server_extra_args": list(conf.server.extra_args),
+        "server_kind": conf.server.kind,
+        "server_extra_args": list(conf.server.extra_args),
     }
     if conf.server.kind == "simulated":
         data["simulated"] = dataclasses.asdict(conf.server.simulated)
@@ -42,17 +47,28 @@ def initial_result(conf: RootConf) -> dict[str, Any]:
         "status": "failed",
         "simulated": conf.server.kind == "simulated",
         "cell": {
-            "name": cell_name(conf), "model": conf.model.name, "model_path": conf.model.path,
-            "variant": conf.backend.name, "kv_dtype": conf.kv_dtype.name,
+            "name": cell_name(conf),
+            "model": conf.model.name,
+            "model_path": conf.model.path,
+            "variant": conf.backend.name,
+            "kv_dtype": conf.kv_dtype.name,
             "skip_softmax": dataclasses.asdict(conf.skip_softmax),
             "speculative": dataclasses.asdict(conf.model.speculative),
             "server_kind": conf.server.kind,
         },
         "config_hash": config_hash(measured),
         "config": measured,
-        "preflight": [], "warnings": [], "notes": [], "runs": {},
-        "requested": {}, "observed": {}, "mismatches": [],
-        "evals": {}, "accept": {}, "server": {}, "provenance": {},
+        "preflight": [],
+        "warnings": [],
+        "notes": [],
+        "runs": {},
+        "requested": {},
+        "observed": {},
+        "mismatches": [],
+        "evals": {},
+        "accept": {},
+        "server": {},
+        "provenance": {},
         "error": None,
         "timing": {"started_at": now_iso()},
     }
@@ -69,8 +85,11 @@ def record_plan(result: dict[str, Any], plan: LaunchPlan, argv: list[str]) -> No
 
 def record_server(result: dict[str, Any], server: RunningServer) -> None:
     """Where the server ran and how long it took to become healthy."""
-    result["server"].update(base_url=server.base_url, ready_s=round(server.ready_s, 3),
-                            log=str(server.log_path) if server.log_path else None)
+    result["server"].update(
+        base_url=server.base_url,
+        ready_s=round(server.ready_s, 3),
+        log=str(server.log_path) if server.log_path else None,
+    )
     result["timing"]["server_ready_at"] = now_iso()
 
 

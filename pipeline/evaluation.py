@@ -19,9 +19,16 @@ def samples_path(cell_dir: Path, eval_name: str) -> Path:
     return cell_dir / "samples" / f"{eval_name}.jsonl"
 
 
-def run_eval(ev: Eval, prompts: list[EvalPrompt], base_url: str, model: str,
-             client: ClientConf, sampling: SamplingConf,
-             chat_template_kwargs: dict[str, Any], out: Path) -> tuple[list[dict[str, Any]], float]:
+def run_eval(
+    ev: Eval,
+    prompts: list[EvalPrompt],
+    base_url: str,
+    model: str,
+    client: ClientConf,
+    sampling: SamplingConf,
+    chat_template_kwargs: dict[str, Any],
+    out: Path,
+) -> tuple[list[dict[str, Any]], float]:
     """Send every prompt, grade each answer and append its sample line to ``out``.
 
     A truncated answer (``finish_reason == "length"``) is never graded correct, whatever it says.
@@ -45,8 +52,9 @@ def run_eval(ev: Eval, prompts: list[EvalPrompt], base_url: str, model: str,
             records.append(record)
 
         def payload_of(prompt: EvalPrompt) -> dict[str, Any]:
-            return build_chat_payload(prompt.messages, sampling, model, chat_template_kwargs,
-                                      client.stream)
+            return build_chat_payload(
+                prompt.messages, sampling, model, chat_template_kwargs, client.stream
+            )
 
         async def go() -> None:
             async with ChatClient(base_url, model, client) as chat:

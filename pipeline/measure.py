@@ -27,8 +27,13 @@ class MeasureError(RuntimeError):
         self.kind, self.log_tail = kind, log_tail
 
 
-def measure_cell(conf: RootConf, evals: dict[str, Eval], server: RunningServer, cell_dir: Path,
-                 result: dict[str, Any]) -> None:
+def measure_cell(
+    conf: RootConf,
+    evals: dict[str, Eval],
+    server: RunningServer,
+    cell_dir: Path,
+    result: dict[str, Any],
+) -> None:
     """Run every eval against ``server`` and fill ``result['evals']`` and ``result['accept']``."""
     key = conf.client.api_key
     server_api.flush_cache(server.base_url, key)
@@ -42,40 +47,69 @@ def measure_cell(conf: RootConf, evals: dict[str, Eval], server: RunningServer, 
         kept = kept_samples(path)
         done = {(r["question_id"], r["repeat"]) for r in kept}
         todo = [p for p in ev.prompts() if (p.question_id, p.repeat) not in done]
-        new, wall = run_eval(ev, todo, server.base_url, model, conf.client, conf.model.sampling,
-                             conf.model.chat_template_kwargs, path) if todo else ([], 0.0)
+        new, wall = (
+            run_eval(
+                ev,
+                todo,
+                server.base_url,
+                model,
+                conf.client,
+                conf.model.sampling,
+                conf.model.chat_template_kwargs,
+                path,
+            )
+            if todo
+            else ([], 0.0)
+        )
         _check_alive(server)
         records = kept + new
-        result["evals"][name] = {"label": getattr(ev, "label", name), **summarize(records),
-                                 "wall_time_s": round(wall, 3), "resumed_samples": len(kept),
-                                 "accept": summarize_accept(records, speculative)}
+        result["evals"][name] = {
+            "label": getattr(ev, "label", name),
+            **summarize(records),
+            "wall_time_s": round(wall, 3),
+            "resumed_samples": len(kept),
+            "accept": summarize_accept(records, speculative),
+        }
         every += records
         this_run += new
     per_request = summarize_accept(every, speculative)
     info = server_api.server_info(server.base_url, key)
     server_level = server_accept_length(info)
     metrics = _metric_deltas(metrics_before, server_api.metrics_text(server.base_url, key))
-    check = cross_check(summarize_accept(this_run, speculative), server_level,
-                        CROSS_CHECK_REL_TOLERANCE)
-    result["accept"] = {**per_request, "server_avg_spec_accept_length": server_level,
-                        "metrics": metrics, "cross_check": check}
+    check = cross_check(
+        summarize_accept(this_run, speculative), server_level, CROSS_CHECK_REL_TOLERANCE
+    )
+    result["accept"] = {
+        **per_request,
+        "server_avg_spec_accept_length": server_level,
+        "metrics": metrics,
+        "cross_check": check,
+    }
     _warn_on_disagreement(result)
     if per_request["status"] == "missing":
-        raise MeasureError("missing_accept_metric",
-                           "speculative decoding was requested but no response carried accept "
-                           "statistics (return_meta_info / return_spec_tokens_details)")
+        raise MeasureError(
+            "missing_accept_metric",
+            "speculative decoding was requested but no response carried accept "
+            "statistics (return_meta_info / return_spec_tokens_details)",
+        )
 
 
 def _check_alive(server: RunningServer) -> None:
     if server.process is not None and server.process.poll() is not None:
-        raise MeasureError("server_died",
-                           f"the server exited with code {server.process.returncode} during the "
-                           "evals; the samples answered before are kept", tail(server.log_path))
+        raise MeasureError(
+            "server_died",
+            f"the server exited with code {server.process.returncode} during the "
+            "evals; the samples answered before are kept",
+            tail(server.log_path),
+        )
 
 
 def _metric_deltas(before: str | None, after: str | None) -> dict[str, Any]:
-    names = ("sglang:generation_tokens_total", "sglang:spec_verify_calls_total",
-             "sglang:num_requests_total")
+    names = (
+        "sglang:generation_tokens_total",
+        "sglang:spec_verify_calls_total",
+        "sglang:num_requests_total",
+    )
     deltas: dict[str, Any] = {}
     for name in names:
         a, b = server_api.metric_total(before, name), server_api.metric_total(after, name)
@@ -91,4 +125,5 @@ def _warn_on_disagreement(result: dict[str, Any]) -> None:
         result["warnings"].append(
             f"server-level avg_spec_accept_length {check['server']:.3f} differs from the "
             f"per-request totals {check['per_request']:.3f} by "
-            f"{100 * check['relative_difference']:.1f}% (more than the log-interval effect)")
+            f"{100 * check['relative_difference']:.1f}% (more than the log-interval effect)"
+        )

@@ -16,8 +16,16 @@ from typing import Any
 from pipeline.redact import redact_argv, redact_env
 
 _REPO = Path(__file__).resolve().parent.parent
-_PACKAGES = ("mtp-eval", "sglang", "flashinfer-python", "torch", "sglang-kernel", "lm-eval",
-             "hydra-core", "aiohttp")
+_PACKAGES = (
+    "mtp-eval",
+    "sglang",
+    "flashinfer-python",
+    "torch",
+    "sglang-kernel",
+    "lm-eval",
+    "hydra-core",
+    "aiohttp",
+)
 
 
 def now_iso() -> str:
@@ -27,10 +35,16 @@ def now_iso() -> str:
 
 def git_state(repo: Path = _REPO) -> dict[str, Any]:
     """Commit and dirty flag of the mtp-eval checkout (None outside a git checkout)."""
+
     def git(*args: str) -> str | None:
         try:
-            out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True,
-                                 text=True, timeout=10, check=True)
+            out = subprocess.run(
+                ["git", "-C", str(repo), *args],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=True,
+            )
         except (OSError, subprocess.SubprocessError):
             return None
         return out.stdout.strip()
@@ -53,8 +67,11 @@ def package_versions(names: Sequence[str] = _PACKAGES) -> dict[str, str | None]:
 
 def host_facts() -> dict[str, Any]:
     """Host name, OS and Python of the machine running the pipeline."""
-    return {"hostname": socket.gethostname(), "platform": platform.platform(),
-            "python": sys.version.split()[0]}
+    return {
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+    }
 
 
 def provenance(argv: Sequence[str], env: Mapping[str, str]) -> dict[str, Any]:

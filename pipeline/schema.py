@@ -48,7 +48,9 @@ class ServerConf:
     """How the server of a cell is started, reached and stopped."""
 
     kind: str = "simulated"  # simulated | sglang | external | docker
-    command: list[str] = field(default_factory=list)  # launcher argv prefix; [] = the kind's default
+    command: list[str] = field(
+        default_factory=list
+    )  # launcher argv prefix; [] = the kind's default
     host: str = "127.0.0.1"
     port: int | None = None  # None: a free loopback port
     base_url: str | None = None  # server=external: where the running server is

@@ -28,8 +28,14 @@ HEALTH_PATH = "/health_generate"
 class ServerStartError(RuntimeError):
     """The server exited or never became healthy; the message says how and shows the log tail."""
 
-    def __init__(self, reason: str, argv: Sequence[str], exit_code: int | None, log_tail: str,
-                 timed_out: bool) -> None:
+    def __init__(
+        self,
+        reason: str,
+        argv: Sequence[str],
+        exit_code: int | None,
+        log_tail: str,
+        timed_out: bool,
+    ) -> None:
         self.reason, self.argv, self.exit_code = reason, list(argv), exit_code
         self.log_tail, self.timed_out = log_tail, timed_out
         super().__init__(
@@ -87,9 +93,13 @@ def probe_health(base_url: str, timeout_s: float = 5.0) -> int | None:
         return None
 
 
-def wait_healthy(base_url: str, policy: HealthPolicy,
-                 process: subprocess.Popen[bytes] | None = None,
-                 argv: Sequence[str] = (), log_path: Path | None = None) -> float:
+def wait_healthy(
+    base_url: str,
+    policy: HealthPolicy,
+    process: subprocess.Popen[bytes] | None = None,
+    argv: Sequence[str] = (),
+    log_path: Path | None = None,
+) -> float:
     """Poll the health endpoint with back-off until it answers 200.
 
     Returns:
@@ -102,15 +112,24 @@ def wait_healthy(base_url: str, policy: HealthPolicy,
     delay = policy.initial_s
     while True:
         if process is not None and process.poll() is not None:
-            raise ServerStartError("the server exited before it became healthy", argv,
-                                   process.returncode, tail(log_path), timed_out=False)
+            raise ServerStartError(
+                "the server exited before it became healthy",
+                argv,
+                process.returncode,
+                tail(log_path),
+                timed_out=False,
+            )
         if probe_health(base_url, timeout_s=min(20.0, policy.timeout_s)) == 200:
             return time.monotonic() - start
         if time.monotonic() - start > policy.timeout_s:
             raise ServerStartError(
                 f"the server was not healthy after {policy.timeout_s:.0f} s "
                 f"(raise server.startup_timeout_s if it is still compiling kernels)",
-                argv, None, tail(log_path), timed_out=True)
+                argv,
+                None,
+                tail(log_path),
+                timed_out=True,
+            )
         time.sleep(delay)
         delay = min(delay * 1.5, policy.max_s)
 
@@ -119,18 +138,22 @@ def launch(argv: Sequence[str], env: dict[str, str], log_path: Path) -> subproce
     """Start ``argv`` in a new session with stdout and stderr going to ``log_path``."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with log_path.open("ab") as log:
-        return subprocess.Popen(list(argv), env=env, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        return subprocess.Popen(
+            list(argv),
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
 
 def stop(process: subprocess.Popen[bytes], grace_s: float) -> None:
     """SIGTERM the process group, SIGKILL it after ``grace_s``, then sweep stray descendants."""
     descendants = _descendants(process.pid)
     _signal_group(process.pid, signal.SIGTERM)
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        pass
     _signal_group(process.pid, signal.SIGKILL)
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=10)
@@ -141,8 +164,14 @@ def stop(process: subprocess.Popen[bytes], grace_s: float) -> None:
 
 
 @contextlib.contextmanager
-def managed_server(argv: Sequence[str], env: dict[str, str], base_url: str, log_path: Path,
-                   policy: HealthPolicy, grace_s: float) -> Iterator[RunningServer]:
+def managed_server(
+    argv: Sequence[str],
+    env: dict[str, str],
+    base_url: str,
+    log_path: Path,
+    policy: HealthPolicy,
+    grace_s: float,
+) -> Iterator[RunningServer]:
     """Run a server for the duration of a ``with`` block; it is stopped on every exit path."""
     started = time.monotonic()
     process = launch(argv, env, log_path)

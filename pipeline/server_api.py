@@ -25,8 +25,9 @@ def _request(url: str, method: str, api_key: str | None, timeout_s: float) -> tu
         raise ServerApiError(f"{method} {url}: {err}") from err
 
 
-def get_json(base_url: str, path: str, api_key: str | None = None,
-             timeout_s: float = 60.0) -> dict[str, Any]:
+def get_json(
+    base_url: str, path: str, api_key: str | None = None, timeout_s: float = 60.0
+) -> dict[str, Any]:
     """GET ``path`` and parse the JSON object it returns."""
     status, body = _request(base_url + path, "GET", api_key, timeout_s)
     if status != 200:
@@ -50,8 +51,9 @@ def server_info(base_url: str, api_key: str | None = None) -> dict[str, Any]:
 
 def flush_cache(base_url: str, api_key: str | None = None, timeout_s: float = 120.0) -> None:
     """Reset the server's accept counters (and its KV cache); waits for the server to be idle."""
-    status, body = _request(f"{base_url}/flush_cache?timeout={timeout_s:g}", "POST", api_key,
-                            timeout_s + 10)
+    status, body = _request(
+        f"{base_url}/flush_cache?timeout={timeout_s:g}", "POST", api_key, timeout_s + 10
+    )
     if status != 200:
         raise ServerApiError(f"/flush_cache answered HTTP {status}: {body[:300]!r}")
 
@@ -71,7 +73,7 @@ def metric_total(text: str | None, name: str) -> float | None:
         return None
     total, seen = 0.0, False
     for line in text.splitlines():
-        if line.startswith(name) and line[len(name):len(name) + 1] in ("{", " "):
+        if line.startswith(name) and line[len(name) : len(name) + 1] in ("{", " "):
             total += float(line.rsplit(" ", 1)[-1])
             seen = True
     return total if seen else None

@@ -30,22 +30,37 @@ def program(server: ServerConf) -> list[str]:
         return [sys.executable, "-m", "sglang.launch_server"]
     if server.kind == "docker":
         return ["python3", "-m", "sglang.launch_server"]
-    raise ValueError(f"server.kind={server.kind!r} starts no process "
-                     "(choose simulated, sglang, docker or external)")
+    raise ValueError(
+        f"server.kind={server.kind!r} starts no process "
+        "(choose simulated, sglang, docker or external)"
+    )
 
 
-def docker_wrap(server: ServerConf, argv: Sequence[str], env: dict[str, str],
-                name: str) -> list[str]:
+def docker_wrap(
+    server: ServerConf, argv: Sequence[str], env: dict[str, str], name: str
+) -> list[str]:
     """``docker run`` around the server argv; the added env goes in with ``-e``."""
     if not server.docker_image:
-        raise ValueError("server=docker needs server.docker_image (e.g. lmsysorg/sglang:v0.5.23-cu130)")
+        raise ValueError(
+            "server=docker needs server.docker_image (e.g. lmsysorg/sglang:v0.5.23-cu130)"
+        )
     env_flags = [flag for key, value in env.items() for flag in ("-e", f"{key}={value}")]
-    return ["docker", "run", "--rm", "--name", name, *server.docker_args, *env_flags,
-            server.docker_image, *argv]
+    return [
+        "docker",
+        "run",
+        "--rm",
+        "--name",
+        name,
+        *server.docker_args,
+        *env_flags,
+        server.docker_image,
+        *argv,
+    ]
 
 
-def write_simulated_config(server: ServerConf, cell_dir: Path,
-                           answer_key: Sequence[dict[str, str]]) -> Path:
+def write_simulated_config(
+    server: ServerConf, cell_dir: Path, answer_key: Sequence[dict[str, str]]
+) -> Path:
     """Write the simulated model's settings and answer key into the cell folder."""
     key_path = cell_dir / SIM_ANSWER_KEY_FILE
     with key_path.open("w", encoding="utf-8") as fh:
@@ -60,8 +75,13 @@ def write_simulated_config(server: ServerConf, cell_dir: Path,
     return path
 
 
-def server_argv(server: ServerConf, sglang_args: Sequence[str], added_env: dict[str, str],
-                cell_dir: Path, answer_key: Sequence[dict[str, str]]) -> list[str]:
+def server_argv(
+    server: ServerConf,
+    sglang_args: Sequence[str],
+    added_env: dict[str, str],
+    cell_dir: Path,
+    answer_key: Sequence[dict[str, str]],
+) -> list[str]:
     """The complete argv that starts the server of a cell."""
     argv = [*program(server), *sglang_args, *server.extra_args]
     if server.kind == "simulated":

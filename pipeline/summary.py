@@ -36,16 +36,24 @@ def row(result: dict[str, Any]) -> tuple[str, ...]:
     error = result.get("error") or {}
     note = error.get("message", "").splitlines()[0][:90] if error else ""
     status = result.get("status", "?") + (" (simulated)" if result.get("simulated") else "")
-    return (result.get("cell", {}).get("name", "?"), status, _accuracy(result),
-            _fmt(accept.get("accept_length")), _fmt(accept.get("accept_rate")), note)
+    return (
+        result.get("cell", {}).get("name", "?"),
+        status,
+        _accuracy(result),
+        _fmt(accept.get("accept_length")),
+        _fmt(accept.get("accept_rate")),
+        note,
+    )
 
 
 def table(rows: list[tuple[str, ...]]) -> str:
     """A plain aligned text table with a header."""
     all_rows = [_HEADER, *rows]
     widths = [max(len(r[i]) for r in all_rows) for i in range(len(_HEADER))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
-             for r in all_rows]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip()
+        for r in all_rows
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
 

@@ -30,4 +30,5 @@ def sglang_version(server: ServerConf) -> str:
     except importlib.metadata.PackageNotFoundError as err:
         raise ValueError(
             "cannot tell which SGLang version to plan for: sglang is not installed here; set "
-            "server.sglang_version=0.5.23 (or the version the server runs)") from err
+            "server.sglang_version=0.5.23 (or the version the server runs)"
+        ) from err

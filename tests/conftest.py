@@ -38,5 +38,9 @@ def processes_mentioning(text: str) -> list[psutil.Process]:
 @pytest.fixture
 def fast_sim() -> list[str]:
     """Overrides that make the simulated server and the client quick for tests."""
-    return ["server.simulated.startup_delay_s=0.2", "client.progress=false",
-            "server.stop_grace_s=5", "server.startup_timeout_s=30"]
+    return [
+        "server.simulated.startup_delay_s=0.2",
+        "client.progress=false",
+        "server.stop_grace_s=5",
+        "server.startup_timeout_s=30",
+    ]

@@ -44,19 +44,28 @@ def test_cell_matches_simulated_ground_truth(tmp_path, fast_sim):
     truth_accept = sum(e["completion_tokens"] for e in served) / sum(e["verify_ct"] for e in served)
     assert result["accept"]["accept_length"] == pytest.approx(truth_accept, abs=1e-12)
     truth_rate = sum(e["num_correct_drafts"] for e in served) / sum(
-        e["verify_ct"] * 3 for e in served)
+        e["verify_ct"] * 3 for e in served
+    )
     assert result["accept"]["accept_rate"] == pytest.approx(truth_rate, abs=1e-12)
     assert result["accept"]["cross_check"]["agrees"] is True
-    assert result["mismatches"] == [] or all(not m.get("verifiable", True) for m in result["mismatches"])
+    assert result["mismatches"] == [] or all(
+        not m.get("verifiable", True) for m in result["mismatches"]
+    )
     assert result["observed"]["kv_cache_dtype"] == "fp8_e4m3"
     assert result["provenance"]["server_argv"][:3][-1] == "pipeline.simserver"
 
 
 def test_non_speculative_cell_says_so(tmp_path, fast_sim):
-    result, _ = run(tmp_path, [*fast_sim, "model.speculative.algorithm=null",
-                               "model.speculative.num_steps=null",
-                               "model.speculative.eagle_topk=null",
-                               "model.speculative.num_draft_tokens=null"])
+    result, _ = run(
+        tmp_path,
+        [
+            *fast_sim,
+            "model.speculative.algorithm=null",
+            "model.speculative.num_steps=null",
+            "model.speculative.eagle_topk=null",
+            "model.speculative.num_draft_tokens=null",
+        ],
+    )
     assert result["status"] == "ok", result["error"]
     assert result["accept"]["status"] == "not_speculative"
 
@@ -64,16 +73,21 @@ def test_non_speculative_cell_says_so(tmp_path, fast_sim):
 def test_dry_run_starts_nothing_and_records_argv(tmp_path, fast_sim):
     result, cell_dir = run(tmp_path, [*fast_sim, "dry_run=true", "backend=fmha_v2"])
     assert result["status"] == "planned"
-    assert "--prefill-attention-backend" in result["server"]["argv"] or \
-        "--attention-backend" in result["server"]["argv"]
+    assert (
+        "--prefill-attention-backend" in result["server"]["argv"]
+        or "--attention-backend" in result["server"]["argv"]
+    )
     assert not (cell_dir / "server.log").exists()
 
 
 @pytest.mark.parametrize(
     ("fault", "status", "error_kind"),
     [
-        ("+server.simulated.faults.reject_message='bad flag combination'", "failed",
-         "server_rejected_config"),
+        (
+            "+server.simulated.faults.reject_message='bad flag combination'",
+            "failed",
+            "server_rejected_config",
+        ),
         ("+server.simulated.faults.crash_at_start=true", "failed", "server_crash"),
         ("+server.simulated.faults.never_healthy=true", "failed", "server_timeout"),
         ("+server.simulated.faults.crash_after_requests=20", "failed", "server_died"),
@@ -118,7 +132,8 @@ def test_soft_faults_are_counted_never_scored_correct(tmp_path, fast_sim, fault,
 
 
 def test_latency_fault_slows_but_succeeds(tmp_path, fast_sim):
-    result, _ = run(tmp_path, [*fast_sim, "server.simulated.latency_s=0.05",
-                               "evals.mcq_sample.repeats=1"])
+    result, _ = run(
+        tmp_path, [*fast_sim, "server.simulated.latency_s=0.05", "evals.mcq_sample.repeats=1"]
+    )
     assert result["status"] == "ok"
     assert result["evals"]["mcq_sample"]["wall_time_s"] > 0.05

@@ -15,8 +15,13 @@ pytestmark = pytest.mark.slow
 
 
 def mtp_eval(*args: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pipeline", *args], cwd=REPO, text=True,
-                          capture_output=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args],
+        cwd=REPO,
+        text=True,
+        capture_output=True,
+        timeout=timeout,
+    )
 
 
 def results(sweep: Path) -> dict[str, dict]:
@@ -30,7 +35,11 @@ def test_demo_experiment_runs_four_simulated_cells(tmp_path):
     cells = results(sweep)
     assert len(cells) == 4
     assert {(r["cell"]["variant"], r["cell"]["kv_dtype"]) for r in cells.values()} == {
-        ("fmha_v2", "auto"), ("fmha_v2", "fp8_e4m3"), ("fa3", "auto"), ("fa3", "fp8_e4m3")}
+        ("fmha_v2", "auto"),
+        ("fmha_v2", "fp8_e4m3"),
+        ("fa3", "auto"),
+        ("fa3", "fp8_e4m3"),
+    }
     assert all(r["status"] == "ok" and r["simulated"] for r in cells.values())
     assert f"4 cells under {sweep}" in proc.stdout
     assert "(simulated)" in proc.stdout
@@ -39,9 +48,15 @@ def test_demo_experiment_runs_four_simulated_cells(tmp_path):
 
 def test_sm120_sweep_marks_unsupported_cells_and_exits_clean(tmp_path):
     sweep = tmp_path / "sm120"
-    proc = mtp_eval("-m", "gpu=rtx_pro_6000", "backend=fmha_v2", "kv_dtype=auto,fp8_e4m3",
-                    "skip_softmax.prefill=0,0.5", "client.progress=false",
-                    f"hydra.sweep.dir={sweep}")
+    proc = mtp_eval(
+        "-m",
+        "gpu=rtx_pro_6000",
+        "backend=fmha_v2",
+        "kv_dtype=auto,fp8_e4m3",
+        "skip_softmax.prefill=0,0.5",
+        "client.progress=false",
+        f"hydra.sweep.dir={sweep}",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     cells = results(sweep)
     statuses = sorted(r["status"] for r in cells.values())
@@ -57,8 +72,15 @@ def test_sm120_sweep_marks_unsupported_cells_and_exits_clean(tmp_path):
 
 def test_dry_run_sweep_prints_argv_and_starts_nothing(tmp_path):
     sweep = tmp_path / "dry"
-    proc = mtp_eval("-m", "dry_run=true", "backend=fmha_v2,fa3", "gpu=h200",
-                    "server=sglang", "server.sglang_version=0.5.19", f"hydra.sweep.dir={sweep}")
+    proc = mtp_eval(
+        "-m",
+        "dry_run=true",
+        "backend=fmha_v2,fa3",
+        "gpu=h200",
+        "server=sglang",
+        "server.sglang_version=0.5.19",
+        f"hydra.sweep.dir={sweep}",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count("server command:") == 2
     assert "sglang.launch_server" in proc.stdout

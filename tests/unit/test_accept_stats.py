@@ -13,8 +13,13 @@ from pipeline.accept_stats import (
 
 
 def spec(completion, verify, correct, hist, n_draft=4):
-    return {"completion_tokens": completion, "verify_ct": verify, "num_correct_drafts": correct,
-            "num_proposed_drafts": verify * (n_draft - 1), "histogram": hist}
+    return {
+        "completion_tokens": completion,
+        "verify_ct": verify,
+        "num_correct_drafts": correct,
+        "num_proposed_drafts": verify * (n_draft - 1),
+        "histogram": hist,
+    }
 
 
 # The live 0.5.19 responses (shared/reference/live-sglang-0.5.19): 64 tokens over 39 verifies with
@@ -75,7 +80,10 @@ def test_ratio_stderr_matches_bootstrap_order_of_magnitude():
     ("info", "expected"),
     [
         ({"internal_states": [{"avg_spec_accept_length": 1.74375}]}, 1.74375),
-        ({"internal_states": [{"avg_spec_accept_length": 2.0}, {"avg_spec_accept_length": 3.0}]}, 2.5),
+        (
+            {"internal_states": [{"avg_spec_accept_length": 2.0}, {"avg_spec_accept_length": 3.0}]},
+            2.5,
+        ),
         ({"internal_states": [{"last_gen_throughput": 0.0}]}, None),
         ({}, None),
     ],

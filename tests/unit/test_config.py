@@ -24,7 +24,11 @@ def compose_cell(overrides, return_hydra_config=False):
 
 @pytest.mark.parametrize(
     "override",
-    [f"{g}={o}" for g in ("model", "backend", "kv_dtype", "gpu", "server", "client") for o in options(g)]
+    [
+        f"{g}={o}"
+        for g in ("model", "backend", "kv_dtype", "gpu", "server", "client")
+        for o in options(g)
+    ]
     + [f"evals=[{o}]" for o in options("evals")],
 )
 def test_every_option_composes_into_typed_config(override):
@@ -57,7 +61,9 @@ def test_skip_softmax_factors_are_plain_numbers():
 def test_typo_in_key_fails_at_compose(override):
     with pytest.raises((ConfigCompositionException, ConfigKeyError)) as info:
         compose_cell([override])
-    assert override.split("=")[0].lstrip("+").split(".")[-1] in str(info.value) + str(info.value.__cause__)
+    assert override.split("=")[0].lstrip("+").split(".")[-1] in str(info.value) + str(
+        info.value.__cause__
+    )
 
 
 def test_wrong_type_fails_at_compose():
@@ -76,8 +82,12 @@ def test_typo_in_a_yaml_file_names_the_key_and_file(tmp_path):
 
     conf_dir = tmp_path / "conf"
     shutil.copytree(CONF, conf_dir)
-    (conf_dir / "model" / "bad.yaml").write_text("name: x\npath: y\nspeculativ:\n  algorithm: EAGLE\n")
-    with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
-        with pytest.raises(ConfigCompositionException) as info:
-            compose("config", overrides=["model=bad"])
+    (conf_dir / "model" / "bad.yaml").write_text(
+        "name: x\npath: y\nspeculativ:\n  algorithm: EAGLE\n"
+    )
+    with (
+        initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"),
+        pytest.raises(ConfigCompositionException) as info,
+    ):
+        compose("config", overrides=["model=bad"])
     assert "model/bad" in str(info.value) and "speculativ" in str(info.value)

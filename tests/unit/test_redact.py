@@ -16,8 +16,13 @@ def test_redact_argv(argv, expected):
 
 
 def test_redact_env_masks_secret_names_only():
-    env = {"HF_TOKEN": "hf_x", "OPENAI_API_KEY": "k", "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR": "0.5",
-           "DB_PASSWORD": "p", "PATH": "/bin"}
+    env = {
+        "HF_TOKEN": "hf_x",
+        "OPENAI_API_KEY": "k",
+        "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR": "0.5",
+        "DB_PASSWORD": "p",
+        "PATH": "/bin",
+    }
     out = redact_env(env)
     assert out["HF_TOKEN"] == out["OPENAI_API_KEY"] == out["DB_PASSWORD"] == MASK
     assert out["PATH"] == "/bin"

@@ -1,23 +1,34 @@
 import json
 
-from pipeline.resume import claim_samples, finished_result, kept_samples, mark_skipped
 from pipeline.results import write_json_atomic
+from pipeline.resume import claim_samples, finished_result, kept_samples, mark_skipped
 
 
 def line(qid, repeat, error=None, correct=True):
-    return json.dumps({"question_id": qid, "repeat": repeat, "error_kind": error, "correct": correct})
+    return json.dumps(
+        {"question_id": qid, "repeat": repeat, "error_kind": error, "correct": correct}
+    )
 
 
 def test_kept_samples_drops_errors_and_torn_lines_and_keeps_latest(tmp_path):
     path = tmp_path / "s.jsonl"
-    path.write_text("\n".join([
-        line("a", 0, correct=False), line("a", 0, correct=True),  # later line wins
-        line("b", 0, error="timeout"),                              # asked again
-        line("c", 1), '{"question_id": "d", "rep',                   # torn by a kill
-    ]) + "\n")
+    path.write_text(
+        "\n".join(
+            [
+                line("a", 0, correct=False),
+                line("a", 0, correct=True),  # later line wins
+                line("b", 0, error="timeout"),  # asked again
+                line("c", 1),
+                '{"question_id": "d", "rep',  # torn by a kill
+            ]
+        )
+        + "\n"
+    )
     kept = kept_samples(path)
     assert sorted((r["question_id"], r["repeat"], r["correct"]) for r in kept) == [
-        ("a", 0, True), ("c", 1, True)]
+        ("a", 0, True),
+        ("c", 1, True),
+    ]
     assert len(path.read_text().splitlines()) == 2  # rewritten without the dropped lines
 
 
