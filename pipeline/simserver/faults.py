@@ -1,0 +1,79 @@
+"""Which injected fault hits a request (pure).
+
+Rate faults are drawn from ``hash(seed, prompt, attempt)``, where ``attempt`` counts earlier
+requests with the same prompt in this server process: a rerun of the same sequence sees the same
+faults, and a client's retry gets a fresh draw (so retries can succeed, as with a flaky server).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.simserver.model import hash_units
+
+# Checked in this order; the name is what the ledger's "fault" field says.
+RATE_FAULT_ORDER = ("connection_reset", "http_5xx", "malformed_json", "truncation")
+
+
+@dataclass(frozen=True)
+class Faults:
+    """The ``faults`` object of ``--sim-config`` with its defaults filled in."""
+
+    rates: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # in RATE_FAULT_ORDER
+    crash_after_requests: int | None = None
+    hang_after_requests: int | None = None
+    missing_spec_keys: bool = False
+    latency_s: float = 0.0
+    reject_message: str | None = None
+    crash_at_start: str | None = None  # the scheduler's last traceback line; None: no crash
+    never_healthy: bool = False
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Faults:
+        """Build from the (already validated) ``faults`` object."""
+        rates = tuple(float(raw.get(f"{name}_rate") or 0.0) for name in RATE_FAULT_ORDER)
+        return cls(
+            rates=rates,  # type: ignore[arg-type]
+            crash_after_requests=raw.get("crash_after_requests"),
+            hang_after_requests=raw.get("hang_after_requests"),
+            missing_spec_keys=bool(raw.get("missing_spec_keys")),
+            latency_s=float(raw.get("latency_s") or 0.0),
+            reject_message=raw.get("reject_message"),
+            crash_at_start=_crash_message(raw.get("crash_at_start")),
+            never_healthy=bool(raw.get("never_healthy")),
+        )
+
+    @property
+    def any_rate(self) -> bool:
+        """Whether any rate fault can fire (saves the hash when none can)."""
+        return any(r > 0.0 for r in self.rates)
+
+
+def _crash_message(value: Any) -> str | None:
+    if not value:
+        return None
+    if isinstance(value, str):
+        return value
+    return "RuntimeError: simulated scheduler failure at start-up (crash_at_start)"
+
+
+def rate_fault(faults: Faults, seed: int, prompt: str, attempt: int) -> str | None:
+    """The rate fault that hits this request, or None."""
+    if not faults.any_rate:
+        return None
+    units = hash_units(str(seed), "fault", prompt, str(attempt))
+    for name, rate, u in zip(RATE_FAULT_ORDER, faults.rates, units, strict=True):
+        if u < rate:
+            return name
+    return None
+
+
+def stop_fault(faults: Faults, completed: int) -> str | None:
+    """The stop fault due once ``completed`` requests were answered, or None."""
+    if faults.crash_after_requests is not None and completed >= faults.crash_after_requests:
+        return "crash_after_requests"
+    if faults.hang_after_requests is not None and completed >= faults.hang_after_requests:
+        return "hang_after_requests"
+    return None

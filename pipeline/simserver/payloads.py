@@ -1,0 +1,220 @@
+"""Response bodies with SGLang's key names and order (pure).
+
+Shapes follow ``reference/live-sglang-0.5.19/``: chat completions with ``choices[i].meta_info``
+and ``sglext.spec_tokens_details``, native ``/generate`` and the SSE chunks of a chat stream.
+0.5.19 also carries the backward-compatible aliases ``spec_accepted_drafts``,
+``spec_proposed_drafts`` and ``spec_accept_histogram`` that 0.5.23 removed.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from pipeline.simserver.model import Completion
+from pipeline.simserver.spec import SpecDraw
+
+EOS_TOKEN_ID = 151645  # what "matched" reports for a natural stop (a Qwen-style EOS id)
+_ALIAS_VERSIONS = ("0.5.17", "0.5.19", "0.5.20")
+
+
+@dataclass(frozen=True)
+class Flavour:
+    """What the imitated server version and its flags put into responses."""
+
+    version: str
+    num_draft_tokens: int  # 0 without speculation
+    timing_fields: bool  # --enable-metrics adds per-request timestamps to meta_info
+    spec_keys: bool = True  # False under the missing_spec_keys fault
+
+    @property
+    def aliases(self) -> bool:
+        """Whether this version still emits the pre-0.5.23 spec aliases."""
+        return self.version in _ALIAS_VERSIONS
+
+
+@dataclass(frozen=True)
+class Served:
+    """One generated choice with everything its response parts need."""
+
+    rid: str
+    completion: Completion
+    prompt_tokens: int
+    spec: SpecDraw | None  # None without speculation
+    received: float  # time.time() when the request arrived
+    finished: float  # time.time() when generation ended
+
+    @property
+    def completion_tokens(self) -> int:
+        """Tokens in the (possibly cut) completion."""
+        return len(self.completion.tokens)
+
+    @property
+    def text(self) -> str:
+        """The completion's text."""
+        return "".join(self.completion.tokens)
+
+
+def finish_reason_obj(s: Served) -> dict[str, Any]:
+    """``meta_info.finish_reason``: ``{"type": "stop", "matched": id}`` or ``length``."""
+    if s.completion.finish_reason == "length":
+        return {"type": "length", "length": s.completion_tokens}
+    return {"type": "stop", "matched": EOS_TOKEN_ID}
+
+
+def spec_meta(s: Served, f: Flavour) -> dict[str, Any]:
+    """The ``spec_*`` keys of ``meta_info`` (empty when SGLang would not add them)."""
+    d = s.spec
+    if d is None or d.verify_ct == 0 or not f.spec_keys:
+        return {}
+    proposed = d.num_proposed(f.num_draft_tokens)
+    out: dict[str, Any] = {
+        "spec_accept_rate": d.accept_rate(f.num_draft_tokens),
+        "spec_accept_length": s.completion_tokens / d.verify_ct,
+        "spec_num_correct_drafts": d.num_correct_drafts,
+        "spec_num_proposed_drafts": proposed,
+        "spec_verify_ct": d.verify_ct,
+    }
+    if f.aliases:
+        out["spec_accepted_drafts"] = d.num_correct_drafts
+        out["spec_proposed_drafts"] = proposed
+    out["spec_correct_drafts_histogram"] = list(d.histogram)
+    if f.aliases:
+        out["spec_accept_histogram"] = list(d.histogram)
+    return out
+
+
+def meta_info(s: Served, f: Flavour, sent: float) -> dict[str, Any]:
+    """The full ``meta_info`` of one finished choice, keys in SGLang's order."""
+    n = s.completion_tokens
+    e2e = max(s.finished - s.received, 1e-6)
+    m: dict[str, Any] = {"id": s.rid, "finish_reason": finish_reason_obj(s)}
+    m["prompt_tokens"] = s.prompt_tokens
+    m.update(weight_version="default", num_retractions=0)
+    if f.timing_fields:
+        m.update(forward_entry_time=s.received + 0.001, prefill_finished_time=s.received + 0.002)
+        m["queue_time"] = 0.0003
+    m.update(reasoning_tokens=0, completion_tokens=n, cached_tokens=0)
+    m["weight_versions"] = [{"version": "default", "start": 0, "end": n}]
+    m.update(cached_tokens_details=None, dp_rank=None, e2e_latency=e2e)
+    m.update(spec_meta(s, f))
+    if f.timing_fields:
+        m.update(request_received_ts=s.received, api_server_dispatch_finish_ts=s.received + 5e-4)
+        m.update(request_finished_ts=s.finished, decode_throughput=n / e2e)
+        m["response_sent_to_client_ts"] = sent
+    return m
+
+
+def spec_tokens_details(s: Served, f: Flavour) -> dict[str, Any] | None:
+    """``sglext.spec_tokens_details`` of one choice (None when it has no spec statistics)."""
+    spec = spec_meta(s, f)
+    if not spec:
+        return None
+    keys = ("spec_accept_rate", "spec_accept_length")
+    out = {k: spec[k] for k in keys}
+    out.update(spec_cap_length=0.0, spec_block_accept_length=0.0)
+    for k in ("spec_num_correct_drafts", "spec_num_proposed_drafts", "spec_verify_ct"):
+        out[k] = spec[k]
+    out["spec_correct_drafts_histogram"] = spec["spec_correct_drafts_histogram"]
+    out["spec_cap_lens_histogram"] = []
+    return out
+
+
+def sglext(served: list[Served], f: Flavour) -> dict[str, Any] | None:
+    """``{"spec_tokens_details": ...}``: one object for n == 1, a list for n > 1."""
+    details = [spec_tokens_details(s, f) for s in served]
+    if all(d is None for d in details):
+        return None
+    return {"spec_tokens_details": details[0] if len(details) == 1 else details}
+
+
+def usage(served: list[Served]) -> dict[str, Any]:
+    """OpenAI ``usage`` with SGLang's extra keys."""
+    prompt = served[0].prompt_tokens
+    completion = sum(s.completion_tokens for s in served)
+    return {
+        "prompt_tokens": prompt,
+        "total_tokens": prompt + completion,
+        "completion_tokens": completion,
+        "prompt_tokens_details": None,
+        "reasoning_tokens": 0,
+    }
+
+
+def chat_response(
+    served: list[Served], f: Flavour, model: str, want_meta: bool, want_spec: bool, sent: float
+) -> dict[str, Any]:
+    """A non-streaming ``chat.completion`` body."""
+    choices = []
+    for i, s in enumerate(served):
+        message = {"role": "assistant", "content": s.text, "reasoning_content": None}
+        message["tool_calls"] = None
+        choice: dict[str, Any] = {
+            "index": i,
+            "message": message,
+            "logprobs": None,
+            "finish_reason": s.completion.finish_reason,
+            "matched_stop": EOS_TOKEN_ID if s.completion.finish_reason == "stop" else None,
+        }
+        if want_meta:
+            choice["meta_info"] = meta_info(s, f, sent)
+        choices.append(choice)
+    total = sum(s.completion_tokens for s in served)
+    body: dict[str, Any] = {
+        "id": served[0].rid,
+        "object": "chat.completion",
+        "created": int(served[0].received),
+        "model": model,
+        "choices": choices,
+        "usage": usage(served),
+        "metadata": {
+            "weight_version": "default",
+            "weight_versions": [{"version": "default", "start": 0, "end": total}],
+        },
+    }
+    ext = sglext(served, f) if want_spec else None
+    if ext is not None:
+        body["sglext"] = ext
+    return body
+
+
+def chunk(rid: str, created: int, model: str, choices: list[dict[str, Any]]) -> dict[str, Any]:
+    """One ``chat.completion.chunk`` of a stream."""
+    return {
+        "id": rid,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "choices": choices,
+        "usage": None,
+    }
+
+
+def delta_choice(index: int, content: str, role: bool, finish: str | None) -> dict[str, Any]:
+    """A streamed choice: a piece of content, and the finish reason on the last piece."""
+    delta: dict[str, Any] = {"role": "assistant"} if role else {}
+    delta.update(content=content, reasoning_content=None, tool_calls=None)
+    return {
+        "index": index,
+        "delta": delta,
+        "logprobs": None,
+        "finish_reason": finish,
+        "matched_stop": EOS_TOKEN_ID if finish == "stop" else None,
+    }
+
+
+def token_id(word: str) -> int:
+    """A stable fake token id for a word (``output_ids`` of ``/generate``)."""
+    return 100 + zlib.crc32(word.encode()) % 32000
+
+
+def generate_response(s: Served, f: Flavour, sent: float) -> dict[str, Any]:
+    """A native ``/generate`` body: text, output_ids and meta_info."""
+    ids = [token_id(t) for t in s.completion.tokens]
+    return {"text": s.text, "output_ids": ids, "meta_info": meta_info(s, f, sent)}
+
+
+def error_body(message: str, kind: str, code: int) -> dict[str, Any]:
+    """SGLang's OpenAI-style error object."""
+    return {"object": "error", "message": message, "type": kind, "param": None, "code": code}

@@ -1,0 +1,135 @@
+"""What one simulated server process is, fixed at start-up, and how it answers one prompt.
+
+``Runtime`` bundles the resolved arguments, the cell's targets and the precomputed pieces the hot
+path needs (answer index, acceptance thresholds), so a request costs a couple of hashes, a short
+loop of random draws and one JSON dump.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.simserver.effects import CellTargets
+from pipeline.simserver.faults import Faults
+from pipeline.simserver.model import AnswerIndex, Completion, hash_units, plan_completion, truncate
+from pipeline.simserver.payloads import Flavour, Served
+from pipeline.simserver.simconfig import SimConfig
+from pipeline.simserver.spec import SpecDraw, chain_probability, draw_spec, thresholds
+
+# Keys that define a cell for the acceptance RNG: a change here redraws the accept sequence.
+_CELL_KEYS = (
+    "attention_backend", "prefill_attention_backend", "decode_attention_backend",
+    "speculative_draft_attention_backend", "speculative_attention_mode", "kv_cache_dtype",
+    "speculative_algorithm", "speculative_num_steps", "speculative_eagle_topk",
+    "speculative_num_draft_tokens", "page_size",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """Start-up facts of the server process."""
+
+    conf: SimConfig
+    faults: Faults
+    args: dict[str, Any]  # server_args as /server_info reports them
+    version: str
+    targets: CellTargets
+    index: AnswerIndex
+    flavour: Flavour
+    cell_id: str
+    env_vars: dict[str, str] | None  # internal_states env_vars (SGLANG_EXPOSE_OWN_ENV_VARS=1)
+    launch_command: str
+    ascending: list[float] | None = field(default=None)  # acceptance thresholds; None: no spec
+
+    @property
+    def spec_on(self) -> bool:
+        """Whether speculative decoding is configured."""
+        return self.ascending is not None
+
+    @property
+    def latency_s(self) -> float:
+        """Delay added to every request (top-level plus the fault flag)."""
+        return self.conf.latency_s + self.faults.latency_s
+
+
+def cell_id(args: Mapping[str, Any], env: Mapping[str, str], targets: CellTargets) -> str:
+    """A short stable id of the cell: the keys that change acceptance plus SGLANG_* variables."""
+    sig = {k: args.get(k) for k in _CELL_KEYS}
+    sig["env"] = {k: v for k, v in sorted(env.items()) if k.startswith("SGLANG_")}
+    sig["targets"] = [targets.accuracy, targets.accept_length]
+    return hashlib.blake2b(json.dumps(sig, sort_keys=True).encode(), digest_size=8).hexdigest()
+
+
+def acceptance_thresholds(args: Mapping[str, Any], targets: CellTargets) -> list[float] | None:
+    """Thresholds for ``spec.draw_spec``, or None when speculation is off."""
+    if not args.get("speculative_algorithm"):
+        return None
+    steps = int(args["speculative_num_steps"])
+    return thresholds(chain_probability(targets.accept_length, steps), steps)
+
+
+def answer(
+    rt: Runtime, prompt: str, question: str, cap: int | None, truncated: bool
+) -> tuple[Completion, SpecDraw | None]:
+    """The completion for ``prompt`` (and its spec statistics when speculation is on).
+
+    Args:
+        rt: the runtime.
+        prompt: the full prompt text (all messages); it alone decides correctness and length.
+        question: where the question is looked up (the last user message).
+        cap: the request's token limit.
+        truncated: the truncation fault hit: stop at half the intended length.
+    """
+    units = hash_units(str(rt.conf.seed), prompt)
+    mean = rt.conf.mean_completion_tokens
+    full = plan_completion(rt.index, question, units, rt.targets.accuracy, mean, None)
+    if truncated:
+        half = max(1, len(full.tokens) // 2)
+        cap = half if cap is None else min(cap, half)
+    completion = truncate(full, cap)
+    if rt.ascending is None:
+        return completion, None
+    seed = hash_units(str(rt.conf.seed), prompt, rt.cell_id)[0]
+    rng = random.Random(int(seed * (1 << 53)))
+    return completion, draw_spec(rng, len(completion.tokens), rt.ascending)
+
+
+def served(
+    rt: Runtime, rid: str, prompt: str, question: str, prompt_tokens: int, cap: int | None,
+    truncated: bool, received: float, now: float,
+) -> Served:  # fmt: skip
+    """One generated choice, ready for the payload builders."""
+    completion, spec = answer(rt, prompt, question, cap, truncated)
+    return Served(rid, completion, prompt_tokens, spec, received, now)
+
+
+def ledger_row(
+    rt: Runtime, s: Served, endpoint: str, index: int, fault: str | None, stream: bool
+) -> dict[str, Any]:
+    """The ledger line of one served (or faulted) choice."""
+    c, d = s.completion, s.spec
+    return {
+        "rid": s.rid,
+        "endpoint": endpoint,
+        "index": index,
+        "question_key": c.question_key,
+        "kind": c.kind,
+        "correct": c.correct,
+        "answer": c.answer,
+        "completion_tokens": len(c.tokens),
+        "prompt_tokens": s.prompt_tokens,
+        "verify_ct": d.verify_ct if d else None,
+        "num_correct_drafts": d.num_correct_drafts if d else None,
+        "histogram": list(d.histogram) if d else None,
+        "finish_reason": c.finish_reason,
+        "fault": fault,
+        "stream": stream,
+        "accuracy": rt.targets.accuracy,
+        "accept_length": rt.targets.accept_length if rt.spec_on else None,
+        "time": s.finished,
+    }

@@ -1,0 +1,174 @@
+"""Mutable server state: accept-length totals, Prometheus counters and the ledger.
+
+The totals mirror SGLang's: ``avg_spec_accept_length`` per DP rank is accepted tokens (bonus
+included, prefill token excluded) over verify steps since the last ``/flush_cache``; the
+Prometheus counters are cumulative for the life of the process and survive a flush; the gauges
+hold the last decode log interval.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from pipeline.simserver.payloads import Served
+
+log = logging.getLogger("sglang.simserver")
+
+
+@dataclass
+class RankTotals:
+    """Spec totals of one DP rank since the last flush."""
+
+    accept_tokens: int = 0
+    forward_ct: int = 0
+
+    def average(self) -> float | None:
+        """``avg_spec_accept_length``; None (key absent) before the first verify."""
+        return self.accept_tokens / self.forward_ct if self.forward_ct else None
+
+
+@dataclass
+class Interval:
+    """Counters of the current decode log interval."""
+
+    verify: int = 0
+    correct: int = 0
+    tokens: int = 0
+    started: float = 0.0
+
+
+class ServerState:
+    """Everything that changes while the server runs."""
+
+    def __init__(self, dp_size: int, log_interval: int, num_draft_tokens: int) -> None:
+        self.ranks = [RankTotals() for _ in range(max(dp_size, 1))]
+        self.log_interval = max(log_interval, 1)
+        self.num_draft_tokens = num_draft_tokens
+        self.in_flight = 0
+        self.completed = 0  # chat/generate requests answered (stop faults count these)
+        self.served_requests = 0  # requests that reached generation (round-robin over ranks)
+        self.num_requests = 0
+        self.prompt_tokens = 0
+        self.generation_tokens = {"false": 0, "true": 0}
+        self.verify_calls = 0
+        self.interval = Interval(started=time.monotonic())
+        self.gauge_accept_length = 0.0
+        self.gauge_accept_rate = 0.0
+        self.last_gen_throughput = 0.0
+        self._attempts: dict[str, int] = {}
+
+    def attempt(self, prompt: str) -> int:
+        """How many earlier requests carried this exact prompt (then count this one)."""
+        n = self._attempts.get(prompt, 0)
+        self._attempts[prompt] = n + 1
+        return n
+
+    def record(self, served: Sequence[Served], streaming: bool) -> None:
+        """Count one generated request (all its choices) on one DP rank."""
+        rank = self.ranks[self.served_requests % len(self.ranks)]
+        self.served_requests += 1
+        self.num_requests += 1
+        self.prompt_tokens += served[0].prompt_tokens
+        for s in served:
+            self.generation_tokens["true" if streaming else "false"] += s.completion_tokens
+            self.interval.tokens += s.completion_tokens
+            if s.spec is not None:
+                rank.forward_ct += s.spec.verify_ct
+                rank.accept_tokens += s.spec.verify_ct + s.spec.num_correct_drafts
+                self.verify_calls += s.spec.verify_ct
+                self.interval.verify += s.spec.verify_ct
+                self.interval.correct += s.spec.num_correct_drafts
+        if self.interval.verify >= self.log_interval * max(self.in_flight, 1):
+            self._close_interval()
+
+    def _close_interval(self) -> None:
+        iv = self.interval
+        now = time.monotonic()
+        self.gauge_accept_length = (iv.verify + iv.correct) / iv.verify
+        self.gauge_accept_rate = iv.correct / (iv.verify * max(self.num_draft_tokens - 1, 1))
+        self.last_gen_throughput = iv.tokens / max(now - iv.started, 1e-6)
+        log.info(
+            "Decode batch, #running-req: %d, #token: %d, token usage: 0.00, accept len: %.2f, "
+            "accept rate: %.2f, cuda graph: True, gen throughput (token/s): %.2f, #queue-req: 0",
+            self.in_flight,
+            iv.tokens,
+            self.gauge_accept_length,
+            self.gauge_accept_rate,
+            self.last_gen_throughput,
+        )
+        self.interval = Interval(started=now)
+
+    def flush(self) -> None:
+        """``/flush_cache``: zero the spec totals and the interval (not the Prometheus counters)."""
+        self.ranks = [RankTotals() for _ in self.ranks]
+        self.interval = Interval(started=time.monotonic())
+
+
+class Ledger:
+    """Append-only JSONL of served completions, flushed per line so a crash loses nothing."""
+
+    def __init__(self, path: str | None) -> None:
+        self._file: IO[str] | None = None
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+            self._file = open(path, "a", encoding="utf-8")  # noqa: SIM115 - lives as long as the server
+
+    def write(self, row: dict[str, Any]) -> None:
+        """Append one row (no-op without a ledger path)."""
+        if self._file is not None:
+            self._file.write(json.dumps(row) + "\n")
+            self._file.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def metrics_text(state: ServerState, labels: dict[str, str], spec: tuple[int, int] | None) -> str:
+    """Prometheus exposition of the counters and gauges SGLang's collector names.
+
+    Args:
+        state: the server's counters.
+        labels: ``model_name``, ``engine_type``, ``tp_rank``, ``pp_rank``.
+        spec: (num_steps, num_draft_tokens) when speculation is on.
+    """
+    base = ",".join(f'{k}="{v}"' for k, v in labels.items())
+    lines: list[str] = []
+
+    def metric(name: str, kind: str, help_: str, samples: Sequence[tuple[str, str, float]]) -> None:
+        lines.append(f"# HELP sglang:{name} {help_}")
+        lines.append(f"# TYPE sglang:{name} {kind}")
+        for suffix, extra, value in samples:
+            label = base + ("," + extra if extra else "")
+            lines.append(f"sglang:{name}{suffix}{{{label}}} {float(value)}")
+
+    metric(
+        "num_requests", "counter", "The number of requests.", [("_total", "", state.num_requests)]
+    )
+    metric(
+        "prompt_tokens", "counter", "Number of prefill tokens processed.",
+        [("_total", "", state.prompt_tokens)],
+    )  # fmt: skip
+    gen = [("_total", f'is_streaming="{k}"', v) for k, v in state.generation_tokens.items()]
+    metric("generation_tokens", "counter", "Number of generation tokens processed.", gen)
+    if spec is not None:
+        metric(
+            "spec_verify_calls", "counter", "Number of speculative verify calls.",
+            [("_total", "", state.verify_calls)],
+        )  # fmt: skip
+        for name, value in (
+            ("spec_accept_length", state.gauge_accept_length),
+            ("spec_accept_rate", state.gauge_accept_rate),
+            ("spec_num_steps", spec[0]),
+            ("spec_num_draft_tokens", spec[1]),
+        ):
+            metric(name, "gauge", f"The {name.replace('_', ' ')}.", [("", "", value)])
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,110 @@
+"""Server-sent-event streams of ``/v1/chat/completions`` and ``/generate``.
+
+A chat stream sends a role chunk, content chunks (the finish reason on the last one per choice),
+then ``{"choices": [], "sglext": ...}`` when spec details were asked for, the usage chunk when
+``stream_options.include_usage`` is set, and ``data: [DONE]``. Faults: ``malformed_json`` sends a
+chunk that is not JSON and stops; ``connection_reset`` drops the connection after the first chunk.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from aiohttp import web
+
+from pipeline.simserver import payloads
+from pipeline.simserver.payloads import Flavour, Served
+
+if TYPE_CHECKING:
+    from pipeline.simserver.completions import Job
+
+TOKENS_PER_CHUNK = 4
+_BROKEN_CHUNK = b'data: {"id": "sim", "object": "chat.completion.chunk", "choices": [{\n\n'
+
+
+async def _open(request: web.Request) -> web.StreamResponse:
+    resp = web.StreamResponse(
+        headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+    )
+    await resp.prepare(request)
+    return resp
+
+
+def _event(obj: Any) -> bytes:
+    return b"data: " + json.dumps(obj).encode() + b"\n\n"
+
+
+async def _fault_break(request: web.Request, resp: web.StreamResponse, fault: str | None) -> bool:
+    """Apply a stream fault after the first chunk; True when the stream must end now."""
+    if fault == "malformed_json":
+        await resp.write(_BROKEN_CHUNK)
+        return True
+    if fault == "connection_reset":
+        if request.transport is not None:
+            request.transport.abort()
+        return True
+    return False
+
+
+def _pieces(tokens: tuple[str, ...]) -> list[str]:
+    return [
+        "".join(tokens[i : i + TOKENS_PER_CHUNK]) for i in range(0, len(tokens), TOKENS_PER_CHUNK)
+    ] or [""]
+
+
+async def stream_chat(
+    request: web.Request,
+    served: list[Served],
+    flavour: Flavour,
+    job: Job,
+    fault: str | None,
+) -> web.StreamResponse:
+    """Stream a chat completion (all choices, one after the other)."""
+    resp = await _open(request)
+    rid, created, model = served[0].rid, int(served[0].received), job.model
+    first = [payloads.delta_choice(i, "", True, None) for i in range(len(served))]
+    await resp.write(_event(payloads.chunk(rid, created, model, first)))
+    if await _fault_break(request, resp, fault):
+        return resp
+    for i, s in enumerate(served):
+        pieces = _pieces(s.completion.tokens)
+        for j, piece in enumerate(pieces):
+            finish = s.completion.finish_reason if j == len(pieces) - 1 else None
+            choice = payloads.delta_choice(i, piece, False, finish)
+            await resp.write(_event(payloads.chunk(rid, created, model, [choice])))
+    if job.want_spec:
+        ext = payloads.sglext(served, flavour)
+        if ext is not None:
+            await resp.write(_event({**payloads.chunk(rid, created, model, []), "sglext": ext}))
+    if job.include_usage:
+        usage_chunk = payloads.chunk(rid, created, model, [])
+        usage_chunk["usage"] = payloads.usage(served)
+        await resp.write(_event(usage_chunk))
+    await resp.write(b"data: [DONE]\n\n")
+    await resp.write_eof()
+    return resp
+
+
+async def stream_generate(
+    request: web.Request, s: Served, flavour: Flavour, fault: str | None
+) -> web.StreamResponse:
+    """Stream a /generate completion: cumulative text and output_ids, meta_info on the last."""
+    resp = await _open(request)
+    tokens = s.completion.tokens
+    ends = [*range(TOKENS_PER_CHUNK, len(tokens), TOKENS_PER_CHUNK), len(tokens)]
+    for j, end in enumerate(ends):
+        out = payloads.generate_response(s, flavour, time.time())
+        if end < len(tokens):
+            out.update(text="".join(tokens[:end]), output_ids=out["output_ids"][:end])
+            meta = out["meta_info"]
+            meta.update(finish_reason=None, completion_tokens=end)
+            for key in [k for k in meta if k.startswith("spec_")]:
+                del meta[key]  # SGLang adds the spec keys on the finished chunk only
+        await resp.write(_event(out))
+        if j == 0 and await _fault_break(request, resp, fault):
+            return resp
+    await resp.write(b"data: [DONE]\n\n")
+    await resp.write_eof()
+    return resp

@@ -1,0 +1,178 @@
+"""Response shapes of the simulated server against the key sets of real SGLang 0.5.19.
+
+The key sets below are copied from ``reference/live-sglang-0.5.19/`` (responses of a real 0.5.19
+server on an H200); ``test_key_sets_match_the_live_files`` re-reads those files when they are
+present, so the copies cannot drift. The integration tests import these sets too.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from pipeline.simserver import payloads
+from pipeline.simserver.faults import Faults, rate_fault, stop_fault
+from pipeline.simserver.model import Completion
+from pipeline.simserver.payloads import Flavour, Served
+from pipeline.simserver.spec import draw_spec, thresholds
+
+LIVE = Path("/work/shared/reference/live-sglang-0.5.19")
+CHAT_KEYS = {"id", "object", "created", "model", "choices", "usage", "metadata", "sglext"}
+CHOICE_KEYS = {"index", "message", "logprobs", "finish_reason", "matched_stop", "meta_info"}
+MESSAGE_KEYS = {"role", "content", "reasoning_content", "tool_calls"}
+USAGE_KEYS = {
+    "prompt_tokens", "total_tokens", "completion_tokens", "prompt_tokens_details",
+    "reasoning_tokens",
+}  # fmt: skip
+SPEC_ALIASES = {"spec_accepted_drafts", "spec_proposed_drafts", "spec_accept_histogram"}
+META_KEYS_0_5_19 = {
+    "id", "finish_reason", "prompt_tokens", "weight_version", "num_retractions",
+    "forward_entry_time", "prefill_finished_time", "queue_time", "reasoning_tokens",
+    "completion_tokens", "cached_tokens", "weight_versions", "cached_tokens_details", "dp_rank",
+    "e2e_latency", "spec_accept_rate", "spec_accept_length", "spec_num_correct_drafts",
+    "spec_num_proposed_drafts", "spec_verify_ct", "spec_correct_drafts_histogram",
+    "request_received_ts", "api_server_dispatch_finish_ts", "request_finished_ts",
+    "decode_throughput", "response_sent_to_client_ts", *SPEC_ALIASES,
+}  # fmt: skip
+SPEC_DETAILS_KEYS = {
+    "spec_accept_rate", "spec_accept_length", "spec_cap_length", "spec_block_accept_length",
+    "spec_num_correct_drafts", "spec_num_proposed_drafts", "spec_verify_ct",
+    "spec_correct_drafts_histogram", "spec_cap_lens_histogram",
+}  # fmt: skip
+GENERATE_KEYS = {"text", "output_ids", "meta_info"}
+MODEL_CARD_KEYS = {"id", "object", "created", "owned_by", "root", "parent", "max_model_len"}
+MODEL_INFO_KEYS = {
+    "model_path", "served_model_name", "tokenizer_path", "is_generation",
+    "preferred_sampling_params", "weight_version", "load_format", "reasoning_parser",
+    "tool_call_parser", "has_image_understanding", "has_audio_understanding", "model_type",
+    "architectures", "embedding",
+}  # fmt: skip
+INTERNAL_STATE_EXTRA_KEYS = {
+    "world_size", "last_gen_throughput", "memory_usage", "startup_time",
+    "effective_max_running_requests_per_dp", "avg_spec_accept_length", "env_vars",
+}  # fmt: skip
+FLUSH_BODY = (
+    "Cache flushed.\nPlease check backend logs for more details. (When there are running or "
+    "waiting requests, the operation will not be performed.)\n"
+)
+
+
+def _live(name: str) -> dict:
+    if not LIVE.is_dir():
+        pytest.skip("reference/live-sglang-0.5.19 is not on this machine")
+    return json.loads((LIVE / name).read_text())
+
+
+def test_key_sets_match_the_live_files() -> None:
+    for name in (
+        "chat_completion_2.json",
+        "chat_completion_return_meta_info_and_spec_details.json",
+    ):
+        chat = _live(name)
+        choice = chat["choices"][0]
+        assert set(chat) == CHAT_KEYS and set(choice) == CHOICE_KEYS
+        assert set(choice["message"]) == MESSAGE_KEYS and set(chat["usage"]) == USAGE_KEYS
+        assert set(choice["meta_info"]) == META_KEYS_0_5_19
+        assert set(chat["sglext"]["spec_tokens_details"]) == SPEC_DETAILS_KEYS
+    gen = _live("generate.json")
+    assert set(gen) == GENERATE_KEYS and set(gen["meta_info"]) == META_KEYS_0_5_19
+    assert set(_live("v1_models.json")["data"][0]) == MODEL_CARD_KEYS
+    assert set(_live("model_info.json")) == MODEL_INFO_KEYS
+    info = _live("server_info_after_requests.json")
+    assert set(info["internal_states"][0]) - set(info) == INTERNAL_STATE_EXTRA_KEYS - {
+        "startup_time"
+    }
+    assert _live("flush_cache.json")["body"] == FLUSH_BODY
+
+
+def served(tokens: int = 41, spec: bool = True, finish: str = "stop") -> Served:
+    words = tuple(["w"] + [" w"] * (tokens - 1))
+    completion = Completion(words, finish, "q", "mcq", True, "A")
+    draw = draw_spec(random.Random(0), tokens, thresholds(0.6, 3)) if spec else None
+    return Served("rid", completion, 12, draw, 1000.0, 1000.5)
+
+
+V19 = Flavour("0.5.19", 4, timing_fields=True)
+V23 = Flavour("0.5.23", 4, timing_fields=True)
+
+
+@pytest.mark.parametrize(
+    ("flavour", "keys"), [(V19, META_KEYS_0_5_19), (V23, META_KEYS_0_5_19 - SPEC_ALIASES)]
+)
+def test_meta_info_keys(flavour: Flavour, keys: set[str]) -> None:
+    assert set(payloads.meta_info(served(), flavour, 1000.6)) == keys
+
+
+def test_meta_info_values_follow_sglang() -> None:
+    s = served(41)
+    m = payloads.meta_info(s, V19, 1000.6)
+    d = s.spec
+    assert d is not None
+    assert m["spec_verify_ct"] == d.verify_ct and m["completion_tokens"] == 41
+    assert m["spec_accept_length"] == 41 / d.verify_ct
+    assert m["spec_accept_rate"] == d.num_correct_drafts / (3 * d.verify_ct)
+    assert m["spec_num_proposed_drafts"] == m["spec_proposed_drafts"] == 3 * d.verify_ct
+    assert m["spec_correct_drafts_histogram"] == m["spec_accept_histogram"] == list(d.histogram)
+    assert m["finish_reason"] == {"type": "stop", "matched": payloads.EOS_TOKEN_ID}
+    cut = payloads.meta_info(served(10, finish="length"), V19, 0.0)["finish_reason"]
+    assert cut == {"type": "length", "length": 10}
+
+
+@pytest.mark.parametrize(
+    ("s", "flavour"),
+    [(served(spec=False), Flavour("0.5.19", 0, True)), (served(tokens=1), V19),
+     (served(), Flavour("0.5.19", 4, True, spec_keys=False))],
+)  # fmt: skip
+def test_no_spec_keys_without_verify_steps(s: Served, flavour: Flavour) -> None:
+    assert not any(k.startswith("spec_") for k in payloads.meta_info(s, flavour, 0.0))
+    assert payloads.sglext([s], flavour) is None
+
+
+def test_timing_fields_only_with_metrics() -> None:
+    m = payloads.meta_info(served(), Flavour("0.5.19", 4, timing_fields=False), 0.0)
+    assert "request_received_ts" not in m and "queue_time" not in m and "e2e_latency" in m
+
+
+def test_chat_response_shape() -> None:
+    body = payloads.chat_response([served()], V19, "default", True, True, 1000.6)
+    assert set(body) == CHAT_KEYS and set(body["choices"][0]) == CHOICE_KEYS
+    assert set(body["choices"][0]["message"]) == MESSAGE_KEYS
+    assert set(body["sglext"]["spec_tokens_details"]) == SPEC_DETAILS_KEYS
+    assert body["usage"]["total_tokens"] == 12 + 41 and body["model"] == "default"
+    plain = payloads.chat_response([served()], V19, "m", False, False, 0.0)
+    assert "sglext" not in plain and "meta_info" not in plain["choices"][0]
+
+
+def test_spec_details_is_a_list_for_several_choices() -> None:
+    details = payloads.sglext([served(), served(30)], V19)
+    assert details is not None and isinstance(details["spec_tokens_details"], list)
+    assert [d["spec_verify_ct"] for d in details["spec_tokens_details"]] == [
+        s.spec.verify_ct for s in (served(), served(30)) if s.spec
+    ]
+
+
+def test_generate_response_shape() -> None:
+    body = payloads.generate_response(served(), V19, 0.0)
+    assert set(body) == GENERATE_KEYS and len(body["output_ids"]) == 41
+
+
+def test_rate_faults_are_deterministic_per_attempt() -> None:
+    faults = Faults.from_dict({"http_5xx_rate": 0.3, "truncation_rate": 0.3})
+    draws = [[rate_fault(faults, 0, f"p{i}", a) for i in range(400)] for a in (0, 0, 1)]
+    assert draws[0] == draws[1] != draws[2]
+    hit = sum(f == "http_5xx" for f in draws[0]) / 400
+    assert hit == pytest.approx(0.3, abs=0.07)
+    assert rate_fault(Faults(), 0, "p", 0) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "completed", "expected"),
+    [({"crash_after_requests": 2}, 1, None),
+     ({"crash_after_requests": 2}, 2, "crash_after_requests"),
+     ({"hang_after_requests": 0}, 0, "hang_after_requests"), ({}, 99, None)],
+)  # fmt: skip
+def test_stop_faults(raw: dict, completed: int, expected: str | None) -> None:
+    assert stop_fault(Faults.from_dict(raw), completed) == expected
