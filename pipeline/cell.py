@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +21,7 @@ from backends.launch import LaunchOptions, LaunchPlan, plan_launch
 from evals.base import Eval, make_eval
 from pipeline import server_api
 from pipeline.cell_result import initial_result, record_plan, record_server
+from pipeline.gpu_slots import server_devices
 from pipeline.measure import MeasureError, measure_cell
 from pipeline.redact import redact_text
 from pipeline.results import RESULT_FILE, write_json_atomic
@@ -47,15 +49,21 @@ class CellError(RuntimeError):
         self.kind, self.log_tail = kind, log_tail
 
 
-def run_cell(conf: RootConf, cell_dir: Path) -> dict[str, Any]:
-    """Run one cell and write its ``result.json``; returns the result dict."""
+def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]:
+    """Run one cell and write its ``result.json``; returns the result dict.
+
+    Args:
+        conf: the typed config of the cell.
+        cell_dir: its output folder.
+        job_num: Hydra's job number in a sweep (picks the GPU slot with ``server.gpus=auto``).
+    """
     result = initial_result(conf)
     previous = None if conf.dry_run else finished_result(cell_dir, result["config_hash"])
     if previous is not None:
         return mark_skipped(cell_dir, previous, result["timing"]["started_at"])
     interrupted: BaseException | None = None
     try:
-        _run(conf, cell_dir, result)
+        _run(conf, cell_dir, result, job_num)
     except ServerStartError as err:
         failure = classify_startup_log(err.log_tail, err.exit_code, err.timed_out)
         _fail(result, f"server_{failure.kind}", f"{failure.message}\n{err}", err.log_tail)
@@ -73,11 +81,14 @@ def run_cell(conf: RootConf, cell_dir: Path) -> dict[str, Any]:
     return result
 
 
-def _run(conf: RootConf, cell_dir: Path, result: dict[str, Any]) -> None:
+def _run(conf: RootConf, cell_dir: Path, result: dict[str, Any], job_num: int) -> None:
     cell_dir.mkdir(parents=True, exist_ok=True)
     gpu = _gpu(conf)
     version = sglang_version(conf.server)
-    findings = preflight(conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version)
+    options = _options(conf)
+    findings = preflight(
+        conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version, options
+    )
     result["preflight"] = [dataclasses.asdict(f) for f in findings]
     result["warnings"] += [
         f"{f.outcome}: {f.message}" for f in findings if f.outcome not in BLOCKING
@@ -88,7 +99,10 @@ def _run(conf: RootConf, cell_dir: Path, result: dict[str, Any]) -> None:
         _unsupported(result, blocking)
         return
     evals = {name: make_eval(name, ec) for name, ec in conf.evals.items()}
-    plan = _plan(conf, gpu, version)
+    plan = plan_launch(
+        conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version, options
+    )
+    plan = _with_devices(conf, plan, gpu, job_num)
     argv = _argv(conf, plan, cell_dir, evals)
     record_plan(result, plan, argv)
     if conf.dry_run:
@@ -113,10 +127,10 @@ def _gpu(conf: RootConf) -> GpuInfo:
     return gpu
 
 
-def _plan(conf: RootConf, gpu: GpuInfo, version: str) -> LaunchPlan:
+def _options(conf: RootConf) -> LaunchOptions:
     server = conf.server
     port = server.port or (free_port(server.host) if server.kind != "external" else 30000)
-    options = LaunchOptions(
+    return LaunchOptions(
         host=server.host,
         port=port,
         random_seed=server.random_seed,
@@ -126,9 +140,13 @@ def _plan(conf: RootConf, gpu: GpuInfo, version: str) -> LaunchPlan:
         api_key=conf.client.api_key,
         extra_args=tuple(server.extra_args),
     )
-    return plan_launch(
-        conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version, options
-    )
+
+
+def _with_devices(conf: RootConf, plan: LaunchPlan, gpu: GpuInfo, job_num: int) -> LaunchPlan:
+    devices = server_devices(conf.server.gpus, job_num, conf.model.tp, os.environ, gpu.count)
+    if devices is None:
+        return plan
+    return dataclasses.replace(plan, env={**plan.env, "CUDA_VISIBLE_DEVICES": devices})
 
 
 def _argv(conf: RootConf, plan: LaunchPlan, cell_dir: Path, evals: dict[str, Eval]) -> list[str]:

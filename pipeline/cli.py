@@ -34,7 +34,8 @@ def _app(cfg: DictConfig) -> str:
     hydra_cfg = HydraConfig.get()
     cell_dir = Path(conf.output_dir or hydra_cfg.runtime.output_dir)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    result = run_cell(conf, cell_dir)
+    job_num = int(hydra_cfg.job.num) if hydra_cfg.mode == RunMode.MULTIRUN else 0
+    result = run_cell(conf, cell_dir, job_num)
     print(cell_report(result, cell_dir), flush=True)
     if hydra_cfg.mode == RunMode.RUN:
         _single_run_failed.append(result["status"] == "failed")

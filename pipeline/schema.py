@@ -65,10 +65,26 @@ class ServerConf:
     enable_metrics: bool = True
     extra_args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    gpus: str | None = None  # CUDA_VISIBLE_DEVICES of the server: None inherit, auto, "0,1"
     docker_image: str | None = None  # server=docker
     docker_args: list[str] = field(default_factory=list)
     on_mismatch: str = "fail"  # fail | warn: when /server_info disagrees with the request
     simulated: SimulatedConf = field(default_factory=SimulatedConf)
+
+
+@dataclass
+class ClusterConf:
+    """Resources per cell for the submitit launchers (``hydra/launcher=slurm`` or ``local``)."""
+
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    time_min: int = 240  # a cell: server start-up (minutes on big models) plus every eval
+    nodes: int = 1
+    cpus_per_task: int = 16
+    mem_gb: int = 256
+    max_parallel_cells: int = 8
+    local_gpus_per_cell: int = 0  # submitit_local: GPUs per cell (0 for the simulated server)
 
 
 @dataclass
@@ -83,6 +99,7 @@ class RootConf:
     evals: dict[str, EvalConf] = field(default_factory=dict)
     server: ServerConf = field(default_factory=ServerConf)
     client: ClientConf = field(default_factory=ClientConf)
+    cluster: ClusterConf = field(default_factory=ClusterConf)
     dry_run: bool = False  # print argv, env and pre-flight for the cell; start nothing
     output_dir: str | None = None  # None: Hydra's job output dir
     tags: list[str] = field(default_factory=list)

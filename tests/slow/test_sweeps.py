@@ -86,3 +86,15 @@ def test_dry_run_sweep_prints_argv_and_starts_nothing(tmp_path):
     assert "sglang.launch_server" in proc.stdout
     assert "--decode-attention-backend fa3" in proc.stdout  # 0.5.19 routes fmha_v2's verify
     assert not list(sweep.glob("*/server.log"))
+
+
+def test_four_cell_sweep_through_submitit_local(tmp_path):
+    sweep = tmp_path / "submitit"
+    proc = mtp_eval("-m", "hydra/launcher=local", "backend=fmha_v2,fa3", "kv_dtype=auto,fp8_e4m3",
+                    "client.progress=false", "server.simulated.startup_delay_s=0.2",
+                    f"hydra.sweep.dir={sweep}", timeout=420)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cells = results(sweep)
+    assert len(cells) == 4 and all(r["status"] == "ok" for r in cells.values())
+    assert (sweep / ".submitit").is_dir()  # the jobs really went through submitit
+    assert processes_mentioning(str(sweep)) == []

@@ -91,3 +91,20 @@ def test_typo_in_a_yaml_file_names_the_key_and_file(tmp_path):
     ):
         compose("config", overrides=["model=bad"])
     assert "model/bad" in str(info.value) and "speculativ" in str(info.value)
+
+
+@pytest.mark.parametrize("launcher", ["slurm", "local"])
+def test_launcher_presets_take_resources_from_model_and_cluster(launcher):
+    from omegaconf import OmegaConf
+
+    cfg = compose_cell(
+        [f"hydra/launcher={launcher}", "model=llama3_1_8b_eagle3", "cluster.time_min=90"],
+        return_hydra_config=True,
+    )
+    cfg.hydra.sweep.dir = "/tmp/sweep"  # normally set by Hydra at run time
+    launcher_cfg = OmegaConf.to_container(cfg.hydra.launcher, resolve=True)
+    assert launcher_cfg["timeout_min"] == 90
+    assert launcher_cfg["submitit_folder"] == "/tmp/sweep/.submitit/%j"
+    if launcher == "slurm":
+        assert launcher_cfg["gpus_per_node"] == cfg.model.tp
+        assert launcher_cfg["_target_"].endswith("SlurmLauncher")
