@@ -11,7 +11,7 @@ Structural garbage raises ``ResponseFormatError`` naming the field; nothing else
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,31 +55,35 @@ _INT_KEYS = {
 _HISTOGRAM_KEYS = ("spec_correct_drafts_histogram", "spec_accept_histogram")
 
 
+# Exact type checks: JSON decoding yields exactly dict/list/int/float, a bool is never a count,
+# and these run on every response (isinstance against an ABC showed in the request rate).
 def _int(value: object) -> int | None:
-    # bool is an int subclass; a JSON true is never a count.
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+    return value if type(value) is int else None
 
 
 def _float(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    try:
-        number = float(value)
-    except OverflowError:  # a JSON integer beyond float range
-        return None
-    return number if math.isfinite(number) else None
+    if type(value) is float:
+        return value if math.isfinite(value) else None
+    if type(value) is int:
+        try:
+            return float(value)
+        except OverflowError:  # a JSON integer beyond float range
+            return None
+    return None
 
 
-def _first(source: Mapping[str, Any], keys: Sequence[str]) -> object:
-    return next((source[k] for k in keys if k in source), None)
+def _first(source: dict[str, Any], keys: Sequence[str]) -> object:
+    for key in keys:
+        if key in source:
+            return source[key]
+    return None
 
 
-def _histogram(source: Mapping[str, Any]) -> tuple[int, ...]:
+def _histogram(source: dict[str, Any]) -> tuple[int, ...]:
     raw = _first(source, _HISTOGRAM_KEYS)
-    if not isinstance(raw, list):
+    if type(raw) is not list or not all(type(v) is int for v in raw):
         return ()
-    counts = [_int(v) for v in raw]
-    return tuple(c for c in counts if c is not None) if None not in counts else ()
+    return tuple(raw)
 
 
 def spec_from_fields(
@@ -97,7 +101,7 @@ def spec_from_fields(
         The statistics, or None when a required key is missing or has the wrong type
         (a non-speculative server, or SGLang's ``spec_verify_ct == 0`` case).
     """
-    if not isinstance(source, Mapping):
+    if type(source) is not dict:
         return None
     ints = {name: _int(_first(source, keys)) for name, keys in _INT_KEYS.items()}
     length = _float(source.get("spec_accept_length"))
@@ -124,7 +128,7 @@ def spec_from_fields(
 
 
 def _details_for_choice(sglext: object, choice: int) -> object:
-    if not isinstance(sglext, Mapping):
+    if type(sglext) is not dict:
         return None
     details = sglext.get("spec_tokens_details")
     if isinstance(details, list):  # n > 1: one entry per choice
@@ -139,20 +143,20 @@ def _spec(
     return from_sglext or spec_from_fields(meta, completion_tokens, "meta_info")
 
 
-def _require_dict(value: object, field: str) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
+def _require_dict(value: object, field: str) -> dict[str, Any]:
+    if type(value) is not dict:
         raise ResponseFormatError(f"{field}: expected a JSON object, got {type(value).__name__}")
     return value
 
 
-def _optional_str(container: Mapping[str, Any], key: str, field: str) -> str | None:
+def _optional_str(container: dict[str, Any], key: str, field: str) -> str | None:
     value = container.get(key)
     if value is not None and not isinstance(value, str):
         raise ResponseFormatError(f"{field}.{key}: expected a string or null, got {value!r:.80}")
     return value
 
 
-def _pick_choice(body: Mapping[str, Any], choice: int) -> Mapping[str, Any]:
+def _pick_choice(body: dict[str, Any], choice: int) -> dict[str, Any]:
     choices = body.get("choices")
     if not isinstance(choices, list):
         raise ResponseFormatError(f"choices: expected a list, got {type(choices).__name__}")
@@ -163,10 +167,13 @@ def _pick_choice(body: Mapping[str, Any], choice: int) -> Mapping[str, Any]:
 
 def _tokens(usage: object, meta: object) -> tuple[int | None, int | None]:
     # meta_info is per choice (right for n > 1); usage sums over choices.
-    out: list[int | None] = []
-    for key in ("prompt_tokens", "completion_tokens"):
-        found = [_int(src.get(key)) for src in (meta, usage) if isinstance(src, Mapping)]
-        out.append(next((v for v in found if v is not None), None))
+    sources = [src for src in (meta, usage) if type(src) is dict]
+    out: list[int | None] = [None, None]
+    for position, key in enumerate(("prompt_tokens", "completion_tokens")):
+        for src in sources:
+            if (value := _int(src.get(key))) is not None:
+                out[position] = value
+                break
     return out[0], out[1]
 
 
@@ -199,7 +206,7 @@ def parse_chat_response(body: object, choice: int = 0) -> ChatResult:
     )
 
 
-def _stream_error(chunk: Mapping[str, Any], index: int) -> ResponseFormatError:
+def _stream_error(chunk: dict[str, Any], index: int) -> ResponseFormatError:
     # SGLang reports a failure inside a stream as a chunk with a message and no choices.
     detail = chunk.get("message") or chunk.get("error")
     suffix = f" (server said: {detail!s:.200})" if detail else ""
@@ -235,8 +242,8 @@ def parse_chat_stream(chunks: Sequence[object], choice: int = 0) -> ChatResult:
         choices = chunk.get("choices")
         if not isinstance(choices, list):
             raise _stream_error(chunk, index)
-        usage = chunk["usage"] if isinstance(chunk.get("usage"), Mapping) else usage
-        sglext = chunk["sglext"] if isinstance(chunk.get("sglext"), Mapping) else sglext
+        usage = chunk["usage"] if type(chunk.get("usage")) is dict else usage
+        sglext = chunk["sglext"] if type(chunk.get("sglext")) is dict else sglext
         for position, item in enumerate(choices):
             field = f"chunks[{index}].choices[{position}]"
             item = _require_dict(item, field)

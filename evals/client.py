@@ -1,0 +1,265 @@
+"""The async OpenAI-compatible chat client shared by every eval of a cell.
+
+One aiohttp session whose connection pool matches the concurrency; ``run`` drives a fixed set
+of worker tasks over the items (cheaper than one task per item behind a semaphore when there
+are thousands). Only HTTP 5xx and connection failures are retried: a 4xx will fail again, a
+timeout has already cost the full budget, and a malformed body is a server bug to report.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, TypeVar
+
+import aiohttp
+from tqdm import tqdm
+
+from evals.config import ClientConf, SamplingConf
+from evals.responses import ChatResult, ResponseFormatError, parse_chat_response, parse_chat_stream
+
+T = TypeVar("T")
+RETRYABLE = frozenset({"http_5xx", "connection"})
+_SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "max_tokens", "seed")
+_ERROR_TEXT_LIMIT = 500
+
+
+@dataclass(frozen=True)
+class RequestOutcome:
+    """The result of one request after retries, or why it failed."""
+
+    result: ChatResult | None
+    error_kind: str | None  # http_5xx | http_4xx | connection | timeout | malformed
+    error: str | None
+    status: int | None
+    attempts: int
+    latency_s: float  # from the first attempt to the final answer, back-off included
+
+
+def build_chat_payload(
+    messages: Sequence[dict[str, Any]],
+    sampling: SamplingConf | None,
+    model: str,
+    chat_template_kwargs: dict[str, Any] | None,
+    stream: bool,
+) -> dict[str, Any]:
+    """Build a ``/v1/chat/completions`` request body.
+
+    Args:
+        messages: the chat messages.
+        sampling: sampling settings; only fields that are set (not None) are sent, so the
+            server's (model's) defaults apply to the rest. None sends none.
+        model: the served model name.
+        chat_template_kwargs: e.g. ``{"enable_thinking": True}``; omitted when empty.
+        stream: streaming request (spec stats then come from the final ``sglext`` chunk,
+            because SGLang rejects ``return_meta_info`` with streaming).
+
+    Returns:
+        The JSON-ready payload.
+    """
+    payload: dict[str, Any] = {"model": model, "messages": list(messages), "stream": stream}
+    for name in _SAMPLING_FIELDS:
+        value = getattr(sampling, name, None)
+        if value is not None:
+            payload[name] = value
+    if chat_template_kwargs:
+        payload["chat_template_kwargs"] = dict(chat_template_kwargs)
+    if stream:
+        payload["stream_options"] = {"include_usage": True}
+    else:
+        payload["return_meta_info"] = True
+    payload["return_spec_tokens_details"] = True
+    return payload
+
+
+def chat_url(base_url: str) -> str:
+    """``http://host:port`` or ``http://host:port/v1`` -> the chat-completions endpoint."""
+    base = base_url.rstrip("/")
+    return f"{base}/chat/completions" if base.endswith("/v1") else f"{base}/v1/chat/completions"
+
+
+class SseBuffer:
+    """Incremental server-sent-events decoder: feed lines, get each event's data."""
+
+    def __init__(self) -> None:
+        self._data: list[str] = []
+        self.done = False  # "[DONE]" seen
+
+    def feed(self, line: str) -> str | None:
+        """Consume one line (without its newline); return an event's data when it completes."""
+        if line:
+            if line.startswith("data:"):
+                self._data.append(line[6:] if line.startswith("data: ") else line[5:])
+            return None  # comments (":") and other fields carry nothing we use
+        return self.flush()
+
+    def flush(self) -> str | None:
+        """End the current event (blank line or end of stream); return its data if any."""
+        if not self._data:
+            return None
+        data, self._data = "\n".join(self._data), []
+        if data.strip() == "[DONE]":
+            self.done = True
+            return None
+        return data
+
+
+@dataclass(frozen=True)
+class _Attempt:
+    result: ChatResult | None
+    error_kind: str | None = None
+    error: str | None = None
+    status: int | None = None
+
+
+class ChatClient:
+    """Async OpenAI-compatible chat client; use as ``async with ChatClient(...) as client``."""
+
+    def __init__(self, base_url: str, model: str, conf: ClientConf) -> None:
+        """Configure the client; the session opens in ``__aenter__``.
+
+        Args:
+            base_url: the server, with or without the trailing ``/v1``.
+            model: default ``model`` for payloads that lack one.
+            conf: concurrency, timeout, retries, streaming, progress and API key.
+        """
+        if conf.concurrency < 1:
+            raise ValueError(f"client.concurrency={conf.concurrency}: use 1 or more.")
+        self.url = chat_url(base_url)
+        self.model = model
+        self.conf = conf
+        self._session: aiohttp.ClientSession | None = None
+        self._slots = asyncio.Semaphore(conf.concurrency)
+
+    async def __aenter__(self) -> ChatClient:
+        headers = {"Content-Type": "application/json"}
+        if self.conf.api_key:
+            headers["Authorization"] = f"Bearer {self.conf.api_key}"
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=self.conf.concurrency, limit_per_host=0),
+            headers=headers,
+            timeout=aiohttp.ClientTimeout(total=self.conf.request_timeout_s),
+        )
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def chat(self, payload: dict[str, Any]) -> RequestOutcome:
+        """Send one chat request, retrying 5xx and connection errors with doubling back-off.
+
+        Args:
+            payload: a body from ``build_chat_payload`` (``model`` is filled in if missing).
+
+        Returns:
+            The outcome; failures are returned with ``error_kind``, never raised.
+        """
+        body = json.dumps({"model": self.model, **payload}).encode()
+        stream = bool(payload.get("stream"))
+        async with self._slots:
+            start = time.perf_counter()
+            attempt = 1
+            while True:
+                got = await self._attempt(body, stream)
+                last = got.error_kind not in RETRYABLE or attempt > self.conf.max_retries
+                if last:
+                    latency = time.perf_counter() - start
+                    return RequestOutcome(
+                        got.result, got.error_kind, got.error, got.status, attempt, latency
+                    )
+                await asyncio.sleep(self.conf.retry_backoff_s * 2 ** (attempt - 1))
+                attempt += 1
+
+    async def _attempt(self, body: bytes, stream: bool) -> _Attempt:
+        if self._session is None:
+            raise RuntimeError("ChatClient is not open: use `async with ChatClient(...)`.")
+        status = None
+        try:
+            async with self._session.post(self.url, data=body) as response:
+                status = response.status
+                if not 200 <= status < 300:
+                    return await _http_error(response)
+                if stream:
+                    return _Attempt(parse_chat_stream(await _read_sse(response)), status=status)
+                return _Attempt(
+                    parse_chat_response(json.loads(await response.read())), status=status
+                )
+        except asyncio.TimeoutError:  # before ClientError: ServerTimeoutError is both
+            limit = self.conf.request_timeout_s
+            return _Attempt(None, "timeout", f"no complete response within {limit} s", status)
+        except (aiohttp.ClientError, ConnectionError) as exc:
+            return _Attempt(None, "connection", f"{type(exc).__name__}: {exc}", status)
+        except (ResponseFormatError, ValueError) as exc:  # ValueError: JSON or UTF-8 decoding
+            return _Attempt(None, "malformed", f"{type(exc).__name__}: {exc}"[:500], status)
+
+    async def run(
+        self,
+        items: Sequence[T],
+        payload_of: Callable[[T], dict[str, Any]],
+        on_done: Callable[[T, RequestOutcome], None],
+        desc: str,
+    ) -> None:
+        """Send every item's request with bounded concurrency; report each as it finishes.
+
+        Args:
+            items: the work items (e.g. ``EvalPrompt``s still to run).
+            payload_of: builds an item's request body.
+            on_done: called with the item and its outcome as soon as it completes, so the
+                caller can append the sample to disk at once (resume keeps finished work).
+            desc: progress-bar label.
+        """
+        pending = iter(items)  # shared by the workers; safe, asyncio runs one at a time
+        disable = None if self.conf.progress else True  # None: tqdm hides itself off a TTY
+        with tqdm(total=len(items), desc=desc, unit="req", disable=disable) as bar:
+
+            async def worker() -> None:
+                for item in pending:
+                    on_done(item, await self.chat(payload_of(item)))
+                    bar.update(1)
+
+            tasks = [
+                asyncio.ensure_future(worker())
+                for _ in range(min(self.conf.concurrency, len(items)))
+            ]
+            try:
+                await asyncio.gather(*tasks)
+            finally:  # an on_done failure or a cancel stops the other workers too
+                for task in tasks:
+                    task.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _http_error(response: aiohttp.ClientResponse) -> _Attempt:
+    text = (await response.read()).decode("utf-8", errors="replace")
+    kind = (
+        "http_5xx"
+        if response.status >= 500
+        else "http_4xx"
+        if response.status >= 400
+        else "malformed"
+    )
+    message = f"HTTP {response.status}: {text[:_ERROR_TEXT_LIMIT]}"
+    return _Attempt(None, kind, message, response.status)
+
+
+async def _read_sse(response: aiohttp.ClientResponse) -> list[object]:
+    buffer = SseBuffer()
+    chunks: list[object] = []
+    async for raw in response.content:
+        data = buffer.feed(raw.decode("utf-8").rstrip("\r\n"))
+        if data is not None:
+            chunks.append(json.loads(data))
+        if buffer.done:
+            return chunks
+    tail = buffer.flush()
+    if tail is not None:
+        chunks.append(json.loads(tail))
+    return chunks

@@ -1,0 +1,152 @@
+"""Sample records (one line of ``samples/<eval>.jsonl``) and the per-eval summary.
+
+A sample scores 1 only when the request succeeded, was not truncated and the extracted answer
+matched; errors, truncation (``finish_reason == "length"``) and no-answer all score 0 and are
+counted separately. The standard error is clustered by question over repeats
+(reference/eval-anchors.md 8.2): ``sqrt(G / ((G - 1) N^2) * sum_g e_g^2)`` with ``e_g`` the sum of
+residuals of question g; with one repeat it equals the CLT standard error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from evals.base import EvalPrompt
+from evals.client import RequestOutcome
+
+
+def prompt_hash(messages: Sequence[dict[str, Any]]) -> str:
+    """SHA-256 (16 hex digits) of the canonical JSON of the messages: equal prompts, equal hash."""
+    canonical = json.dumps(list(messages), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def sample_record(
+    prompt: EvalPrompt, outcome: RequestOutcome, extracted: str | None, correct: bool
+) -> dict[str, Any]:
+    """Build one ``samples/<eval>.jsonl`` line.
+
+    Args:
+        prompt: the prompt that was sent.
+        outcome: the client's outcome for it.
+        extracted: the graded answer (None when none was found).
+        correct: the grader's verdict; forced to False on an error or truncation.
+
+    Returns:
+        A JSON-ready dict.
+    """
+    result = outcome.result
+    finish = result.finish_reason if result else None
+    scored = bool(correct) and outcome.error_kind is None and result is not None
+    return {
+        "question_id": prompt.question_id,
+        "repeat": prompt.repeat,
+        "permutation": prompt.meta.get("permutation"),
+        "prompt_hash": prompt_hash(prompt.messages),
+        "answer": prompt.answer,
+        "response": result.content if result else None,
+        "reasoning_content": result.reasoning_content if result else None,
+        "extracted": extracted,
+        "correct": scored and finish != "length",
+        "finish_reason": finish,
+        "prompt_tokens": result.prompt_tokens if result else None,
+        "completion_tokens": result.completion_tokens if result else None,
+        "latency_s": outcome.latency_s,
+        "attempts": outcome.attempts,
+        "error_kind": outcome.error_kind,
+        "error": outcome.error,
+        "spec": dataclasses.asdict(result.spec) if result and result.spec else None,
+    }
+
+
+def outcome_class(record: dict[str, Any]) -> str:
+    """Classify a sample: error | truncated | no_answer | correct | wrong (first that applies)."""
+    if record.get("error_kind"):
+        return "error"
+    if record.get("finish_reason") == "length":
+        return "truncated"
+    if record.get("extracted") is None:
+        return "no_answer"
+    return "correct" if record.get("correct") is True else "wrong"
+
+
+def clustered_stderr(scores: np.ndarray, clusters: Sequence[str]) -> float | None:
+    """Standard error of the mean of ``scores``, clustered by ``clusters``.
+
+    Args:
+        scores: per-sample scores.
+        clusters: the cluster (question id) of each sample.
+
+    Returns:
+        ``sqrt(G / ((G - 1) N^2) * sum_g e_g^2)``, or None with fewer than two clusters.
+    """
+    labels, index = np.unique(np.asarray(clusters), return_inverse=True)
+    groups, n = len(labels), len(scores)
+    if groups < 2:
+        return None
+    residual_sums = np.bincount(index, weights=scores - scores.mean(), minlength=groups)
+    return float(np.sqrt(groups / ((groups - 1) * n**2) * np.sum(residual_sums**2)))
+
+
+def _mean_of(records: Sequence[dict[str, Any]], key: str) -> float | None:
+    values = [r[key] for r in records if isinstance(r.get(key), int | float)]
+    return float(np.mean(values)) if values else None
+
+
+def _interval(accuracy: float, stderr: float | None, groups: int) -> list[float] | None:
+    # Student t with G - 1 degrees of freedom: the usual small-sample form for cluster-robust SEs.
+    if stderr is None:
+        return None
+    half = float(stats.t.ppf(0.975, groups - 1)) * stderr
+    return [max(0.0, accuracy - half), min(1.0, accuracy + half)]
+
+
+def summarize(
+    records: Sequence[dict[str, Any]], wall_time_s: float | None = None
+) -> dict[str, Any]:
+    """Summarize an eval's sample records.
+
+    Args:
+        records: ``sample_record`` dicts (or lines read back from the samples file).
+        wall_time_s: the eval's wall time, recorded when given.
+
+    Returns:
+        Counts, accuracy, clustered standard error, 95% interval, per-repeat accuracies,
+        rates, mean token counts and wall time. Accuracy fields are None without samples.
+    """
+    classes = [outcome_class(r) for r in records]
+    scores = np.array([c == "correct" for c in classes], dtype=float)
+    questions = [str(r["question_id"]) for r in records]
+    repeats = sorted({int(r["repeat"]) for r in records})
+    n = len(records)
+    counts = {k: classes.count(k) for k in ("correct", "wrong", "no_answer", "truncated", "error")}
+    accuracy = float(scores.mean()) if n else None
+    stderr = clustered_stderr(scores, questions) if n else None
+    return {
+        "n_questions": len(set(questions)),
+        "n_repeats": len(repeats),
+        "n_samples": n,
+        "accuracy": accuracy,
+        "stderr": stderr,
+        "stderr_method": "clustered by question over repeats",
+        "ci95": _interval(accuracy, stderr, len(set(questions))) if accuracy is not None else None,
+        "per_repeat_accuracy": {
+            str(rep): float(scores[[int(r["repeat"]) == rep for r in records]].mean())
+            for rep in repeats
+        },
+        "counts": counts,
+        "no_answer_rate": counts["no_answer"] / n if n else None,
+        "truncated_rate": counts["truncated"] / n if n else None,
+        "error_rate": counts["error"] / n if n else None,
+        "mean_completion_tokens": _mean_of(records, "completion_tokens"),
+        "mean_prompt_tokens": _mean_of(records, "prompt_tokens"),
+        "total_completion_tokens": int(sum(r.get("completion_tokens") or 0 for r in records)),
+        "wall_time_s": wall_time_s,
+    }

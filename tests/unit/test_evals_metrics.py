@@ -1,0 +1,143 @@
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from evals.base import EvalPrompt
+from evals.client import RequestOutcome
+from evals.metrics import clustered_stderr, outcome_class, prompt_hash, sample_record, summarize
+from evals.responses import ChatResult, SpecStats
+
+PROMPT = EvalPrompt(
+    "q1", 2, [{"role": "user", "content": "hi"}], "B", {"permutation": [1, 0, 2, 3]}
+)
+SPEC = SpecStats(29, 34, 87, 64, 2.2, 0.39, (10, 11, 1, 7), "sglext")
+
+
+def outcome(finish: str | None = "stop", error_kind: str | None = None) -> RequestOutcome:
+    result = None if error_kind else ChatResult("Answer: B", "why", finish, 20, 64, SPEC)
+    return RequestOutcome(result, error_kind, "boom" if error_kind else None, 200, 1, 0.5)
+
+
+def test_sample_record_fields() -> None:
+    record = sample_record(PROMPT, outcome(), "B", True)
+    assert record == {
+        "question_id": "q1", "repeat": 2, "permutation": [1, 0, 2, 3],
+        "prompt_hash": prompt_hash(PROMPT.messages), "answer": "B", "response": "Answer: B",
+        "reasoning_content": "why", "extracted": "B", "correct": True, "finish_reason": "stop",
+        "prompt_tokens": 20, "completion_tokens": 64, "latency_s": 0.5, "attempts": 1,
+        "error_kind": None, "error": None,
+        "spec": {"verify_ct": 29, "num_correct_drafts": 34, "num_proposed_drafts": 87,
+                 "completion_tokens": 64, "accept_length": 2.2, "accept_rate": 0.39,
+                 "histogram": (10, 11, 1, 7), "source": "sglext"},
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("out", "expected"),
+    [(outcome("length"), False), (outcome(error_kind="timeout"), False), (outcome(), True)],
+)
+def test_truncated_or_errored_sample_is_never_correct(out: RequestOutcome, expected: bool) -> None:
+    assert sample_record(PROMPT, out, "B", True)["correct"] is expected
+
+
+def test_prompt_hash_is_stable_and_content_sensitive() -> None:
+    a = [{"role": "user", "content": "x"}]
+    assert prompt_hash(a) == prompt_hash([{"content": "x", "role": "user"}])
+    assert prompt_hash(a) != prompt_hash([{"role": "user", "content": "y"}])
+    assert len(prompt_hash(a)) == 16
+
+
+def rec(qid: str, repeat: int, correct: bool, **kw: Any) -> dict[str, Any]:
+    base = {"question_id": qid, "repeat": repeat, "correct": correct, "extracted": "A",
+            "finish_reason": "stop", "error_kind": None, "prompt_tokens": 10,
+            "completion_tokens": 100}  # fmt: skip
+    return base | kw
+
+
+def direct_clustered_se(scores: dict[str, list[float]]) -> float:
+    """eval-anchors 8.2, small-sample form, written out with loops."""
+    flat = [s for group in scores.values() for s in group]
+    n, g = len(flat), len(scores)
+    mean = sum(flat) / n
+    total = sum(sum(s - mean for s in group) ** 2 for group in scores.values())
+    return math.sqrt(g / ((g - 1) * n * n) * total)
+
+
+@pytest.mark.parametrize(
+    "scores",
+    [
+        {"a": [1.0], "b": [1.0], "c": [0.0], "d": [0.0]},
+        {"a": [1.0, 1.0], "b": [0.0, 0.0]},
+        {"a": [1.0, 0.0, 1.0], "b": [0.0, 0.0, 1.0], "c": [1.0, 1.0, 1.0]},
+        {"a": [1.0, 0.0], "b": [0.0, 1.0], "c": [1.0, 1.0], "d": [0.0, 0.0], "e": [1.0, 0.0]},
+    ],
+)
+def test_clustered_se_matches_direct_formula(scores: dict[str, list[float]]) -> None:
+    flat = np.array([s for group in scores.values() for s in group])
+    labels = [q for q, group in scores.items() for _ in group]
+    assert clustered_stderr(flat, labels) == pytest.approx(direct_clustered_se(scores))
+
+
+def test_clustered_se_with_one_repeat_is_the_clt_se() -> None:
+    scores = np.array([1, 1, 0, 0, 1, 0, 1, 1, 1, 0], dtype=float)
+    clt = math.sqrt(np.sum((scores - scores.mean()) ** 2) / (len(scores) * (len(scores) - 1)))
+    assert clustered_stderr(scores, [str(i) for i in range(10)]) == pytest.approx(clt)
+
+
+def test_summarize_hand_computed_one_repeat() -> None:
+    records = [rec(f"q{i}", 0, i < 7) for i in range(10)]
+    out = summarize(records, wall_time_s=12.5)
+    se = math.sqrt(0.7 * 0.3 / 9)  # sqrt(sum((s - 0.7)^2) / (n (n - 1)))
+    assert out["accuracy"] == pytest.approx(0.7) and out["stderr"] == pytest.approx(se)
+    assert out["ci95"] == pytest.approx([0.7 - 2.2621571628 * se, 1.0])  # t(9) 97.5%, clipped
+    assert (out["n_questions"], out["n_repeats"], out["n_samples"]) == (10, 1, 10)
+    assert out["per_repeat_accuracy"] == {"0": pytest.approx(0.7)}
+    assert out["wall_time_s"] == 12.5 and out["mean_completion_tokens"] == 100.0
+
+
+def test_summarize_clusters_repeats_of_a_question() -> None:
+    records = [rec("a", 0, True), rec("a", 1, True), rec("b", 0, False), rec("b", 1, False)]
+    out = summarize(records)
+    assert out["accuracy"] == 0.5
+    assert out["stderr"] == pytest.approx(0.5)  # sqrt(2 / (1 * 16) * (1^2 + 1^2))
+    assert out["per_repeat_accuracy"] == {"0": 0.5, "1": 0.5}
+
+
+def test_failures_count_as_incorrect_and_are_counted() -> None:
+    records = [
+        rec("a", 0, True),
+        rec("b", 0, True, finish_reason="length"),  # a grader that said correct is overruled
+        rec("c", 0, False, extracted=None),
+        rec("d", 0, True, error_kind="timeout", extracted=None, completion_tokens=None),
+        rec("e", 0, False, extracted="C"),
+    ]
+    out = summarize(records)
+    assert out["accuracy"] == pytest.approx(0.2)
+    assert out["counts"] == {"correct": 1, "wrong": 1, "no_answer": 1, "truncated": 1, "error": 1}
+    assert (out["no_answer_rate"], out["truncated_rate"], out["error_rate"]) == (0.2, 0.2, 0.2)
+    assert out["mean_completion_tokens"] == 100.0  # the errored request has no count
+
+
+@pytest.mark.parametrize(
+    ("record", "expected"),
+    [
+        (rec("a", 0, True), "correct"),
+        (rec("a", 0, False), "wrong"),
+        (rec("a", 0, False, extracted=None), "no_answer"),
+        (rec("a", 0, True, finish_reason="length", extracted=None), "truncated"),
+        (rec("a", 0, False, error_kind="http_5xx", finish_reason=None), "error"),
+    ],
+)
+def test_outcome_class(record: dict[str, Any], expected: str) -> None:
+    assert outcome_class(record) == expected
+
+
+def test_summarize_edge_cases() -> None:
+    empty = summarize([])
+    assert empty["n_samples"] == 0 and empty["accuracy"] is None and empty["ci95"] is None
+    single = summarize([rec("a", 0, True), rec("a", 1, False)])
+    assert single["accuracy"] == 0.5 and single["stderr"] is None and single["ci95"] is None
