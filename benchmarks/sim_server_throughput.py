@@ -2,7 +2,10 @@
 
 Starts ``python -m pipeline.simserver`` as a subprocess (speculation on, a 200-question answer
 key), sends 2,000 chat requests at concurrency 64 with a bare aiohttp client, three rounds, and
-prints the median requests/s. Usage: ``python benchmarks/sim_server_throughput.py [--requests N]``.
+prints the median requests/s, plus the server's CPU time per request (which does not depend on
+what else the machine is doing).
+
+Usage: ``python benchmarks/sim_server_throughput.py [--requests N] [--concurrency C]``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import time
 from pathlib import Path
 
 import aiohttp
+import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,7 +88,9 @@ async def one_round(
     return n / (time.perf_counter() - start)
 
 
-async def measure(url: str, prompts: list[str], n: int, concurrency: int, rounds: int) -> list[float]:
+async def measure(
+    url: str, prompts: list[str], n: int, concurrency: int, rounds: int
+) -> list[float]:
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:
         await wait_healthy(session, url)
@@ -112,11 +118,14 @@ def main() -> None:
         try:
             url = f"http://127.0.0.1:{port}"
             rates = asyncio.run(measure(url, prompts, opts.requests, opts.concurrency, opts.rounds))
+            cpu = psutil.Process(server.pid).cpu_times()
+            cpu_ms = (cpu.user + cpu.system) * 1e3 / (opts.requests * opts.rounds)
         finally:
             os.killpg(server.pid, signal.SIGTERM)
             server.wait(timeout=30)
     print("rounds (req/s):", ", ".join(f"{r:.0f}" for r in rates))
     print(f"median: {statistics.median(rates):.0f} req/s")
+    print(f"server CPU: {cpu_ms:.3f} ms/request (start-up included)")
 
 
 if __name__ == "__main__":

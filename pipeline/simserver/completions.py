@@ -1,4 +1,9 @@
-"""``/v1/chat/completions`` and ``/generate``: request parsing, faults, responses, the ledger."""
+"""``/v1/chat/completions`` and ``/generate``: faults, generation, responses and the ledger.
+
+Per request: draw the rate fault, wait the configured latency, generate every choice, apply the
+stop faults (crash / hang once enough requests were answered), count the request, write the
+ledger, then answer (or break the answer as the fault says).
+"""
 
 from __future__ import annotations
 
@@ -8,13 +13,13 @@ import logging
 import os
 import time
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
 from pipeline.simserver import payloads
 from pipeline.simserver.faults import rate_fault, stop_fault
+from pipeline.simserver.jobs import BadRequest, Job, parse_chat, parse_generate
 from pipeline.simserver.payloads import Served
 from pipeline.simserver.runtime import Runtime, answer, ledger_row
 from pipeline.simserver.state import Ledger, ServerState
@@ -22,26 +27,8 @@ from pipeline.simserver.streaming import stream_chat, stream_generate
 
 log = logging.getLogger("sglang.simserver")
 
-MSG_META_STREAM = (
-    "return_meta_info is not supported with streaming. "
-    "Please set stream=false when using return_meta_info=true."
-)
-_DEFAULT_MAX_NEW_TOKENS = 128  # SGLang's sampling_params default
 _INTERNAL_ERROR = payloads.error_body("Internal server error", "InternalServerError", 500)
 _MALFORMED = b'{"id": "sim", "object": "chat.completion", "choices": [{"index": 0, "message": '
-
-
-class BadRequest(ValueError):
-    """A request SGLang would answer with HTTP 400."""
-
-
-@dataclass(frozen=True)
-class Item:
-    """One prompt to answer (a chat choice or a /generate batch entry)."""
-
-    prompt: str  # hashed: decides correctness, length, acceptance
-    question: str  # searched for the question
-    prompt_tokens: int
 
 
 def json_response(body: Any, status: int = 200) -> web.Response:
@@ -54,110 +41,6 @@ def json_response(body: Any, status: int = 200) -> web.Response:
 def bad_request(message: str) -> web.Response:
     """HTTP 400 with SGLang's error object."""
     return json_response(payloads.error_body(message, "BadRequestError", 400), 400)
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # OpenAI content parts
-        return "\n".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
-
-
-@dataclass(frozen=True)
-class Job:
-    """A parsed chat or generate request."""
-
-    endpoint: str  # chat | generate
-    items: list[Item]
-    cap: int | None  # max tokens per choice
-    stream: bool
-    model: str
-    want_meta: bool = False  # return_meta_info
-    want_spec: bool = False  # return_spec_tokens_details
-    include_usage: bool = False  # stream_options.include_usage
-    batch: bool = False  # /generate with a list of texts
-
-
-def parse_chat(body: dict[str, Any], default_model: str) -> Job:
-    """Read a chat request; one item per choice (``n``), each with its own hash key.
-
-    Raises:
-        BadRequest: with the field and what it must be.
-    """
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
-        raise BadRequest("messages: expected a non-empty list of {role, content} objects")
-    texts = [
-        (m.get("role", ""), _text_of(m.get("content"))) for m in messages if isinstance(m, dict)
-    ]
-    prompt = "\n".join(f"{role}: {text}" for role, text in texts)
-    question = next((t for r, t in reversed(texts) if r == "user"), prompt)
-    tokens = sum(len(t.split()) for _, t in texts) + 4 * len(texts)
-    n = body.get("n") or 1
-    if not isinstance(n, int) or n < 1:
-        raise BadRequest(f"n={n!r}: expected a positive integer")
-    # Choice i > 0 is another sample of the same prompt, so it gets a different hash key.
-    items = [Item(prompt if i == 0 else f"{prompt}\x00{i}", question, tokens) for i in range(n)]
-    stream = bool(body.get("stream"))
-    if stream and body.get("return_meta_info"):
-        raise BadRequest(MSG_META_STREAM)
-    options = body.get("stream_options")
-    return Job(
-        endpoint="chat",
-        items=items,
-        cap=token_cap(body.get("max_completion_tokens") or body.get("max_tokens"), "max_tokens"),
-        stream=stream,
-        model=str(body.get("model") or default_model),
-        want_meta=bool(body.get("return_meta_info")),
-        want_spec=bool(body.get("return_spec_tokens_details")),
-        include_usage=isinstance(options, dict) and bool(options.get("include_usage")),
-    )
-
-
-def parse_generate(body: dict[str, Any], default_model: str) -> Job:
-    """Read a native /generate request (``text``, a list of texts, or ``input_ids``).
-
-    Raises:
-        BadRequest: with the field and what it must be.
-    """
-    text = body.get("text")
-    ids = body.get("input_ids")
-    if text is None and isinstance(ids, list) and ids:
-        text = [_ids_text(x) for x in ids] if isinstance(ids[0], list) else _ids_text(ids)
-    if isinstance(text, str):
-        texts, batch = [text], False
-    elif isinstance(text, list) and text and all(isinstance(t, str) for t in text):
-        texts, batch = list(text), True
-    else:
-        raise BadRequest("text: expected a string or a non-empty list of strings (or input_ids)")
-    params = body.get("sampling_params") or {}
-    if not isinstance(params, dict):
-        raise BadRequest("sampling_params: expected an object")
-    stream = bool(body.get("stream"))
-    if stream and batch:
-        raise BadRequest("stream=true is supported for a single text only")
-    return Job(
-        endpoint="generate",
-        items=[Item(t, t, max(len(t.split()), 1)) for t in texts],
-        cap=token_cap(params.get("max_new_tokens", _DEFAULT_MAX_NEW_TOKENS), "max_new_tokens"),
-        stream=stream,
-        model=default_model,
-        batch=batch,
-    )
-
-
-def _ids_text(ids: list[Any]) -> str:
-    return " ".join(map(str, ids))
-
-
-def token_cap(value: Any, name: str) -> int | None:
-    """A positive token limit or None."""
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise BadRequest(f"{name}={value!r}: expected a positive integer")
-    return value
 
 
 class CompletionHandlers:

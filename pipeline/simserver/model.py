@@ -26,6 +26,8 @@ _FILLER = [
 # Lower case on purpose: graders read a lone capital letter as an MCQ answer.
 _NO_ANSWER = ("unable", "to", "decide.")
 _UNIT = 1.0 / float(1 << 64)
+# The filler words, space-prefixed and repeated: a completion's words are one slice of this.
+_SPACED = tuple(" " + _FILLER[i % len(_FILLER)] for i in range(8192))
 
 
 def hash_units(*parts: str) -> tuple[float, float, float, float]:
@@ -117,10 +119,13 @@ def truncate(completion: Completion, cap: int | None) -> Completion:
 
 
 def _filler(count: int, offset: int) -> list[str]:
-    n = len(_FILLER)
-    words = [" " + _FILLER[(offset + i) % n] for i in range(count)]
-    if words:
-        words[0] = words[0][1:]
+    if count <= 0:
+        return []
+    if offset + count <= len(_SPACED):
+        words = list(_SPACED[offset : offset + count])
+    else:
+        words = [" " + _FILLER[(offset + i) % len(_FILLER)] for i in range(count)]
+    words[0] = words[0][1:]
     return words
 
 

@@ -92,15 +92,17 @@ def meta_info(s: Served, f: Flavour, sent: float) -> dict[str, Any]:
     m: dict[str, Any] = {"id": s.rid, "finish_reason": finish_reason_obj(s)}
     m["prompt_tokens"] = s.prompt_tokens
     m.update(weight_version="default", num_retractions=0)
-    if f.timing_fields:
-        m.update(forward_entry_time=s.received + 0.001, prefill_finished_time=s.received + 0.002)
-        m["queue_time"] = 0.0003
+    if f.timing_fields:  # made-up but ordered: received <= dispatched <= forward <= prefill done
+        m.update(forward_entry_time=s.received + 0.2 * e2e)
+        m.update(prefill_finished_time=s.received + 0.3 * e2e, queue_time=0.1 * e2e)
     m.update(reasoning_tokens=0, completion_tokens=n, cached_tokens=0)
     m["weight_versions"] = [{"version": "default", "start": 0, "end": n}]
     m.update(cached_tokens_details=None, dp_rank=None, e2e_latency=e2e)
     m.update(spec_meta(s, f))
     if f.timing_fields:
-        m.update(request_received_ts=s.received, api_server_dispatch_finish_ts=s.received + 5e-4)
+        m.update(
+            request_received_ts=s.received, api_server_dispatch_finish_ts=s.received + 0.1 * e2e
+        )
         m.update(request_finished_ts=s.finished, decode_throughput=n / e2e)
         m["response_sent_to_client_ts"] = sent
     return m

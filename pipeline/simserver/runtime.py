@@ -99,15 +99,6 @@ def answer(
     return completion, draw_spec(rng, len(completion.tokens), rt.ascending)
 
 
-def served(
-    rt: Runtime, rid: str, prompt: str, question: str, prompt_tokens: int, cap: int | None,
-    truncated: bool, received: float, now: float,
-) -> Served:  # fmt: skip
-    """One generated choice, ready for the payload builders."""
-    completion, spec = answer(rt, prompt, question, cap, truncated)
-    return Served(rid, completion, prompt_tokens, spec, received, now)
-
-
 def ledger_row(
     rt: Runtime, s: Served, endpoint: str, index: int, fault: str | None, stream: bool
 ) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from typing import IO, Any
 from pipeline.simserver.payloads import Served
 
 log = logging.getLogger("sglang.simserver")
+MIN_INTERVAL_S = 1.0
 
 
 @dataclass
@@ -84,7 +85,10 @@ class ServerState:
                 self.verify_calls += s.spec.verify_ct
                 self.interval.verify += s.spec.verify_ct
                 self.interval.correct += s.spec.num_correct_drafts
-        if self.interval.verify >= self.log_interval * max(self.in_flight, 1):
+        # SGLang logs every decode_log_interval batched iterations; requests here are not batched,
+        # so an interval also lasts at least a second (keeps the log short at 1,000 req/s).
+        iv = self.interval
+        if iv.verify >= self.log_interval and time.monotonic() - iv.started >= MIN_INTERVAL_S:
             self._close_interval()
 
     def _close_interval(self) -> None:

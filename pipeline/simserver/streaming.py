@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiohttp import web
 
 from pipeline.simserver import payloads
+from pipeline.simserver.jobs import Job
 from pipeline.simserver.payloads import Flavour, Served
-
-if TYPE_CHECKING:
-    from pipeline.simserver.completions import Job
 
 TOKENS_PER_CHUNK = 4
 _BROKEN_CHUNK = b'data: {"id": "sim", "object": "chat.completion.chunk", "choices": [{\n\n'
