@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -18,7 +19,7 @@ from evals.config import ClientConf, SamplingConf
 
 pytestmark = pytest.mark.integration
 
-N, CONCURRENCY, ROUNDS = 1000, 64, 3
+N, CONCURRENCY, ROUNDS = 1000, 64, 5
 
 # A minimal chat server in its own process, so the two clients compete for the same server and
 # the client side is what differs. It prints its port, then serves until killed.
@@ -93,8 +94,11 @@ async def client_rate(url: str) -> float:
 
 def test_client_reaches_most_of_bare_aiohttp_rate(server_url: str) -> None:
     asyncio.run(bare_rate(server_url))  # warm both sides up
-    bare, ours = [], []
-    for _ in range(ROUNDS):  # interleaved, best of each: other load on the host hits both
-        bare.append(asyncio.run(bare_rate(server_url)))
-        ours.append(asyncio.run(client_rate(server_url)))
-    assert max(ours) >= 0.8 * max(bare), f"client {ours} vs bare aiohttp {bare} requests/s"
+    ratios = []
+    for round_ in range(ROUNDS):
+        # Adjacent runs in alternating order, judged by the median ratio: load from other
+        # processes on the host changes from second to second and must not decide the test.
+        first, second = (bare_rate, client_rate)[:: 1 if round_ % 2 else -1]
+        rates = {first: asyncio.run(first(server_url)), second: asyncio.run(second(server_url))}
+        ratios.append(rates[client_rate] / rates[bare_rate])
+    assert statistics.median(ratios) >= 0.8, f"client / bare aiohttp request rate: {ratios}"
