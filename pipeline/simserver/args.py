@@ -66,7 +66,8 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     p.add_argument("--reasoning-parser")
     p.add_argument("--tool-call-parser")
     p.add_argument("--grammar-backend", choices=GRAMMAR_BACKEND_CHOICES)
-    p.add_argument("--log-level", default="info")
+    p.add_argument("--log-level", default="info", type=str.lower,
+                   choices=["debug", "info", "warning", "error", "critical"])  # fmt: skip
     for flag in (
         "enable-metrics", "disable-radix-cache", "trust-remote-code", "disable-cuda-graph",
         "enable-deterministic-inference", "disable-overlap-schedule", "skip-server-warmup",

@@ -68,7 +68,7 @@ def parse_chat(body: dict[str, Any], default_model: str) -> Job:
     question = next((t for r, t in reversed(texts) if r == "user"), prompt)
     tokens = sum(len(t.split()) for _, t in texts) + 4 * len(texts)
     n = 1 if body.get("n") is None else body["n"]
-    if not isinstance(n, int) or n < 1:
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise BadRequest(f"n={n!r}: expected a positive integer")
     # Choice i > 0 is another sample of the same prompt, so it gets a different hash key.
     items = [Item(prompt if i == 0 else f"{prompt}\x00{i}", question, tokens) for i in range(n)]

@@ -176,9 +176,9 @@ async def _drain(state: ServerState) -> None:
         waited += 0.05
 
 
-def _configure_logging(level: str) -> None:
+def _configure_logging() -> None:
     logging.basicConfig(
-        level=getattr(logging, level.upper(), logging.INFO),
+        level=logging.INFO,
         format="[%(asctime)s] %(message)s",
         datefmt="%Y-%m-%d %H:%M:%S",
         stream=sys.stderr,
@@ -188,8 +188,7 @@ def _configure_logging(level: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m pipeline.simserver <sglang launch args> --sim-config FILE.json``."""
     words = list(sys.argv[1:] if argv is None else argv)
-    level = words[words.index("--log-level") + 1] if "--log-level" in words[:-1] else "info"
-    _configure_logging(level)
+    _configure_logging()
     try:
         rt = prepare(words, os.environ)
     except SimConfigError as exc:
@@ -198,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, AssertionError):
         traceback.print_exc()
         return 1
+    logging.getLogger().setLevel(str(rt.args["log_level"]).upper())
     summary = ", ".join(f"{k}={rt.args.get(k)!r}" for k in _SUMMARY_KEYS)
     log.info("server_args=ServerArgs(%s, ...)", summary)
     t = rt.targets

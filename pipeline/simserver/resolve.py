@@ -36,6 +36,10 @@ DETERMINISTIC_ATTENTION_BACKENDS = ["ascend", "fa3", "fa4", "flashinfer", "intel
 _RADIX_DETERMINISTIC = ("ascend", "fa3", "fa4", "triton")
 
 SIM_GPU_ENV = "MTP_EVAL_SIM_GPU_SM"
+SKIP_SOFTMAX_ENV = (
+    "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR",
+    "SGLANG_SKIP_SOFTMAX_DECODE_THRESHOLD_SCALE_FACTOR",
+)
 
 MSG_TOPK1_DRAFT_TOKENS = (
     "speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 "
@@ -76,6 +80,7 @@ def resolve_server_args(
         ValueError, AssertionError: where SGLang rejects the combination (its messages).
     """
     warn = warnings if warnings is not None else []
+    _check_float_env(env)
     d = {k: v for k, v in vars(ns).items() if k != "sim_config"}
     d["served_model_name"] = d["served_model_name"] or d["model_path"]
     d["tokenizer_path"] = d["tokenizer_path"] or d["model_path"]
@@ -89,6 +94,17 @@ def resolve_server_args(
     if d["random_seed"] is None:  # SGLang draws one, so an unset seed is not reproducible
         d["random_seed"] = random.randint(0, 1 << 30)
     return d
+
+
+def _check_float_env(env: Mapping[str, str]) -> None:
+    """SGLang parses its EnvFloat variables with ``float()`` and rejects anything else."""
+    for name in SKIP_SOFTMAX_ENV:
+        raw = env.get(name)
+        if raw is not None:
+            try:
+                float(raw)
+            except ValueError:
+                raise ValueError(f'"{raw}" is not a valid float value') from None
 
 
 def _resolve_speculative(d: dict[str, Any], arch: str, warn: list[str]) -> None:

@@ -116,6 +116,8 @@ def test_deepseek_mtp_uses_the_target_as_draft() -> None:
          "supported for deterministic inference, but you explicitly specified 'trtllm_mha'"),
         (["--speculative-algorithm", "MAGIC"], {}, ValueError, "Unknown speculative algorithm"),
         ([], {"MTP_EVAL_SIM_GPU_SM": "hopper"}, ValueError, "MTP_EVAL_SIM_GPU_SM='hopper'"),
+        ([], {"SGLANG_SKIP_SOFTMAX_DECODE_THRESHOLD_SCALE_FACTOR": "x"}, ValueError,
+         '"x" is not a valid float value'),
     ],
 )  # fmt: skip
 def test_rejections(
