@@ -108,6 +108,27 @@ def _interval(accuracy: float, stderr: float | None, groups: int) -> list[float]
     return [max(0.0, accuracy - half), min(1.0, accuracy + half)]
 
 
+def _accuracy_block(records: Sequence[dict[str, Any]], scores: np.ndarray) -> dict[str, Any]:
+    questions = [str(r["question_id"]) for r in records]
+    repeat_of = np.array([int(r["repeat"]) for r in records])
+    accuracy = float(scores.mean()) if len(scores) else None
+    stderr = clustered_stderr(scores, questions) if len(scores) else None
+    groups = len(set(questions))
+    return {
+        "n_questions": groups,
+        "n_repeats": len(set(repeat_of.tolist())),
+        "n_samples": len(scores),
+        "accuracy": accuracy,
+        "stderr": stderr,
+        "stderr_method": "clustered by question over repeats",
+        "ci95": _interval(accuracy, stderr, groups) if accuracy is not None else None,
+        "per_repeat_accuracy": {
+            str(rep): float(scores[repeat_of == rep].mean())
+            for rep in sorted(set(repeat_of.tolist()))
+        },
+    }
+
+
 def summarize(
     records: Sequence[dict[str, Any]], wall_time_s: float | None = None
 ) -> dict[str, Any]:
@@ -118,33 +139,18 @@ def summarize(
         wall_time_s: the eval's wall time, recorded when given.
 
     Returns:
-        Counts, accuracy, clustered standard error, 95% interval, per-repeat accuracies,
-        rates, mean token counts and wall time. Accuracy fields are None without samples.
+        Counts, accuracy, clustered standard error, 95% interval, per-repeat accuracies
+        (keyed by the repeat as a string), rates, mean token counts and wall time. Accuracy
+        fields are None without samples.
     """
     classes = [outcome_class(r) for r in records]
     scores = np.array([c == "correct" for c in classes], dtype=float)
-    questions = [str(r["question_id"]) for r in records]
-    repeats = sorted({int(r["repeat"]) for r in records})
     n = len(records)
     counts = {k: classes.count(k) for k in ("correct", "wrong", "no_answer", "truncated", "error")}
-    accuracy = float(scores.mean()) if n else None
-    stderr = clustered_stderr(scores, questions) if n else None
     return {
-        "n_questions": len(set(questions)),
-        "n_repeats": len(repeats),
-        "n_samples": n,
-        "accuracy": accuracy,
-        "stderr": stderr,
-        "stderr_method": "clustered by question over repeats",
-        "ci95": _interval(accuracy, stderr, len(set(questions))) if accuracy is not None else None,
-        "per_repeat_accuracy": {
-            str(rep): float(scores[[int(r["repeat"]) == rep for r in records]].mean())
-            for rep in repeats
-        },
+        **_accuracy_block(records, scores),
         "counts": counts,
-        "no_answer_rate": counts["no_answer"] / n if n else None,
-        "truncated_rate": counts["truncated"] / n if n else None,
-        "error_rate": counts["error"] / n if n else None,
+        **{f"{k}_rate": counts[k] / n if n else None for k in ("no_answer", "truncated", "error")},
         "mean_completion_tokens": _mean_of(records, "completion_tokens"),
         "mean_prompt_tokens": _mean_of(records, "prompt_tokens"),
         "total_completion_tokens": int(sum(r.get("completion_tokens") or 0 for r in records)),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -213,6 +213,27 @@ def _stream_error(chunk: dict[str, Any], index: int) -> ResponseFormatError:
     return ResponseFormatError(f"chunks[{index}].choices: missing{suffix}")
 
 
+@dataclass
+class _StreamState:
+    """What a stream has said so far about one choice."""
+
+    content: list[str] = field(default_factory=list)
+    reasoning: list[str] = field(default_factory=list)
+    finish: str | None = None
+    usage: object = None
+    sglext: object = None
+    seen: bool = False
+
+    def add_delta(self, item: dict[str, Any], where: str) -> None:
+        self.seen = True
+        delta = _require_dict(item.get("delta", {}), f"{where}.delta")
+        for parts, key in ((self.content, "content"), (self.reasoning, "reasoning_content")):
+            piece = _optional_str(delta, key, f"{where}.delta")
+            if piece is not None:
+                parts.append(piece)
+        self.finish = _optional_str(item, "finish_reason", where) or self.finish
+
+
 def parse_chat_stream(chunks: Sequence[object], choice: int = 0) -> ChatResult:
     """Assemble decoded SSE chunks of a streaming chat completion.
 
@@ -231,42 +252,26 @@ def parse_chat_stream(chunks: Sequence[object], choice: int = 0) -> ChatResult:
         ResponseFormatError: a chunk is not an object, lacks ``choices``, or no chunk carries
             the choice.
     """
-    content: list[str] = []
-    reasoning: list[str] = []
-    finish: str | None = None
-    usage: object = None
-    sglext: object = None
-    seen = False
+    state = _StreamState()
     for index, raw in enumerate(chunks):
         chunk = _require_dict(raw, f"chunks[{index}]")
         choices = chunk.get("choices")
         if not isinstance(choices, list):
             raise _stream_error(chunk, index)
-        usage = chunk["usage"] if type(chunk.get("usage")) is dict else usage
-        sglext = chunk["sglext"] if type(chunk.get("sglext")) is dict else sglext
+        state.usage = chunk["usage"] if type(chunk.get("usage")) is dict else state.usage
+        state.sglext = chunk["sglext"] if type(chunk.get("sglext")) is dict else state.sglext
         for position, item in enumerate(choices):
-            field = f"chunks[{index}].choices[{position}]"
-            item = _require_dict(item, field)
-            if item.get("index", 0) != choice:
-                continue
-            seen = True
-            delta = _require_dict(item.get("delta", {}), f"{field}.delta")
-            _append(content, _optional_str(delta, "content", f"{field}.delta"))
-            _append(reasoning, _optional_str(delta, "reasoning_content", f"{field}.delta"))
-            finish = _optional_str(item, "finish_reason", field) or finish
-    if not seen:
+            where = f"chunks[{index}].choices[{position}]"
+            if _require_dict(item, where).get("index", 0) == choice:
+                state.add_delta(item, where)
+    if not state.seen:
         raise ResponseFormatError(f"choices[{choice}]: no chunk of the stream carried it")
-    prompt_tokens, completion_tokens = _tokens(usage, None)
+    prompt_tokens, completion_tokens = _tokens(state.usage, None)
     return ChatResult(
-        content="".join(content) if content else None,
-        reasoning_content="".join(reasoning) if reasoning else None,
-        finish_reason=finish,
+        content="".join(state.content) if state.content else None,
+        reasoning_content="".join(state.reasoning) if state.reasoning else None,
+        finish_reason=state.finish,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
-        spec=_spec(sglext, None, choice, completion_tokens),
+        spec=_spec(state.sglext, None, choice, completion_tokens),
     )
-
-
-def _append(parts: list[str], piece: str | None) -> None:
-    if piece is not None:
-        parts.append(piece)

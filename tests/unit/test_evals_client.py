@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from evals.client import SseBuffer, build_chat_payload, chat_url
+from evals.config import SamplingConf
+
+MESSAGES = [{"role": "user", "content": "q"}]
+
+
+@pytest.mark.parametrize(
+    ("sampling", "kwargs", "stream", "expected"),
+    [
+        (
+            SamplingConf(),
+            {},
+            False,
+            {"temperature": 0.0, "max_tokens": 2048, "return_meta_info": True},
+        ),
+        (
+            SamplingConf(temperature=0.6, top_p=0.95, top_k=20, min_p=0.0, max_tokens=64, seed=1),
+            {"enable_thinking": True},
+            False,
+            {"temperature": 0.6, "top_p": 0.95, "top_k": 20, "min_p": 0.0, "max_tokens": 64,
+             "seed": 1, "chat_template_kwargs": {"enable_thinking": True},
+             "return_meta_info": True},
+        ),
+        (
+            SamplingConf(temperature=None, max_tokens=None),  # type: ignore[arg-type]
+            {},
+            True,
+            {"stream_options": {"include_usage": True}},
+        ),
+        (None, {}, False, {"return_meta_info": True}),
+    ],
+    ids=["defaults", "all_fields", "stream_model_defaults", "no_sampling"],
+)  # fmt: skip
+def test_build_chat_payload(
+    sampling: SamplingConf | None, kwargs: dict[str, Any], stream: bool, expected: dict[str, Any]
+) -> None:
+    payload = build_chat_payload(MESSAGES, sampling, "served", kwargs, stream)
+    base = {"model": "served", "messages": MESSAGES, "stream": stream,
+            "return_spec_tokens_details": True}  # fmt: skip
+    assert payload == base | expected
+
+
+def test_payload_does_not_alias_inputs() -> None:
+    kwargs = {"thinking": True}
+    payload = build_chat_payload(MESSAGES, SamplingConf(), "m", kwargs, False)
+    payload["messages"].append({"role": "assistant", "content": "x"})
+    payload["chat_template_kwargs"]["thinking"] = False
+    assert len(MESSAGES) == 1 and kwargs == {"thinking": True}
+
+
+@pytest.mark.parametrize(
+    ("base", "url"),
+    [
+        ("http://127.0.0.1:30000", "http://127.0.0.1:30000/v1/chat/completions"),
+        ("http://127.0.0.1:30000/", "http://127.0.0.1:30000/v1/chat/completions"),
+        ("http://h:1/v1", "http://h:1/v1/chat/completions"),
+        ("http://h:1/v1/", "http://h:1/v1/chat/completions"),
+        ("http://h:1/proxy", "http://h:1/proxy/v1/chat/completions"),
+    ],
+)
+def test_chat_url(base: str, url: str) -> None:
+    assert chat_url(base) == url
+
+
+@pytest.mark.parametrize(
+    ("lines", "events", "done"),
+    [
+        (['data: {"a": 1}', "", "data: [DONE]", ""], ['{"a": 1}'], True),
+        (['data:{"a": 1}', ""], ['{"a": 1}'], False),
+        ([": keep-alive", "", "event: x", "data: 1", "data: 2", ""], ["1\n2"], False),
+        (["data: [DONE]"], [], True),
+        (["", "", "data: 7"], ["7"], False),  # the last event may lack its blank line
+    ],
+)
+def test_sse_buffer(lines: list[str], events: list[str], done: bool) -> None:
+    buffer = SseBuffer()
+    got = [data for line in lines if (data := buffer.feed(line)) is not None]
+    tail = buffer.flush()
+    assert got + ([tail] if tail is not None else []) == events
+    assert buffer.done is done
