@@ -251,15 +251,15 @@ async def _http_error(response: aiohttp.ClientResponse) -> _Attempt:
 
 
 async def _read_sse(response: aiohttp.ClientResponse) -> list[object]:
+    # Read to the end even after [DONE]: a fully read response returns its connection to the
+    # pool, a half-read one is closed.
     buffer = SseBuffer()
     chunks: list[object] = []
     async for raw in response.content:
         data = buffer.feed(raw.decode("utf-8").rstrip("\r\n"))
-        if data is not None:
+        if data is not None and not buffer.done:
             chunks.append(json.loads(data))
-        if buffer.done:
-            return chunks
     tail = buffer.flush()
-    if tail is not None:
+    if tail is not None and not buffer.done:
         chunks.append(json.loads(tail))
     return chunks
