@@ -82,7 +82,8 @@ def internal_state(
     state["world_size"] = int(args["tp_size"]) // max(int(args["dp_size"]), 1) or 1
     state["last_gen_throughput"] = last_gen_throughput
     state["memory_usage"] = MEMORY_USAGE
-    state["startup_time"] = STARTUP_TIME
+    # Live 0.5.19: the per-rank copy has no tokenizer figure (that is the HTTP process's).
+    state["startup_time"] = {k: v for k, v in STARTUP_TIME.items() if k != "tokenizer_e2e"}
     max_running = args["max_running_requests"] or 4096
     state["effective_max_running_requests_per_dp"] = max_running // max(int(args["dp_size"]), 1)
     if avg_accept_length is not None:
@@ -117,7 +118,18 @@ def exposed_env_vars(env: Mapping[str, str]) -> dict[str, str] | None:
     """``env_vars`` of internal_states: every SGLANG_* variable, with SGLANG_EXPOSE_OWN_ENV_VARS."""
     if env.get("SGLANG_EXPOSE_OWN_ENV_VARS", "").lower() not in ("1", "true"):
         return None
-    return {k: v for k, v in sorted(env.items()) if k.startswith("SGLANG_")}
+    own = {k: v for k, v in env.items() if k.startswith("SGLANG_")}
+    return dict(sorted({**SGLANG_SETS_ITSELF, **own}.items()))
+
+
+# Variables a live 0.5.19 server listed in env_vars without anyone setting them (it sets them).
+SGLANG_SETS_ITSELF = {
+    "SGLANG_DISABLE_OUTLINES_DISK_CACHE": "0",
+    "SGLANG_ENABLE_DETERMINISTIC_INFERENCE": "0",
+    "SGLANG_ENABLE_TORCH_COMPILE": "0",
+    "SGLANG_OPT_FP8_WO_A_GEMM": "False",
+    "SGLANG_USE_CUDA_IPC_TRANSPORT": "0",
+}
 
 
 def model_info(args: Mapping[str, Any]) -> dict[str, Any]:
