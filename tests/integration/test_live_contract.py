@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 import urllib.request
 from pathlib import Path
@@ -131,7 +132,7 @@ def differences(live_shape: Any, sim_shape: Any, path: str = "$") -> list[str]:
 
 
 # The live launch (shared/gpu/README.md), as the simulated server gets it.
-LIVE_ARGV = (
+LIVE_ARGV = shlex.split(
     "--model-path tiny-llama --mem-fraction-static 0.3 --disable-cuda-graph "
     "--grammar-backend none --random-seed 0 --page-size 32 --enable-metrics "
     "--prefill-attention-backend trtllm_mha --decode-attention-backend flashinfer "
@@ -139,7 +140,7 @@ LIVE_ARGV = (
     "--speculative-draft-model-path tiny-llama --speculative-num-steps 3 "
     "--speculative-eagle-topk 1 --speculative-num-draft-tokens 4 "
     "--speculative-draft-attention-backend flashinfer"
-).split()
+)
 
 
 # ... and its environment (the variables the live run set by hand).
