@@ -142,6 +142,7 @@ def route_flags(
         target = route.families.get(family)
         if route.variant != backend.name or target is None:
             continue
+        target = backend.verify_backend or target
         if not in_range(version, route.since, route.until):
             continue
         routed = AttentionFlags(

@@ -111,3 +111,17 @@ def test_runs_of(flags: AttentionFlags, family: str, expected: dict[str, str]) -
     assert runs_of(flags, family, speculative=False) == {
         k: v for k, v in expected.items() if k in ("prefill", "decode")
     }
+
+
+def test_verify_backend_overrides_the_routes_default():
+    from backends.config import BackendConf
+    from backends.variants import route_flags
+    from backends.versions import parse_version
+
+    conf = BackendConf(name="fmha_v2", attention_backend="trtllm_mha", verify_backend="flashinfer")
+    flags, notes = route_flags(conf, "SM90", parse_version("0.5.19"), speculative=True)
+    assert flags.decode_attention_backend == flags.draft_attention_backend == "flashinfer"
+    assert flags.prefill_attention_backend == "trtllm_mha"
+    assert "flashinfer" in notes[0]
+    flags, notes = route_flags(conf, "SM90", parse_version("0.5.23"), speculative=True)
+    assert notes == [] and flags.attention_backend == "trtllm_mha"  # 0.5.23 verifies on XQA
