@@ -1,0 +1,117 @@
+"""The fp32 reference and the skip-softmax estimate, against torch's own attention."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from backends.probe.config import InputProfile  # noqa: E402
+from backends.probe.inputs import make_inputs  # noqa: E402
+from backends.probe.reference import (  # noqa: E402
+    reference,
+    sample_blocks,
+    tile_skip_ratios,
+)
+
+HEADS = (4, 2, 64)
+FACTORS = (1.0, 10.0, 100.0, 1000.0)
+
+
+def _sdpa(inputs):
+    """torch's causal attention per sequence, KV heads repeated for GQA: [B*L, H, D]."""
+    outs = []
+    for b in range(inputs.batch):
+        q, k, v = inputs.sequence(b)
+        group = q.shape[1] // k.shape[1]
+        k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
+        o = torch.nn.functional.scaled_dot_product_attention(
+            q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), is_causal=True
+        )
+        outs.append(o.transpose(0, 1))
+    return torch.cat(outs)
+
+
+@pytest.mark.parametrize(("batch", "seqlen"), [(1, 200), (2, 256), (3, 64)])
+def test_reference_matches_torch_attention(batch, seqlen):
+    x = make_inputs(InputProfile(sink_logit=6, local_logit=4), batch, seqlen, HEADS, seed=3)
+    ref = reference(x, sample_blocks(seqlen, 10**6))
+    assert torch.equal(ref.rows, torch.arange(batch * seqlen))
+    assert torch.allclose(ref.out, _sdpa(x), atol=2e-5, rtol=1e-4)
+
+
+def test_sampled_blocks_and_chunks_give_the_same_rows():
+    x = make_inputs(InputProfile(), 1, 1024, HEADS, seed=4)
+    full = reference(x, sample_blocks(1024, 10**6), budget_mib=64)
+    blocks = sample_blocks(1024, 256)
+    part = reference(x, blocks, budget_mib=1)  # one 64-row block per chunk
+    assert blocks == [0, 5, 10, 15]
+    assert torch.allclose(part.out, full.out[part.rows], atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("seqlen", "max_rows", "expected"),
+    [
+        (64, 8192, [0]),
+        (200, 8192, [0, 1, 2, 3]),
+        (64 * 100, 64 * 3, [0, 50, 99]),
+        (64 * 100, 64, [0]),
+    ],
+)
+def test_sample_blocks(seqlen, max_rows, expected):
+    assert sample_blocks(seqlen, max_rows) == expected
+
+
+def test_tile_skip_ratios_follow_the_running_max():
+    inf = float("inf")
+    # One head, one row, 6 keys in tiles of 2: maxima 5, 1, 7 -> ratios inf, e^(1-5), e^(7-5).
+    logits = torch.tensor([[[5.0, 0.0, 1.0, -3.0, 7.0, 2.0]]])
+    ratio = tile_skip_ratios(logits, 2)
+    assert ratio[0, 0, 0] == inf
+    assert float(ratio[0, 0, 1]) == pytest.approx(math.exp(-4))
+    assert float(ratio[0, 0, 2]) == pytest.approx(math.exp(2))
+    masked = torch.tensor([[[5.0, 0.0, -inf, -inf]]])
+    assert float(tile_skip_ratios(masked, 2)[0, 0, 1]) == 0.0  # a masked tile is skippable
+
+
+def _skip(profile, seqlen=2048, factors=FACTORS):
+    x = make_inputs(profile, 1, seqlen, HEADS, seed=5)
+    return reference(x, sample_blocks(seqlen, seqlen), factors, kv_tile=128)
+
+
+def test_gaussian_inputs_never_skip():
+    ref = _skip(InputProfile(logit_std=1.0))
+    assert ref.tiles > 0
+    assert all(ref.skip_fraction(f) == 0.0 for f in FACTORS)
+    assert all(torch.equal(ref.emulated[f], ref.out) for f in FACTORS)
+
+
+@pytest.mark.parametrize(
+    ("profile", "factor", "at_least"),
+    [
+        (InputProfile(sink_logit=30.0, local_logit=12.0), 1.0, 0.8),
+        (InputProfile(logit_std=1.5, sink_logit=22.0, local_logit=12.0), 100.0, 0.3),
+        (InputProfile(sink_logit=14.0), 1000.0, 0.5),
+    ],
+)
+def test_concentrated_inputs_skip(profile, factor, at_least):
+    assert _skip(profile).skip_fraction(factor) >= at_least
+
+
+def test_skipping_grows_with_the_factor_and_so_does_the_error():
+    ref = _skip(InputProfile(logit_std=1.5, sink_logit=22.0, local_logit=12.0))
+    fractions = [ref.skip_fraction(f) for f in FACTORS]
+    errors = [float((ref.emulated[f] - ref.out).abs().max()) for f in FACTORS]
+    assert fractions == sorted(fractions) and fractions[-1] > fractions[0]
+    assert errors == sorted(errors) and errors[-1] > 0
+
+
+def test_only_the_first_key_tile_survives_a_dominant_sink():
+    # A sink so strong that every other tile falls under any threshold.
+    ref = _skip(InputProfile(logit_std=0.1, sink_logit=60.0), seqlen=512, factors=(1000.0,))
+    blocks, tiles_per_head = 512 // 64, sum(b * 64 // 128 + 1 for b in range(8))
+    assert ref.tiles == 4 * tiles_per_head
+    # Tile 0 of every block stays; everything else goes.
+    assert ref.skipped[1000.0] == 4 * (tiles_per_head - blocks)

@@ -1,0 +1,142 @@
+"""The probe's orchestration on CPU: a pure-torch paged attention stands in for the kernels.
+
+The stand-in reads keys and values through the block tables, like the kernels, and applies the
+skip-softmax rule exactly (it drops the tiles the estimate says the kernel drops), so the records,
+the JSON file, the budget and the error handling can be checked without a GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from backends.config import SkipSoftmaxConf  # noqa: E402
+from backends.probe.app import exit_code  # noqa: E402
+from backends.probe.config import GridCase, InputProfile, ProbeConf  # noqa: E402
+from backends.probe.inputs import AttentionInputs  # noqa: E402
+from backends.probe.plan import Geometry, expand_grid, fmha_v2_kv_tile  # noqa: E402
+from backends.probe.reference import reference, sample_blocks  # noqa: E402
+from backends.probe.report import write_report  # noqa: E402
+from backends.probe.runner import Session, run_grid  # noqa: E402
+
+GEOMETRY = Geometry(num_heads=4, num_kv_heads=2, head_dim=64, page_size=16)
+PROFILES = {"gaussian": InputProfile(), "peaked": InputProfile(sink_logit=30.0, local_logit=12.0)}
+
+
+def _read_pages(batch):
+    pool = batch.paged_kv.float()
+    pages = pool[batch.block_tables.long()]  # [B, P, 2, page, Hkv, D]
+    kv = pages.transpose(2, 3).reshape(batch.batch, -1, 2, *pool.shape[3:])[:, : batch.seqlen]
+    kv = kv.reshape(-1, 2, *pool.shape[3:])
+    sq, sk, sv = batch.scales
+    return AttentionInputs(
+        batch.q.float() * sq, kv[:, 0] * sk, kv[:, 1] * sv, batch.batch, batch.seqlen
+    )
+
+
+def torch_kernel(kernel, batch, num_kv_heads):
+    out = torch.full(batch.q.shape, float("nan"), dtype=torch.bfloat16)  # poisoned, as on GPU
+    tile = fmha_v2_kv_tile(batch.q.shape[-1], "fp8_e4m3" if batch.fp8 else "bf16")
+
+    def call(factor):
+        factors = (factor,) if kernel == "fmha_v2" and factor > 0 else ()
+        seen = _read_pages(batch)
+        ref = reference(seen, sample_blocks(batch.seqlen, 10**9), factors, tile)
+        out[ref.rows] = (ref.emulated[factor] if factors else ref.out).bfloat16()
+        return out
+
+    return call
+
+
+def wall_timer(fn, conf):
+    start = time.perf_counter()
+    fn()
+    ms = (time.perf_counter() - start) * 1e3
+    return {"median_ms": ms, "p10_ms": ms, "p90_ms": ms, "reps": 1}
+
+
+def _session(tmp_path, cases, budget_s=0.0, factory=torch_kernel):
+    probe = ProbeConf(cases=cases, profiles=PROFILES, budget_s=budget_s, ref_max_rows=256)
+    doc = {"records": [], "config": {"tolerance": {"max_row_fraction": 1e-3}}}
+    session = Session(
+        probe,
+        GEOMETRY,
+        tmp_path / "probe.json",
+        doc,
+        device="cpu",
+        runner_factory=factory,
+        timer=wall_timer,
+        log=lambda line: None,
+    )
+    return session, expand_grid(probe, "bf16", SkipSoftmaxConf())
+
+
+CASES = [
+    GridCase("sizes", ["bf16"], ["gaussian"], ["1x128", "2x96"], [0]),
+    GridCase("skip", ["bf16", "fp8_e4m3"], ["peaked"], ["1x512"], [0, 0.1, 100]),
+]
+
+
+def test_grid_records_everything(tmp_path):
+    session, points = _session(tmp_path, CASES)
+    run_grid(session, points)
+    records = json.loads((tmp_path / "probe.json").read_text())["records"]
+    assert len(records) == 2 * 2 + 2 * (3 + 1)
+    assert {r["status"] for r in records} == {"ok"}
+    exact = [r for r in records if r["factor"] == 0]
+    assert all(r["max_abs"] < 2e-2 and r["rows_beyond_frac"] == 0 for r in exact)
+    assert all(r["max_abs_vs_other_kernel"] == 0 for r in exact)  # same stand-in for both
+    sampled = next(r for r in records if r["batch"] == 2)
+    assert sampled["rows_checked"] == 2 * 96 and sampled["tokens"] == 192
+    assert exit_code(records, 1e-3) == 0
+
+
+def test_skip_records_match_the_skip_aware_reference(tmp_path):
+    session, points = _session(tmp_path, CASES[1:])
+    run_grid(session, points)
+    skips = [r for r in session.doc["records"] if r["factor"] > 0]
+    assert {r["kernel"] for r in skips} == {"fmha_v2"}
+    assert all(r["skip_est"] >= 0.25 for r in skips)  # 512 tokens: the first tiles always run
+    assert all(r["max_abs_vs_skip_ref"] < 2e-2 for r in skips)
+    assert all(r["max_abs_vs_factor0"] > 0 for r in skips)
+    fp8 = [r for r in session.doc["records"] if r["kv_dtype"] == "fp8_e4m3"]
+    assert fp8 and all(r["fp8_inputs_max_abs"] > 0 and r["kv_tile"] == 256 for r in fp8)
+
+
+def test_spent_budget_skips_points(tmp_path):
+    session, points = _session(tmp_path, CASES[:1], budget_s=1e-9)
+    run_grid(session, points)
+    assert {(r["status"], r["error"]) for r in session.doc["records"]} == {
+        ("skipped", "budget spent")
+    }
+
+
+def test_a_failing_kernel_is_recorded_and_the_rest_runs(tmp_path):
+    def factory(kernel, batch, kv_heads):
+        if kernel == "fa3":
+            raise RuntimeError("fa3 needs SM90")
+        return torch_kernel(kernel, batch, kv_heads)
+
+    session, points = _session(tmp_path, CASES[:1], factory=factory)
+    run_grid(session, points)
+    by_kernel = {r["kernel"]: r for r in session.doc["records"]}
+    assert by_kernel["fa3"]["status"] == "error"
+    assert "fa3 needs SM90" in by_kernel["fa3"]["error"]
+    assert by_kernel["fmha_v2"]["status"] == "ok"
+    assert exit_code(session.doc["records"], 1e-3) == 1
+
+
+def test_report_from_a_cpu_run(tmp_path):
+    session, points = _session(tmp_path, CASES)
+    run_grid(session, points)
+    written = write_report(session.doc, tmp_path)
+    names = sorted(p.name for p in written)
+    assert names == ["error_vs_factor.png", "probe.md", "ratio_vs_size.png", "speed_vs_factor.png"]
+    assert all(p.stat().st_size > 1000 for p in written)
+    md = (tmp_path / "probe.md").read_text()
+    assert "| bf16 | peaked | 1x512 | 100 |" in md
+    assert "skip-softmax with nothing skipped == factor 0" in md
