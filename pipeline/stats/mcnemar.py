@@ -13,7 +13,9 @@ import numpy as np
 from scipy import stats
 
 
-def discordant_counts(baseline: Sequence[bool], candidate: Sequence[bool]) -> tuple[int, int]:
+def discordant_counts(
+    baseline: Sequence[bool] | np.ndarray, candidate: Sequence[bool] | np.ndarray
+) -> tuple[int, int]:
     """``(b, c)``: pairs right only for the baseline, pairs right only for the candidate."""
     a, b = np.asarray(baseline, dtype=bool), np.asarray(candidate, dtype=bool)
     if a.shape != b.shape:

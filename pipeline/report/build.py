@@ -1,0 +1,83 @@
+"""Assemble a report: load the cells, run every check, correct across cells, pick the verdict."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pipeline.report.checks import cell_checks
+from pipeline.report.describe import describe
+from pipeline.report.load import CellRecord, load_cells
+from pipeline.report.pairing import Samples
+from pipeline.report.samples import SampleError, read_samples
+from pipeline.report.tolerance import Tolerance
+from pipeline.report.verdicts import Check, exit_code, finalize, overall, worst
+
+
+@dataclass
+class Report:
+    """Everything the renderers need."""
+
+    cells: list[CellRecord]
+    checks: list[Check]
+    tolerance: Tolerance
+    inputs: list[str]
+    warnings: list[str] = field(default_factory=list)
+    generated_at: str = ""
+
+    @property
+    def exit_code(self) -> int:
+        """0 all GO / PASS, 1 any NO-GO / FAIL, 2 anything undecided, failed or missing."""
+        return exit_code(self.checks)
+
+    @property
+    def verdict(self) -> str:
+        """GO, NO-GO or UNDECIDED."""
+        return overall(self.exit_code)
+
+    @property
+    def simulated(self) -> bool:
+        """Whether any cell ran on the simulated server."""
+        return any(c.simulated for c in self.cells)
+
+    def checks_of(self, cell: CellRecord) -> list[Check]:
+        """The checks of one cell."""
+        return [c for c in self.checks if c.cell_id == cell.id]
+
+    def cell_verdict(self, cell: CellRecord) -> str:
+        """The most severe verdict among the cell's checks."""
+        return worst(c.verdict for c in self.checks_of(cell))
+
+
+def _reader() -> Callable[[CellRecord, str], Samples]:
+    cache: dict[tuple[str, str], Samples | SampleError] = {}
+
+    def read(cell: CellRecord, name: str) -> Samples:
+        key = (cell.id, name)
+        if key not in cache:
+            try:
+                if cell.folder is None:
+                    raise SampleError(f"{cell.label}: no folder")
+                cache[key] = read_samples(cell.folder, name)
+            except SampleError as err:
+                cache[key] = err
+        found = cache[key]
+        if isinstance(found, SampleError):
+            raise found
+        return found
+
+    return read
+
+
+def build_report(paths: Sequence[Path], tol: Tolerance) -> Report:
+    """Load, check and judge every cell under ``paths``."""
+    cells, warnings = load_cells(paths)
+    read = _reader()
+    checks = [check for cell in cells for check in cell_checks(cell, cells, tol, read)]
+    finalize(checks, tol.alpha, tol.power, tol.multiplicity)
+    for check in checks:
+        check.message = describe(check)
+    stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    return Report(cells, checks, tol, [str(p) for p in paths], warnings, stamp)

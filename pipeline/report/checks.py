@@ -1,0 +1,70 @@
+"""The checks of one cell: status, accept metric, baseline and reference comparisons.
+
+The comparisons live in ``versus_baseline`` and ``versus_reference``; their statistical verdicts
+are set later, after Holm's correction across cells, by ``verdicts.finalize``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pipeline.report.load import CellRecord
+from pipeline.report.pairing import SampleReader, find_baseline
+from pipeline.report.tolerance import Tolerance
+from pipeline.report.verdicts import (
+    ERROR,
+    FAIL,
+    FAILED,
+    MISSING,
+    OK,
+    PASS,
+    PLANNED,
+    UNSUPPORTED,
+    Check,
+    make_check,
+)  # fmt: skip
+from pipeline.report.versus_baseline import baseline_checks
+from pipeline.report.versus_reference import reference_checks
+
+_STATUS = {"ok": OK, "failed": FAILED, "missing": MISSING, "unsupported": UNSUPPORTED,
+           "planned": PLANNED}  # fmt: skip
+
+
+def cell_checks(
+    cell: CellRecord, cells: Sequence[CellRecord], tol: Tolerance, read: SampleReader
+) -> list[Check]:
+    """All checks of ``cell`` (statistical ones still INCONCLUSIVE until ``finalize``)."""
+    out = [make_check(cell, None, "status", _STATUS[cell.status], cell.note or cell.status)]
+    if cell.status != "ok":
+        return out
+    if not cell.evals:
+        out.append(make_check(cell, None, "status", ERROR, "result.json: ok but no evals"))
+        return out
+    baseline, note = None, ""
+    if cell.variant != tol.baseline:
+        baseline, note = find_baseline(cell, cells, tol.baseline, tol.match)
+    for name, summary in cell.evals.items():
+        margins = tol.for_eval(name)
+        if cell.speculative:
+            out.append(accept_metric(cell, name, summary))
+        if cell.variant != tol.baseline:
+            out += baseline_checks(cell, baseline, note, name, margins, tol.alpha, read)
+        out += reference_checks(cell, name, summary, margins, tol, read)
+    return out
+
+
+def accept_metric(cell: CellRecord, name: str, summary: dict[str, Any]) -> Check:
+    """PASS when a speculative cell measured its accept length, else FAIL."""
+    accept = summary.get("accept") or cell.result.get("accept") or {}
+    value = accept.get("accept_length")
+    if accept.get("status") == "ok" and value:
+        requests = accept.get("n_with_spec", "?")
+        message = f"accept length {value:.3f} over {requests} requests"
+        return make_check(cell, name, "accept_metric", PASS, message, accept_length=value)
+    algorithm = (cell.speculative or {}).get("algorithm")
+    message = (
+        f"speculative cell ({algorithm}) without an accept metric "
+        f"(accept status {accept.get('status')!r}): a missing metric is a failure, not a pass"
+    )
+    return make_check(cell, name, "accept_metric", FAIL, message)

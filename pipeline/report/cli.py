@@ -1,0 +1,101 @@
+"""``mtp-eval-report DIR... [--out DIR] [--baseline fa3] [--tolerance NAME]``.
+
+Reads cell folders (a multirun folder, several, single cells, or a folder above them), writes
+report.md, report.html, junit.xml, summary.json and cells.csv, prints the verdict and exits
+0 (all GO / PASS), 1 (any NO-GO / FAIL) or 2 (anything undecided, failed or missing; also bad
+input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pipeline.report.references import ReferenceError
+from pipeline.report.tolerance import ToleranceError, load_tolerance
+
+INPUT_ERROR = 2
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """Command-line arguments."""
+    parser = argparse.ArgumentParser(
+        prog="mtp-eval-report",
+        description=__doc__.splitlines()[0],
+        epilog="Exit codes: 0 all GO/PASS, 1 any NO-GO/FAIL, 2 "
+        "anything undecided, failed or missing.",
+    )
+    parser.add_argument(
+        "dirs",
+        nargs="+",
+        type=Path,
+        metavar="DIR",
+        help="multirun folder(s), cell folder(s), or a folder above them",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        help="where to write (default: DIR/report for one DIR, else ./mtp-eval-report)",
+    )
+    parser.add_argument("--baseline", help="baseline variant (default: the policy's, fa3)")
+    parser.add_argument(
+        "--tolerance",
+        default="default",
+        help="policy name in conf/tolerance/ or a YAML path (default: default)",
+    )
+    parser.add_argument(
+        "--references", type=Path, help="folder of reference files (default: the policy's)"
+    )
+    return parser.parse_args(argv)
+
+
+def write_outputs(report: object, out: Path) -> list[Path]:
+    """Write the five files; returns their paths."""
+    from pipeline.report.build import Report
+    from pipeline.report.export import render_csv, render_summary
+    from pipeline.report.junit import render_junit
+    from pipeline.report.render_html import render_html
+    from pipeline.report.render_md import render_md
+
+    assert isinstance(report, Report)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {
+        "report.md": render_md(report),
+        "report.html": render_html(report),
+        "summary.json": render_summary(report),
+        "cells.csv": render_csv(report),
+    }
+    paths = []
+    for name, text in files.items():
+        (out / name).write_text(text, encoding="utf-8")
+        paths.append(out / name)
+    (out / "junit.xml").write_bytes(render_junit(report))
+    return [*paths, out / "junit.xml"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit code (console scripts pass it to ``sys.exit``)."""
+    from pipeline.report.build import build_report
+    from pipeline.report.render_md import headline
+
+    args = parse_args(argv)
+    try:
+        tol = load_tolerance(args.tolerance, args.baseline, args.references)
+        report = build_report(args.dirs, tol)
+    except (ToleranceError, ReferenceError, ValueError) as err:
+        print(f"mtp-eval-report: {err}", file=sys.stderr)
+        return INPUT_ERROR
+    out = args.out or (args.dirs[0] / "report" if len(args.dirs) == 1 else Path("mtp-eval-report"))
+    paths = write_outputs(report, out)
+    for line in headline(report)[:2]:
+        print(line)
+    for cell in report.cells:
+        print(f"  {report.cell_verdict(cell):<13} {cell.label}")
+    print(f"wrote {', '.join(str(p) for p in paths)}")
+    return report.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

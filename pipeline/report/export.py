@@ -1,0 +1,162 @@
+"""``summary.json`` (everything, machine-readable) and ``cells.csv`` (one row per cell x eval)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from pipeline.report.build import Report
+from pipeline.report.load import CellRecord
+from pipeline.report.tables import sort_key
+
+SCHEMA_VERSION = 1
+CSV_COLUMNS = [
+    "gpu",
+    "model",
+    "variant",
+    "kv_dtype",
+    "skip_prefill",
+    "skip_decode",
+    "speculative",
+    "status",
+    "simulated",
+    "verdict",
+    "eval",
+    "n_questions",
+    "n_repeats",
+    "accuracy",
+    "stderr",
+    "ci95_low",
+    "ci95_high",
+    "accept_length",
+    "accept_length_stderr",
+    "accept_rate",
+    "no_answer_rate",
+    "truncated_rate",
+    "error_rate",
+    "vs_baseline",
+    "accept_vs_baseline",
+    "vs_reference",
+    "accept_vs_reference",
+    "folder",
+]
+
+
+def _cell(report: Report, cell: CellRecord) -> dict[str, Any]:
+    return {
+        "id": cell.id,
+        "label": cell.label,
+        "gpu": cell.gpu,
+        "model": cell.model,
+        "variant": cell.variant,
+        "kv_dtype": cell.kv_dtype,
+        "skip_softmax": {"prefill": cell.skip_prefill, "decode": cell.skip_decode},
+        "speculative": cell.speculative,
+        "status": cell.status,
+        "simulated": cell.simulated,
+        "verdict": report.cell_verdict(cell),
+        "folder": str(cell.folder or ""),
+        "note": cell.note,
+        "overrides": list(cell.overrides),
+        "checks": [
+            {
+                "eval": k.eval,
+                "kind": k.kind,
+                "title": k.title(report.tolerance.baseline),
+                "verdict": k.verdict,
+                "message": k.message,
+                "numbers": k.numbers,
+            }
+            for k in report.checks_of(cell)
+        ],
+    }
+
+
+def render_summary(report: Report) -> str:
+    """summary.json text."""
+    tol = report.tolerance
+    counts: dict[str, int] = {}
+    for check in report.checks:
+        counts[check.verdict] = counts.get(check.verdict, 0) + 1
+    data = {
+        "schema_version": SCHEMA_VERSION,
+        "verdict": report.verdict,
+        "exit_code": report.exit_code,
+        "simulated": report.simulated,
+        "generated_at": report.generated_at,
+        "inputs": report.inputs,
+        "tolerance": {
+            "file": str(tol.path),
+            "baseline": tol.baseline,
+            "alpha": tol.alpha,
+            "power": tol.power,
+            "multiplicity": tol.multiplicity,
+            "reference_variance": tol.reference_variance,
+            "match": list(tol.match),
+        },
+        "counts": counts,
+        "warnings": report.warnings,
+        "cells": [_cell(report, c) for c in sorted(report.cells, key=sort_key)],
+    }
+    return json.dumps(data, indent=1, default=str) + "\n"
+
+
+def _verdict(report: Report, cell: CellRecord, name: str, kind: str) -> str:
+    return next(
+        (k.verdict for k in report.checks_of(cell) if k.eval == name and k.kind == kind), ""
+    )
+
+
+def render_csv(report: Report) -> str:
+    """cells.csv text."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for cell in sorted(report.cells, key=sort_key):
+        base = {
+            "gpu": cell.gpu,
+            "model": cell.model,
+            "variant": cell.variant,
+            "kv_dtype": cell.kv_dtype,
+            "skip_prefill": cell.skip_prefill,
+            "skip_decode": cell.skip_decode,
+            "speculative": (cell.speculative or {}).get("algorithm") or "",
+            "status": cell.status,
+            "simulated": cell.simulated,
+            "verdict": report.cell_verdict(cell),
+            "folder": str(cell.folder or ""),
+        }
+        for name, summary in (cell.evals or {"": {}}).items():
+            accept = summary.get("accept") or {}
+            ci = summary.get("ci95") or [None, None]
+            writer.writerow(
+                {
+                    **base,
+                    "eval": name,
+                    **{
+                        k: summary.get(k)
+                        for k in (
+                            "n_questions",
+                            "n_repeats",
+                            "accuracy",
+                            "stderr",
+                            "no_answer_rate",
+                            "truncated_rate",
+                            "error_rate",
+                        )
+                    },
+                    "ci95_low": ci[0],
+                    "ci95_high": ci[1],
+                    **{
+                        k: accept.get(k)
+                        for k in ("accept_length", "accept_length_stderr", "accept_rate")
+                    },
+                    "vs_baseline": _verdict(report, cell, name, "accuracy_vs_baseline"),
+                    "accept_vs_baseline": _verdict(report, cell, name, "accept_vs_baseline"),
+                    "vs_reference": _verdict(report, cell, name, "accuracy_vs_reference"),
+                    "accept_vs_reference": _verdict(report, cell, name, "accept_vs_reference"),
+                }
+            )
+    return out.getvalue()

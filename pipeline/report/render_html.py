@@ -1,0 +1,71 @@
+"""``report.html``: one self-contained page (tables, and plots embedded as base64 PNG)."""
+
+from __future__ import annotations
+
+import base64
+import html
+
+from pipeline.report.build import Report
+from pipeline.report.plots import COLOURS, GREY, metric_plot, verdict_grid
+from pipeline.report.render_md import METHOD, headline
+from pipeline.report.tables import Section, sections
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1.5em; color: #212121; }
+table { border-collapse: collapse; margin-bottom: 1.5em; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 3px 6px; text-align: left; vertical-align: top; }
+th { background: #eee; }
+.verdict { font-weight: bold; color: white; }
+.banner { padding: 0.6em; font-weight: bold; color: white; }
+.sim { background: #6a1b9a; padding: 0.5em; color: white; }
+img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0 1.5em 0; }
+"""
+
+
+def _img(png: bytes | None, alt: str) -> str:
+    if png is None:
+        return f"<p>No data for: {html.escape(alt)}.</p>"
+    data = base64.b64encode(png).decode("ascii")
+    return f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt)}">'
+
+
+def _cell(text: str) -> str:
+    colour = COLOURS.get(text)
+    if colour or text in ("MISSING", "FAILED", "ERROR", "NO BASELINE", "PLANNED"):
+        return f'<td class="verdict" style="background:{colour or GREY}">{html.escape(text)}</td>'
+    return f"<td>{html.escape(text)}</td>"
+
+
+def _table(section: Section) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in section.headers)
+    body = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in section.rows)
+    intro = f"<p>{html.escape(section.intro)}</p>" if section.intro else ""
+    return f"<h2>{html.escape(section.title)}</h2>{intro}<table><tr>{head}</tr>{body}</table>"
+
+
+def render_html(report: Report) -> str:
+    """The whole HTML page."""
+    lines = headline(report)
+    colour = COLOURS.get(report.verdict, GREY)
+    parts = [f'<div class="banner" style="background:{colour}">{html.escape(lines[0])}</div>']
+    rest = lines[1:]
+    if report.simulated:
+        parts.append(f'<p class="sim">{html.escape(rest[0])}</p>')
+        rest = rest[1:]
+    parts += [f"<p>{html.escape(line)}</p>" for line in rest]
+    parts.append(f"<p>{html.escape(METHOD)}</p>")
+    parts += [
+        "<h2>Plots</h2>",
+        _img(verdict_grid(report), "verdict grid"),
+        _img(metric_plot(report, "accuracy"), "accuracy per variant"),
+        _img(metric_plot(report, "accept"), "accept length per variant"),
+    ]
+    parts += [_table(s) for s in sections(report)]
+    if report.warnings:
+        items = "".join(f"<li>{html.escape(w)}</li>" for w in report.warnings)
+        parts.append(f"<h2>Warnings</h2><ul>{items}</ul>")
+    title = "mtp-eval sign-off report" + (" (SIMULATED)" if report.simulated else "")
+    return (
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{title}</title>'
+        f"<style>{STYLE}</style></head><body><h1>{title}</h1>{''.join(parts)}</body></html>\n"
+    )

@@ -1,0 +1,76 @@
+"""``report.md``: the verdict, the method in two paragraphs, and the tables."""
+
+from __future__ import annotations
+
+from pipeline.report.build import Report
+from pipeline.report.tables import Section, sections
+
+EXIT_MEANING = {
+    0: "every check is GO / PASS",
+    1: "at least one NO-GO / FAIL",
+    2: "something is undecided, failed or missing",
+}
+
+
+def headline(report: Report) -> list[str]:
+    """Verdict, simulated warning, inputs and policy (shared with the HTML page)."""
+    tol = report.tolerance
+    lines = [
+        f"Verdict: {report.verdict} (exit code {report.exit_code}: "
+        f"{EXIT_MEANING[report.exit_code]})"
+    ]
+    if report.simulated:
+        lines.append(
+            "SIMULATED: results come from the simulated SGLang server; they exercise the "
+            "pipeline and measure no GPU."
+        )
+    lines += [
+        f"Inputs: {', '.join(report.inputs)}; generated {report.generated_at}.",
+        f"Policy: {tol.path} (baseline {tol.baseline}, one-sided alpha {tol.alpha}, "
+        f"multiplicity {tol.multiplicity}, reference variance {tol.reference_variance}).",
+    ]
+    return lines
+
+
+METHOD = (
+    "Method. Against the baseline variant each candidate is paired with it by (question, repeat): "
+    "the per-question mean difference over repeats, its spread across questions (the standard "
+    "error clustered by question) and Student t bounds. GO when the one-sided upper bound of the "
+    "drop is within the margin, NO-GO when the lower bound is beyond it, else INCONCLUSIVE with "
+    "the repeats that would likely decide it (from the observed within- and between-question "
+    "variance). The p-values behind the two bounds are corrected with Holm across the cells of "
+    "this report, per check. Accept length is the token-weighted ratio sum(completion tokens) / "
+    "sum(verify steps), compared on the log scale with a delta-method SE clustered by question. "
+    "Against a reference the run's repeat-to-repeat uncertainty is combined with the reference's "
+    "own standard error; PASS / FAIL / INCONCLUSIVE follow the same rule. Validated by "
+    "benchmarks/signoff_simulation.py."
+)
+
+
+def _escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def table(section: Section) -> list[str]:
+    """A Markdown pipe table (with its title and intro)."""
+    lines = [f"## {section.title}", ""]
+    if section.intro:
+        lines += [section.intro, ""]
+    lines.append("| " + " | ".join(section.headers) + " |")
+    lines.append("|" + "---|" * len(section.headers))
+    lines += ["| " + " | ".join(_escape(c) for c in row) + " |" for row in section.rows]
+    return [*lines, ""]
+
+
+def render_md(report: Report) -> str:
+    """The whole Markdown report."""
+    title = "# mtp-eval sign-off report" + (" (SIMULATED)" if report.simulated else "")
+    lines = [title, ""]
+    for i, line in enumerate(headline(report)):
+        lines += [f"**{line}**" if i == 0 or line.startswith("SIMULATED") else line, ""]
+    lines += [METHOD, ""]
+    for section in sections(report):
+        lines += table(section)
+    if report.warnings:
+        lines += ["## Warnings", "", *(f"- {w}" for w in report.warnings), ""]
+    return "\n".join(lines)

@@ -1,0 +1,55 @@
+"""``samples/<eval>.jsonl`` read back and validated (one line per request)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+
+class SampleError(ValueError):
+    """A samples file is unusable; the message names file, line and field."""
+
+
+def samples_path(folder: Path, eval_name: str) -> Path:
+    """Where a cell keeps an eval's samples."""
+    return folder / "samples" / f"{eval_name}.jsonl"
+
+
+def read_samples(folder: Path, eval_name: str) -> dict[tuple[str, int], dict[str, Any]]:
+    """Samples keyed by (question_id, repeat); a repeated key keeps its last line (a resume).
+
+    Raises:
+        SampleError: missing file, bad JSON, or a line without question_id / repeat / correct.
+    """
+    path = samples_path(folder, eval_name)
+    if not path.is_file():
+        raise SampleError(
+            f"{path}: missing; the cell's result lists eval {eval_name!r} but its "
+            "samples are gone, so it cannot be paired (re-run the cell)"
+        )
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    with path.open(encoding="utf-8") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            record = _parse(path, number, line)
+            out[(str(record["question_id"]), int(record["repeat"]))] = record
+    return out
+
+
+def _parse(path: Path, number: int, line: str) -> dict[str, Any]:
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError as err:
+        raise SampleError(f"{path}:{number}: not valid JSON ({err})") from err
+    if not isinstance(record, dict):
+        raise SampleError(f"{path}:{number}: expected a JSON object")
+    for key in ("question_id", "repeat", "correct"):
+        if key not in record:
+            raise SampleError(f"{path}:{number}: field {key!r} is missing")
+    if not isinstance(record["repeat"], int) or isinstance(record["repeat"], bool):
+        raise SampleError(f"{path}:{number}: repeat = {record['repeat']!r} must be an integer")
+    if not isinstance(record["correct"], bool):
+        raise SampleError(f"{path}:{number}: correct = {record['correct']!r} must be true/false")
+    return record

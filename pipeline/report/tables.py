@@ -1,0 +1,152 @@
+"""The report's tables as plain rows, rendered by ``render_md`` and ``render_html`` alike."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from pipeline.report.build import Report
+from pipeline.report.describe import pts, rel
+from pipeline.report.load import CellRecord
+from pipeline.report.verdicts import OK, REFERENCE_KINDS, Check
+
+WHO = "GPU|model|KV dtype|skip-softmax|variant|"
+
+
+@dataclass
+class Section:
+    """A titled table with an optional paragraph above it."""
+
+    title: str
+    headers: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+    intro: str = ""
+
+
+def sort_key(cell: CellRecord) -> tuple[str, ...]:
+    """GPU, model, KV dtype, skip-softmax, variant: the order of every table."""
+    skip = (str(cell.skip_prefill), str(cell.skip_decode))
+    return (cell.gpu, cell.model, cell.kv_dtype, *skip, cell.variant, cell.id)
+
+
+def skip_text(cell: CellRecord) -> str:
+    """Skip-softmax factors, or 'exact'."""
+    if cell.skip_prefill in (None, 0) and cell.skip_decode in (None, 0):
+        return "exact"
+    return f"p={cell.skip_prefill} d={cell.skip_decode}"
+
+
+def _who(cell: CellRecord) -> list[str]:
+    sim = " (simulated)" if cell.simulated and "simulated" not in cell.gpu else ""
+    return [cell.gpu + sim, cell.model, cell.kv_dtype, skip_text(cell), cell.variant]
+
+
+def _extra(check: Check) -> str:
+    if "extra_repeats" not in check.numbers:
+        return ""
+    extra = check.numbers["extra_repeats"]
+    if extra is None:
+        return "not by repeats"
+    return "+99 or more" if extra > 99 else f"+{extra}"
+
+
+def _p(check: Check) -> str:
+    n = check.numbers
+    return f"{n.get('p_go_adjusted', math.nan):.3g} / {n.get('p_nogo_adjusted', math.nan):.3g}"
+
+
+def _pts_bounds(n: dict[str, float]) -> str:
+    return f"[{pts(n['lower'])}, {pts(n['upper'])}]"
+
+
+def _rel_bounds(n: dict[str, float]) -> str:
+    return f"[{100 * rel(n['lower']):.2f}%, {100 * rel(n['upper']):.2f}%]"
+
+
+def sections(report: Report) -> list[Section]:
+    """All tables of the report, in order (empty ones left out)."""
+    cells = sorted(report.cells, key=sort_key)
+    by_id = {c.id: c for c in cells}
+    checks = sorted(report.checks, key=lambda k: (sort_key(by_id[k.cell_id]), k.eval or ""))
+    rows = [(by_id[c.cell_id], c) for c in checks]
+    base = report.tolerance.baseline
+    found = [_cells(report, cells), _accuracy(rows, base), _accept(rows, base),
+             _references(rows, base), _other(rows, base), _problems(cells)]  # fmt: skip
+    return [s for s in found if s.rows]
+
+
+def _cells(report: Report, cells: list[CellRecord]) -> Section:
+    sec = Section("Cells", (WHO + "speculative|status|verdict|folder").split("|"))
+    for cell in cells:
+        spec = (cell.speculative or {}).get("algorithm") or "off"
+        status, verdict = cell.status.upper(), report.cell_verdict(cell)
+        sec.rows.append([*_who(cell), str(spec), status, verdict, str(cell.folder or "(none)")])
+    return sec
+
+
+def _accuracy(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
+    title = f"Accuracy vs the baseline variant ({base}), paired by question and repeat"
+    head = "eval|change (pts)|95% CI of the drop|one-sided drop bounds|margin|p GO / NO-GO (adj.)"
+    sec = Section(title, (WHO + head + "|verdict|repeats|extra repeats").split("|"))
+    for cell, c in rows:
+        if c.kind == "accuracy_vs_baseline" and "drop" in c.numbers:
+            n = c.numbers
+            ci = f"[{pts(n['ci95'][0])}, {pts(n['ci95'][1])}]"
+            size = f"{n['n_questions']} x {n['repeats']}"
+            values = [pts(-n["drop"], True), ci, _pts_bounds(n), pts(n["margin"]), _p(c)]
+            sec.rows.append([*_who(cell), str(c.eval), *values, c.verdict, size, _extra(c)])
+    return sec
+
+
+def _accept(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
+    title = f"Accept length vs the baseline variant ({base}), paired by prompt"
+    head = f"eval|accept length|{base}|relative drop|one-sided bounds|band|p GO / NO-GO (adj.)"
+    sec = Section(title, (WHO + head + "|verdict").split("|"))
+    for cell, c in rows:
+        if c.kind == "accept_vs_baseline" and "drop" in c.numbers:
+            n = c.numbers
+            lengths = [f"{n['accept_length_candidate']:.3f}", f"{n['accept_length_baseline']:.3f}"]
+            values = [f"{100 * rel(n['drop']):.2f}%", _rel_bounds(n), f"{100 * n['band']:g}%"]
+            sec.rows.append([*_who(cell), str(c.eval), *lengths, *values, _p(c), c.verdict])
+    return sec
+
+
+def _references(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
+    head = "check|measured|reference|one-sided drop bounds|margin|verdict|extra repeats|source"
+    sec = Section("Against reference values", (WHO + head).split("|"))
+    for cell, c in rows:
+        n = c.numbers
+        if c.kind not in REFERENCE_KINDS or "drop" not in n:
+            continue
+        source = f"{n['source']} ({n['date']})"
+        if c.kind == "accuracy_vs_reference":
+            values = [f"{n['accuracy']:.4f}", f"{n['reference']:.4f}", _pts_bounds(n) + " pts",
+                      f"{pts(n['margin'])} pts"]  # fmt: skip
+        else:
+            values = [f"{n['accept_length']:.3f}", f"{n['reference']:.3f}", _rel_bounds(n),
+                      f"{100 * n['band']:g}%"]  # fmt: skip
+        sec.rows.append([*_who(cell), c.title(base), *values, c.verdict, _extra(c), source])
+    return sec
+
+
+def _other(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
+    # Everything without numbers of its own: accept metric, McNemar, no baseline / reference,
+    # errors. Cell status is in the Cells and problem tables.
+    title = "Other checks (accept metric, McNemar, missing baselines and references, errors)"
+    sec = Section(title, (WHO + "check|verdict|details").split("|"))
+    for cell, c in rows:
+        if (c.kind == "status" and c.verdict == OK) or "drop" in c.numbers:
+            continue
+        if c.kind == "status" and cell.status != "ok":
+            continue
+        sec.rows.append([*_who(cell), c.title(base), c.verdict, c.message])
+    return sec
+
+
+def _problems(cells: list[CellRecord]) -> Section:
+    title = "Missing, failed, unsupported and planned cells"
+    sec = Section(title, (WHO + "status|why|overrides").split("|"))
+    for cell in cells:
+        if cell.status != "ok":
+            sec.rows.append([*_who(cell), cell.status.upper(), cell.note, " ".join(cell.overrides)])
+    return sec

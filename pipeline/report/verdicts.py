@@ -1,0 +1,161 @@
+"""Checks, their verdicts, Holm's correction across cells, and the exit code.
+
+Exit codes (DESIGN section 8): 0 when every check is GO / PASS (or says nothing to check),
+1 when any is NO-GO / FAIL, 2 when none fails but something is undecided, failed or missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from pipeline.report.load import CellRecord
+from pipeline.stats.multiplicity import holm
+from pipeline.stats.noninferiority import GO, INCONCLUSIVE, NO_GO, margin_test, verdicts
+
+__all__ = ["GO", "INCONCLUSIVE", "NO_GO", "Check", "exit_code", "finalize", "overall", "worst"]
+from pipeline.stats.power import VarianceComponents, repeats_to_decide
+
+PASS, FAIL = "PASS", "FAIL"
+OK, MISSING, FAILED, UNSUPPORTED, PLANNED = "OK", "MISSING", "FAILED", "UNSUPPORTED", "PLANNED"
+NO_BASELINE, NO_REFERENCE, ERROR, INFO = "NO BASELINE", "NO REFERENCE", "ERROR", "INFO"
+
+FAILING = (NO_GO, FAIL)
+UNDECIDED = (FAILED, MISSING, ERROR, NO_BASELINE, PLANNED, INCONCLUSIVE)
+# Worst first: how a cell's overall verdict is picked from its checks.
+SEVERITY = (NO_GO, FAIL, *UNDECIDED, UNSUPPORTED, NO_REFERENCE, GO, PASS, OK, INFO)
+
+BASELINE_KINDS = ("accuracy_vs_baseline", "accept_vs_baseline")
+REFERENCE_KINDS = ("accuracy_vs_reference", "accept_vs_reference")
+STAT_KINDS = (*BASELINE_KINDS, *REFERENCE_KINDS)
+KIND_TITLES = {
+    "status": "cell status",
+    "accept_metric": "accept metric present",
+    "accuracy_vs_baseline": "accuracy vs {baseline}",
+    "accept_vs_baseline": "accept length vs {baseline}",
+    "accuracy_vs_reference": "accuracy vs reference",
+    "accept_vs_reference": "accept length vs reference",
+    "mcnemar": "McNemar (1 repeat) vs {baseline}",
+}
+
+
+@dataclass
+class Check:
+    """One test case: a cell (and eval) under one check, with its numbers.
+
+    Statistical checks carry the two p-values, the nominal level they are read at (``alpha``,
+    or a sequential look's level) and what ``extra repeats`` needs; their verdict is set by
+    ``finalize`` after the multiplicity correction.
+    """
+
+    cell_id: str
+    cell_label: str
+    eval: str | None
+    kind: str
+    verdict: str
+    message: str = ""
+    numbers: dict[str, Any] = field(default_factory=dict)
+    p_go: float | None = None
+    p_nogo: float | None = None
+    level: float | None = None
+    components: VarianceComponents | None = None
+    distance: float | None = None
+
+    def title(self, baseline: str) -> str:
+        """``eval: check`` as shown in tables and JUnit."""
+        name = KIND_TITLES[self.kind].format(baseline=baseline)
+        return f"{self.eval}: {name}" if self.eval else name
+
+
+def worst(found: Iterable[str]) -> str:
+    """The most severe verdict (an empty list is OK)."""
+    ranked = sorted(found, key=lambda v: SEVERITY.index(v) if v in SEVERITY else 0)
+    return ranked[0] if ranked else OK
+
+
+def exit_code(checks: Iterable[Check]) -> int:
+    """0 all GO / PASS, 1 any NO-GO / FAIL, 2 anything undecided, failed or missing."""
+    found = {c.verdict for c in checks}
+    if found & set(FAILING):
+        return 1
+    return 2 if found & set(UNDECIDED) else 0
+
+
+def overall(code: int) -> str:
+    """The report's one-word verdict for an exit code."""
+    return {0: GO, 1: NO_GO}.get(code, "UNDECIDED")
+
+
+def finalize(checks: list[Check], alpha: float, power: float, multiplicity: str) -> None:
+    """Set the verdicts of statistical checks, per kind across cells (Holm or none).
+
+    A check read at a sequential look's level ``l`` enters with its p-values scaled by
+    ``alpha / l``, so that "adjusted <= alpha" means "nominal <= l" before correction.
+    """
+    for kind in STAT_KINDS:
+        family = [c for c in checks if c.kind == kind and c.p_go is not None]
+        if not family:
+            continue
+        scale = [alpha / (c.level or alpha) for c in family]
+        p_go = [min(1.0, float(c.p_go or 0) * s) for c, s in zip(family, scale, strict=True)]
+        p_nogo = [min(1.0, float(c.p_nogo or 0) * s) for c, s in zip(family, scale, strict=True)]
+        if multiplicity == "holm":
+            p_go, p_nogo = holm(p_go), holm(p_nogo)
+        found = verdicts(np.asarray(p_go), np.asarray(p_nogo), alpha)
+        # The level a single cell faces under Holm is at worst alpha / m: size extra repeats on it.
+        level = alpha / len(family) if multiplicity == "holm" else alpha
+        for check, a, b, v in zip(family, p_go, p_nogo, found, strict=True):
+            check.numbers.update(p_go_adjusted=a, p_nogo_adjusted=b, family_size=len(family))
+            check.verdict = _name(kind, str(v))
+            if v == INCONCLUSIVE and check.components is not None and check.distance is not None:
+                needed = repeats_to_decide(check.distance, check.components, level, power)
+                done = int(check.numbers.get("repeats") or 0)
+                check.numbers["extra_repeats"] = None if needed is None else max(1, needed - done)
+
+
+def _name(kind: str, verdict: str) -> str:
+    if kind in REFERENCE_KINDS:
+        return {GO: PASS, NO_GO: FAIL}.get(verdict, verdict)
+    return verdict
+
+
+def make_check(
+    cell: CellRecord, eval_name: str | None, kind: str, verdict: str, message: str, **numbers: Any
+) -> Check:
+    """A check of ``cell`` with its numbers."""
+    return Check(cell.id, cell.label, eval_name, kind, verdict, message, dict(numbers))
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A drop (positive = worse), its standard error and degrees of freedom."""
+
+    drop: float
+    se: float
+    df: float
+
+
+def stat_check(
+    cell: CellRecord,
+    eval_name: str,
+    kind: str,
+    est: Estimate,
+    margin: float,
+    alpha: float,
+    level: float,
+    **numbers: Any,
+) -> Check:
+    """A statistical check: bounds and p-values now, the verdict in ``finalize``."""
+    test = margin_test(est.drop, est.se, est.df, margin, alpha)
+    bounds = {"lower": float(test.lower), "upper": float(test.upper)}
+    ci95 = [float(test.ci95_low), float(test.ci95_high)]
+    check = make_check(
+        cell, eval_name, kind, INCONCLUSIVE, "", drop=est.drop, se=est.se, df=est.df,
+        margin=margin, alpha=alpha, level=level, ci95=ci95, **bounds, **numbers,
+    )  # fmt: skip
+    check.p_go, check.p_nogo, check.level = float(test.p_go), float(test.p_nogo), level
+    check.distance = abs(est.drop - margin)
+    return check
