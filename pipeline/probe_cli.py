@@ -11,9 +11,11 @@ the config checked out; without a GPU the app exits with code 2 and says why.
 
 from __future__ import annotations
 
+import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 
 import hydra
 from hydra.core.config_store import ConfigStore
@@ -53,11 +55,17 @@ def to_probe_config(cfg: DictConfig) -> ProbeRootConf:
 register_probe_configs()
 
 
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    # SystemExit runs the probe's `finally`: compile children are killed and the JSON is saved.
+    raise SystemExit(128 + signum)
+
+
 @hydra.main(version_base="1.3", config_path="../conf", config_name="probe")
 def _app(cfg: DictConfig) -> int:
     from backends.probe.app import run_probe
 
     conf = to_probe_config(cfg)
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     out_dir = Path(conf.probe.out_dir or HydraConfig.get().runtime.output_dir)
     code = run_probe(
         conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, conf.probe, out_dir

@@ -11,6 +11,7 @@ import datetime as dt
 import time
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from backends.config import BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
 from backends.probe.config import ProbeConf
@@ -117,6 +118,7 @@ def _measure_and_report(
     points: list[Point],
     out_dir: Path,
     started: float,
+    **session_options: Any,
 ) -> int:
     import torch
 
@@ -132,7 +134,9 @@ def _measure_and_report(
         needed = list(dict.fromkeys((k, p.kv_dtype) for p in points for k in p.kernels))
         warmer = JitWarmer(needed, geometry, probe.jit_parallel, probe.jit_max_jobs)
         warmer.start()
-    session = Session(probe, geometry, out_dir / "probe.json", doc, warmer, started)
+    session = Session(
+        probe, geometry, out_dir / "probe.json", doc, warmer, started, **session_options
+    )
     try:
         run_grid(session, points)
         doc["status"] = "budget" if session.left() <= 0 else "done"

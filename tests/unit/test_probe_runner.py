@@ -14,7 +14,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from backends.config import SkipSoftmaxConf  # noqa: E402
+from backends.config import (  # noqa: E402
+    AttentionGeometry,
+    BackendConf,
+    ModelConf,
+    SkipSoftmaxConf,
+)
 from backends.probe.app import exit_code  # noqa: E402
 from backends.probe.config import GridCase, InputProfile, ProbeConf  # noqa: E402
 from backends.probe.inputs import AttentionInputs  # noqa: E402
@@ -140,3 +145,36 @@ def test_report_from_a_cpu_run(tmp_path):
     md = (tmp_path / "probe.md").read_text()
     assert "| bf16 | peaked | 1x512 | 100 |" in md
     assert "skip-softmax with nothing skipped == factor 0" in md
+
+
+@pytest.mark.integration
+def test_app_flow_with_compile_children_on_cpu(tmp_path):
+    """The app's own path: document, JIT children (they fail fast here, so each module is retried
+    in-process, i.e. with the stand-in), grid, jit log, report files and exit code."""
+    from backends.probe.app import _document, _measure_and_report
+    from backends.probe.env import Environment
+
+    probe = ProbeConf(cases=CASES[:1], profiles=PROFILES, ref_max_rows=256, jit_parallel=2)
+    points = expand_grid(probe, "bf16", SkipSoftmaxConf())
+    model = ModelConf(name="m", attention=AttentionGeometry(4, 2, 64, 16))
+    backend = BackendConf(name="fmha_v2", attention_backend="trtllm_mha")
+    env = Environment(gpu="test CPU", sm=90, versions={"torch": torch.__version__})
+    doc = _document(model, backend, probe, GEOMETRY, "fmha_v2", env, points)
+    code = _measure_and_report(
+        doc,
+        probe,
+        GEOMETRY,
+        points,
+        tmp_path,
+        time.monotonic(),
+        device="cpu",
+        runner_factory=torch_kernel,
+        timer=wall_timer,
+        log=lambda line: None,
+    )
+    saved = json.loads((tmp_path / "probe.json").read_text())
+    assert code == 0 and saved["status"] == "done" and saved["finished_at"]
+    assert {j["state"] for j in saved["jit"]} == {"failed"}
+    assert {r["status"] for r in saved["records"]} == {"ok"}
+    assert "==== fmha_v2 bf16: failed" in (tmp_path / "jit_log.txt").read_text()
+    assert (tmp_path / "probe.md").read_text().startswith("# Kernel parity probe: test CPU")
