@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import time
 import traceback
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +21,7 @@ from backends.gpu import GpuInfo, detect_gpu
 from backends.launch import LaunchOptions, LaunchPlan, plan_launch
 from evals.base import Eval, make_eval
 from pipeline import server_api
-from pipeline.cell_result import initial_result, record_plan, record_server
+from pipeline.cell_result import initial_result, mark, overhead, record_plan, record_server
 from pipeline.gpu_slots import server_devices
 from pipeline.measure import MeasureError, measure_cell
 from pipeline.redact import redact_text
@@ -57,13 +58,14 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
         cell_dir: its output folder.
         job_num: Hydra's job number in a sweep (picks the GPU slot with ``server.gpus=auto``).
     """
+    clock = time.monotonic()
     result = initial_result(conf)
     previous = None if conf.dry_run else finished_result(cell_dir, result["config_hash"])
     if previous is not None:
         return mark_skipped(cell_dir, previous, result["timing"]["started_at"])
     interrupted: BaseException | None = None
     try:
-        _run(conf, cell_dir, result, job_num)
+        _run(conf, cell_dir, result, job_num, clock)
     except ServerStartError as err:
         failure = classify_startup_log(err.log_tail, err.exit_code, err.timed_out)
         _fail(result, f"server_{failure.kind}", f"{failure.message}\n{err}", err.log_tail)
@@ -75,13 +77,15 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
     except Exception as err:  # anything else is recorded, never lost, then shown by the caller
         _fail(result, "internal_error", f"{type(err).__name__}: {err}", traceback.format_exc())
     finally:
-        _finish(result, conf, cell_dir)
+        _finish(result, conf, cell_dir, clock)
     if interrupted is not None:
         raise interrupted
     return result
 
 
-def _run(conf: RootConf, cell_dir: Path, result: dict[str, Any], job_num: int) -> None:
+def _run(
+    conf: RootConf, cell_dir: Path, result: dict[str, Any], job_num: int, clock: float
+) -> None:
     cell_dir.mkdir(parents=True, exist_ok=True)
     gpu = _gpu(conf)
     version = sglang_version(conf.server)
@@ -109,10 +113,15 @@ def _run(conf: RootConf, cell_dir: Path, result: dict[str, Any], job_num: int) -
         result["status"] = "planned"
         return
     claim_samples(cell_dir, result["config_hash"])
+    mark(result, "launch", clock)
     with _server(conf, plan, argv, cell_dir) as server:
+        mark(result, "ready", clock)
         record_server(result, server)
         _verify(conf, plan, server, result)
+        mark(result, "verified", clock)
         measure_cell(conf, evals, server, cell_dir, result)
+        mark(result, "evals_done", clock)
+    mark(result, "stopped", clock)
     result["status"] = "ok"
 
 
@@ -220,10 +229,12 @@ def _fail(result: dict[str, Any], kind: str, message: str, log_tail: str) -> Non
     result["error"] = {"kind": kind, "message": message, "log_tail": log_tail}
 
 
-def _finish(result: dict[str, Any], conf: RootConf, cell_dir: Path) -> None:
+def _finish(result: dict[str, Any], conf: RootConf, cell_dir: Path, clock: float) -> None:
     from pipeline.provenance import now_iso
 
     result["timing"]["ended_at"] = now_iso()
+    mark(result, "end", clock)
+    result["timing"]["pipeline_overhead"] = overhead(result["timing"]["marks_s"])
     secrets = [s for s in (conf.client.api_key,) if s]
     if secrets and result.get("error"):
         result["error"]["message"] = redact_text(result["error"]["message"], secrets)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import time
 from typing import Any
 
 from backends.launch import LaunchPlan
@@ -70,7 +71,7 @@ def initial_result(conf: RootConf) -> dict[str, Any]:
         "server": {},
         "provenance": {},
         "error": None,
-        "timing": {"started_at": now_iso()},
+        "timing": {"started_at": now_iso(), "marks_s": {}},
     }
 
 
@@ -91,6 +92,27 @@ def record_server(result: dict[str, Any], server: RunningServer) -> None:
         log=str(server.log_path) if server.log_path else None,
     )
     result["timing"]["server_ready_at"] = now_iso()
+
+
+def mark(result: dict[str, Any], name: str, clock_start: float) -> None:
+    """Seconds since the cell started at which a step happened (``timing.marks_s``)."""
+    result["timing"]["marks_s"][name] = round(time.monotonic() - clock_start, 3)
+
+
+def overhead(marks: dict[str, float]) -> dict[str, float | None]:
+    """The pipeline's own time, the server's start-up excluded.
+
+    ``to_first_request_s`` counts from job start to the first eval request minus the time spent
+    waiting for the server; ``after_last_response_s`` from the last eval response to result.json.
+    """
+    launch, ready, evals_done, end = (
+        marks.get(k) for k in ("launch", "ready", "evals_done", "end")
+    )
+    before = (
+        None if launch is None or ready is None else launch + marks.get("verified", ready) - ready
+    )
+    after = None if evals_done is None or end is None else end - evals_done
+    return {"to_first_request_s": before, "after_last_response_s": after}
 
 
 def record_log_tail(result: dict[str, Any], server: RunningServer) -> None:
