@@ -1,0 +1,277 @@
+"""mtp-eval-report on cell folders built in tmp_path (real result.json / samples / multirun.yaml
+shapes, summaries from the real evals.metrics and accept_stats code)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from evals.metrics import summarize
+from pipeline.accept_stats import summarize_accept
+from pipeline.report.cli import main
+from pipeline.report.expected import BASIC_SWEEPER
+
+pytestmark = pytest.mark.integration
+
+SPEC = {"algorithm": "EAGLE", "num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4}
+GPU = "NVIDIA H200"
+
+
+def records(correct: np.ndarray, accept: float | None = 2.5, tokens: int = 120) -> list[dict]:
+    out = []
+    for i, row in enumerate(correct):
+        for r, ok in enumerate(row):
+            verify = max(1, round((tokens + i % 7) / accept)) if accept else 0
+            spec = ({"completion_tokens": tokens + i % 7, "verify_ct": verify,
+                     "num_correct_drafts": verify, "num_proposed_drafts": 3 * verify,
+                     "histogram": [verify]} if accept else None)  # fmt: skip
+            out.append({"question_id": f"q{i:03d}", "repeat": r, "correct": bool(ok),
+                        "extracted": "A" if ok else "B", "finish_reason": "stop",
+                        "error_kind": None, "completion_tokens": tokens + i % 7,
+                        "prompt_tokens": 50, "spec": spec})  # fmt: skip
+    return out
+
+
+def write_cell(folder: Path, variant: str, recs: list[dict] | None, *, kv: str = "auto",
+               status: str = "ok", simulated: bool = False, speculative: bool = True,
+               overrides: list[str] | None = None, error: dict | None = None) -> None:  # fmt: skip
+    folder.mkdir(parents=True)
+    (folder / ".hydra").mkdir()
+    ov = overrides if overrides is not None else [f"backend={variant}", f"kv_dtype={kv}"]
+    (folder / ".hydra" / "overrides.yaml").write_text(yaml.safe_dump(ov))
+    evals = {}
+    if recs is not None:
+        (folder / "samples").mkdir()
+        (folder / "samples" / "gpqa_diamond.jsonl").write_text(
+            "\n".join(json.dumps(r) for r in recs) + "\n"
+        )
+        evals["gpqa_diamond"] = {**summarize(recs),
+                                 "accept": summarize_accept(recs, speculative)}  # fmt: skip
+    gpu = f"{GPU} (simulated)" if simulated else GPU
+    cell = {
+        "name": f"m/{variant}/{kv}",
+        "model": "m",
+        "model_path": "org/m",
+        "variant": variant,
+        "kv_dtype": kv,
+        "skip_softmax": {"prefill": None, "decode": None},
+        "speculative": SPEC if speculative else {"algorithm": None},
+        "gpu": {"name": gpu},
+    }
+    result = {
+        "schema_version": 1,
+        "status": status,
+        "simulated": simulated,
+        "cell": cell,
+        "evals": evals,
+        "error": error,
+        "timing": {"finished_at": "2026-11-29T10:00:00"},
+    }
+    (folder / "result.json").write_text(json.dumps(result))
+
+
+def write_multirun(root: Path, variants: list[str], kvs: tuple[str, ...] = ("auto",)) -> None:
+    hydra = {"sweeper": {"_target_": BASIC_SWEEPER,
+                         "params": {"backend": ",".join(variants), "kv_dtype": ",".join(kvs)}},
+             "overrides": {"task": []}, "runtime": {"choices": {"backend": "fa3"}}}  # fmt: skip
+    config = {"model": {"name": "m", "path": "org/m", "speculative": SPEC},
+              "backend": {"name": "fa3"}, "kv_dtype": {"name": "auto"},
+              "skip_softmax": {"prefill": None, "decode": None}}  # fmt: skip
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "multirun.yaml").write_text(yaml.safe_dump({"hydra": hydra, **config}))
+
+
+def baseline_outcomes(n: int = 120, k: int = 8, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    p = np.where(np.arange(n) < n // 5, 0.5, np.where(np.arange(n) % 4 == 0, 0.02, 0.98))
+    return rng.random((n, k)) < p[:, None]
+
+
+def worse(outcomes: np.ndarray, share: float) -> np.ndarray:
+    out = outcomes.copy()
+    right = np.flatnonzero(out.all(axis=1))
+    out[right[: int(share * len(outcomes))]] = False  # these questions now always fail
+    return out
+
+
+def run_report(dirs: list[Path], out: Path, *extra: str) -> tuple[int, dict]:
+    code = main([*map(str, dirs), "--out", str(out), *extra])
+    return code, json.loads((out / "summary.json").read_text())
+
+
+def verdicts(summary: dict, kind: str) -> dict[str, str]:
+    return {c["variant"]: k["verdict"] for c in summary["cells"] for k in c["checks"]
+            if k["kind"] == kind}  # fmt: skip
+
+
+@pytest.fixture
+def sweep(tmp_path: Path) -> Path:
+    root = tmp_path / "multirun"
+    write_multirun(root, ["fmha_v2", "fa3", "triton"])
+    base = baseline_outcomes()
+    write_cell(root / "0_m_fmha_v2", "fmha_v2", records(worse(base, 0.15), accept=2.3))
+    write_cell(root / "1_m_fa3", "fa3", records(base))
+    write_cell(root / "2_m_triton", "triton", records(base, accept=2.48))
+    return root
+
+
+def test_go_and_no_go_give_exit_1_and_every_output(sweep: Path, tmp_path: Path):
+    out = tmp_path / "report"
+    code, summary = run_report([sweep], out)
+    assert code == 1 and summary["verdict"] == "NO-GO" and summary["exit_code"] == 1
+    assert verdicts(summary, "accuracy_vs_baseline") == {"fmha_v2": "NO-GO", "triton": "GO"}
+    assert verdicts(summary, "accept_vs_baseline") == {"fmha_v2": "NO-GO", "triton": "GO"}
+    junit = ET.parse(out / "junit.xml").getroot()
+    failures = [c for c in junit.iter("testcase") if c.find("failure") is not None]
+    assert {c.get("name") for c in failures} == {
+        "gpqa_diamond: accuracy vs fa3",
+        "gpqa_diamond: accept length vs fa3",
+    }
+    assert "drop" in failures[0].find("failure").get("message")  # the numbers are in it
+    assert junit.get("failures") == "2"
+    html = (out / "report.html").read_text()
+    assert html.count('<img src="data:image/png;base64,') == 3
+    assert "NO-GO" in (out / "report.md").read_text()
+    rows = list(csv.DictReader((out / "cells.csv").open()))
+    assert {r["variant"]: r["vs_baseline"] for r in rows} == {
+        "fmha_v2": "NO-GO",
+        "fa3": "",
+        "triton": "GO",
+    }
+
+
+def test_missing_and_failed_cells_give_exit_2(tmp_path: Path):
+    root = tmp_path / "multirun"
+    write_multirun(root, ["fmha_v2", "fa3", "triton", "flashinfer"])
+    base = baseline_outcomes()
+    write_cell(root / "1_m_fa3", "fa3", records(base))
+    write_cell(
+        root / "2_m_triton",
+        "triton",
+        None,
+        status="failed",
+        error={"kind": "server_crash", "message": "died at start"},
+    )
+    (root / "3_m_flashinfer" / ".hydra").mkdir(parents=True)  # started, never wrote a result
+    (root / "3_m_flashinfer" / ".hydra" / "overrides.yaml").write_text(
+        yaml.safe_dump(["backend=flashinfer", "kv_dtype=auto"])
+    )
+    code, summary = run_report([root], tmp_path / "r")
+    assert code == 2 and summary["verdict"] == "UNDECIDED"
+    status = {c["variant"]: c["verdict"] for c in summary["cells"]}
+    assert status == {"fmha_v2": "MISSING", "fa3": "NO REFERENCE", "triton": "FAILED",
+                      "flashinfer": "MISSING"}  # fmt: skip
+    notes = {c["variant"]: c["note"] for c in summary["cells"]}
+    assert "job 0 (backend=fmha_v2 kv_dtype=auto) left no folder" in notes["fmha_v2"]
+    assert "server_crash: died at start" in notes["triton"]
+    gpus = {c["variant"]: c["gpu"] for c in summary["cells"]}
+    assert gpus["fmha_v2"] == GPU  # guessed from the sweep's other cells
+    errors = [c for c in ET.parse(tmp_path / "r" / "junit.xml").getroot().iter("testcase")
+              if c.find("error") is not None]  # fmt: skip
+    assert {e.find("error").get("type") for e in errors} == {"MISSING", "FAILED"}
+
+
+def test_unsupported_cells_are_skipped_not_failed(tmp_path: Path):
+    root = tmp_path / "multirun"
+    write_multirun(root, ["fmha_v2", "fa3"])
+    write_cell(root / "0_m_fmha_v2", "fmha_v2", None, status="unsupported")
+    write_cell(root / "1_m_fa3", "fa3", records(baseline_outcomes()))
+    code, summary = run_report([root], tmp_path / "r")
+    assert code == 0 and summary["verdict"] == "GO"
+    cases = list(ET.parse(tmp_path / "r" / "junit.xml").getroot().iter("testcase"))
+    skipped = [c for c in cases if c.find("skipped") is not None]
+    assert any("UNSUPPORTED" in c.find("skipped").get("message") for c in skipped)
+
+
+def test_simulated_results_are_labelled_everywhere(tmp_path: Path):
+    root = tmp_path / "multirun"
+    write_multirun(root, ["fmha_v2", "fa3"])
+    base = baseline_outcomes()
+    write_cell(root / "0_m_fmha_v2", "fmha_v2", records(base), simulated=True)
+    write_cell(root / "1_m_fa3", "fa3", records(base), simulated=True)
+    out = tmp_path / "r"
+    code, summary = run_report([root], out)
+    assert code == 0 and summary["simulated"] is True
+    assert all(c["simulated"] for c in summary["cells"])
+    assert "(SIMULATED)" in (out / "report.md").read_text().splitlines()[0]
+    assert "SIMULATED" in (out / "report.html").read_text()
+    junit = ET.parse(out / "junit.xml").getroot()
+    assert "SIMULATED" in junit.get("name")
+    assert all("[simulated]" in c.get("classname") for c in junit.iter("testcase"))
+    assert {r["simulated"] for r in csv.DictReader((out / "cells.csv").open())} == {"True"}
+
+
+def test_speculative_cell_without_accept_metric_fails(tmp_path: Path):
+    root = tmp_path / "multirun"
+    write_multirun(root, ["fmha_v2", "fa3"])
+    base = baseline_outcomes()
+    write_cell(root / "0_m_fmha_v2", "fmha_v2", records(base, accept=None))
+    write_cell(root / "1_m_fa3", "fa3", records(base))
+    code, summary = run_report([root], tmp_path / "r")
+    assert code == 1
+    assert verdicts(summary, "accept_metric") == {"fmha_v2": "FAIL", "fa3": "PASS"}
+
+
+def test_small_drop_is_inconclusive_with_extra_repeats(tmp_path: Path):
+    root = tmp_path / "multirun"
+    write_multirun(root, ["fmha_v2", "fa3"])
+    base = baseline_outcomes(k=2)
+    rng = np.random.default_rng(5)
+    cand = np.where(rng.random(base.shape) < 0.03, False, base)  # about 2 points worse, noisy
+    write_cell(root / "0_m_fmha_v2", "fmha_v2", records(cand))
+    write_cell(root / "1_m_fa3", "fa3", records(base))
+    code, summary = run_report([root], tmp_path / "r")
+    assert code == 2
+    check = next(k for c in summary["cells"] for k in c["checks"]
+                 if k["kind"] == "accuracy_vs_baseline")  # fmt: skip
+    assert check["verdict"] == "INCONCLUSIVE"
+    assert check["numbers"]["extra_repeats"] is None or check["numbers"]["extra_repeats"] >= 1
+    assert "repeats" in check["message"]
+
+
+def test_one_repeat_adds_mcnemar(tmp_path: Path):
+    root = tmp_path / "multirun"
+    write_multirun(root, ["fmha_v2", "fa3"])
+    base = baseline_outcomes(k=1)
+    write_cell(root / "0_m_fmha_v2", "fmha_v2", records(worse(base, 0.1)))
+    write_cell(root / "1_m_fa3", "fa3", records(base))
+    _, summary = run_report([root], tmp_path / "r")
+    mcnemar = next(k for c in summary["cells"] for k in c["checks"] if k["kind"] == "mcnemar")
+    n = mcnemar["numbers"]
+    assert n["c"] == 0 and n["b"] == 12 and n["p"] == pytest.approx(0.5**12)
+
+
+def test_single_cell_folders_and_several_inputs(sweep: Path, tmp_path: Path):
+    code, summary = run_report([sweep / "0_m_fmha_v2", sweep / "1_m_fa3"], tmp_path / "r")
+    assert code == 1 and len(summary["cells"]) == 2
+
+
+def test_cli_as_a_process_and_bad_references(sweep: Path, tmp_path: Path):
+    out = tmp_path / "r"
+    proc = subprocess.run([sys.executable, "-m", "pipeline.report.cli", str(sweep), "--out",
+                           str(out)], capture_output=True, text=True, check=False)  # fmt: skip
+    assert proc.returncode == 1, proc.stderr
+    assert {p.name for p in out.iterdir()} == {"report.md", "report.html", "junit.xml",
+                                               "summary.json", "cells.csv"}  # fmt: skip
+    refs = tmp_path / "refs"
+    refs.mkdir()
+    (refs / "m.yaml").write_text(yaml.safe_dump({"model": "m", "entries": [
+        {"eval": "gpqa_diamond", "kv_dtype": "any", "speculative": "any", "accuracy": 1.4,
+         "provenance": {"source": "x", "date": "2026-01-01", "setup": "y"}}]}))  # fmt: skip
+    proc = subprocess.run([sys.executable, "-m", "pipeline.report.cli", str(sweep), "--out",
+                           str(out), "--references", str(refs)], capture_output=True, text=True,
+                          check=False)  # fmt: skip
+    assert proc.returncode == 2
+    assert "m.yaml: entries[0].accuracy = 1.4 is impossible" in proc.stderr
+
+
+def test_a_folder_without_cells_is_refused(tmp_path: Path):
+    assert main([str(tmp_path), "--out", str(tmp_path / "r")]) == 2

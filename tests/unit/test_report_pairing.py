@@ -1,0 +1,107 @@
+import json
+
+import numpy as np
+import pytest
+
+from pipeline.report.load import CellRecord
+from pipeline.report.pairing import (
+    accept_pairs,
+    accept_rows,
+    find_baseline,
+    pair_samples,
+    score_matrix,
+)
+from pipeline.report.samples import SampleError, read_samples
+
+MATCH = ("model", "kv_dtype", "skip_softmax", "gpu", "speculative")
+
+
+def cell(variant, kv="auto", gpu="H200", status="ok", sp=None, finished="", cid=None):
+    return CellRecord(
+        id=cid or f"{variant}/{kv}/{sp}/{finished}", folder=None, status=status, simulated=False,
+        model="m", model_path="m", variant=variant, kv_dtype=kv, skip_prefill=sp,
+        skip_decode=None, speculative=None, gpu=gpu, result={"timing": {"finished_at": finished}},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("candidate", "pool", "found", "note"),
+    [
+        (cell("fmha_v2"), [cell("fa3"), cell("fa3", kv="fp8")], "fa3/auto/None/", ""),
+        (cell("fmha_v2", kv="fp8"), [cell("fa3")], None, "no fa3 cell with the same"),
+        (cell("fmha_v2", gpu="B200"), [cell("fa3")], None, "no fa3 cell"),
+        (cell("fmha_v2"), [cell("fa3", status="failed")], None, "is FAILED"),
+        (cell("fmha_v2", sp=0.5), [cell("fa3")], "fa3/auto/None/", "exact softmax"),
+        (cell("fmha_v2", sp=0.5), [cell("fa3", sp=0.5), cell("fa3")], "fa3/auto/0.5/", ""),
+        (cell("fmha_v2"), [cell("fa3", finished="2"), cell("fa3", finished="1")],
+         "fa3/auto/None/2", "2 baseline cells match"),
+    ],
+)  # fmt: skip
+def test_find_baseline(candidate, pool, found, note):
+    base, why = find_baseline(candidate, [candidate, *pool], "fa3", MATCH)
+    assert (base.id if base else None) == found
+    assert note in why
+
+
+def rec(q, r, correct, tokens=100, verify=40, error=None):
+    spec = {"completion_tokens": tokens, "verify_ct": verify} if verify else None
+    return {"question_id": q, "repeat": r, "correct": correct, "error_kind": error, "spec": spec}
+
+
+def keyed(records):
+    return {(r["question_id"], r["repeat"]): r for r in records}
+
+
+def test_pair_samples_by_question_and_repeat():
+    base = keyed([rec("a", 0, True), rec("a", 1, True), rec("b", 0, False), rec("c", 0, True)])
+    cand = keyed([rec("a", 0, False), rec("a", 1, True), rec("b", 0, True), rec("d", 0, True)])
+    paired = pair_samples(base, cand)
+    assert paired.questions == ["a", "b"]
+    assert paired.unpaired == 2  # c only in the baseline, d only in the candidate
+    np.testing.assert_array_equal(paired.diffs, [[-1.0, 0.0], [1.0, np.nan]])
+    assert paired.repeats == 2
+    assert list(paired.base) == [1, 1, 0] and list(paired.cand) == [0, 1, 1]
+
+
+def test_score_matrix_pads_missing_repeats():
+    m = score_matrix(keyed([rec("a", 0, True), rec("a", 1, False), rec("b", 0, True)]))
+    np.testing.assert_array_equal(m, [[1.0, 0.0], [1.0, np.nan]])
+
+
+def test_accept_rows_and_pairs_skip_errors_and_missing_spec():
+    base = keyed([rec("a", 0, True, 100, 40), rec("b", 0, True, 90, 30), rec("c", 0, True, 10, 0)])
+    cand = keyed([rec("a", 0, True, 80, 40), rec("b", 0, True, 90, 45, error="timeout"),
+                  rec("c", 0, True, 10, 5)])  # fmt: skip
+    tokens, verify, questions = accept_rows(base)
+    assert list(tokens) == [100, 90] and list(verify) == [40, 30] and questions == ["a", "b"]
+    cols, questions = accept_pairs(base, cand)
+    assert questions == ["a"]
+    assert [list(c) for c in cols] == [[100], [40], [80], [40]]
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (['{"question_id": "a", "repeat": 0}'], r"a.jsonl:1: field 'correct' is missing"),
+        (["{}", "not json"], r"a.jsonl:1: field 'question_id'"),
+        (['{"question_id": "a", "repeat": 0, "correct": true}', "[1]"], r"a.jsonl:2: expected"),
+        (['{"question_id": "a", "repeat": "0", "correct": true}'], "repeat = '0' must be"),
+        (['{"question_id": "a", "repeat": 0, "correct": 1}'], "correct = 1 must be true/false"),
+        (["{oops"], r"a.jsonl:1: not valid JSON"),
+    ],
+)
+def test_read_samples_names_file_line_and_field(tmp_path, lines, message):
+    (tmp_path / "samples").mkdir()
+    (tmp_path / "samples" / "a.jsonl").write_text("\n".join(lines) + "\n")
+    with pytest.raises(SampleError, match=message):
+        read_samples(tmp_path, "a")
+
+
+def test_read_samples_keeps_the_last_line_of_a_key(tmp_path):
+    (tmp_path / "samples").mkdir()
+    lines = [rec("a", 0, False), rec("a", 0, True), rec("b", 1, True)]
+    (tmp_path / "samples" / "e.jsonl").write_text("\n".join(json.dumps(x) for x in lines) + "\n\n")
+    out = read_samples(tmp_path, "e")
+    assert out[("a", 0)]["correct"] is True and len(out) == 2
+    with pytest.raises(SampleError, match="missing"):
+        read_samples(tmp_path, "other")

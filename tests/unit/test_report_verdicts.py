@@ -1,0 +1,95 @@
+import pytest
+
+from pipeline.report.verdicts import (
+    ERROR,
+    FAIL,
+    GO,
+    INCONCLUSIVE,
+    INFO,
+    MISSING,
+    NO_GO,
+    NO_REFERENCE,
+    OK,
+    PASS,
+    UNSUPPORTED,
+    Check,
+    exit_code,
+    finalize,
+    overall,
+    worst,
+)
+from pipeline.stats.power import VarianceComponents
+
+
+def check(verdict, kind="status", p_go=None, p_nogo=None, level=None):
+    c = Check("id", "label", "e", kind, verdict)
+    c.p_go, c.p_nogo, c.level = p_go, p_nogo, level
+    return c
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "code"),
+    [
+        ([OK, GO, PASS], 0),
+        ([OK, UNSUPPORTED, NO_REFERENCE, INFO], 0),  # nothing to judge is not a failure
+        ([GO, INCONCLUSIVE], 2),
+        ([GO, MISSING], 2),
+        ([PASS, ERROR], 2),
+        ([GO, NO_GO, MISSING], 1),  # a NO-GO wins over undecided
+        ([FAIL], 1),
+        ([], 0),
+    ],
+)
+def test_exit_code(verdicts, code):
+    assert exit_code([check(v) for v in verdicts]) == code
+    assert overall(code) == {0: "GO", 1: "NO-GO", 2: "UNDECIDED"}[code]
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "expected"),
+    [([OK, GO], GO), ([GO, INCONCLUSIVE, MISSING], MISSING), ([PASS, FAIL, MISSING], FAIL),
+     ([OK, UNSUPPORTED], UNSUPPORTED), ([], OK)],
+)  # fmt: skip
+def test_worst(verdicts, expected):
+    assert worst(verdicts) == expected
+
+
+def test_finalize_applies_holm_per_kind():
+    kind = "accuracy_vs_baseline"
+    # GO p-values 0.01, 0.02, 0.04 -> Holm 0.03, 0.04, 0.04: all GO at 0.05.
+    # Without the correction a fourth check at 0.04 alone would be GO; with 4 checks Holm
+    # gives 0.04, 0.06, 0.08, 0.08 (sorted 0.01, 0.02, 0.02, 0.04 -> x4, x3, x2, x1).
+    checks = [check(INCONCLUSIVE, kind, p, 0.99, 0.05) for p in (0.01, 0.02, 0.04)]
+    finalize(checks, 0.05, 0.8, "holm")
+    assert [c.verdict for c in checks] == [GO, GO, GO]
+    assert [c.numbers["p_go_adjusted"] for c in checks] == pytest.approx([0.03, 0.04, 0.04])
+    checks = [check(INCONCLUSIVE, kind, p, 0.99, 0.05) for p in (0.01, 0.02, 0.02, 0.04)]
+    finalize(checks, 0.05, 0.8, "holm")
+    assert [c.verdict for c in checks] == [GO, INCONCLUSIVE, INCONCLUSIVE, INCONCLUSIVE]
+    finalize(checks, 0.05, 0.8, "none")
+    assert [c.verdict for c in checks] == [GO, GO, GO, GO]
+
+
+def test_reference_checks_say_pass_and_fail():
+    checks = [check(INCONCLUSIVE, "accuracy_vs_reference", 0.001, 0.999, 0.05),
+              check(INCONCLUSIVE, "accept_vs_reference", 0.999, 0.001, 0.05)]  # fmt: skip
+    finalize(checks, 0.05, 0.8, "holm")
+    assert [c.verdict for c in checks] == [PASS, FAIL]
+
+
+def test_a_sequential_look_is_read_at_its_own_level():
+    c = check(INCONCLUSIVE, "accuracy_vs_baseline", 0.03, 0.97, level=0.02)
+    finalize([c], 0.05, 0.8, "holm")  # 0.03 > 0.02: not decided at this look
+    assert c.verdict == INCONCLUSIVE
+    assert c.numbers["p_go_adjusted"] == pytest.approx(0.075)
+
+
+def test_inconclusive_checks_get_extra_repeats():
+    c = check(INCONCLUSIVE, "accuracy_vs_baseline", 0.2, 0.8, 0.05)
+    c.components, c.distance = VarianceComponents(0.1, 0.0, 200), 0.02
+    c.numbers["repeats"] = 4
+    finalize([c], 0.05, 0.8, "holm")
+    assert c.numbers["extra_repeats"] == 4  # 8 needed (see test_stats_power), 4 done
+    c.components = VarianceComponents(0.1, 0.05, 200)
+    finalize([c], 0.05, 0.8, "holm")
+    assert c.numbers["extra_repeats"] is None
