@@ -93,6 +93,26 @@ def requirement_table(results: Results, setup: Setup) -> tuple[list[str], bool]:
     return lines, all(r.met for r in reqs)
 
 
+def figures_table(results: Results, setup: Setup) -> list[str]:
+    m = f"{setup.margin * 100:g}-pt drop"
+    cols = [("false NO-GO, no drop", "no drop", NO_GO),
+            ("false GO, margin, proportional", f"{m}, proportional", GO),
+            ("false GO, margin, concentrated", f"{m}, concentrated", GO),
+            ("GO, no drop", "no drop", GO),
+            ("NO-GO, 4-pt, proportional", "4-pt drop, proportional", NO_GO),
+            ("NO-GO, 4-pt, concentrated", "4-pt drop, concentrated", NO_GO),
+            ("NO-GO, 5-pt, proportional", "5-pt drop, proportional", NO_GO),
+            ("NO-GO, 5-pt, concentrated", "5-pt drop, concentrated", NO_GO)]  # fmt: skip
+    lines = ["| rule | " + " | ".join(c[0] for c in cols) + " | min 95% CI coverage |",
+             "|---|" + "---|" * (len(cols) + 1)]  # fmt: skip
+    for name in method_names(setup):
+        cov = [results[s][name].coverage for s in results]
+        worst = pct(min(cov)) if None not in cov else "n/a"
+        lines.append(f"| {name} | " + " | ".join(pct(results[s][name].rate(v)) for _, s, v in cols)
+                     + f" | {worst} |")  # fmt: skip
+    return lines
+
+
 def needed_table(results: Results, setup: Setup, bench) -> list[str]:
     ks = range(1, setup.max_repeats + 1)
     goal = [("no drop", GO), ("5-pt drop, proportional", NO_GO), ("4-pt drop, proportional", NO_GO)]
@@ -155,6 +175,10 @@ def main() -> int:
         "## Requirements (issue 5, item 7)",
         "",
         *req_lines,
+        "",
+        "## The same figures for every rule (TensorRT-LLM's included)",
+        "",
+        *figures_table(results, setup),
         "",
         "## Repeats needed per decision (80% of the time; for issue 9)",
         "",
