@@ -81,7 +81,7 @@ def load_cells(paths: Sequence[Path]) -> tuple[list[CellRecord], list[str]]:
                 cells += found
                 warnings += warn
             else:
-                cells.append(cell_from_folder(root, root.name))
+                cells.append(cell_from_folder(root, str(root)))
     return cells, warnings
 
 
@@ -110,12 +110,12 @@ def _multirun(root: Path) -> tuple[list[CellRecord], list[str]]:
             cells.append(_missing(root, job))
             continue
         used.add(folder)
-        cells.append(cell_from_folder(folder, f"{root.name}/{folder.name}", job))
+        cells.append(cell_from_folder(folder, str(folder), job))
     for folder in folders:
         if folder not in used:
             if jobs:
                 warnings.append(f"{folder}: not one of {root / MULTIRUN}'s jobs; reported anyway")
-            cells.append(cell_from_folder(folder, f"{root.name}/{folder.name}"))
+            cells.append(cell_from_folder(folder, str(folder)))
     _guess_missing_gpus(cells)
     return cells, warnings
 
@@ -132,7 +132,7 @@ def _by_number(folders: dict[Path, Any], num: int) -> Path | None:
 def _missing(root: Path, job: ExpectedJob) -> CellRecord:
     ident = job.identity
     return CellRecord(
-        id=f"{root.name}/job {job.num}",
+        id=f"{root}/job {job.num}",
         folder=None,
         status="missing",
         simulated=False,
