@@ -8,6 +8,7 @@ errored, gave non-finite output, or missed the tolerance at factor 0; 2 the prob
 from __future__ import annotations
 
 import datetime as dt
+import os
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -25,6 +26,7 @@ from backends.probe.plan import (
     probe_kv_dtype,
     variant_kernel,
 )
+from backends.probe.prune import PRUNE_ENV, private_workspace
 
 
 def plan_probe(
@@ -56,6 +58,11 @@ def run_probe(
     except ProbeConfigError as exc:
         print(f"mtp-eval-probe: {exc}")
         return 2
+    if probe.jit_prune:
+        # Before FlashInfer is imported: it reads its cache location once, at import.
+        os.environ[PRUNE_ENV] = str(geometry.head_dim)
+        base = os.environ.get("FLASHINFER_WORKSPACE_BASE")
+        os.environ["FLASHINFER_WORKSPACE_BASE"] = private_workspace(base)
     env = gpu_environment()
     if env.problem is not None:
         print(f"mtp-eval-probe: cannot run here: {env.problem}.\n{NO_GPU_HELP}")
@@ -103,6 +110,7 @@ def _document(
             "points": len(points),
             "timing": asdict(probe.timing),
             "tolerance": asdict(probe.tolerance),
+            "jit_prune": probe.jit_prune,
             "ref_max_rows": probe.ref_max_rows,
             "profiles": {k: asdict(v) for k, v in probe.profiles.items()},
         },

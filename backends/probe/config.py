@@ -76,6 +76,9 @@ class ProbeConf:
     seed: int = 0
     out_dir: str | None = None  # None: Hydra's run folder
     jit_prewarm: bool = True  # compile every needed FlashInfer module ahead, in subprocesses
+    # Build only the fmha_v2 kernels the probe calls (2, not 132 per dtype), in a FlashInfer cache
+    # of the probe's own (backends/probe/prune.py); false compiles FlashInfer's full module.
+    jit_prune: bool = True
     jit_parallel: int = 2  # modules compiled at once
-    jit_max_jobs: int = 10  # ninja jobs per module compile (MAX_JOBS)
+    jit_max_jobs: int = 16  # ninja jobs per module compile (MAX_JOBS); FA3 has 10 sources
     plots: bool = True

@@ -172,10 +172,14 @@ def test_shipped_grids_compose_and_plan(grid):
     assert any(len(p.factors) > 1 for p in points)
 
 
-def test_quick_grid_puts_bf16_before_fp8():
+def test_quick_grid_measures_what_the_claims_need_first():
     conf = _compose(["probe=quick"])
-    dtypes = [p.kv_dtype for p in expand_grid(conf.probe, "bf16", conf.skip_softmax)]
-    assert dtypes == sorted(dtypes, key=lambda d: d != "bf16")
+    points = expand_grid(conf.probe, "bf16", conf.skip_softmax)
+    first_fp8 = next(i for i, p in enumerate(points) if p.kv_dtype == "fp8_e4m3")
+    bf16_128k = [i for i, p in enumerate(points) if p.seqlen == 131072 and p.kv_dtype == "bf16"]
+    assert points[0].kv_dtype == "bf16" and points[0].seqlen == 128
+    assert bf16_128k and max(bf16_128k) < first_fp8
+    assert any(p.seqlen == 131072 and len(p.factors) > 1 for p in points[first_fp8:])
 
 
 @pytest.mark.parametrize(
