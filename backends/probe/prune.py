@@ -58,7 +58,7 @@ def prune_fmha_v2(head_dim: int) -> bool:
 
     if getattr(flashinfer, "__version__", "") != PRUNED_FOR:
         return False
-    fmha_library.itertools = _Itertools(head_dim)  # type: ignore[assignment]
+    fmha_library.itertools = _Itertools(head_dim)
     return True
 
 

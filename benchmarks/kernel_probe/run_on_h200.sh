@@ -5,8 +5,9 @@
 #   probe.json probe.md error_vs_factor.png speed_vs_factor.png ratio_vs_size.png jit_log.txt log.txt
 # Knobs (environment): OUT (default outputs/kernel-probe), PROBE_BUDGET_S (default 400: the grid
 # stops starting points then; the whole script ends within about 9 minutes), PROBE_GRID (quick),
-# PROBE_MODEL (llama3_1_8b_eagle3: 32 query / 8 KV heads, head dim 128, page 64); extra
-# arguments are passed to mtp-eval-probe as Hydra overrides.
+# PROBE_MODEL (llama3_1_8b_eagle3: 32 query / 8 KV heads, head dim 128, page 64), PROBE_GPU_TESTS=1
+# (also run tests/gpu/test_probe_gpu.py, into log.txt); extra arguments are passed to
+# mtp-eval-probe as Hydra overrides.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-$PWD/outputs/kernel-probe}
@@ -47,6 +48,12 @@ main() {
   if [ -f "$OUT/probe.json" ] && { [ "$rc" -ge 124 ] || [ ! -f "$OUT/probe.md" ]; }; then
     echo "== rebuilding the report from probe.json"
     python3 -m backends.probe.report "$OUT/probe.json" "$OUT" || true
+  fi
+  if [ "${PROBE_GPU_TESTS:-0}" = 1 ]; then  # the gpu-marked tests, on the modules just compiled
+    echo "== tests/gpu/test_probe_gpu.py"
+    MTP_EVAL_PROBE_FMHA_V2_HEAD_DIM=128 \
+      FLASHINFER_WORKSPACE_BASE="$FLASHINFER_WORKSPACE_BASE/mtp-eval-probe-jit" \
+      timeout 300 python3 -m pytest tests/gpu/test_probe_gpu.py -q -p no:cacheprovider -m gpu || true
   fi
   rm -f "$OUT"/*.tmp
   ls -l "$OUT"
