@@ -23,6 +23,7 @@ from typing import Any
 
 PRUNE_ENV = "MTP_EVAL_PROBE_FMHA_V2_HEAD_DIM"  # set: prune to this head dim
 PRUNED_FOR = "0.6.18"  # the FlashInfer whose variant tuple layout this filter reads
+PRIVATE_DIR = "mtp-eval-probe-jit"
 
 
 class _Itertools:
@@ -52,11 +53,18 @@ def wanted_variant(combo: tuple, head_dim: int) -> bool:
 
 
 def prune_fmha_v2(head_dim: int) -> bool:
-    """Make FlashInfer generate only the probe's fmha_v2 kernels; False if its version differs."""
+    """Make FlashInfer generate only the probe's fmha_v2 kernels.
+
+    Returns False, and prunes nothing, for another FlashInfer version or when FlashInfer's cache
+    is not the probe's own (it was imported before the probe could point it elsewhere).
+    """
     import flashinfer
+    from flashinfer.jit import env as jit_env
     from flashinfer.jit.attention.fmha_v2 import fmha_library
 
     if getattr(flashinfer, "__version__", "") != PRUNED_FOR:
+        return False
+    if Path(jit_env.FLASHINFER_BASE_DIR).name != PRIVATE_DIR:
         return False
     fmha_library.itertools = _Itertools(head_dim)
     return True
@@ -70,4 +78,6 @@ def prune_from_env() -> bool:
 
 def private_workspace(base: str | None) -> str:
     """The probe's own FlashInfer workspace below ``base`` (FlashInfer's default is home)."""
-    return str(Path(base or Path.home()) / "mtp-eval-probe-jit")
+    if base and Path(base).name == PRIVATE_DIR:
+        return base
+    return str(Path(base or Path.home()) / PRIVATE_DIR)

@@ -72,6 +72,7 @@ def test_probe_end_to_end(tmp_path):
         cases=[GridCase("mini", ["bf16"], ["peaked"], ["1x2048"], [0, 10])],
         profiles={"peaked": PEAKED},
         jit_prewarm=False,
+        jit_prune=False,
         plots=True,
     )
     backend = BackendConf(name="fmha_v2", attention_backend="trtllm_mha")

@@ -56,3 +56,5 @@ def test_other_products_and_names_pass_through():
 def test_private_workspace_is_below_the_base(tmp_path):
     assert private_workspace(str(tmp_path)) == str(tmp_path / "mtp-eval-probe-jit")
     assert private_workspace(None).endswith("mtp-eval-probe-jit")
+    once = private_workspace(str(tmp_path))
+    assert private_workspace(once) == once  # a probe started from the probe's cache stays there
