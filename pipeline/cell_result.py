@@ -100,19 +100,20 @@ def mark(result: dict[str, Any], name: str, clock_start: float) -> None:
 
 
 def overhead(marks: dict[str, float]) -> dict[str, float | None]:
-    """The pipeline's own time, the server's start-up excluded.
+    """The pipeline's own time, the server's start-up and stop excluded.
 
-    ``to_first_request_s`` counts from job start to the first eval request minus the time spent
-    waiting for the server; ``after_last_response_s`` from the last eval response to result.json.
+    ``to_first_request_s``: job start to the first eval request, less the wait for the server.
+    ``after_last_response_s``: last eval response to result.json, less the server's stop (a real
+    SGLang drains and stops its schedulers for seconds after SIGTERM: ``server_stop_s``).
     """
-    launch, ready, evals_done, end = (
-        marks.get(k) for k in ("launch", "ready", "evals_done", "end")
-    )
-    before = (
-        None if launch is None or ready is None else launch + marks.get("verified", ready) - ready
-    )
-    after = None if evals_done is None or end is None else end - evals_done
-    return {"to_first_request_s": before, "after_last_response_s": after}
+    launch, ready, verified = marks.get("launch"), marks.get("ready"), marks.get("verified")
+    evals_done, stopped, end = marks.get("evals_done"), marks.get("stopped"), marks.get("end")
+    before = None
+    if launch is not None and ready is not None:
+        before = round(launch + (verified if verified is not None else ready) - ready, 3)
+    after = None if stopped is None or end is None else round(end - stopped, 3)
+    stop = None if stopped is None or evals_done is None else round(stopped - evals_done, 3)
+    return {"to_first_request_s": before, "after_last_response_s": after, "server_stop_s": stop}
 
 
 def record_log_tail(result: dict[str, Any], server: RunningServer) -> None:

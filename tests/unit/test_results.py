@@ -45,3 +45,22 @@ def test_metric_total_sums_label_sets_and_ignores_prefix_names():
     assert metric_total(METRICS, "sglang:generation_tokens_total") == 30.0
     assert metric_total(METRICS, "sglang:absent") is None
     assert metric_total(None, "x") is None
+
+
+def test_overhead_excludes_server_start_and_stop():
+    from pipeline.cell_result import overhead
+
+    marks = {
+        "launch": 0.5,
+        "ready": 400.5,
+        "verified": 400.6,
+        "evals_done": 410.0,
+        "stopped": 417.0,
+        "end": 417.2,
+    }
+    assert overhead(marks) == {
+        "to_first_request_s": 0.6,
+        "after_last_response_s": 0.2,
+        "server_stop_s": 7.0,
+    }
+    assert overhead({"launch": 0.1, "end": 0.2})["to_first_request_s"] is None
