@@ -15,9 +15,15 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## demo: a 4-cell sweep (fmha_v2/fa3 x auto/fp8_e4m3) on the simulated server with bundled data
+DEMO_DIR := outputs/multirun/demo-$(shell date +%Y%m%d-%H%M%S)
+
+## demo: a 4-cell sweep (fmha_v2/fa3 x auto/fp8_e4m3) on the simulated server with bundled data,
+## then the sign-off report on it (it exits 1 on purpose: the demo plants one NO-GO)
 demo: $(STAMP)
-	$(BIN)/mtp-eval experiment=demo
+	$(BIN)/mtp-eval experiment=demo hydra.sweep.dir=$(DEMO_DIR)
+	$(BIN)/mtp-eval-report $(DEMO_DIR); rc=$$?; \
+	  echo "mtp-eval-report exit code $$rc (0 all GO, 1 a NO-GO: the demo's fmha_v2+fp8_e4m3, 2 undecided)"; \
+	  echo "report: $(DEMO_DIR)/report/report.html"; [ $$rc -le 2 ]
 
 ## test: lint, type-check, then every test tier but `gpu`
 test: $(STAMP) lint

@@ -44,6 +44,13 @@ def test_demo_experiment_runs_four_simulated_cells(tmp_path):
     assert f"4 cells under {sweep}" in proc.stdout
     assert "(simulated)" in proc.stdout
     assert processes_mentioning(str(sweep)) == []
+    report = subprocess.run([sys.executable, "-m", "pipeline.report.cli", str(sweep)], cwd=REPO,
+                            text=True, capture_output=True, timeout=120)
+    assert report.returncode == 1, report.stdout + report.stderr  # the planted NO-GO
+    summary = json.loads((sweep / "report" / "summary.json").read_text())
+    verdicts = {(c["variant"], c["kv_dtype"]): k["verdict"] for c in summary["cells"]
+                for k in c["checks"] if k["kind"] == "accuracy_vs_baseline"}
+    assert verdicts == {("fmha_v2", "auto"): "GO", ("fmha_v2", "fp8_e4m3"): "NO-GO"}
 
 
 def test_sm120_sweep_marks_unsupported_cells_and_exits_clean(tmp_path):
