@@ -27,7 +27,10 @@ class ClientConf:
     retry_backoff_s: float = 0.5  # first back-off; doubles each retry
     progress: bool = True
     stream: bool = False  # True: streaming chat, spec stats from the final sglext chunk
-    api_key: str | None = None
+    # The key itself comes from this environment variable at run time, so it never lands in
+    # .hydra/config.yaml; it is passed to SGLang as --api-key and sent as a Bearer token.
+    api_key_env: str | None = None
+    api_key: str | None = None  # filled from api_key_env by the pipeline; never set it in config
 
 
 @dataclass

@@ -24,7 +24,7 @@ from pipeline import server_api
 from pipeline.cell_result import initial_result, mark, overhead, record_plan, record_server
 from pipeline.gpu_slots import server_devices
 from pipeline.measure import MeasureError, measure_cell
-from pipeline.redact import redact_text
+from pipeline.redact import redact_text, redact_tree
 from pipeline.results import RESULT_FILE, write_json_atomic
 from pipeline.resume import claim_samples, finished_result, mark_skipped
 from pipeline.schema import RootConf
@@ -40,6 +40,27 @@ from pipeline.server_command import server_argv, server_env
 from pipeline.versions import sglang_version
 
 BLOCKING = ("reject", "crash-at-start")
+
+
+def with_api_key(conf: RootConf) -> RootConf:
+    """The config with ``client.api_key`` read from the variable ``client.api_key_env`` names.
+
+    Raises:
+        ValueError: the key was written into the config itself (it would be saved in
+            .hydra/config.yaml), or the variable is unset.
+    """
+    client = conf.client
+    if client.api_key and not client.api_key_env:
+        raise ValueError(
+            "client.api_key is set in the config, which Hydra saves in .hydra/config.yaml: put "
+            "the key in an environment variable and set client.api_key_env=THAT_VARIABLE"
+        )
+    if not client.api_key_env:
+        return conf
+    key = os.environ.get(client.api_key_env)
+    if not key:
+        raise ValueError(f"client.api_key_env={client.api_key_env} but that variable is unset")
+    return dataclasses.replace(conf, client=dataclasses.replace(client, api_key=key))
 
 
 class CellError(RuntimeError):
@@ -59,6 +80,7 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
         job_num: Hydra's job number in a sweep (picks the GPU slot with ``server.gpus=auto``).
     """
     clock = time.monotonic()
+    conf = with_api_key(conf)
     result = initial_result(conf)
     previous = None if conf.dry_run else finished_result(cell_dir, result["config_hash"])
     if previous is not None:
@@ -71,6 +93,9 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
         _fail(result, f"server_{failure.kind}", f"{failure.message}\n{err}", err.log_tail)
     except (CellError, MeasureError) as err:
         _fail(result, err.kind, str(err), getattr(err, "log_tail", ""))
+    except server_api.ServerApiError as err:
+        hint = " (the server wants an API key: set client.api_key_env)" if "401" in str(err) else ""
+        _fail(result, "server_api", f"{err}{hint}", "")
     except (KeyboardInterrupt, SystemExit) as err:
         _fail(result, "interrupted", f"the pipeline was interrupted ({type(err).__name__})", "")
         interrupted = err
@@ -108,7 +133,7 @@ def _run(
     )
     plan = _with_devices(conf, plan, gpu, job_num)
     argv = _argv(conf, plan, cell_dir, evals)
-    record_plan(result, plan, argv)
+    record_plan(result, plan, argv, {**plan.env, **conf.server.env})
     if conf.dry_run:
         result["status"] = "planned"
         return
@@ -239,4 +264,6 @@ def _finish(result: dict[str, Any], conf: RootConf, cell_dir: Path, clock: float
     if secrets and result.get("error"):
         result["error"]["message"] = redact_text(result["error"]["message"], secrets)
         result["error"]["log_tail"] = redact_text(result["error"]["log_tail"], secrets)
+    if secrets and cell_dir.exists():
+        redact_tree(cell_dir, secrets)  # SGLang prints its server_args, api_key included
     write_json_atomic(cell_dir / RESULT_FILE, result)

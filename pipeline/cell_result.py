@@ -75,13 +75,15 @@ def initial_result(conf: RootConf) -> dict[str, Any]:
     }
 
 
-def record_plan(result: dict[str, Any], plan: LaunchPlan, argv: list[str]) -> None:
-    """What the cell asked the server to run and how it started it."""
+def record_plan(
+    result: dict[str, Any], plan: LaunchPlan, argv: list[str], added_env: dict[str, str]
+) -> None:
+    """What the cell asked the server to run and how it started it (secrets masked)."""
     result["requested"] = dict(plan.requested)
     result["runs"] = dict(plan.runs)
     result["notes"] += list(plan.notes)
     result["server"]["argv"] = redact_argv(argv)
-    result["provenance"] = provenance(argv, plan.env)
+    result["provenance"] = provenance(argv, added_env)
 
 
 def record_server(result: dict[str, Any], server: RunningServer) -> None:

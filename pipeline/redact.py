@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 MASK = "***"
 _SECRET_NAME = re.compile(r"(TOKEN|KEY|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
@@ -44,3 +45,25 @@ def redact_text(text: str, secrets: Sequence[str]) -> str:
         if secret and len(secret) >= 4:
             text = text.replace(secret, MASK)
     return text
+
+
+def redact_tree(root: Path, secrets: Sequence[str], max_bytes: int = 64 << 20) -> list[Path]:
+    """Mask secret values in every text file under ``root`` (server logs print their argv).
+
+    Returns:
+        The files that held a secret.
+    """
+    live = [s.encode() for s in secrets if s and len(s) >= 4]
+    changed: list[Path] = []
+    if not live:
+        return changed
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        if path.stat().st_size > max_bytes:
+            continue
+        data = path.read_bytes()
+        if any(s in data for s in live):
+            for s in live:
+                data = data.replace(s, MASK.encode())
+            path.write_bytes(data)
+            changed.append(path)
+    return changed
