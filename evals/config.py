@@ -26,6 +26,8 @@ class ClientConf:
     max_retries: int = 4  # only for HTTP 5xx and connection errors
     retry_backoff_s: float = 0.5  # first back-off; doubles each retry
     progress: bool = True
+    # A cell whose evals lose more than this share of requests to errors fails (its samples stay).
+    max_error_rate: float = 0.05
     stream: bool = False  # True: streaming chat, spec stats from the final sglext chunk
     # The key itself comes from this environment variable at run time, so it never lands in
     # .hydra/config.yaml; it is passed to SGLang as --api-key and sent as a Bearer token.

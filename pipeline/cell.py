@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import os
 import time
 import traceback
@@ -23,6 +24,7 @@ from evals.base import Eval, make_eval
 from pipeline import server_api
 from pipeline.cell_result import initial_result, mark, overhead, record_plan, record_server
 from pipeline.gpu_slots import server_devices
+from pipeline.guards import GuardError, check_error_rates, check_port_free, with_api_key
 from pipeline.measure import MeasureError, measure_cell
 from pipeline.redact import redact_text, redact_tree
 from pipeline.results import RESULT_FILE, write_json_atomic
@@ -40,27 +42,6 @@ from pipeline.server_command import server_argv, server_env
 from pipeline.versions import sglang_version
 
 BLOCKING = ("reject", "crash-at-start")
-
-
-def with_api_key(conf: RootConf) -> RootConf:
-    """The config with ``client.api_key`` read from the variable ``client.api_key_env`` names.
-
-    Raises:
-        ValueError: the key was written into the config itself (it would be saved in
-            .hydra/config.yaml), or the variable is unset.
-    """
-    client = conf.client
-    if client.api_key and not client.api_key_env:
-        raise ValueError(
-            "client.api_key is set in the config, which Hydra saves in .hydra/config.yaml: put "
-            "the key in an environment variable and set client.api_key_env=THAT_VARIABLE"
-        )
-    if not client.api_key_env:
-        return conf
-    key = os.environ.get(client.api_key_env)
-    if not key:
-        raise ValueError(f"client.api_key_env={client.api_key_env} but that variable is unset")
-    return dataclasses.replace(conf, client=dataclasses.replace(client, api_key=key))
 
 
 class CellError(RuntimeError):
@@ -91,7 +72,7 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
     except ServerStartError as err:
         failure = classify_startup_log(err.log_tail, err.exit_code, err.timed_out)
         _fail(result, f"server_{failure.kind}", f"{failure.message}\n{err}", err.log_tail)
-    except (CellError, MeasureError) as err:
+    except (CellError, MeasureError, GuardError) as err:
         _fail(result, err.kind, str(err), getattr(err, "log_tail", ""))
     except server_api.ServerApiError as err:
         hint = " (the server wants an API key: set client.api_key_env)" if "401" in str(err) else ""
@@ -99,6 +80,12 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
     except (KeyboardInterrupt, SystemExit) as err:
         _fail(result, "interrupted", f"the pipeline was interrupted ({type(err).__name__})", "")
         interrupted = err
+    except OSError as err:
+        if err.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+            message = f"cannot write {err.filename or cell_dir}: {err.strerror}; free space there "
+            _fail(result, "disk_full", message + "and rerun (answered samples are kept)", "")
+        else:
+            _fail(result, "internal_error", f"OSError: {err}", traceback.format_exc())
     except Exception as err:  # anything else is recorded, never lost, then shown by the caller
         _fail(result, "internal_error", f"{type(err).__name__}: {err}", traceback.format_exc())
     finally:
@@ -146,6 +133,7 @@ def _run(
         mark(result, "verified", clock)
         measure_cell(conf, evals, server, cell_dir, result)
         mark(result, "evals_done", clock)
+    check_error_rates(result["evals"], conf.client.max_error_rate)
     mark(result, "stopped", clock)
     result["status"] = "ok"
 
@@ -205,6 +193,8 @@ def _server(
             yield running
         return
     port = plan.args[plan.args.index("--port") + 1]
+    if server.port:  # a port we chose is free by construction; one the user chose may not be
+        check_port_free(server.host, int(port))
     base_url = f"http://{server.host}:{port}"
     with managed_server(
         argv,

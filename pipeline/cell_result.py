@@ -13,6 +13,8 @@ from pipeline.results import SCHEMA_VERSION, config_hash
 from pipeline.schema import RootConf
 from pipeline.server import RunningServer, tail
 
+_NOT_MEASURED = ("faults", "latency_s", "startup_delay_s")
+
 
 def cell_name(conf: RootConf) -> str:
     """Human-readable identity of a cell: model/variant/kv dtype/skip-softmax factors."""
@@ -36,7 +38,10 @@ def measured_config(conf: RootConf) -> dict[str, Any]:
         "server_extra_args": list(conf.server.extra_args),
     }
     if conf.server.kind == "simulated":
-        data["simulated"] = dataclasses.asdict(conf.server.simulated)
+        # Fault injection and latency change how a run goes, not what it measures: a rerun
+        # without them resumes the same cell.
+        sim = dataclasses.asdict(conf.server.simulated)
+        data["simulated"] = {k: v for k, v in sim.items() if k not in _NOT_MEASURED}
     return data
 
 

@@ -44,7 +44,7 @@ def measure_cell(
     this_run: list[dict[str, Any]] = []  # the server's counters only saw these
     for name, ev in evals.items():
         path = samples_path(cell_dir, name)
-        kept = kept_samples(path)
+        kept = kept_samples(path, need_spec=speculative)
         done = {(r["question_id"], r["repeat"]) for r in kept}
         todo = [p for p in ev.prompts() if (p.question_id, p.repeat) not in done]
         new, wall = (

@@ -44,11 +44,12 @@ def claim_samples(cell_dir: Path, config_hash: str) -> Path:
     return samples
 
 
-def kept_samples(path: Path) -> list[dict[str, Any]]:
+def kept_samples(path: Path, need_spec: bool = False) -> list[dict[str, Any]]:
     """Answered samples of an earlier run of the same cell (the last line per prompt wins).
 
-    Errored samples are dropped so they are asked again; a torn last line (the process was killed
-    while writing) is ignored. The file is rewritten atomically with only the kept lines.
+    Errored samples are dropped so they are asked again, and so are, when ``need_spec``, samples
+    without speculative statistics (a speculative cell needs them); a torn last line (the process
+    was killed while writing) is ignored. The file is rewritten atomically with the kept lines.
     """
     if not path.exists():
         return []
@@ -59,7 +60,11 @@ def kept_samples(path: Path) -> list[dict[str, Any]]:
         except ValueError:
             continue
         latest[(record["question_id"], record["repeat"])] = record
-    kept = [r for r in latest.values() if r.get("error_kind") is None]
+    kept = [
+        r
+        for r in latest.values()
+        if r.get("error_kind") is None and (r.get("spec") or not need_spec)
+    ]
     _rewrite_jsonl(path, kept)
     return kept
 

@@ -118,7 +118,8 @@ def test_fault_fails_cell_with_kind(tmp_path, fast_sim, fault, status, error_kin
     ],
 )
 def test_soft_faults_are_counted_never_scored_correct(tmp_path, fast_sim, fault, rate_key):
-    result, cell_dir = run(tmp_path, [*fast_sim, fault, "client.retry_backoff_s=0.01"])
+    overrides = [*fast_sim, fault, "client.retry_backoff_s=0.01", "client.max_error_rate=1.0"]
+    result, cell_dir = run(tmp_path, overrides)
     assert result["status"] == "ok", result["error"]
     ev = result["evals"]["mcq_sample"]
     lines = samples(cell_dir)

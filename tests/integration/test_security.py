@@ -8,7 +8,8 @@ import os
 import psutil
 import pytest
 
-from pipeline.cell import run_cell, with_api_key
+from pipeline.cell import run_cell
+from pipeline.guards import with_api_key
 from pipeline.server import managed_server
 from tests.conftest import compose_conf, processes_mentioning
 

@@ -58,3 +58,15 @@ def test_finished_result_only_for_ok_with_same_hash(tmp_path):
 def test_damaged_result_is_rerun(tmp_path):
     (tmp_path / "result.json").write_text("{not json")
     assert finished_result(tmp_path, "h") is None
+
+
+def test_speculative_cells_ask_again_for_samples_without_spec_stats(tmp_path):
+    path = tmp_path / "s.jsonl"
+    with_spec = json.dumps(
+        {"question_id": "a", "repeat": 0, "error_kind": None, "spec": {"verify_ct": 3}}
+    )
+    without = json.dumps({"question_id": "b", "repeat": 0, "error_kind": None, "spec": None})
+    path.write_text(with_spec + "\n" + without + "\n")
+    assert [r["question_id"] for r in kept_samples(path, need_spec=True)] == ["a"]
+    path.write_text(with_spec + "\n" + without + "\n")
+    assert len(kept_samples(path, need_spec=False)) == 2
