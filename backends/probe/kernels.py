@@ -12,7 +12,8 @@
   ``scale_q/k/v`` (``_split_scale_param``) and ``StandardFP8Attention`` applies them inside the
   kernel, so no extra elementwise pass is timed. Output is bf16 (fp8 output is not supported).
 
-Both read the same pool of pages, shuffled so that block tables are not the identity.
+Both read the same pool of pages, shuffled so that block tables are not the identity. The pool
+must be contiguous: fmha_v2 reads tensors by shape and ignores strides (``fmha_v2_call``).
 FlashInfer is imported inside the functions that call it: importing it on a machine without a GPU
 fails (a submodule queries the device at import).
 """
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 
 import torch
 
+from backends.probe.fmha_v2_call import fmha_v2_kwargs
 from backends.probe.inputs import AttentionInputs
 
 FP8_MAX = 448.0  # largest finite float8_e4m3fn
@@ -111,10 +113,12 @@ def _page(
     if pad:
         kv = torch.cat([kv, kv.new_zeros(batch, pad, *kv.shape[2:])], dim=1)
     kv = kv.view(batch, per_seq, page, 2, *k.shape[1:]).transpose(2, 3)
-    kv = kv.reshape(batch * per_seq, 2, page, *k.shape[1:])
+    kv = kv.reshape(batch * per_seq, 2, page, *k.shape[1:])  # a strided view, not a copy
     gen = torch.Generator().manual_seed(seed)
     perm = torch.randperm(batch * per_seq, generator=gen).to(k.device)
-    pool = torch.empty_like(kv)
+    # Not empty_like(kv): that keeps kv's strides, i.e. the bytes of [pages, page, 2, Hkv, D].
+    # FA3 follows strides and read that right; fmha_v2 reads by shape and got garbage.
+    pool = torch.empty(kv.shape, dtype=kv.dtype, device=kv.device)
     pool[perm] = kv
     return pool, perm.view(batch, per_seq).to(torch.int32)
 
@@ -132,32 +136,13 @@ def fmha_v2_runner(batch: PagedBatch) -> Callable[[float], torch.Tensor]:
 
     prune_from_env()  # before the first call generates the module's sources
 
-    dim = batch.q.shape[2]
     workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8, device=batch.q.device)
     out = _poisoned(batch)
-    sq, sk, sv = batch.scales
-    bmm1 = dim**-0.5 * (sq * sk if batch.fp8 else 1.0)
-    bmm2 = sv if batch.fp8 else 1.0
+    kwargs = fmha_v2_kwargs(batch, workspace, out, 0.0)  # refuses a batch it would misread
 
     def call(factor: float) -> torch.Tensor:
-        return trtllm_fmha_v2_prefill(
-            qkv=(batch.q, batch.paged_kv),
-            input_layout="Q_PAGED_KV_NHD",
-            workspace_buffer=workspace,
-            seq_lens=batch.seq_lens,
-            max_q_len=batch.seqlen,
-            max_kv_len=batch.seqlen,
-            bmm1_scale=bmm1,
-            bmm2_scale=bmm2,
-            batch_size=batch.batch,
-            cum_seq_lens_q=batch.cum_seq_lens,
-            cum_seq_lens_kv=batch.cum_seq_lens,
-            block_tables=batch.block_tables,
-            out=out,
-            out_dtype=torch.bfloat16,
-            mask_mode="causal",
-            skip_softmax_threshold_scale_factor=float(factor),
-        )
+        factor_kw = {"skip_softmax_threshold_scale_factor": float(factor)}
+        return trtllm_fmha_v2_prefill(**kwargs | factor_kw)
 
     return call
 

@@ -29,6 +29,7 @@ def test_pages_hold_each_sequence_in_order(batch, seqlen, page):
     per_seq = -(-seqlen // page)
     assert paged.paged_kv.shape == (batch * per_seq, 2, page, 2, 64)
     assert paged.paged_kv.dtype == torch.bfloat16
+    assert paged.paged_kv.is_contiguous()  # fmha_v2 reads by shape: strides are ignored
     ids = paged.block_tables.flatten().sort().values
     assert torch.equal(ids, torch.arange(batch * per_seq, dtype=torch.int32))
     assert paged.cum_seq_lens.tolist() == [i * seqlen for i in range(batch + 1)]

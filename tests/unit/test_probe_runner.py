@@ -1,6 +1,7 @@
 """The probe's orchestration on CPU: a pure-torch paged attention stands in for the kernels.
 
-The stand-in reads keys and values through the block tables, like the kernels, and applies the
+The stand-in reads keys and values through the block tables, like the kernels (for fmha_v2: the
+pool's bytes by shape, strides ignored, as FlashInfer's launcher does), and applies the
 skip-softmax rule exactly (it drops the tiles the estimate says the kernel drops), so the records,
 the JSON file, the budget and the error handling can be checked without a GPU.
 """
@@ -22,6 +23,7 @@ from backends.config import (  # noqa: E402
 )
 from backends.probe.app import exit_code  # noqa: E402
 from backends.probe.config import GridCase, InputProfile, ProbeConf  # noqa: E402
+from backends.probe.fmha_v2_call import read_as_fmha_v2  # noqa: E402
 from backends.probe.inputs import AttentionInputs  # noqa: E402
 from backends.probe.plan import Geometry, expand_grid, fmha_v2_kv_tile  # noqa: E402
 from backends.probe.reference import reference, sample_blocks  # noqa: E402
@@ -32,8 +34,9 @@ GEOMETRY = Geometry(num_heads=4, num_kv_heads=2, head_dim=64, page_size=16)
 PROFILES = {"gaussian": InputProfile(), "peaked": InputProfile(sink_logit=30.0, local_logit=12.0)}
 
 
-def _read_pages(batch):
-    pool = batch.paged_kv.float()
+def _read_pages(batch, kernel):
+    # fmha_v2 reads the pool's bytes by shape and ignores strides; FA3 follows strides.
+    pool = (read_as_fmha_v2(batch.paged_kv) if kernel == "fmha_v2" else batch.paged_kv).float()
     pages = pool[batch.block_tables.long()]  # [B, P, 2, page, Hkv, D]
     kv = pages.transpose(2, 3).reshape(batch.batch, -1, 2, *pool.shape[3:])[:, : batch.seqlen]
     kv = kv.reshape(-1, 2, *pool.shape[3:])
@@ -49,7 +52,7 @@ def torch_kernel(kernel, batch, num_kv_heads):
 
     def call(factor):
         factors = (factor,) if kernel == "fmha_v2" and factor > 0 else ()
-        seen = _read_pages(batch)
+        seen = _read_pages(batch, kernel)
         ref = reference(seen, sample_blocks(batch.seqlen, 10**9), factors, tile)
         out[ref.rows] = (ref.emulated[factor] if factors else ref.out).bfloat16()
         return out
