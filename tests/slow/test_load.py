@@ -12,11 +12,18 @@ pytestmark = pytest.mark.slow
 
 
 def test_5000_requests_at_concurrency_256(tmp_path):
-    proc = subprocess.run([sys.executable, "benchmarks/load_5000.py", "--out", str(tmp_path)],
-                          cwd=REPO, text=True, capture_output=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/load_5000.py", "--out", str(tmp_path)],
+        cwd=REPO,
+        text=True,
+        capture_output=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    figures = json.loads(proc.stdout[proc.stdout.index("{"):])
+    figures = json.loads(proc.stdout[proc.stdout.index("{") :])
     print(figures)
     assert figures["status_ok"] == 1.0
     assert figures["samples"] == 5000 and figures["errors"] == 0
-    assert figures["peak_rss_mib"] < 600  # the whole pipeline process, Python and libraries included
+    assert (
+        figures["peak_rss_mib"] < 600
+    )  # the whole pipeline process, Python and libraries included
