@@ -17,7 +17,6 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 import aiohttp
-from tqdm import tqdm
 
 from evals.config import ClientConf, SamplingConf
 from evals.responses import ChatResult, ResponseFormatError, parse_chat_response, parse_chat_stream
@@ -162,21 +161,24 @@ class ChatClient:
         Returns:
             The outcome; failures are returned with ``error_kind``, never raised.
         """
+        async with self._slots:
+            return await self._send(payload)
+
+    async def _send(self, payload: dict[str, Any]) -> RequestOutcome:
+        # ``chat`` without the semaphore: ``run``'s fixed worker pool already bounds concurrency.
         body = json.dumps({"model": self.model, **payload}).encode()
         stream = bool(payload.get("stream"))
-        async with self._slots:
-            start = time.perf_counter()
-            attempt = 1
-            while True:
-                got = await self._attempt(body, stream)
-                last = got.error_kind not in RETRYABLE or attempt > self.conf.max_retries
-                if last:
-                    latency = time.perf_counter() - start
-                    return RequestOutcome(
-                        got.result, got.error_kind, got.error, got.status, attempt, latency
-                    )
-                await asyncio.sleep(self.conf.retry_backoff_s * 2 ** (attempt - 1))
-                attempt += 1
+        start = time.perf_counter()
+        attempt = 1
+        while True:
+            got = await self._attempt(body, stream)
+            if got.error_kind not in RETRYABLE or attempt > self.conf.max_retries:
+                latency = time.perf_counter() - start
+                return RequestOutcome(
+                    got.result, got.error_kind, got.error, got.status, attempt, latency
+                )
+            await asyncio.sleep(self.conf.retry_backoff_s * 2 ** (attempt - 1))
+            attempt += 1
 
     async def _attempt(self, body: bytes, stream: bool) -> _Attempt:
         if self._session is None:
@@ -217,12 +219,11 @@ class ChatClient:
             desc: progress-bar label.
         """
         pending = iter(items)  # shared by the workers; safe, asyncio runs one at a time
-        disable = None if self.conf.progress else True  # None: tqdm hides itself off a TTY
-        with tqdm(total=len(items), desc=desc, unit="req", disable=disable) as bar:
+        with _progress_bar(self.conf.progress, len(items), desc) as bar:
 
             async def worker() -> None:
                 for item in pending:
-                    on_done(item, await self.chat(payload_of(item)))
+                    on_done(item, await self._send(payload_of(item)))
                     bar.update(1)
 
             tasks = [
@@ -235,6 +236,27 @@ class ChatClient:
                 for task in tasks:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class _NoBar:
+    """Stands in for tqdm when progress is off (tqdm's import alone costs about 0.1 s)."""
+
+    def __enter__(self) -> _NoBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, n: int) -> None:
+        """Nothing to show."""
+
+
+def _progress_bar(progress: bool, total: int, desc: str) -> Any:
+    if not progress:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="req", disable=None)  # None: hidden off a TTY
 
 
 async def _http_error(response: aiohttp.ClientResponse) -> _Attempt:

@@ -161,6 +161,9 @@ def metrics_text(state: ServerState, labels: dict[str, str], spec: tuple[int, in
         "prompt_tokens", "counter", "Number of prefill tokens processed.",
         [("_total", "", state.prompt_tokens)],
     )  # fmt: skip
+    # Every request in flight counts as running: the simulation has no batch limit or queue.
+    metric("num_running_reqs", "gauge", "The number of running requests.",
+           [("", "", state.in_flight)])  # fmt: skip
     gen = [("_total", f'is_streaming="{k}"', v) for k, v in state.generation_tokens.items()]
     metric("generation_tokens", "counter", "Number of generation tokens processed.", gen)
     if spec is not None:

@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 
-from evals.client import SseBuffer, build_chat_payload, chat_url
+from evals.client import SseBuffer, _progress_bar, build_chat_payload, chat_url
 from evals.config import SamplingConf
 
 MESSAGES = [{"role": "user", "content": "q"}]
@@ -84,3 +86,17 @@ def test_sse_buffer(lines: list[str], events: list[str], done: bool) -> None:
     tail = buffer.flush()
     assert got + ([tail] if tail is not None else []) == events
     assert buffer.done is done
+
+
+def test_client_module_leaves_tqdm_unimported() -> None:
+    # tqdm costs about 0.1 s of a cell's start-up; it is imported only when a bar is shown.
+    code = "import sys, evals.client; sys.exit('tqdm' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+@pytest.mark.parametrize(("progress", "kind"), [(False, "_NoBar"), (True, "tqdm")])
+def test_progress_bar_is_tqdm_only_when_asked(progress: bool, kind: str) -> None:
+    with _progress_bar(progress, 3, "t") as bar:
+        for _ in range(3):
+            bar.update(1)
+    assert type(bar).__name__ == kind
