@@ -44,12 +44,21 @@ def test_demo_experiment_runs_four_simulated_cells(tmp_path):
     assert f"4 cells under {sweep}" in proc.stdout
     assert "(simulated)" in proc.stdout
     assert processes_mentioning(str(sweep)) == []
-    report = subprocess.run([sys.executable, "-m", "pipeline.report.cli", str(sweep)], cwd=REPO,
-                            text=True, capture_output=True, timeout=120)
+    report = subprocess.run(
+        [sys.executable, "-m", "pipeline.report.cli", str(sweep)],
+        cwd=REPO,
+        text=True,
+        capture_output=True,
+        timeout=120,
+    )
     assert report.returncode == 1, report.stdout + report.stderr  # the planted NO-GO
     summary = json.loads((sweep / "report" / "summary.json").read_text())
-    verdicts = {(c["variant"], c["kv_dtype"]): k["verdict"] for c in summary["cells"]
-                for k in c["checks"] if k["kind"] == "accuracy_vs_baseline"}
+    verdicts = {
+        (c["variant"], c["kv_dtype"]): k["verdict"]
+        for c in summary["cells"]
+        for k in c["checks"]
+        if k["kind"] == "accuracy_vs_baseline"
+    }
     assert verdicts == {("fmha_v2", "auto"): "GO", ("fmha_v2", "fp8_e4m3"): "NO-GO"}
 
 
@@ -97,11 +106,47 @@ def test_dry_run_sweep_prints_argv_and_starts_nothing(tmp_path):
 
 def test_four_cell_sweep_through_submitit_local(tmp_path):
     sweep = tmp_path / "submitit"
-    proc = mtp_eval("-m", "hydra/launcher=local", "backend=fmha_v2,fa3", "kv_dtype=auto,fp8_e4m3",
-                    "client.progress=false", "server.simulated.startup_delay_s=0.2",
-                    f"hydra.sweep.dir={sweep}", timeout=420)
+    proc = mtp_eval(
+        "-m",
+        "hydra/launcher=local",
+        "backend=fmha_v2,fa3",
+        "kv_dtype=auto,fp8_e4m3",
+        "client.progress=false",
+        "server.simulated.startup_delay_s=0.2",
+        f"hydra.sweep.dir={sweep}",
+        timeout=420,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     cells = results(sweep)
     assert len(cells) == 4 and all(r["status"] == "ok" for r in cells.values())
     assert (sweep / ".submitit").is_dir()  # the jobs really went through submitit
     assert processes_mentioning(str(sweep)) == []
+
+
+def test_signoff_wrapper_runs_the_sweep_then_gates_on_the_report(tmp_path):
+    sweep = tmp_path / "signoff"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pipeline.signoff_cli",
+            "--sweep-dir",
+            str(sweep),
+            "server=simulated",
+            "evals=[mcq_sample]",
+            "evals.mcq_sample.repeats=8",
+            "hydra.sweeper.params.kv_dtype=auto",
+            "client.progress=false",
+            "server.simulated.startup_delay_s=0.1",
+            "server.simulated.effects=[{match:{prefill_attention_backend:trtllm_mha},"
+            "accuracy_delta:-0.06}]",
+        ],
+        cwd=REPO,
+        text=True,
+        capture_output=True,
+        timeout=400,
+    )
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]  # the planted NO-GO
+    assert f"{sweep}: exit code 1" in proc.stdout
+    assert (sweep / "report" / "junit.xml").exists()
+    assert len(results(sweep)) == 4  # fa3, fmha_v2 x prefill factor 0, 0.5

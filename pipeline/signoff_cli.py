@@ -1,0 +1,67 @@
+"""``mtp-eval-signoff``: the release sign-off sweep, then its report, with the report's exit code.
+
+A Hydra callback cannot set a process's exit code (its exceptions become warnings) and does not
+run when a job failed, so the gate a CI system needs is this wrapper: it runs
+``mtp-eval experiment=release_signoff <overrides>`` into a known folder, then ``mtp-eval-report``
+on that folder, and exits 0 (all GO/PASS), 1 (a NO-GO/FAIL) or 2 (anything undecided, failed or
+missing; also when the sweep itself could not run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+
+from pipeline.report.cli import main as report_main
+
+
+def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
+    """Own options, then every other argument is a Hydra override for the sweep."""
+    parser = argparse.ArgumentParser(prog="mtp-eval-signoff", description=__doc__)
+    parser.add_argument(
+        "--sweep-dir",
+        help="where the sweep goes (default outputs/multirun/"
+        "signoff-<time>); reuse it to resume an interrupted sign-off",
+    )
+    parser.add_argument(
+        "--experiment",
+        default="release_signoff",
+        help="the conf/experiment preset (default release_signoff)",
+    )
+    parser.add_argument("--tolerance", help="conf/tolerance policy for the report")
+    return parser.parse_known_args(argv)
+
+
+def sweep_command(args: argparse.Namespace, overrides: list[str], sweep_dir: str) -> list[str]:
+    """The ``mtp-eval`` command line of the sweep (an argv list, never a shell string)."""
+    return [
+        sys.executable,
+        "-m",
+        "pipeline",
+        f"experiment={args.experiment}",
+        *overrides,
+        f"hydra.sweep.dir={sweep_dir}",
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the sweep, then the report; return the report's exit code."""
+    args, overrides = parse_args(argv)
+    sweep_dir = args.sweep_dir or time.strftime("outputs/multirun/signoff-%Y%m%d-%H%M%S")
+    swept = subprocess.run(sweep_command(args, overrides, sweep_dir), check=False)
+    if swept.returncode != 0:
+        print(
+            f"mtp-eval-signoff: the sweep exited {swept.returncode}; judging what it left",
+            file=sys.stderr,
+        )
+    report_args = [sweep_dir] + (["--tolerance", args.tolerance] if args.tolerance else [])
+    code = report_main(report_args)
+    print(f"mtp-eval-signoff: {sweep_dir}: exit code {code}")
+    return 2 if swept.returncode != 0 and code == 0 else code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
