@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import platform
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -65,12 +67,25 @@ def package_versions(names: Sequence[str] = _PACKAGES) -> dict[str, str | None]:
     return out
 
 
+def cuda_driver_version() -> str | None:
+    """The CUDA version the driver supports, from nvidia-smi's banner (None without a GPU)."""
+    if shutil.which("nvidia-smi") is None:
+        return None
+    try:
+        out = subprocess.run(["nvidia-smi"], capture_output=True, text=True, timeout=15).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"CUDA Version:\s*([0-9.]+)", out)
+    return found.group(1) if found else None
+
+
 def host_facts() -> dict[str, Any]:
-    """Host name, OS and Python of the machine running the pipeline."""
+    """Host name, OS, Python and CUDA of the machine running the pipeline."""
     return {
         "hostname": socket.gethostname(),
         "platform": platform.platform(),
         "python": sys.version.split()[0],
+        "cuda_driver": cuda_driver_version(),
     }
 
 
