@@ -13,6 +13,10 @@ from evals.config import EvalConf
 # Adding an eval is one line here, e.g. "gsm8k": "evals.gsm8k:Gsm8kEval".
 _REGISTRY: dict[str, str] = {
     "gpqa": "evals.gpqa:GpqaEval",
+    "gsm8k": "evals.gsm8k:Gsm8kEval",
+    "mmlu": "evals.mmlu:MmluEval",
+    "mtbench": "evals.mtbench:MtBenchEval",
+    "lm_eval": "evals.lm_eval_bridge:LmEvalEval",
 }
 
 
