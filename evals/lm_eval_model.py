@@ -1,0 +1,127 @@
+"""lm-eval's ``local-chat-completions`` model, recording SGLang's per-request statistics.
+
+lm-eval's chat model keeps only ``choices[i].message.content`` of each response, so it loses the
+finish reason (truncation), the token counts and SGLang's speculative statistics. The subclass
+here changes nothing lm-eval sends or scores except for adding ``return_meta_info``,
+``return_spec_tokens_details`` and the model's ``chat_template_kwargs`` to each request body; it
+parses every response with ``evals.responses.parse_chat_response`` before lm-eval reads it and
+keeps the result in a ``RequestLog`` keyed by the request's messages (lm-eval's per-sample log
+carries the same messages, which is how the two are joined).
+
+The request's messages are known where the HTTP call is made (``amodel_call`` /
+``model_call``) but not where the body is parsed, so a context variable carries them across
+(one asyncio task per request: each sees its own value).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from evals.responses import ChatResult, ResponseFormatError, parse_chat_response
+
+_PROMPT: contextvars.ContextVar[str | None] = contextvars.ContextVar("lm_eval_prompt", default=None)
+
+
+@dataclass(frozen=True)
+class LoggedResponse:
+    """One choice of one response lm-eval received."""
+
+    result: ChatResult | None  # None: the body was not a chat completion
+    error: str | None
+    attempts: int  # HTTP attempts lm-eval made for this prompt until this answer
+
+
+@dataclass
+class RequestLog:
+    """Responses by prompt (the JSON string of the chat messages), in arrival order."""
+
+    responses: dict[str, list[LoggedResponse]] = field(default_factory=dict)
+    _attempts: dict[str, int] = field(default_factory=dict)
+
+    def started(self, prompt: str | None) -> None:
+        """Count one HTTP attempt for ``prompt``."""
+        if prompt is not None:
+            self._attempts[prompt] = self._attempts.get(prompt, 0) + 1
+
+    def record(self, prompt: str | None, outputs: object) -> None:
+        """Parse a response body (or a list of them) and keep each choice under ``prompt``."""
+        if prompt is None:
+            return
+        attempts = self._attempts.pop(prompt, 1)
+        bodies = outputs if isinstance(outputs, list) else [outputs]
+        for body in bodies:
+            choices = body.get("choices") if isinstance(body, dict) else None
+            for index in range(max(len(choices) if isinstance(choices, list) else 0, 1)):
+                self.responses.setdefault(prompt, []).append(_parse(body, index, attempts))
+
+    def take(self, prompt: str) -> LoggedResponse | None:
+        """The oldest response to ``prompt`` not taken yet (None when there is none)."""
+        queue = self.responses.get(prompt)
+        return queue.pop(0) if queue else None
+
+    def all(self) -> list[LoggedResponse]:
+        """Every response not taken yet."""
+        return [logged for queue in self.responses.values() for logged in queue]
+
+
+def _parse(body: object, index: int, attempts: int) -> LoggedResponse:
+    try:
+        return LoggedResponse(parse_chat_response(body, index), None, attempts)
+    except ResponseFormatError as exc:
+        return LoggedResponse(None, f"ResponseFormatError: {exc}", attempts)
+
+
+def prompt_key(messages: object) -> str | None:
+    """The JSON string lm-eval sends for a request (``JsonChatStr.prompt``) or None."""
+    if isinstance(messages, Sequence) and not isinstance(messages, str):
+        if len(messages) != 1:  # chat completions run one request per call (batch size 1)
+            return None
+        messages = messages[0]
+    prompt = getattr(messages, "prompt", messages)
+    return prompt if isinstance(prompt, str) else None
+
+
+@functools.cache
+def recording_model_class() -> type:
+    """The ``LocalChatCompletion`` subclass (built on first use: lm-eval imports are heavy)."""
+    from lm_eval.models.openai_completions import LocalChatCompletion
+
+    class RecordingChatCompletion(LocalChatCompletion):
+        """``local-chat-completions`` plus SGLang's statistics flags and a request log."""
+
+        def __init__(self, log: RequestLog, extra_body: dict[str, Any], **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.request_log = log
+            self.extra_body = dict(extra_body)
+
+        def _create_payload(self, messages: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            payload: dict[str, Any] = super()._create_payload(messages, *args, **kwargs)
+            return {**payload, **self.extra_body}
+
+        async def amodel_call(self, *args: Any, **kwargs: Any) -> Any:
+            prompt = prompt_key(kwargs.get("messages", args[2] if len(args) > 2 else None))
+            token = _PROMPT.set(prompt)
+            self.request_log.started(prompt)
+            try:
+                return await super().amodel_call(*args, **kwargs)
+            finally:
+                _PROMPT.reset(token)
+
+        def model_call(self, *args: Any, **kwargs: Any) -> Any:
+            prompt = prompt_key(kwargs.get("messages", args[0] if args else None))
+            self.request_log.started(prompt)
+            return super().model_call(*args, **kwargs)
+
+        def parse_generations(self, outputs: Any, **kwargs: Any) -> list[str]:
+            # The synchronous path (num_concurrent 1) passes the prompts as ``contexts``.
+            contexts = kwargs.get("contexts")
+            prompt = prompt_key(contexts) if contexts is not None else _PROMPT.get()
+            self.request_log.record(prompt, outputs)
+            generations: list[str] = super().parse_generations(outputs, **kwargs)
+            return generations
+
+    return RecordingChatCompletion
