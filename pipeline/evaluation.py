@@ -1,22 +1,49 @@
-"""Run one eval of a cell against its server, appending each sample to disk as it completes."""
+"""Run one eval of a cell against its server, appending each sample to disk as it completes.
+
+Single-turn evals send each prompt once. Multi-turn evals (``next_turns``, e.g. MT-Bench) are
+sent turn by turn: all first turns, then every second turn whose first turn was answered (its
+answer in the history), and so on; a turn whose earlier turn failed is recorded as an error
+(``previous_turn_failed``) instead of being sent or dropped.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import time
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from evals.base import Eval, EvalPrompt
 from evals.client import ChatClient, RequestOutcome, build_chat_payload
 from evals.config import ClientConf, SamplingConf
 from evals.metrics import sample_record
 
+PREVIOUS_TURN_FAILED = "previous_turn_failed"
+
+
+class MultiTurnEval(Eval, Protocol):
+    """An eval whose later turns depend on the model's earlier answers."""
+
+    def next_turns(
+        self, records: Iterable[Mapping[str, Any]]
+    ) -> tuple[list[EvalPrompt], list[EvalPrompt]]:
+        """(turns ready to send, turns blocked by a failed earlier turn)."""
+        ...
+
 
 def samples_path(cell_dir: Path, eval_name: str) -> Path:
     """Where the per-request lines of an eval go."""
     return cell_dir / "samples" / f"{eval_name}.jsonl"
+
+
+def with_meta(record: dict[str, Any], prompt: EvalPrompt) -> dict[str, Any]:
+    """Add the prompt's meta (turn, subject, ...) to its record; the permutation has its own key."""
+    extra = {k: v for k, v in prompt.meta.items() if k != "permutation"}
+    if extra:
+        record["meta"] = extra
+    return record
 
 
 def run_eval(
@@ -46,7 +73,7 @@ def run_eval(
             extracted, correct = ev.grade(prompt, result.content) if result else (None, False)
             if result is not None and result.finish_reason == "length":
                 correct = False
-            record = sample_record(prompt, outcome, extracted, correct)
+            record = with_meta(sample_record(prompt, outcome, extracted, correct), prompt)
             fh.write(json.dumps(record) + "\n")
             fh.flush()
             records.append(record)
@@ -62,3 +89,68 @@ def run_eval(
 
         asyncio.run(go())
     return records, time.monotonic() - started
+
+
+def run_turns(
+    ev: MultiTurnEval,
+    first: list[EvalPrompt],
+    kept: list[dict[str, Any]],
+    base_url: str,
+    model: str,
+    client: ClientConf,
+    sampling: SamplingConf,
+    chat_template_kwargs: dict[str, Any],
+    out: Path,
+) -> tuple[list[dict[str, Any]], float]:
+    """Send a multi-turn eval turn by turn (``first``: the first turns still to send).
+
+    Args:
+        ev: the eval; ``next_turns`` builds each later turn from the records so far.
+        first: first-turn prompts not answered yet.
+        kept: records of an earlier run of the cell (resume); their answers are reused.
+        base_url: the server.
+        model: the served model name.
+        client: client settings.
+        sampling: sampling settings of every turn.
+        chat_template_kwargs: passed with every turn.
+        out: the samples file (appended to).
+
+    Returns:
+        The new records (every turn) and the wall time in seconds.
+    """
+    started = time.monotonic()
+    new: list[dict[str, Any]] = []
+    todo = first
+    args = (base_url, model, client, sampling, chat_template_kwargs, out)
+    while True:
+        if todo:
+            new += run_eval(ev, todo, *args)[0]
+        todo, blocked = ev.next_turns([*kept, *new])
+        if blocked:
+            new += write_records(out, [blocked_record(p) for p in blocked])
+        if not todo and not blocked:
+            return new, time.monotonic() - started
+
+
+def blocked_record(prompt: EvalPrompt) -> dict[str, Any]:
+    """The error record of a turn not sent because an earlier turn of it failed."""
+    outcome = RequestOutcome(
+        result=None,
+        error_kind=PREVIOUS_TURN_FAILED,
+        error="an earlier turn of this conversation failed, so this turn was not sent",
+        status=None,
+        attempts=0,
+        latency_s=0.0,
+    )
+    return with_meta(sample_record(prompt, outcome, None, False), prompt)
+
+
+def write_records(
+    out: Path, records: list[dict[str, Any]], mode: str = "a"
+) -> list[dict[str, Any]]:
+    """Write sample records to ``out`` (append by default; ``mode="w"`` replaces the file)."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open(mode, encoding="utf-8") as fh:
+        for record in records:
+            fh.write(json.dumps(record) + "\n")
+    return records

@@ -1,15 +1,27 @@
-"""The measuring part of a cell: flush counters, run every eval, gather accept statistics."""
+"""The measuring part of a cell: run every eval in its own counter window, gather accept statistics.
+
+Per eval: ``/flush_cache`` (zeroes the server's accept counters), a ``/metrics`` snapshot, the
+eval (our client, turn by turn for multi-turn evals, or lm-eval for ``kind: lm_eval``),
+``/server_info`` and ``/metrics`` again; ``pipeline.accept_windows`` turns that into the eval's
+accept block and the cell's. Sampling is the eval's ``sampling`` when set, else the model's, so
+every variant of a sweep sends identical requests.
+"""
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from pathlib import Path
 from typing import Any
 
+from evals.accounting import summarize_records
 from evals.base import Eval
-from evals.metrics import summarize
+from evals.config import SamplingConf
+from evals.lm_eval_bridge import HarnessTarget, LmEvalError, LmEvalEval
 from pipeline import server_api
-from pipeline.accept_stats import cross_check, server_accept_length, summarize_accept
-from pipeline.evaluation import run_eval, samples_path
+from pipeline.accept_stats import server_accept_length
+from pipeline.accept_windows import Window, accept_warnings, combine, metric_deltas, window_accept
+from pipeline.evaluation import run_eval, run_turns, samples_path, write_records
 from pipeline.resume import kept_samples
 from pipeline.schema import RootConf
 from pipeline.server import RunningServer, tail
@@ -17,6 +29,8 @@ from pipeline.server import RunningServer, tail
 # Server-level and per-request accept lengths may differ by the log-interval effect
 # (reference/sglang.md 2.3: up to 39 of every 40 decode iterations left out on short runs).
 CROSS_CHECK_REL_TOLERANCE = 0.10
+# Below this a reasoning model's answers are often cut off (model cards ask 32k; 81920 for AIME).
+REASONING_MIN_MAX_TOKENS = 16384
 
 
 class MeasureError(RuntimeError):
@@ -36,62 +50,124 @@ def measure_cell(
 ) -> None:
     """Run every eval against ``server`` and fill ``result['evals']`` and ``result['accept']``."""
     key = conf.client.api_key
-    server_api.flush_cache(server.base_url, key)
-    metrics_before = server_api.metrics_text(server.base_url, key)
     speculative = conf.model.speculative.algorithm is not None
-    model = conf.model.served_model_name or conf.model.path
+    result["warnings"] += generation_limit_warnings(conf)
     every: list[dict[str, Any]] = []
-    this_run: list[dict[str, Any]] = []  # the server's counters only saw these
+    windows: list[Window] = []
     for name, ev in evals.items():
-        path = samples_path(cell_dir, name)
-        kept = kept_samples(path, need_spec=speculative)
-        done = {(r["question_id"], r["repeat"]) for r in kept}
-        todo = [p for p in ev.prompts() if (p.question_id, p.repeat) not in done]
-        new, wall = (
-            run_eval(
-                ev,
-                todo,
-                server.base_url,
-                model,
-                conf.client,
-                conf.model.sampling,
-                conf.model.chat_template_kwargs,
-                path,
-            )
-            if todo
-            else ([], 0.0)
-        )
+        server_api.flush_cache(server.base_url, key)
+        before = server_api.metrics_text(server.base_url, key)
+        records, new, block = _run_one(conf, name, ev, server, cell_dir)
         _check_alive(server)
-        records = kept + new
-        result["evals"][name] = {
-            "label": getattr(ev, "label", name),
-            **summarize(records),
-            "wall_time_s": round(wall, 3),
-            "resumed_samples": len(kept),
-            "accept": summarize_accept(records, speculative),
-        }
+        value = server_accept_length(server_api.server_info(server.base_url, key))
+        after = server_api.metrics_text(server.base_url, key)
+        window = Window(new, value, metric_deltas(before, after))
+        block["accept"] = window_accept(records, window, speculative, CROSS_CHECK_REL_TOLERANCE)
+        result["evals"][name] = block
+        result["warnings"] += accept_warnings(f"eval {name}", block["accept"])
         every += records
-        this_run += new
-    per_request = summarize_accept(every, speculative)
-    info = server_api.server_info(server.base_url, key)
-    server_level = server_accept_length(info)
-    metrics = _metric_deltas(metrics_before, server_api.metrics_text(server.base_url, key))
-    check = cross_check(
-        summarize_accept(this_run, speculative), server_level, CROSS_CHECK_REL_TOLERANCE
-    )
-    result["accept"] = {
-        **per_request,
-        "server_avg_spec_accept_length": server_level,
-        "metrics": metrics,
-        "cross_check": check,
-    }
-    _warn_on_disagreement(result)
-    if per_request["status"] == "missing":
+        windows.append(window)
+    cell = combine(windows)
+    result["accept"] = window_accept(every, cell, speculative, CROSS_CHECK_REL_TOLERANCE)
+    result["warnings"] += accept_warnings("cell", result["accept"])
+    if result["accept"]["status"] == "missing":
         raise MeasureError(
             "missing_accept_metric",
             "speculative decoding was requested but no response carried accept "
             "statistics (return_meta_info / return_spec_tokens_details)",
         )
+
+
+def sampling_for(conf: RootConf, name: str) -> tuple[SamplingConf, str]:
+    """The sampling settings of eval ``name`` and where they come from (eval | model)."""
+    own = conf.evals[name].sampling if name in conf.evals else None
+    return (own, "eval") if own is not None else (conf.model.sampling, "model")
+
+
+def generation_limit_warnings(conf: RootConf) -> list[str]:
+    """Warnings for evals whose ``max_tokens`` is likely to cut a reasoning model's answers."""
+    kwargs = conf.model.chat_template_kwargs or {}
+    thinking = bool(conf.model.reasoning_parser) or any(
+        bool(kwargs.get(k)) for k in ("thinking", "enable_thinking")
+    )
+    if not thinking:
+        return []
+    out = []
+    for name in conf.evals:
+        limit = sampling_for(conf, name)[0].max_tokens
+        if limit < REASONING_MIN_MAX_TOKENS:
+            out.append(
+                f"eval {name}: max_tokens {limit} is small for a reasoning model (reasoning "
+                "counts against it); truncated answers are counted in truncated_rate, never "
+                "graded correct"
+            )
+    return out
+
+
+def _run_one(
+    conf: RootConf, name: str, ev: Eval, server: RunningServer, cell_dir: Path
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """(all records, records of requests sent now, the eval's result block without accept)."""
+    sampling, source = sampling_for(conf, name)
+    head = {
+        "label": getattr(ev, "label", name),
+        "kind": conf.evals[name].kind if name in conf.evals else None,
+        "sampling": {**dataclasses.asdict(sampling), "source": source},
+    }
+    if isinstance(ev, LmEvalEval):
+        return _run_harness(conf, name, ev, server, cell_dir, sampling, head)
+    path = samples_path(cell_dir, name)
+    kept = kept_samples(path)
+    done = {(r["question_id"], r["repeat"]) for r in kept}
+    todo = [p for p in ev.prompts() if (p.question_id, p.repeat) not in done]
+    args = (server.base_url, _model(conf), conf.client, sampling, conf.model.chat_template_kwargs)
+    if hasattr(ev, "next_turns"):
+        new, wall = run_turns(ev, todo, kept, *args, path)  # type: ignore[arg-type]
+    else:
+        new, wall = run_eval(ev, todo, *args, path) if todo else ([], 0.0)
+    records = kept + new
+    graded = bool(getattr(ev, "graded", True))
+    block = {
+        **head,
+        **summarize_records(records, graded),
+        "wall_time_s": round(wall, 3),
+        "resumed_samples": len(kept),
+    }
+    return records, new, block
+
+
+def _run_harness(
+    conf: RootConf,
+    name: str,
+    ev: LmEvalEval,
+    server: RunningServer,
+    cell_dir: Path,
+    sampling: SamplingConf,
+    head: dict[str, Any],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    target = HarnessTarget(
+        server.base_url, _model(conf), conf.client, sampling, conf.model.chat_template_kwargs
+    )
+    started = time.monotonic()
+    try:
+        run = ev.run(target, cell_dir / "samples")
+    except LmEvalError as err:
+        _check_alive(server)  # a dead server explains the failure better
+        raise MeasureError("lm_eval_failed", str(err)) from err
+    wall = time.monotonic() - started
+    records = write_records(samples_path(cell_dir, name), run.records, mode="w")
+    block = {
+        **head,
+        **summarize_records(records, run.graded),
+        "wall_time_s": round(wall, 3),
+        "resumed_samples": 0,  # lm-eval runs the whole task again on a rerun
+        "lm_eval": run.lm_eval,
+    }
+    return records, records, block
+
+
+def _model(conf: RootConf) -> str:
+    return conf.model.served_model_name or conf.model.path
 
 
 def _check_alive(server: RunningServer) -> None:
@@ -101,29 +177,4 @@ def _check_alive(server: RunningServer) -> None:
             f"the server exited with code {server.process.returncode} during the "
             "evals; the samples answered before are kept",
             tail(server.log_path),
-        )
-
-
-def _metric_deltas(before: str | None, after: str | None) -> dict[str, Any]:
-    names = (
-        "sglang:generation_tokens_total",
-        "sglang:spec_verify_calls_total",
-        "sglang:num_requests_total",
-    )
-    deltas: dict[str, Any] = {}
-    for name in names:
-        a, b = server_api.metric_total(before, name), server_api.metric_total(after, name)
-        deltas[name] = None if a is None or b is None else b - a
-    gen, verify = deltas[names[0]], deltas[names[1]]
-    deltas["accept_length"] = gen / verify if gen is not None and verify else None
-    return deltas
-
-
-def _warn_on_disagreement(result: dict[str, Any]) -> None:
-    check = result["accept"]["cross_check"]
-    if check.get("agrees") is False:
-        result["warnings"].append(
-            f"server-level avg_spec_accept_length {check['server']:.3f} differs from the "
-            f"per-request totals {check['per_request']:.3f} by "
-            f"{100 * check['relative_difference']:.1f}% (more than the log-interval effect)"
         )

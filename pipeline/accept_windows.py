@@ -1,0 +1,147 @@
+"""Accept statistics per eval and per cell, with the server's own figures beside them (pure).
+
+Each eval runs in its own window: ``/flush_cache`` before it (zeroes ``avg_spec_accept_length``),
+a ``/metrics`` snapshot before and after, ``/server_info`` after. Per window this module puts the
+per-request figures (``pipeline.accept_stats.summarize_accept``) beside:
+- the server's ``avg_spec_accept_length``, cross-checked with the per-request equivalent
+  (accepted tokens per verify step without the prefill token) of the requests sent in the window;
+- the Prometheus counter deltas, whose Δgeneration_tokens / Δverify_calls is cross-checked with
+  the token-weighted accept length of the same requests;
+- the uncertainty of the accept rate and of each per-position acceptance (ratio estimators
+  clustered by request, as the accept length's).
+The cell combines its windows: counters add up, and the server figures are averaged weighted by
+each window's verify steps, which is what one ``/server_info`` read over the whole cell would give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from pipeline import server_api
+from pipeline.accept_stats import cross_check, ratio_stderr, spec_records, summarize_accept
+
+GENERATION = "sglang:generation_tokens_total"
+VERIFY = "sglang:spec_verify_calls_total"
+REQUESTS = "sglang:num_requests_total"
+
+
+@dataclass(frozen=True)
+class Window:
+    """What one eval's window observed."""
+
+    new: list[dict[str, Any]]  # records of requests sent in the window (not resumed ones)
+    server_value: float | None  # avg_spec_accept_length read at its end
+    deltas: dict[str, Any]  # metric_deltas of the window
+
+
+def metric_deltas(before: str | None, after: str | None) -> dict[str, Any]:
+    """Counter deltas between two ``/metrics`` texts and their accept length (None: unknown)."""
+    deltas: dict[str, Any] = {}
+    for name in (GENERATION, VERIFY, REQUESTS):
+        a, b = server_api.metric_total(before, name), server_api.metric_total(after, name)
+        deltas[name] = None if a is None or b is None else b - a
+    gen, verify = deltas[GENERATION], deltas[VERIFY]
+    deltas["accept_length"] = gen / verify if gen is not None and verify else None
+    return deltas
+
+
+def uncertainty(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Clustered standard errors of the accept rate and of each per-position acceptance."""
+    specs = spec_records(records)
+    if not specs:
+        return {"accept_rate_stderr": None, "per_position_acceptance_stderr": []}
+    correct = np.array([s["num_correct_drafts"] for s in specs], dtype=float)
+    proposed = np.array([s["num_proposed_drafts"] for s in specs], dtype=float)
+    width = max((len(s["histogram"]) for s in specs), default=0)
+    hist = np.zeros((len(specs), width))
+    for row, s in enumerate(specs):
+        hist[row, : len(s["histogram"])] = s["histogram"]
+    steps = hist.sum(axis=1)
+    at_least = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1]  # steps with >= i correct drafts
+    positions = [ratio_stderr(at_least[:, i], steps) for i in range(1, width)]
+    return {
+        "accept_rate_stderr": ratio_stderr(correct, proposed) if proposed.sum() else None,
+        "per_position_acceptance_stderr": positions if steps.sum() else [],
+    }
+
+
+def counters_check(
+    per_request: Mapping[str, Any], deltas: Mapping[str, Any], rel_tolerance: float
+) -> dict[str, Any]:
+    """Δgeneration_tokens / Δverify_calls against the token-weighted per-request accept length."""
+    expected, observed = per_request.get("accept_length"), deltas.get("accept_length")
+    if expected is None or observed is None:
+        return {"metrics": observed, "per_request": expected, "agrees": None}
+    rel = abs(observed - expected) / expected
+    return {
+        "metrics": observed,
+        "per_request": expected,
+        "relative_difference": rel,
+        "agrees": rel <= rel_tolerance,
+    }
+
+
+def window_accept(
+    records: Sequence[dict[str, Any]], window: Window, speculative: bool, rel_tolerance: float
+) -> dict[str, Any]:
+    """Accept statistics of one eval: all its records, and its window's server figures."""
+    out = summarize_accept(records, speculative)
+    if out["status"] == "ok":
+        out.update(uncertainty(records))
+    sent = summarize_accept(window.new, speculative)
+    out.update(
+        server_avg_spec_accept_length=window.server_value,
+        metrics=window.deltas,
+        cross_check=cross_check(sent, window.server_value, rel_tolerance),
+        metrics_cross_check=counters_check(sent, window.deltas, rel_tolerance),
+    )
+    return out
+
+
+def combine(windows: Sequence[Window]) -> Window:
+    """One window for the whole cell: counters summed, server figures verify-weighted."""
+    new = [r for w in windows for r in w.new]
+    deltas: dict[str, Any] = {}
+    for name in (GENERATION, VERIFY, REQUESTS):
+        values = [w.deltas.get(name) for w in windows]
+        deltas[name] = None if not values or None in values else sum(values)
+    gen, verify = deltas[GENERATION], deltas[VERIFY]
+    deltas["accept_length"] = gen / verify if gen is not None and verify else None
+    weighted = [(w.server_value, _verify_weight(w)) for w in windows if w.server_value is not None]
+    total = sum(weight for _, weight in weighted)
+    server = sum(v * weight for v, weight in weighted) / total if total else None
+    if len(weighted) == 1:
+        server = weighted[0][0]  # exactly what the server said, no rounding through weights
+    return Window(new, server, deltas)
+
+
+def _verify_weight(window: Window) -> float:
+    counted = window.deltas.get(VERIFY)
+    if counted:
+        return float(counted)
+    return float(sum(s["verify_ct"] for s in spec_records(window.new)))
+
+
+def accept_warnings(scope: str, accept: Mapping[str, Any]) -> list[str]:
+    """Warnings for the cross-checks of ``accept`` that disagree beyond their tolerance."""
+    out = []
+    check = accept.get("cross_check") or {}
+    if check.get("agrees") is False:
+        out.append(
+            f"{scope}: server-level avg_spec_accept_length {check['server']:.3f} differs from "
+            f"the per-request totals {check['per_request']:.3f} by "
+            f"{100 * check['relative_difference']:.1f}% (more than the log-interval effect)"
+        )
+    counters = accept.get("metrics_cross_check") or {}
+    if counters.get("agrees") is False:
+        out.append(
+            f"{scope}: Prometheus generation_tokens / spec_verify_calls "
+            f"{counters['metrics']:.3f} differs from the per-request accept length "
+            f"{counters['per_request']:.3f} by {100 * counters['relative_difference']:.1f}% "
+            "(requests the client did not receive, or counters of another client)"
+        )
+    return out
