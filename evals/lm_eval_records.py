@@ -44,13 +44,16 @@ def json_safe(value: Any) -> Any:
 
 def prompt_of(arguments: object) -> str | None:
     """The messages JSON of a sample's first request (``arguments[0][0]``, unwrapped)."""
-    try:
-        first = arguments[0][0]  # type: ignore[index]
-    except (TypeError, IndexError, KeyError):
+    if not isinstance(arguments, list | tuple) or not arguments:
         return None
+    request = arguments[0]
+    if not isinstance(request, list | tuple) or not request:
+        return None
+    first = request[0]
     if isinstance(first, list | tuple) and len(first) == 1:  # JsonChatStr, JSON-encoded
         first = first[0]
-    return getattr(first, "prompt", first) if not isinstance(first, str) else first
+    first = getattr(first, "prompt", first)
+    return first if isinstance(first, str) else None
 
 
 def primary(samples: Sequence[Mapping[str, Any]]) -> tuple[str, str]:

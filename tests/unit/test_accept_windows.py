@@ -1,0 +1,131 @@
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from pipeline.accept_windows import (
+    GENERATION,
+    REQUESTS,
+    VERIFY,
+    Window,
+    accept_warnings,
+    combine,
+    counters_check,
+    metric_deltas,
+    uncertainty,
+    window_accept,
+)
+
+
+def rec(hist: list[int], completion: int | None = None, error: str | None = None) -> dict[str, Any]:
+    verify = sum(hist)
+    correct = sum(i * h for i, h in enumerate(hist))
+    return {
+        "error_kind": error,
+        "spec": {
+            "verify_ct": verify,
+            "num_correct_drafts": correct,
+            "num_proposed_drafts": verify * 3,
+            "completion_tokens": completion if completion is not None else 1 + verify + correct,
+            "histogram": hist,
+        },
+    }
+
+
+def deltas(gen: float | None, verify: float | None, requests: float | None = 1.0) -> dict:
+    return {
+        GENERATION: gen,
+        VERIFY: verify,
+        REQUESTS: requests,
+        "accept_length": gen / verify if gen is not None and verify else None,
+    }
+
+
+def test_uncertainty_matches_the_clustered_ratio_formula() -> None:
+    # Requests: hist [1, 1] and [0, 2]: steps 2 and 2; steps with >= 1 correct: 1 and 2.
+    # ratio 3/4; residuals 1 - 1.5 = -0.5, 2 - 1.5 = 0.5; var = 0.5 / (2 * 1); se = 0.5 / 2.
+    out = uncertainty([rec([1, 1]), rec([0, 2])])
+    assert out["per_position_acceptance_stderr"] == [pytest.approx(0.25)]
+    # accept rate: correct [1, 2] over proposed [6, 6]: ratio 1/4; residuals -0.5, 0.5;
+    # se = sqrt(0.5 / 2) / 6.
+    assert out["accept_rate_stderr"] == pytest.approx(math.sqrt(0.25) / 6)
+
+
+def test_uncertainty_pads_short_histograms_and_handles_none() -> None:
+    out = uncertainty([rec([2, 0, 1, 3]), rec([4]), rec([0, 0, 5])])
+    assert len(out["per_position_acceptance_stderr"]) == 3
+    assert all(v is not None and v >= 0 for v in out["per_position_acceptance_stderr"])
+    assert uncertainty([{"spec": None}]) == {
+        "accept_rate_stderr": None,
+        "per_position_acceptance_stderr": [],
+    }
+
+
+def test_metric_deltas_from_prometheus_text() -> None:
+    before = (
+        'sglang:generation_tokens_total{is_streaming="false"} 100.0\n'
+        'sglang:generation_tokens_total{is_streaming="true"} 20.0\n'
+        "sglang:spec_verify_calls_total{} 40.0\nsglang:num_requests_total{} 3.0\n"
+    )
+    after = before.replace("100.0", "350.0").replace("40.0", "140.0").replace(" 3.0", " 8.0")
+    out = metric_deltas(before, after)
+    assert out == {GENERATION: 250.0, VERIFY: 100.0, REQUESTS: 5.0, "accept_length": 2.5}
+    assert metric_deltas(None, after)["accept_length"] is None
+
+
+@pytest.mark.parametrize(
+    ("observed", "expected", "agrees"),
+    [(2.5, 2.5, True), (2.7, 2.5, True), (3.0, 2.5, False), (None, 2.5, None), (2.5, None, None)],
+)
+def test_counters_check(
+    observed: float | None, expected: float | None, agrees: bool | None
+) -> None:
+    d = {"accept_length": observed}
+    assert counters_check({"accept_length": expected}, d, 0.10)["agrees"] is agrees
+
+
+def test_combine_sums_counters_and_weights_server_values_by_verify_steps() -> None:
+    a = Window([rec([1, 1])], 2.0, deltas(200.0, 100.0))
+    b = Window([rec([0, 2])], 3.0, deltas(900.0, 300.0))
+    empty = Window([], None, deltas(0.0, 0.0, 0.0))  # a fully resumed eval: nothing sent
+    cell = combine([a, b, empty])
+    assert cell.server_value == pytest.approx((2.0 * 100 + 3.0 * 300) / 400)
+    assert cell.deltas[GENERATION] == 1100.0 and cell.deltas[VERIFY] == 400.0
+    assert cell.deltas["accept_length"] == pytest.approx(1100 / 400)
+    assert len(cell.new) == 2
+    assert combine([a]).server_value == 2.0  # one window: exactly what the server said
+    unknown = combine([a, Window([], 2.5, deltas(None, None))])
+    assert unknown.deltas[GENERATION] is None and unknown.deltas["accept_length"] is None
+
+
+def test_combine_weights_by_request_totals_without_metrics() -> None:
+    a = Window([rec([0, 0, 0, 10])], 4.0, deltas(None, None))  # 10 verify steps
+    b = Window([rec([30])], 1.0, deltas(None, None))  # 30 verify steps
+    assert combine([a, b]).server_value == pytest.approx((4 * 10 + 1 * 30) / 40)
+
+
+def test_window_accept_per_request_and_server_figures() -> None:
+    records = [rec([1, 1, 0, 2]), rec([0, 3, 1])]
+    completion = sum(r["spec"]["completion_tokens"] for r in records)
+    verify = sum(r["spec"]["verify_ct"] for r in records)
+    server = (completion - len(records)) / verify  # SGLang's definition, prefill token excluded
+    window = Window(records, server, deltas(float(completion), float(verify)))
+    out = window_accept(records, window, speculative=True, rel_tolerance=0.1)
+    assert out["status"] == "ok"
+    assert out["accept_length"] == completion / verify
+    assert out["cross_check"]["agrees"] is True and out["cross_check"]["relative_difference"] == 0
+    assert out["metrics_cross_check"]["agrees"] is True
+    assert len(out["per_position_acceptance_stderr"]) == 3
+    assert accept_warnings("eval x", out) == []
+
+
+def test_window_accept_not_speculative_and_disagreement_warnings() -> None:
+    records = [rec([2, 2])]
+    plain = window_accept(records, Window(records, None, deltas(5, 4)), False, 0.1)
+    assert plain["status"] == "not_speculative" and "accept_rate_stderr" not in plain
+    off = window_accept(records, Window(records, 9.0, deltas(90.0, 4.0)), True, 0.1)
+    warnings = accept_warnings("eval x", off)
+    assert len(warnings) == 2 and all(w.startswith("eval x: ") for w in warnings)
+    assert "avg_spec_accept_length" in warnings[0] and "spec_verify_calls" in warnings[1]
