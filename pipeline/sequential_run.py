@@ -1,0 +1,111 @@
+"""Sequential early stopping inside a cell (issue 5, item 5): repeats in rounds, a look after each.
+
+The baseline variant's cell runs all ``max_repeats`` first (list it first in the sweep). A
+candidate cell finds the baseline's folder next to its own (same model, KV dtype, skip-softmax
+factors and speculative recipe, ``variant`` = ``sequential.baseline``), runs its repeats in rounds
+and after each round pairs its samples with the baseline's by (question, repeat) and asks
+``pipeline.stats.sequential.decide``: GO or NO-GO stops the eval, None runs the next round. The
+design spends alpha over the looks, so the error rates stay at ``alpha`` however often it looks.
+Without a baseline folder the cell runs every repeat (the fixed design) and says why.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pipeline.stats.sequential import SequentialDesign, decide
+
+P = TypeVar("P")
+
+
+@dataclass
+class SequentialConf:
+    """``sequential:`` in the config: off unless ``enabled``."""
+
+    enabled: bool = False
+    max_repeats: int = 16  # repeats at the last look (the baseline runs all of them)
+    repeats_per_round: int = 2  # repeats added before each look
+    alpha: float = 0.05  # one-sided error rate of each decision over all looks
+    margin: float = 0.02  # the largest acceptable accuracy drop (0.02 = 2 points)
+    spending: str = "obrien_fleming"  # obrien_fleming | pocock
+    baseline: str = "fa3"  # the variant a candidate is paired with
+    baseline_dir: str | None = None  # None: the sibling cell folder of the baseline variant
+
+
+def design_of(conf: SequentialConf) -> SequentialDesign:
+    """The statistical design behind the config (validates it)."""
+    return SequentialDesign(
+        conf.max_repeats, conf.repeats_per_round, conf.alpha, conf.margin, conf.spending
+    )
+
+
+def rounds(prompts: Sequence[P], repeat_of: Any, design: SequentialDesign) -> list[list[P]]:
+    """Prompts split into rounds by repeat index: round j holds repeats [(j-1)r, jr)."""
+    out: list[list[P]] = [[] for _ in range(design.n_looks)]
+    for prompt in prompts:
+        out[min(repeat_of(prompt) // design.repeats_per_round, design.n_looks - 1)].append(prompt)
+    return out
+
+
+def paired_diffs(
+    records: Iterable[dict[str, Any]], baseline: Iterable[dict[str, Any]]
+) -> dict[str, list[float]]:
+    """Candidate minus baseline score per question, over the (question, repeat) pairs both have."""
+    base = {
+        (r["question_id"], r["repeat"]): float(bool(r["correct"]))
+        for r in baseline
+        if r.get("error_kind") is None
+    }
+    out: dict[str, list[float]] = {}
+    for r in sorted(records, key=lambda r: (r["question_id"], r["repeat"])):
+        key = (r["question_id"], r["repeat"])
+        if key in base and r.get("error_kind") is None:
+            out.setdefault(key[0], []).append(float(bool(r["correct"])) - base[key])
+    return out
+
+
+def look(
+    records: Sequence[dict[str, Any]],
+    baseline: Sequence[dict[str, Any]],
+    design: SequentialDesign,
+    look_index: int,
+) -> str | None:
+    """GO / NO-GO / None (continue) after round ``look_index`` (1-based)."""
+    diffs = paired_diffs(records, baseline)
+    return decide(design, look_index, diffs) if diffs else None
+
+
+def same_cell_but_variant(candidate: dict[str, Any], other: dict[str, Any], variant: str) -> bool:
+    """Whether ``other`` is ``candidate`` with the baseline variant (all else equal)."""
+    keys = ("model", "kv_dtype", "skip_softmax", "speculative")
+    return other.get("variant") == variant and all(candidate.get(k) == other.get(k) for k in keys)
+
+
+def find_baseline(cell_dir: Path, cell: dict[str, Any], conf: SequentialConf) -> Path | None:
+    """The finished baseline cell folder for this cell, or None."""
+    if conf.baseline_dir:
+        return Path(conf.baseline_dir)
+    for result_path in sorted(cell_dir.parent.glob("*/result.json")):
+        if result_path.parent == cell_dir:
+            continue
+        try:
+            other = json.loads(result_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if other.get("status") == "ok" and same_cell_but_variant(
+            cell, other["cell"], conf.baseline
+        ):
+            return result_path.parent
+    return None
+
+
+def baseline_records(baseline_dir: Path, eval_name: str) -> list[dict[str, Any]]:
+    """The baseline cell's sample lines of one eval (empty when it has none)."""
+    path = baseline_dir / "samples" / f"{eval_name}.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
