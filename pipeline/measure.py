@@ -117,7 +117,8 @@ def _run_one(
     if isinstance(ev, LmEvalEval):
         return _run_harness(conf, name, ev, server, cell_dir, sampling, head)
     path = samples_path(cell_dir, name)
-    kept = kept_samples(path)
+    # A speculative cell asks again for samples that came back without accept statistics.
+    kept = kept_samples(path, need_spec=conf.model.speculative.algorithm is not None)
     done = {(r["question_id"], r["repeat"]) for r in kept}
     todo = [p for p in ev.prompts() if (p.question_id, p.repeat) not in done]
     args = (server.base_url, _model(conf), conf.client, sampling, conf.model.chat_template_kwargs)
