@@ -29,9 +29,16 @@ from pathlib import Path
 from typing import Any
 
 from evals.base import EvalPrompt
-from evals.client import chat_url
-from evals.config import ClientConf, EvalConf, SamplingConf
-from evals.lm_eval_model import RequestLog, recording_model_class
+from evals.config import EvalConf
+from evals.lm_eval_model import (
+    HarnessTarget,
+    RequestLog,
+    auth_args,
+    extra_body,
+    gen_kwargs,
+    model_args,
+    recording_model_class,
+)
 from evals.lm_eval_records import answer_entry, build_records, json_safe
 
 TASKS_DIR = Path(__file__).parent / "lm_eval_tasks"
@@ -43,54 +50,12 @@ class LmEvalError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class HarnessTarget:
-    """The cell's server and the settings every request of the task uses."""
-
-    base_url: str
-    model: str
-    client: ClientConf
-    sampling: SamplingConf
-    chat_template_kwargs: dict[str, Any]
-
-
-@dataclass(frozen=True)
 class HarnessRun:
     """What one lm-eval run produced."""
 
     records: list[dict[str, Any]]  # one per (document, repeat), samples/<eval>.jsonl format
     lm_eval: dict[str, Any]  # evals.<name>.lm_eval of result.json
     graded: bool  # False when the primary metric is not 0/1 (then only lm-eval's figures count)
-
-
-def gen_kwargs(sampling: SamplingConf) -> dict[str, Any]:
-    """lm-eval ``gen_kwargs`` from the model's sampling settings (they override the task's)."""
-    out: dict[str, Any] = {
-        "max_gen_toks": sampling.max_tokens,
-        "temperature": sampling.temperature,
-        "do_sample": sampling.temperature > 0,
-    }
-    for name in ("top_p", "top_k", "min_p"):
-        if getattr(sampling, name) is not None:
-            out[name] = getattr(sampling, name)
-    return out
-
-
-def model_args(target: HarnessTarget) -> dict[str, Any]:
-    """Arguments of lm-eval's ``local-chat-completions`` model for the cell (no API key)."""
-    args: dict[str, Any] = {
-        "base_url": chat_url(target.base_url),
-        "model": target.model,
-        "num_concurrent": target.client.concurrency,
-        # lm-eval counts attempts (tenacity stop_after_attempt); ours counts retries.
-        "max_retries": target.client.max_retries + 1,
-        "max_gen_toks": target.sampling.max_tokens,
-        "timeout": int(target.client.request_timeout_s),
-        "tokenizer_backend": None,
-        "tokenized_requests": False,
-    }
-    if target.sampling.seed is not None:
-        args["seed"] = target.sampling.seed
-    return args
 
 
 class LmEvalEval:
@@ -143,7 +108,7 @@ class LmEvalEval:
         self._tasks()  # the output-type check, before any request
         log = RequestLog()
         model = recording_model_class()(
-            log, _extra_body(target), **model_args(target), **_auth(target)
+            log, extra_body(target), **model_args(target), **auth_args(target)
         )
         kwargs = gen_kwargs(target.sampling)
         try:
@@ -220,19 +185,6 @@ def _check_conf(name: str, conf: EvalConf) -> None:
         )
     if conf.dataset.limit is not None and conf.dataset.limit < 1:
         raise LmEvalError(f"{where}.dataset.limit={conf.dataset.limit}: use a positive integer.")
-
-
-def _extra_body(target: HarnessTarget) -> dict[str, Any]:
-    extra: dict[str, Any] = {"return_meta_info": True, "return_spec_tokens_details": True}
-    if target.chat_template_kwargs:
-        extra["chat_template_kwargs"] = dict(target.chat_template_kwargs)
-    return extra
-
-
-def _auth(target: HarnessTarget) -> dict[str, Any]:
-    # Kept out of model_args, which result.json records.
-    key = target.client.api_key
-    return {"header": {"Authorization": f"Bearer {key}"}} if key else {}
 
 
 def _safe(name: str) -> str:

@@ -21,9 +21,67 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evals.client import chat_url
+from evals.config import ClientConf, SamplingConf
 from evals.responses import ChatResult, ResponseFormatError, parse_chat_response
 
 _PROMPT: contextvars.ContextVar[str | None] = contextvars.ContextVar("lm_eval_prompt", default=None)
+
+
+@dataclass(frozen=True)
+class HarnessTarget:
+    """The cell's server and the settings every request of the task uses."""
+
+    base_url: str
+    model: str
+    client: ClientConf
+    sampling: SamplingConf
+    chat_template_kwargs: dict[str, Any]
+
+
+def gen_kwargs(sampling: SamplingConf) -> dict[str, Any]:
+    """lm-eval ``gen_kwargs`` from the model's sampling settings (they override the task's)."""
+    out: dict[str, Any] = {
+        "max_gen_toks": sampling.max_tokens,
+        "temperature": sampling.temperature,
+        "do_sample": sampling.temperature > 0,
+    }
+    for name in ("top_p", "top_k", "min_p"):
+        if getattr(sampling, name) is not None:
+            out[name] = getattr(sampling, name)
+    return out
+
+
+def model_args(target: HarnessTarget) -> dict[str, Any]:
+    """Arguments of lm-eval's ``local-chat-completions`` model for the cell (no API key)."""
+    args: dict[str, Any] = {
+        "base_url": chat_url(target.base_url),
+        "model": target.model,
+        "num_concurrent": target.client.concurrency,
+        # lm-eval counts attempts (tenacity stop_after_attempt); ours counts retries.
+        "max_retries": target.client.max_retries + 1,
+        "max_gen_toks": target.sampling.max_tokens,
+        "timeout": int(target.client.request_timeout_s),
+        "tokenizer_backend": None,
+        "tokenized_requests": False,
+    }
+    if target.sampling.seed is not None:
+        args["seed"] = target.sampling.seed
+    return args
+
+
+def extra_body(target: HarnessTarget) -> dict[str, Any]:
+    """What every request body carries besides lm-eval's fields."""
+    extra: dict[str, Any] = {"return_meta_info": True, "return_spec_tokens_details": True}
+    if target.chat_template_kwargs:
+        extra["chat_template_kwargs"] = dict(target.chat_template_kwargs)
+    return extra
+
+
+def auth_args(target: HarnessTarget) -> dict[str, Any]:
+    """The API key as lm-eval's header argument (kept out of ``model_args``: result.json)."""
+    key = target.client.api_key
+    return {"header": {"Authorization": f"Bearer {key}"}} if key else {}
 
 
 @dataclass(frozen=True)

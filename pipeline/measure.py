@@ -17,7 +17,8 @@ from typing import Any
 from evals.accounting import summarize_records
 from evals.base import Eval
 from evals.config import SamplingConf
-from evals.lm_eval_bridge import HarnessTarget, LmEvalError, LmEvalEval
+from evals.lm_eval_bridge import LmEvalError, LmEvalEval
+from evals.lm_eval_model import HarnessTarget
 from pipeline import server_api
 from pipeline.accept_stats import server_accept_length
 from pipeline.accept_windows import Window, accept_warnings, combine, metric_deltas, window_accept

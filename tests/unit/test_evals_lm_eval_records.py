@@ -8,15 +8,16 @@ import numpy as np
 import pytest
 
 from evals.config import ClientConf, DatasetConf, EvalConf, SamplingConf
-from evals.lm_eval_bridge import (
+from evals.lm_eval_bridge import LmEvalError, LmEvalEval
+from evals.lm_eval_model import (
     HarnessTarget,
-    LmEvalError,
-    LmEvalEval,
-    _extra_body,
+    RequestLog,
+    extra_body,
     gen_kwargs,
     model_args,
+    prompt_key,
+    recording_model_class,
 )
-from evals.lm_eval_model import RequestLog, prompt_key, recording_model_class
 from evals.lm_eval_records import answer_entry, build_records, json_safe, prompt_of
 
 MESSAGES = [{"role": "user", "content": "Question: 2 + 2?"}]
@@ -223,7 +224,7 @@ def test_payload_of_the_recording_model() -> None:
     # kwargs, SGLang's statistics flags, the task's stop strings.
     tgt = target(max_tokens=4096, temperature=0.6, top_p=0.95, top_k=20)
     cls = recording_model_class()
-    model = cls(RequestLog(), _extra_body(tgt), **model_args(tgt))
+    model = cls(RequestLog(), extra_body(tgt), **model_args(tgt))
     payload = model._create_payload(
         MESSAGES, generate=True, gen_kwargs={**gen_kwargs(tgt.sampling), "until": ["Q:"]}
     )
