@@ -23,6 +23,7 @@ lm-eval (``lm-eval[api]``, no torch) is a dependency of mtp-eval; elsewhere
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,13 +133,11 @@ class LmEvalEval:
         return HarnessRun(records, block, all(g["binary"] for g in grading.values()))
 
     def _find_task(self) -> Any:
-        from lm_eval.tasks import TaskManager
-
         # Our folders alone index in a second; lm-eval's thousands of tasks take far longer.
-        manager = TaskManager(include_path=self.include, include_defaults=False)
+        manager = task_manager(tuple(self.include), False)
         if self.task in manager.all_tasks:
             return manager
-        manager = TaskManager(include_path=self.include)
+        manager = task_manager(tuple(self.include), True)
         if self.task not in manager.all_tasks:
             near = difflib.get_close_matches(self.task, manager.all_tasks, n=5)
             raise LmEvalError(
@@ -160,6 +159,14 @@ class LmEvalEval:
                     )
             self._loaded = loaded
         return self._loaded
+
+
+@functools.cache
+def task_manager(include: tuple[str, ...], with_lm_eval_tasks: bool) -> Any:
+    """lm-eval's task index over ``include`` (and its own tasks), built once per process."""
+    from lm_eval.tasks import TaskManager
+
+    return TaskManager(include_path=list(include), include_defaults=with_lm_eval_tasks)
 
 
 def _check_conf(name: str, conf: EvalConf) -> None:

@@ -129,6 +129,11 @@ def _verify_weight(window: Window) -> float:
 def accept_warnings(scope: str, accept: Mapping[str, Any]) -> list[str]:
     """Warnings for the cross-checks of ``accept`` that disagree beyond their tolerance."""
     out = []
+    if accept.get("status") == "missing":
+        out.append(
+            f"{scope}: speculative decoding is on but no request carried accept statistics "
+            "(return_meta_info / return_spec_tokens_details)"
+        )
     check = accept.get("cross_check") or {}
     if check.get("agrees") is False:
         out.append(

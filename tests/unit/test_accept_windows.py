@@ -129,3 +129,11 @@ def test_window_accept_not_speculative_and_disagreement_warnings() -> None:
     warnings = accept_warnings("eval x", off)
     assert len(warnings) == 2 and all(w.startswith("eval x: ") for w in warnings)
     assert "avg_spec_accept_length" in warnings[0] and "spec_verify_calls" in warnings[1]
+
+
+def test_speculative_eval_without_statistics_is_warned() -> None:
+    records = [{"error_kind": None, "spec": None}]
+    out = window_accept(records, Window(records, None, deltas(5.0, None)), True, 0.1)
+    assert out["status"] == "missing"
+    (warning,) = accept_warnings("eval lm", out)
+    assert warning.startswith("eval lm: ") and "no request carried accept statistics" in warning
