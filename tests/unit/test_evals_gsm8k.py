@@ -195,3 +195,14 @@ def test_duplicate_problem_is_kept_once(tmp_path: Path) -> None:
 def test_repeats_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match=r"evals\.g\.repeats=0"):
         Gsm8kEval("g", EvalConf(kind="gsm8k", repeats=0))
+
+
+def test_hub_loader_reads_gsm8k_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "gsm8k"
+    folder.mkdir()
+    write_jsonl(folder / "test.jsonl", [{"question": "Q?", "answer": "2 + 2 = 4\n#### 4"}])
+    dataset = DatasetConf(source="hf", path=str(folder), split="test")
+    (prompt,) = Gsm8kEval("g", EvalConf(kind="gsm8k", dataset=dataset)).prompts()
+    assert prompt.answer == "4"

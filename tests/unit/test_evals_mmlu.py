@@ -193,3 +193,23 @@ def test_bundled_samples_structure() -> None:
     questions = [r["question"] for r in mmlu + pro]
     assert len(set(questions)) == len(questions)
     assert "not MMLU" in (DATA_DIR / "README.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        {"question": "Q", "subject": "s", "choices": ["a", "b", "c", "d"], "answer": 1},
+        {"question": "Q", "options": TEN, "answer": "B", "answer_index": 1, "category": "c"},
+    ],
+)
+def test_hub_loader_reads_both_layouts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, row: dict[str, Any]
+) -> None:
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "mmlu"
+    folder.mkdir()
+    write_jsonl(folder / "test.jsonl", [row])
+    dataset = DatasetConf(source="hf", path=str(folder), split="test")
+    (prompt,) = MmluEval("m", EvalConf(kind="mmlu", dataset=dataset)).prompts()
+    assert prompt.answer == "B"

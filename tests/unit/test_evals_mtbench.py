@@ -195,3 +195,19 @@ def test_graded_summary_is_metrics_summarize() -> None:
     records = [{**sample(None), "extracted": "A", "correct": True}]
     summary = summarize_records(records, graded=True)
     assert summary["graded"] is True and summary["accuracy"] == 1.0
+
+
+def test_hub_loader_reads_list_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # source=hf goes through datasets.load_dataset; a local folder in the hub's layout runs it
+    # offline, with the list column coming back through Arrow.
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "cache"))
+    folder = tmp_path / "mt_bench_prompts"
+    folder.mkdir()
+    row = {"prompt": ["Write.", "Shorter."], "prompt_id": 1, "category": "writing", "reference": []}
+    write_jsonl(folder / "train.jsonl", [row])
+    conf = EvalConf(
+        kind="mtbench", dataset=DatasetConf(source="hf", path=str(folder), split="train")
+    )
+    ev = MtBenchEval("mt", conf)
+    assert ev.conversations[0]["turns"] == ["Write.", "Shorter."]
