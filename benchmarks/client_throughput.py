@@ -140,6 +140,21 @@ def _x(ratio: float | None) -> str:
     return "n/a" if ratio is None else f"{ratio:.2f}"
 
 
+NOTES = (
+    "Each client is its own process against one simulated SGLang server (fast mode: 16-token "
+    "answers, no ledger), 200 GPQA-format questions x 10 repeats. `ours-client`: our "
+    "ChatClient alone (payload, send, parse). `ours`: what a cell runs for an eval "
+    "(`run_eval`: the client plus grading and one sample line on disk per answer, then "
+    "`summarize`). `bare`: semaphore + gather over one aiohttp session, JSON-decode only. "
+    "`lm-eval`: `simple_evaluate`, `local-chat-completions`, a task over a local JSONL, "
+    "`TaskManager(include_defaults=False)`. `sgl-eval`: its `run gpqa --from-dataset`, "
+    "in-process. Request phase: from the first request to the last answer (our eval and "
+    "sgl-eval grade inside it, lm-eval after it). End to end: process start to exit, imports "
+    "and data loading included. The machine (2 cores) was shared with other work while this "
+    "ran, so req/s move from round to round: every `x` column and target is the median of "
+    "per-round ratios (clients a few seconds apart); client CPU per request does not depend "
+    "on that load.",
+)
 CHECKS = (
     ("request phase, our client >= 0.8x bare, 0 ms", 0.0, "ours-client", "bare", "request_s", 0.8),
     (
@@ -201,6 +216,8 @@ def main() -> None:
     lines = [
         f"# Client throughput: {opts.requests} chat requests at concurrency "
         f"{opts.concurrency}, medians of {opts.rounds} rounds",
+        "",
+        *NOTES,
         "",
         *[
             row

@@ -121,7 +121,7 @@ def part_a(folder: Path) -> list[str]:
         for label, conc in (
             (f"{limit} from /server_info", limit),
             ("32 fixed", 32),
-            ("64 fixed (the old default)", 64),
+            ("64 fixed (the old default; the simulation runs all 64, SGLang would run 48)", 64),
         ):
             series: Series = []
             stop = threading.Event()
