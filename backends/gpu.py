@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import importlib.util
 import io
+import os
 import re
 import shutil
 import subprocess
@@ -171,9 +172,14 @@ def _from_nvidia_smi() -> GpuInfo | None:
         return None
 
 
+def _nvidia_driver_loaded() -> bool:
+    return os.path.exists("/proc/driver/nvidia") or os.path.exists("/dev/nvidia0")
+
+
 def _from_torch() -> GpuInfo | None:
-    # torch is heavy and not a base dependency: use it only when it is already installed.
-    if importlib.util.find_spec("torch") is None:
+    # torch is heavy (2 s to import) and not a base dependency: use it only when it is installed
+    # and an NVIDIA driver is loaded, since without one it cannot see a GPU either.
+    if importlib.util.find_spec("torch") is None or not _nvidia_driver_loaded():
         return None
     import torch
 
