@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from backends.compat import Finding, preflight
 from backends.failures import classify_startup_log
 from backends.gpu import GpuInfo, detect_gpu
@@ -63,6 +65,8 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
     clock = time.monotonic()
     conf = with_api_key(conf)
     result = initial_result(conf)
+    age = time.time() - psutil.Process().create_time()  # interpreter start, imports and Hydra
+    result["timing"]["marks_s"]["process_start"] = -round(age, 3)
     previous = None if conf.dry_run else finished_result(cell_dir, result["config_hash"])
     if previous is not None:
         return mark_skipped(cell_dir, previous, result["timing"]["started_at"])

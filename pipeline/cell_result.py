@@ -109,7 +109,8 @@ def mark(result: dict[str, Any], name: str, clock_start: float) -> None:
 def overhead(marks: dict[str, float]) -> dict[str, float | None]:
     """The pipeline's own time, the server's start-up and stop excluded.
 
-    ``to_first_request_s``: job start to the first eval request, less the wait for the server.
+    ``to_first_request_s``: process start (``process_start``, negative: before the cell's clock)
+    to the first eval request, less the wait for the server.
     ``after_last_response_s``: last eval response to result.json, less the server's stop (a real
     SGLang drains and stops its schedulers for seconds after SIGTERM: ``server_stop_s``).
     """
@@ -117,7 +118,8 @@ def overhead(marks: dict[str, float]) -> dict[str, float | None]:
     evals_done, stopped, end = marks.get("evals_done"), marks.get("stopped"), marks.get("end")
     before = None
     if launch is not None and ready is not None:
-        before = round(launch + (verified if verified is not None else ready) - ready, 3)
+        since = launch - marks.get("process_start", 0.0)  # interpreter, imports, Hydra included
+        before = round(since + (verified if verified is not None else ready) - ready, 3)
     after = None if stopped is None or end is None else round(end - stopped, 3)
     stop = None if stopped is None or evals_done is None else round(stopped - evals_done, 3)
     return {"to_first_request_s": before, "after_last_response_s": after, "server_stop_s": stop}

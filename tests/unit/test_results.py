@@ -64,3 +64,5 @@ def test_overhead_excludes_server_start_and_stop():
         "server_stop_s": 7.0,
     }
     assert overhead({"launch": 0.1, "end": 0.2})["to_first_request_s"] is None
+    with_start = overhead({**marks, "process_start": -1.5})
+    assert with_start["to_first_request_s"] == 2.1  # 1.5 s of interpreter and imports counted
