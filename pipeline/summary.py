@@ -18,9 +18,9 @@ _HEADER = ("cell", "status", "accuracy (95% CI)", "accept len", "accept rate", "
 def _accuracy(result: dict[str, Any]) -> str:
     parts = []
     for name, ev in result.get("evals", {}).items():
-        lo, hi = ev.get("ci95", [None, None])
-        if ev.get("accuracy") is None:
+        if ev.get("accuracy") is None:  # ungraded evals (MT-Bench) measure accept rates only
             continue
+        lo, hi = ev.get("ci95") or (None, None)
         ci = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
         parts.append(f"{name} {ev['accuracy']:.3f}{ci}")
     return "; ".join(parts) or "-"

@@ -156,7 +156,7 @@ def test_bundled_sample_builds() -> None:
 @pytest.mark.parametrize(
     ("conf", "error"),
     [
-        (EvalConf(kind="gsm9k"), "evals.x.kind='gsm9k' is unknown; use one of \\['gpqa'\\]"),
+        (EvalConf(kind="gsm9k"), "evals.x.kind='gsm9k' is unknown; use one of \\['gpqa', 'gsm8k'"),
         (EvalConf(repeats=0), "evals.x.repeats=0"),
     ],
 )
@@ -166,4 +166,4 @@ def test_bad_eval_config_is_named(conf: EvalConf, error: str) -> None:
 
 
 def test_registry_lists_kinds() -> None:
-    assert known_kinds() == ["gpqa"]
+    assert known_kinds() == ["gpqa", "gsm8k", "lm_eval", "mmlu", "mtbench"]
