@@ -23,6 +23,7 @@ from backends.failures import classify_startup_log
 from backends.gpu import GpuInfo, detect_gpu
 from backends.launch import LaunchOptions, LaunchPlan, plan_launch
 from evals.base import Eval, make_eval
+from evals.datasets import DatasetError
 from pipeline import server_api
 from pipeline.cell_result import initial_result, mark, overhead, record_plan, record_server
 from pipeline.gpu_slots import server_devices
@@ -78,6 +79,8 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
         _fail(result, f"server_{failure.kind}", f"{failure.message}\n{err}", err.log_tail)
     except (CellError, MeasureError, GuardError) as err:
         _fail(result, err.kind, str(err), getattr(err, "log_tail", ""))
+    except DatasetError as err:  # before any server starts: the message names file, row, field
+        _fail(result, "dataset", str(err), "")
     except server_api.ServerApiError as err:
         hint = " (the server wants an API key: set client.api_key_env)" if "401" in str(err) else ""
         _fail(result, "server_api", f"{err}{hint}", "")

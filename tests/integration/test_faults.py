@@ -164,3 +164,24 @@ def test_full_disk_is_a_clear_error_never_a_complete_result(tmp_path, limit):
         assert "File too large" in proc.stdout + proc.stderr
         assert not list(cell_dir.glob(".result.json.*"))
     assert processes_mentioning(str(cell_dir)) == []
+
+
+def test_unreadable_dataset_row_fails_before_a_server_starts(tmp_path):
+    data = tmp_path / "bad.csv"
+    data.write_text("Question,Correct Answer,Incorrect Answer 1,Incorrect Answer 2\nq,a,b,c\n")
+    result = run_cell(
+        compose_conf(
+            [
+                *QUICK,
+                "evals.mcq_sample.dataset.source=file",
+                f"evals.mcq_sample.dataset.path={data}",
+            ]
+        ),
+        tmp_path / "cell",
+    )
+    assert result["status"] == "failed" and result["error"]["kind"] == "dataset"
+    assert (
+        "Incorrect Answer 3" in result["error"]["message"]
+        and str(data) in result["error"]["message"]
+    )
+    assert not (tmp_path / "cell" / "server.log").exists()
