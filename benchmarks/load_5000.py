@@ -19,14 +19,26 @@ N_QUESTIONS, REPEATS = 100, 50  # 5,000 requests
 
 def write_questions(path: Path) -> None:
     """100 made-up four-choice questions in GPQA's columns (the simulated model answers them)."""
-    cols = ["Question", "Correct Answer", "Incorrect Answer 1", "Incorrect Answer 2",
-            "Incorrect Answer 3"]
+    cols = [
+        "Question",
+        "Correct Answer",
+        "Incorrect Answer 1",
+        "Incorrect Answer 2",
+        "Incorrect Answer 3",
+    ]
     with path.open("w", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(cols)
         for i in range(N_QUESTIONS):
-            writer.writerow([f"Load question {i}: which value is {i * 7}?", f"{i * 7}",
-                             f"{i * 7 + 1}", f"{i * 7 + 2}", f"{i * 7 + 3}"])
+            writer.writerow(
+                [
+                    f"Load question {i}: which value is {i * 7}?",
+                    f"{i * 7}",
+                    f"{i * 7 + 1}",
+                    f"{i * 7 + 2}",
+                    f"{i * 7 + 3}",
+                ]
+            )
 
 
 def run(out: Path) -> dict[str, float]:
@@ -41,9 +53,15 @@ def run(out: Path) -> dict[str, float]:
     data = out / "load_questions.csv"
     write_questions(data)
     register_configs()
-    overrides = ["evals.mcq_sample.dataset.source=file", f"evals.mcq_sample.dataset.path={data}",
-                 f"evals.mcq_sample.repeats={REPEATS}", "client.concurrency=256",
-                 "client.progress=false", "server.simulated.mean_completion_tokens=40"]
+    overrides = [
+        "evals.mcq_sample.dataset.source=file",
+        f"evals.mcq_sample.dataset.path={data}",
+        f"evals.mcq_sample.repeats={REPEATS}",
+        "client.concurrency=256",
+        "client.follow_server=false",
+        "client.progress=false",
+        "server.simulated.mean_completion_tokens=40",
+    ]
     conf_dir = Path(__file__).resolve().parents[1] / "conf"
     with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
         conf = to_cell_config(compose("config", overrides=overrides))
@@ -53,9 +71,14 @@ def run(out: Path) -> dict[str, float]:
     lines = (out / "cell" / "samples" / "mcq_sample.jsonl").read_text().splitlines()
     errors = sum(json.loads(line)["error_kind"] is not None for line in lines)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"status_ok": float(result["status"] == "ok"), "samples": float(len(lines)),
-            "errors": float(errors), "wall_s": wall, "req_per_s": len(lines) / wall,
-            "peak_rss_mib": peak_mib}
+    return {
+        "status_ok": float(result["status"] == "ok"),
+        "samples": float(len(lines)),
+        "errors": float(errors),
+        "wall_s": wall,
+        "req_per_s": len(lines) / wall,
+        "peak_rss_mib": peak_mib,
+    }
 
 
 def main() -> None:

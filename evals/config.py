@@ -22,6 +22,11 @@ class ClientConf:
     """How the async OpenAI-compatible client talks to the server."""
 
     concurrency: int = 64
+    # True: in-flight requests = the server's running limit from /server_info (SGLang's
+    # effective_max_running_requests_per_dp x DP ranks): a full batch, no queue; capped at
+    # max_concurrency. False: exactly `concurrency`.
+    follow_server: bool = True
+    max_concurrency: int = 1024
     request_timeout_s: float = 3600.0
     max_retries: int = 4  # only for HTTP 5xx and connection errors
     retry_backoff_s: float = 0.5  # first back-off; doubles each retry

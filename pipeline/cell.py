@@ -23,6 +23,7 @@ from backends.failures import classify_startup_log
 from backends.gpu import GpuInfo, detect_gpu
 from backends.launch import LaunchOptions, LaunchPlan, plan_launch
 from evals.base import Eval, make_eval
+from evals.config import EvalConf
 from evals.datasets import DatasetError
 from pipeline import server_api
 from pipeline.cell_result import initial_result, mark, overhead, record_plan, record_server
@@ -121,7 +122,7 @@ def _run(
     if blocking:
         _unsupported(result, blocking)
         return
-    evals = {name: make_eval(name, ec) for name, ec in conf.evals.items()}
+    evals = {name: make_eval(name, _repeats_for(conf, ec)) for name, ec in conf.evals.items()}
     plan = plan_launch(
         conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version, options
     )
@@ -143,6 +144,13 @@ def _run(
     check_error_rates(result["evals"], conf.client.max_error_rate)
     mark(result, "stopped", clock)
     result["status"] = "ok"
+
+
+def _repeats_for(conf: RootConf, ec: EvalConf) -> EvalConf:
+    # Sequential stopping: prompts for every repeat exist; the measuring loop sends them in rounds.
+    if conf.sequential.enabled:
+        return dataclasses.replace(ec, repeats=conf.sequential.max_repeats)
+    return ec
 
 
 def _gpu(conf: RootConf) -> GpuInfo:

@@ -22,9 +22,11 @@ from evals.lm_eval_model import HarnessTarget
 from pipeline import server_api
 from pipeline.accept_stats import server_accept_length
 from pipeline.accept_windows import Window, accept_warnings, combine, metric_deltas, window_accept
+from pipeline.concurrency import client_concurrency, longest_first
 from pipeline.evaluation import run_eval, run_turns, samples_path, write_records
 from pipeline.resume import kept_samples
 from pipeline.schema import RootConf
+from pipeline.sequential_run import run_sequential
 from pipeline.server import RunningServer, tail
 
 # Server-level and per-request accept lengths may differ by the log-interval effect
@@ -55,10 +57,12 @@ def measure_cell(
     result["warnings"] += generation_limit_warnings(conf)
     every: list[dict[str, Any]] = []
     windows: list[Window] = []
+    conf = _with_server_concurrency(conf, server_api.server_info(server.base_url, key))
+    result["client"] = {"concurrency": conf.client.concurrency}
     for name, ev in evals.items():
         server_api.flush_cache(server.base_url, key)
         before = server_api.metrics_text(server.base_url, key)
-        records, new, block = _run_one(conf, name, ev, server, cell_dir)
+        records, new, block = _run_one(conf, name, ev, server, cell_dir, result["cell"])
         _check_alive(server)
         value = server_accept_length(server_api.server_info(server.base_url, key))
         after = server_api.metrics_text(server.base_url, key)
@@ -105,8 +109,22 @@ def generation_limit_warnings(conf: RootConf) -> list[str]:
     return out
 
 
+def _with_server_concurrency(conf: RootConf, info: dict[str, Any]) -> RootConf:
+    """The config with the client's concurrency set to the server's running limit, if asked."""
+    if not conf.client.follow_server:
+        return conf
+    wanted = min(client_concurrency(info, conf.client.concurrency), conf.client.max_concurrency)
+    client = dataclasses.replace(conf.client, concurrency=wanted)
+    return dataclasses.replace(conf, client=client)
+
+
 def _run_one(
-    conf: RootConf, name: str, ev: Eval, server: RunningServer, cell_dir: Path
+    conf: RootConf,
+    name: str,
+    ev: Eval,
+    server: RunningServer,
+    cell_dir: Path,
+    cell: dict[str, Any],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
     """(all records, records of requests sent now, the eval's result block without accept)."""
     sampling, source = sampling_for(conf, name)
@@ -121,19 +139,25 @@ def _run_one(
     # A speculative cell asks again for samples that came back without accept statistics.
     kept = kept_samples(path, need_spec=conf.model.speculative.algorithm is not None)
     done = {(r["question_id"], r["repeat"]) for r in kept}
-    todo = [p for p in ev.prompts() if (p.question_id, p.repeat) not in done]
+    todo = longest_first([p for p in ev.prompts() if (p.question_id, p.repeat) not in done], kept)
     args = (server.base_url, _model(conf), conf.client, sampling, conf.model.chat_template_kwargs)
+    graded = bool(getattr(ev, "graded", True))
+    extra: dict[str, Any] = {}
     if hasattr(ev, "next_turns"):
         new, wall = run_turns(ev, todo, kept, *args, path)  # type: ignore[arg-type]
+    elif conf.sequential.enabled and graded:
+        new, wall, extra = run_sequential(
+            conf.sequential, ev, todo, kept, args, path, cell_dir, cell, name
+        )
     else:
         new, wall = run_eval(ev, todo, *args, path) if todo else ([], 0.0)
     records = kept + new
-    graded = bool(getattr(ev, "graded", True))
     block = {
         **head,
         **summarize_records(records, graded),
         "wall_time_s": round(wall, 3),
         "resumed_samples": len(kept),
+        **extra,
     }
     return records, new, block
 

@@ -14,6 +14,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from backends.config import BackendConf, GpuConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
 from evals.config import ClientConf, EvalConf, SamplingConf
+from pipeline.sequential_run import SequentialConf
 
 
 @dataclass
@@ -100,6 +101,7 @@ class RootConf:
     server: ServerConf = field(default_factory=ServerConf)
     client: ClientConf = field(default_factory=ClientConf)
     cluster: ClusterConf = field(default_factory=ClusterConf)
+    sequential: SequentialConf = field(default_factory=SequentialConf)  # early stopping
     dry_run: bool = False  # print argv, env and pre-flight for the cell; start nothing
     output_dir: str | None = None  # None: Hydra's job output dir
     tags: list[str] = field(default_factory=list)

@@ -17,9 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from evals.config import ClientConf, SamplingConf
 from pipeline.stats.sequential import SequentialDesign, decide
 
 P = TypeVar("P")
+# run_eval's arguments between the prompts and the output path.
+EvalArgs = tuple[str, str, ClientConf, SamplingConf, dict[str, Any]]
 
 
 @dataclass
@@ -109,3 +112,53 @@ def baseline_records(baseline_dir: Path, eval_name: str) -> list[dict[str, Any]]
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def run_sequential(
+    conf: SequentialConf,
+    ev: Any,
+    todo: Sequence[Any],
+    kept: list[dict[str, Any]],
+    args: EvalArgs,
+    path: Path,
+    cell_dir: Path,
+    cell: dict[str, Any],
+    name: str,
+) -> tuple[list[dict[str, Any]], float, dict[str, Any]]:
+    """Run an eval's prompts in rounds, stopping once the look decides (I/O: sends requests).
+
+    Returns:
+        The records sent now, the wall time, and ``{"sequential": {...}}`` for the eval's block:
+        the design, the cell's role, the last look and its decision.
+    """
+    from pipeline.evaluation import run_eval
+
+    design = design_of(conf)
+    fields = {
+        k: getattr(design, k)
+        for k in ("max_repeats", "repeats_per_round", "alpha", "margin", "spending")
+    }
+    is_baseline = cell.get("variant") == conf.baseline
+    base_dir = None if is_baseline else find_baseline(cell_dir, cell, conf)
+    if base_dir is None:
+        role = "baseline" if is_baseline else "no baseline cell found: fixed design, all repeats"
+        new, wall = run_eval(ev, list(todo), *args, path) if todo else ([], 0.0)
+        return new, wall, {"sequential": {**fields, "role": role}}
+    baseline = baseline_records(base_dir, name)
+    sent: list[dict[str, Any]] = []
+    wall, decision, look_index = 0.0, None, 0
+    for look_index, group in enumerate(rounds(todo, lambda p: p.repeat, design), start=1):
+        if group:
+            new, took = run_eval(ev, group, *args, path)
+            sent, wall = sent + new, wall + took
+        decision = look([*kept, *sent], baseline, design, look_index)
+        if decision is not None:
+            break
+    info = {
+        **fields,
+        "role": "candidate",
+        "baseline_dir": str(base_dir),
+        "look": look_index,
+        "decision": decision or "undecided",
+    }
+    return sent, wall, {"sequential": info}

@@ -1,0 +1,43 @@
+"""Sequential early stopping in real cells: the baseline runs every repeat, a candidate stops as
+soon as its paired look decides, and the report reads it at that look's level."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.integration
+
+
+def test_candidates_stop_early_and_the_report_agrees(tmp_path):
+    sweep = tmp_path / "seq"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipeline", "-m", "backend=fa3,triton,fmha_v2",
+         "sequential.enabled=true", "sequential.max_repeats=8", "sequential.repeats_per_round=2",
+         "client.progress=false", "server.simulated.startup_delay_s=0.1",
+         "server.simulated.effects=[{match:{prefill_attention_backend:trtllm_mha},"
+         "accuracy_delta:-0.2}]", f"hydra.sweep.dir={sweep}"],
+        cwd=REPO, text=True, capture_output=True, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cells = {json.loads(p.read_text())["cell"]["variant"]: json.loads(p.read_text())
+             for p in sweep.glob("*/result.json")}  # fmt: skip
+    base = cells["fa3"]["evals"]["mcq_sample"]
+    assert base["sequential"]["role"] == "baseline" and base["n_repeats"] == 8
+    same = cells["triton"]["evals"]["mcq_sample"]  # answers exactly like fa3 in the simulation
+    assert same["sequential"]["decision"] == "GO" and same["sequential"]["look"] == 1
+    assert same["n_repeats"] == 2  # stopped after the first round: 6 repeats saved
+    worse = cells["fmha_v2"]["evals"]["mcq_sample"]
+    assert worse["sequential"]["decision"] == "NO-GO"
+    assert worse["n_repeats"] == 2 * worse["sequential"]["look"]
+    report = subprocess.run([sys.executable, "-m", "pipeline.report.cli", str(sweep)], cwd=REPO,
+                            text=True, capture_output=True, timeout=120)  # fmt: skip
+    assert report.returncode == 1, report.stdout + report.stderr
+    summary = json.loads((sweep / "report" / "summary.json").read_text())
+    verdicts = {c["variant"]: k["verdict"] for c in summary["cells"] for k in c["checks"]
+                if k["kind"] == "accuracy_vs_baseline"}  # fmt: skip
+    assert verdicts == {"triton": "GO", "fmha_v2": "NO-GO"}
