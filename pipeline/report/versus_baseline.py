@@ -48,8 +48,11 @@ def baseline_checks(
     if not paired.keys:
         message = f"no (question, repeat) in common with baseline {base.label}"
         return [make_check(cell, name, ACC, ERROR, message)]
-    out = [accuracy_check(cell, base, note, name, margins.max_drop, alpha, paired)]
-    if paired.repeats == 1:
+    out: list[Check] = []
+    # An ungraded eval (MT-Bench-style, for accept rates) has no accuracy to compare.
+    if cell.evals[name].get("graded", True) is not False:
+        out.append(accuracy_check(cell, base, note, name, margins.max_drop, alpha, paired))
+    if paired.repeats == 1 and out:
         b, c = discordant_counts(paired.base.astype(bool), paired.cand.astype(bool))
         out.append(make_check(cell, name, "mcnemar", INFO, "", b=b, c=c, p=mcnemar_exact(b, c)))
     if cell.speculative and base.speculative:
