@@ -267,11 +267,19 @@ def parse_chat_stream(chunks: Sequence[object], choice: int = 0) -> ChatResult:
     if not state.seen:
         raise ResponseFormatError(f"choices[{choice}]: no chunk of the stream carried it")
     prompt_tokens, completion_tokens = _tokens(state.usage, None)
+    details = state.sglext.get("spec_tokens_details") if isinstance(state.sglext, dict) else None
+    if isinstance(details, list) and len(details) > 1:
+        # n > 1: usage sums every choice; the choice's own count comes from its statistics
+        # (spec_accept_length x spec_verify_ct, exact since SGLang divides the one by the other).
+        completion_tokens = None
+    spec = _spec(state.sglext, None, choice, completion_tokens)
+    if completion_tokens is None and spec is not None:
+        completion_tokens = spec.completion_tokens
     return ChatResult(
         content="".join(state.content) if state.content else None,
         reasoning_content="".join(state.reasoning) if state.reasoning else None,
         finish_reason=state.finish,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
-        spec=_spec(state.sglext, None, choice, completion_tokens),
+        spec=spec,
     )

@@ -293,11 +293,6 @@ def test_n_greater_than_one_lists_match_the_ledger(tmp_path: Path, version: str)
         sim.kill_group()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="evals.responses.parse_chat_stream gives every choice of an n > 1 stream the usage "
-    "total as completion_tokens (our evals send n = 1; reported for evals/responses.py)",
-)
 def test_n_greater_than_one_stream_completion_tokens_per_choice(tmp_path: Path) -> None:
     sim = Sim(tmp_path / "s", [*SPEC_ARGS, "--enable-metrics"], {}, {})
     try:
