@@ -130,10 +130,17 @@ def _by_number(folders: dict[Path, Any], num: int) -> Path | None:
 
 
 def _missing(root: Path, job: ExpectedJob) -> CellRecord:
-    ident = job.identity
+    note = f"job {job.num} ({' '.join(job.overrides)}) left no folder under {root}"
+    return _missing_record(f"{root}/job {job.num}", None, job.identity, job.overrides, note)
+
+
+def _missing_record(
+    cell_id: str, folder: Path | None, ident: dict[str, Any], overrides: Any, note: str
+) -> CellRecord:
+    """A MISSING cell, described by what the sweep (or its Hydra config) says it was."""
     return CellRecord(
-        id=f"{root}/job {job.num}",
-        folder=None,
+        id=cell_id,
+        folder=folder,
         status="missing",
         simulated=False,
         model=str(ident.get("model")),
@@ -144,8 +151,8 @@ def _missing(root: Path, job: ExpectedJob) -> CellRecord:
         skip_decode=ident.get("skip_decode"),
         speculative=ident.get("speculative"),
         gpu="unknown",
-        overrides=job.overrides,
-        note=f"job {job.num} ({' '.join(job.overrides)}) left no folder under {root}",
+        overrides=overrides,
+        note=note,
     )
 
 
@@ -166,22 +173,8 @@ def cell_from_folder(folder: Path, cell_id: str, job: ExpectedJob | None = None)
     path = folder / RESULT
     if not path.is_file():
         ident = job.identity if job else _identity_from_hydra(folder)
-        return CellRecord(
-            id=cell_id,
-            folder=folder,
-            status="missing",
-            simulated=False,
-            model=str(ident.get("model")),
-            model_path=str(ident.get("model_path")),
-            variant=str(ident.get("variant")),
-            kv_dtype=str(ident.get("kv_dtype")),
-            skip_prefill=ident.get("skip_prefill"),
-            skip_decode=ident.get("skip_decode"),
-            speculative=ident.get("speculative"),
-            gpu="unknown",
-            overrides=overrides,
-            note=f"{folder} has no {RESULT}: the job started and never finished",
-        )
+        note = f"{folder} has no {RESULT}: the job started and never finished"
+        return _missing_record(cell_id, folder, ident, overrides, note)
     return _from_result(folder, cell_id, overrides, _read_result(path))
 
 
