@@ -8,28 +8,26 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import os
 import time
-import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
 
-from backends.compat import Finding, preflight
-from backends.failures import classify_startup_log
+from backends.compat import preflight
 from backends.gpu import GpuInfo, detect_gpu
 from backends.launch import LaunchOptions, LaunchPlan, plan_launch
 from evals.base import Eval, make_eval
 from evals.config import EvalConf
-from evals.datasets import DatasetError
 from pipeline import server_api
 from pipeline.cell_result import initial_result, mark, overhead, record_plan, record_server
 from pipeline.gpu_slots import server_devices
-from pipeline.guards import GuardError, check_error_rates, check_port_free, with_api_key
-from pipeline.measure import MeasureError, measure_cell
+from pipeline.guards import check_error_rates, check_port_free, with_api_key
+from pipeline.measure import measure_cell
+from pipeline.multinode import DONE_MARKER, node_plan, serve_as_worker
+from pipeline.outcomes import CellError, WorkerNodeDone, record_failure, unsupported
 from pipeline.redact import redact_text, redact_tree
 from pipeline.results import RESULT_FILE, write_json_atomic
 from pipeline.resume import claim_samples, finished_result, mark_skipped
@@ -37,7 +35,6 @@ from pipeline.schema import RootConf
 from pipeline.server import (
     HealthPolicy,
     RunningServer,
-    ServerStartError,
     external_server,
     free_port,
     managed_server,
@@ -46,14 +43,6 @@ from pipeline.server_command import server_argv, server_env
 from pipeline.versions import sglang_version
 
 BLOCKING = ("reject", "crash-at-start")
-
-
-class CellError(RuntimeError):
-    """A cell failed for a reason the user can act on; ``kind`` goes into result.json."""
-
-    def __init__(self, kind: str, message: str, log_tail: str = "") -> None:
-        super().__init__(message)
-        self.kind, self.log_tail = kind, log_tail
 
 
 def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]:
@@ -73,31 +62,19 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
     if previous is not None:
         return mark_skipped(cell_dir, previous, result["timing"]["started_at"])
     interrupted: BaseException | None = None
+    worker: dict[str, Any] | None = None
     try:
         _run(conf, cell_dir, result, job_num, clock)
-    except ServerStartError as err:
-        failure = classify_startup_log(err.log_tail, err.exit_code, err.timed_out)
-        _fail(result, f"server_{failure.kind}", f"{failure.message}\n{err}", err.log_tail)
-    except (CellError, MeasureError, GuardError) as err:
-        _fail(result, err.kind, str(err), getattr(err, "log_tail", ""))
-    except DatasetError as err:  # before any server starts: the message names file, row, field
-        _fail(result, "dataset", str(err), "")
-    except server_api.ServerApiError as err:
-        hint = " (the server wants an API key: set client.api_key_env)" if "401" in str(err) else ""
-        _fail(result, "server_api", f"{err}{hint}", "")
-    except (KeyboardInterrupt, SystemExit) as err:
-        _fail(result, "interrupted", f"the pipeline was interrupted ({type(err).__name__})", "")
-        interrupted = err
-    except OSError as err:
-        if err.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
-            message = f"cannot write {err.filename or cell_dir}: {err.strerror}; free space there "
-            _fail(result, "disk_full", message + "and rerun (answered samples are kept)", "")
-        else:
-            _fail(result, "internal_error", f"OSError: {err}", traceback.format_exc())
-    except Exception as err:  # anything else is recorded, never lost, then shown by the caller
-        _fail(result, "internal_error", f"{type(err).__name__}: {err}", traceback.format_exc())
+    except WorkerNodeDone as done:
+        worker = done.outcome
+    except BaseException as err:  # recorded, never lost; an interrupt is raised again below
+        interrupted = record_failure(result, err, cell_dir)
     finally:
-        _finish(result, conf, cell_dir, clock)
+        if worker is None:
+            _finish(result, conf, cell_dir, clock)
+    if worker is not None:  # node 0 owns result.json; this node writes only its own
+        write_json_atomic(cell_dir / f"node-{worker['node_rank']}" / RESULT_FILE, worker)
+        return {**result, "status": worker["status"], "node": worker}
     if interrupted is not None:
         raise interrupted
     return result
@@ -120,18 +97,25 @@ def _run(
     result["cell"].update(gpu=dataclasses.asdict(gpu), sglang_version=version)
     blocking = [f for f in findings if f.outcome in BLOCKING]
     if blocking:
-        _unsupported(result, blocking)
+        unsupported(result, blocking)
         return
     evals = {name: make_eval(name, _repeats_for(conf, ec)) for name, ec in conf.evals.items()}
     plan = plan_launch(
         conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version, options
     )
     plan = _with_devices(conf, plan, gpu, job_num)
+    node = node_plan(conf.cluster.nodes, os.environ)
+    if node is not None:  # one SGLang launcher per node, node 0 serving HTTP
+        plan = dataclasses.replace(plan, args=[*plan.args, *node.args()])
     argv = _argv(conf, plan, cell_dir, evals)
     record_plan(result, plan, argv, {**plan.env, **conf.server.env})
     if conf.dry_run:
         result["status"] = "planned"
         return
+    if node is not None and not node.serves_evals:
+        env = server_env(conf.server, plan.env)
+        worker = serve_as_worker(argv, env, cell_dir, node.node_rank, conf.server.stop_grace_s)
+        raise WorkerNodeDone(worker)
     claim_samples(cell_dir, result["config_hash"])
     mark(result, "launch", clock)
     with _server(conf, plan, argv, cell_dir) as server:
@@ -244,21 +228,6 @@ def _verify(
         )
 
 
-def _unsupported(result: dict[str, Any], blocking: list[Finding]) -> None:
-    result["status"] = "unsupported"
-    result["error"] = {
-        "kind": "unsupported",
-        "message": " | ".join(f.message for f in blocking),
-        "reasons": [dataclasses.asdict(f) for f in blocking],
-        "log_tail": "",
-    }
-
-
-def _fail(result: dict[str, Any], kind: str, message: str, log_tail: str) -> None:
-    result["status"] = "failed"
-    result["error"] = {"kind": kind, "message": message, "log_tail": log_tail}
-
-
 def _finish(result: dict[str, Any], conf: RootConf, cell_dir: Path, clock: float) -> None:
     from pipeline.provenance import now_iso
 
@@ -272,3 +241,5 @@ def _finish(result: dict[str, Any], conf: RootConf, cell_dir: Path, clock: float
     if secrets and cell_dir.exists():
         redact_tree(cell_dir, secrets)  # SGLang prints its server_args, api_key included
     write_json_atomic(cell_dir / RESULT_FILE, result)
+    if conf.cluster.nodes > 1:  # the other nodes of a multi-node cell may stop their launchers
+        (cell_dir / DONE_MARKER).write_text(str(result["status"]) + "\n")

@@ -81,7 +81,7 @@ class ClusterConf:
     account: str | None = None
     qos: str | None = None
     time_min: int = 240  # a cell: server start-up (minutes on big models) plus every eval
-    nodes: int = 1
+    nodes: int = 1  # >1: --nnodes/--node-rank/--dist-init-addr from SLURM; node 0 runs the evals
     cpus_per_task: int = 16
     mem_gb: int = 256
     max_parallel_cells: int = 8

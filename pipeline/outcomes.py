@@ -1,0 +1,77 @@
+"""How a cell ends when it does not end well: the error kinds result.json records."""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import traceback
+from pathlib import Path
+from typing import Any
+
+from backends.compat import Finding
+from backends.failures import classify_startup_log
+from evals.datasets import DatasetError
+from pipeline import server_api
+from pipeline.guards import GuardError
+from pipeline.measure import MeasureError
+from pipeline.server import ServerStartError
+
+
+class WorkerNodeDone(Exception):
+    """A non-zero node of a multi-node cell finished; it writes only its own node result."""
+
+    def __init__(self, outcome: dict[str, Any]) -> None:
+        super().__init__(outcome.get("status"))
+        self.outcome = outcome
+
+
+class CellError(RuntimeError):
+    """A cell failed for a reason the user can act on; ``kind`` goes into result.json."""
+
+    def __init__(self, kind: str, message: str, log_tail: str = "") -> None:
+        super().__init__(message)
+        self.kind, self.log_tail = kind, log_tail
+
+
+def record_failure(
+    result: dict[str, Any], err: BaseException, cell_dir: Path
+) -> BaseException | None:
+    """Put ``err`` on the result; return it when it is an interrupt to raise again."""
+    if isinstance(err, ServerStartError):
+        failure = classify_startup_log(err.log_tail, err.exit_code, err.timed_out)
+        fail(result, f"server_{failure.kind}", f"{failure.message}\n{err}", err.log_tail)
+    elif isinstance(err, CellError | MeasureError | GuardError):
+        fail(result, err.kind, str(err), getattr(err, "log_tail", ""))
+    elif isinstance(err, DatasetError):  # before any server starts: names file, row, field
+        fail(result, "dataset", str(err), "")
+    elif isinstance(err, server_api.ServerApiError):
+        hint = " (the server wants an API key: set client.api_key_env)" if "401" in str(err) else ""
+        fail(result, "server_api", f"{err}{hint}", "")
+    elif isinstance(err, KeyboardInterrupt | SystemExit):
+        fail(result, "interrupted", f"the pipeline was interrupted ({type(err).__name__})", "")
+        return err
+    elif isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        message = f"cannot write {err.filename or cell_dir}: {err.strerror}; free space there "
+        fail(result, "disk_full", message + "and rerun (answered samples are kept)", "")
+    elif isinstance(err, Exception):
+        fail(result, "internal_error", f"{type(err).__name__}: {err}", traceback.format_exc())
+    else:
+        return err  # GeneratorExit and the like: not ours to swallow
+    return None
+
+
+def unsupported(result: dict[str, Any], blocking: list[Finding]) -> None:
+    """Mark a cell the pre-flight refused, with SGLang's own messages."""
+    result["status"] = "unsupported"
+    result["error"] = {
+        "kind": "unsupported",
+        "message": " | ".join(f.message for f in blocking),
+        "reasons": [dataclasses.asdict(f) for f in blocking],
+        "log_tail": "",
+    }
+
+
+def fail(result: dict[str, Any], kind: str, message: str, log_tail: str) -> None:
+    """Mark a cell failed with an error kind, a message and the server log's tail."""
+    result["status"] = "failed"
+    result["error"] = {"kind": kind, "message": message, "log_tail": log_tail}

@@ -1,0 +1,65 @@
+import pytest
+
+from pipeline.multinode import first_host, node_plan
+
+
+@pytest.mark.parametrize(
+    ("nodelist", "host"),
+    [
+        ("gpu[03-04]", "gpu03"),
+        ("gpu[03-04,07],cpu1", "gpu03"),
+        ("node7,node8", "node7"),
+        ("a100-x[001,005]", "a100-x001"),
+        ("single", "single"),
+    ],
+)
+def test_first_host(nodelist, host):
+    assert first_host(nodelist) == host
+
+
+def test_single_node_needs_no_plan():
+    assert node_plan(1, {}) is None
+
+
+def test_two_nodes_under_slurm():
+    env = {"SLURM_NNODES": "2", "SLURM_NODEID": "1", "SLURM_JOB_NODELIST": "gpu[10-11]"}
+    plan = node_plan(2, env)
+    assert plan is not None and not plan.serves_evals
+    assert plan.args() == ["--nnodes", "2", "--node-rank", "1", "--dist-init-addr", "gpu10:20000"]
+
+
+def test_several_nodes_outside_slurm_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"cluster\.nodes=2 needs a SLURM job on 2 nodes"):
+        node_plan(2, {})
+
+
+@pytest.mark.integration
+def test_worker_node_runs_until_node0_is_done(tmp_path):
+    import sys
+    import threading
+    import time
+
+    from pipeline.multinode import DONE_MARKER, serve_as_worker
+    from tests.conftest import processes_mentioning
+
+    argv = [sys.executable, "-c", "import time; time.sleep(60)", str(tmp_path)]
+    threading.Timer(1.0, lambda: (tmp_path / DONE_MARKER).write_text("ok\n")).start()
+    started = time.monotonic()
+    outcome = serve_as_worker(argv, {}, tmp_path, rank=1, grace_s=2, poll_s=0.1)
+    assert outcome["status"] == "ok" and time.monotonic() - started < 10
+    assert processes_mentioning(str(tmp_path)) == []
+
+
+@pytest.mark.integration
+def test_worker_whose_launcher_dies_reports_it(tmp_path):
+    import sys
+
+    from pipeline.multinode import serve_as_worker
+
+    argv = [sys.executable, "-c", "import sys; print('boom'); sys.exit(3)"]
+    outcome = serve_as_worker(argv, {}, tmp_path, rank=1, grace_s=2, poll_s=0.1)
+    assert (
+        outcome["status"] == "failed"
+        and outcome["exit_code"] == 3
+        and "boom" in outcome["log_tail"]
+    )
