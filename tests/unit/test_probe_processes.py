@@ -72,8 +72,6 @@ def test_cli_rejects_an_mla_model_before_touching_torch(tmp_path):
         text=True,
         timeout=120,
     )
-    if "Could not find 'model/deepseek_v3'" in proc.stderr:
-        pytest.skip("no deepseek_v3 model config in this tree")
     assert proc.returncode == 2 and "MLA" in proc.stdout
 
 
