@@ -15,10 +15,12 @@ import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from evals.config import ClientConf, SamplingConf
-from pipeline.stats.sequential import SequentialDesign, decide
+
+if TYPE_CHECKING:  # scipy.stats/optimize cost a second of import: loaded only when used
+    from pipeline.stats.sequential import SequentialDesign
 
 P = TypeVar("P")
 # run_eval's arguments between the prompts and the output path.
@@ -41,6 +43,7 @@ class SequentialConf:
 
 def design_of(conf: SequentialConf) -> SequentialDesign:
     """The statistical design behind the config (validates it)."""
+    from pipeline.stats.sequential import SequentialDesign
     return SequentialDesign(
         conf.max_repeats, conf.repeats_per_round, conf.alpha, conf.margin, conf.spending
     )
@@ -78,6 +81,8 @@ def look(
     look_index: int,
 ) -> str | None:
     """GO / NO-GO / None (continue) after round ``look_index`` (1-based)."""
+    from pipeline.stats.sequential import decide
+
     diffs = paired_diffs(records, baseline)
     return decide(design, look_index, diffs) if diffs else None
 
