@@ -10,9 +10,6 @@ import asyncio
 import http.client
 import json
 import os
-import signal
-import socket
-import subprocess
 import sys
 import threading
 import time
@@ -25,15 +22,15 @@ import pytest
 from evals.client import ChatClient, RequestOutcome, build_chat_payload
 from evals.config import ClientConf, SamplingConf
 from pipeline.concurrency import client_concurrency
+from pipeline.server import HealthPolicy, free_port, managed_server
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+SIM_ARGS = ["--speculative-algorithm", "EAGLE", "--speculative-num-steps", "3",
+            "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
+            "--enable-metrics"]  # fmt: skip
 
 
 @pytest.fixture
@@ -43,42 +40,13 @@ def server(tmp_path: Path) -> Iterator[str]:
         json.dumps({"latency_s": 0.05, "mean_completion_tokens": 8, "startup_delay_s": 0.0})
     )
     port = free_port()
-    argv = [
-        sys.executable,
-        "-m",
-        "pipeline.simserver",
-        "--model-path",
-        "m",
-        "--port",
-        str(port),
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-num-steps",
-        "3",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-draft-tokens",
-        "4",
-        "--enable-metrics",
-        "--sim-config",
-        str(conf),
-    ]
+    argv = [sys.executable, "-m", "pipeline.simserver", "--model-path", "m", "--port", str(port),
+            *SIM_ARGS, "--sim-config", str(conf)]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(argv, env=env, stderr=subprocess.DEVNULL, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(url + "/health", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.05)
+    # The project's own lifecycle: health wait with liveness, group teardown.
+    with managed_server(argv, env, url, tmp_path / "server.log", HealthPolicy(30, 0.05, 0.5), 10):
         yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=30)
 
 
 def running(conn: http.client.HTTPConnection) -> int:
