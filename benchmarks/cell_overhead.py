@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from client_throughput import machine
+from client_throughput import publish
 from simserver_fixture import ROOT
 
 OUT = ROOT / "benchmarks" / "results" / "cell_overhead.md"
@@ -148,11 +148,8 @@ def main() -> None:
         "",
         *suspect_times(opts.rounds),
         "",
-        f"Ran in {time.perf_counter() - started:.0f} s on {machine()}.",
     ]
-    print("\n".join(text))
-    if opts.write:
-        OUT.write_text("\n".join(text) + "\n", encoding="utf-8")
+    publish(text, OUT, opts.write, started)
 
 
 if __name__ == "__main__":

@@ -193,6 +193,14 @@ def machine() -> str:
     )
 
 
+def publish(lines: list[str], out: Path, write: bool, started: float) -> None:
+    """Print a results table with the host and run time under it; write it to ``out`` if asked."""
+    text = [*lines, f"Ran in {time.perf_counter() - started:.0f} s on {machine()}."]
+    print("\n".join(text))
+    if write:
+        out.write_text("\n".join(text) + "\n", encoding="utf-8")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000, help="a multiple of 200")
@@ -228,11 +236,8 @@ def main() -> None:
         "",
         *targets(by_latency),
         "",
-        f"Ran in {time.perf_counter() - started:.0f} s on {machine()}.",
     ]
-    print("\n".join(lines))
-    if opts.write:
-        OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    publish(lines, OUT, opts.write, started)
 
 
 if __name__ == "__main__":

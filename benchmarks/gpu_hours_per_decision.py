@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from client_throughput import machine
+from client_throughput import publish
 from scipy import stats
 from simserver_fixture import ROOT
 
@@ -217,11 +217,8 @@ def main() -> None:
         "table compares the designs at margins where it can decide.",
         "",
         *body,
-        f"Ran in {time.perf_counter() - started:.0f} s on {machine()}.",
     ]
-    print("\n".join(text))
-    if opts.write:
-        OUT.write_text("\n".join(text) + "\n", encoding="utf-8")
+    publish(text, OUT, opts.write, started)
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ from simserver_fixture import ROOT, SimServer, write_gpqa_workload
 sys.path.insert(0, str(ROOT))
 import itertools
 
-from client_throughput import machine
+from client_throughput import publish
 
 from evals.base import EvalPrompt, make_eval
 from evals.client import ChatClient, RequestOutcome, build_chat_payload
@@ -283,11 +283,8 @@ def main() -> None:
         "",
         *b,
         "",
-        f"Ran in {time.perf_counter() - started:.0f} s on {machine()}.",
     ]
-    print("\n".join(text))
-    if opts.write:
-        OUT.write_text("\n".join(text) + "\n", encoding="utf-8")
+    publish(text, OUT, opts.write, started)
 
 
 if __name__ == "__main__":
