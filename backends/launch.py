@@ -8,7 +8,7 @@ really run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from backends.compat import Finding, evaluate
 from backends.config import BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
@@ -36,6 +36,9 @@ class LaunchPlan:
     requested: dict[str, object]  # /server_info keys and values the server must report
     runs: dict[str, str]  # kernels that really run: {"prefill": "fmha_v2", "decode": "xqa", ...}
     notes: list[str]  # routing decisions worth recording on the cell
+    # Kernels the variant's name stands for on this GPU and version (its routing included, before
+    # SGLang's own adjustments): a cell whose ``runs`` differ did not run what its label says.
+    label_runs: dict[str, str] = field(default_factory=dict)
 
 
 def _opt(flag: str, value: object) -> list[str]:
@@ -180,4 +183,5 @@ def plan_launch(
         requested=requested_settings(adjusted, passed_page_size),
         runs=runs_of(adjusted.flags, adjusted.family, adjusted.speculative),
         notes=_notes(adjusted, findings),
+        label_runs=runs_of(routed.flags, routed.family, routed.speculative),
     )

@@ -11,7 +11,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from backends.launch import ENV_KEY_PREFIX, SKIP_SOFTMAX_DECODE_ENV, SKIP_SOFTMAX_PREFILL_ENV
+from backends.config import ModelConf
+from backends.launch import (
+    ENV_KEY_PREFIX,
+    EXPOSE_ENV,
+    SKIP_SOFTMAX_DECODE_ENV,
+    SKIP_SOFTMAX_PREFILL_ENV,
+)
+from backends.variants import AttentionFlags, runs_of
 
 OBSERVED_KEYS = (
     "attention_backend",
@@ -25,8 +32,16 @@ OBSERVED_KEYS = (
     "speculative_num_draft_tokens",
     "speculative_attention_mode",
     "speculative_draft_attention_backend",
+    "model_path",
+    "served_model_name",
+    "speculative_draft_model_path",
+    "device",
+    "dp_size",
     "version",
 )
+# The algorithm a server without speculative decoding reports (None in 0.5.19, "NONE" in enums).
+NO_SPECULATION = (None, "", "NONE")
+MODELS_KEY = "/v1/models"
 OBSERVED_ENV = (SKIP_SOFTMAX_PREFILL_ENV, SKIP_SOFTMAX_DECODE_ENV)
 
 
@@ -146,3 +161,70 @@ def compare_server_info(requested: dict[str, object], server_info: dict) -> list
         if mismatch is not None:
             mismatches.append(mismatch)
     return mismatches
+
+
+def model_requested(model: ModelConf, launched: bool) -> dict[str, object]:
+    """The ``/server_info`` model keys a server serving ``model`` reports.
+
+    Args:
+        model: the cell's model config.
+        launched: whether the pipeline started the server (it then passed ``--served-model-name``
+            ``served_model_name or name``); a server started by someone else is held to
+            ``served_model_name`` only where the config sets one.
+    """
+    requested: dict[str, object] = {"model_path": model.path}
+    served = model.served_model_name or (model.name if launched else None)
+    if served is not None:
+        requested["served_model_name"] = served
+    if model.speculative.algorithm is not None and model.speculative.draft_model_path:
+        requested["speculative_draft_model_path"] = model.speculative.draft_model_path
+    return requested
+
+
+def compare_models_list(expected: str, models: dict | None) -> Mismatch | None:
+    """``GET /v1/models``: the served name must be one of its ids (None: it agrees)."""
+    data = models.get("data") if isinstance(models, dict) else None
+    if not isinstance(data, list):
+        return Mismatch(MODELS_KEY, expected, None, verifiable=False)
+    ids = [card.get("id") for card in data if isinstance(card, dict)]
+    return None if expected in ids else Mismatch(MODELS_KEY, expected, ids)
+
+
+def speculation_off(server_info: dict) -> bool | None:
+    """Whether the server runs without speculative decoding (None: it does not say)."""
+    found, algorithm = _lookup(server_info, "speculative_algorithm")
+    if not found:
+        return None
+    return algorithm in NO_SPECULATION or str(algorithm).upper() == "NONE"
+
+
+def observed_runs(server_info: dict, family: str, speculative: bool) -> dict[str, str] | None:
+    """The kernels the server's reported attention backends run (None: no backend reported)."""
+    keys = ("attention_backend", "prefill_attention_backend", "decode_attention_backend",
+            "speculative_draft_attention_backend", "speculative_attention_mode")  # fmt: skip
+    values = {k: _lookup(server_info, k)[1] for k in keys}
+    if not any(values[k] for k in keys[:3]):
+        return None
+    flags = AttentionFlags(*(v if isinstance(v, str) else None for v in values.values()))
+    return runs_of(flags, family, speculative)
+
+
+def compare_runs(label: dict[str, str], runs: dict[str, str]) -> list[Mismatch]:
+    """Phases whose kernel differs from the one the cell's variant name stands for."""
+    return [
+        Mismatch(f"runs.{phase}", kernel, runs.get(phase))
+        for phase, kernel in label.items()
+        if kernel != "default" and phase in runs and runs[phase] != kernel
+    ]
+
+
+def unverified_reason(mismatch: Mismatch) -> str:
+    """Why a requested setting could not be checked, and what would let it be."""
+    if mismatch.key.startswith(ENV_KEY_PREFIX):
+        return (
+            "the server does not report its environment (start it with "
+            f"{EXPOSE_ENV}=1 so that /server_info lists env_vars)"
+        )
+    if mismatch.key == MODELS_KEY:
+        return "GET /v1/models gave no model list"
+    return f"/server_info has no key {mismatch.key!r} (an SGLang release that does not report it)"

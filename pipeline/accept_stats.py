@@ -90,15 +90,28 @@ def per_position_acceptance(histograms: Iterable[Sequence[int]]) -> list[float]:
     return [float(x / steps) for x in at_least[1:]]
 
 
-def server_accept_length(server_info: Mapping[str, Any]) -> float | None:
-    """``avg_spec_accept_length`` from /server_info, averaged over DP ranks; None when absent."""
+def server_accept_length(
+    server_info: Mapping[str, Any], verify_by_rank: Mapping[str, float] | None = None
+) -> float | None:
+    """``avg_spec_accept_length`` from /server_info over DP ranks; None when absent.
+
+    Each rank's figure is accepted tokens over its own verify steps, so the server's figure is
+    their mean weighted by each rank's verify steps (``verify_by_rank``: the window's
+    ``spec_verify_calls_total`` delta per ``dp_rank`` label, rank i being ``internal_states[i]``).
+    Without those weights it is the plain mean, exact only for a single rank.
+    """
     states = server_info.get("internal_states") or []
-    values = [
-        s["avg_spec_accept_length"]
-        for s in states
+    values = {
+        str(i): float(s["avg_spec_accept_length"])
+        for i, s in enumerate(states)
         if isinstance(s, Mapping) and isinstance(s.get("avg_spec_accept_length"), int | float)
-    ]
-    return float(np.mean(values)) if values else None
+    }
+    if not values:
+        return None
+    weights = {r: float((verify_by_rank or {}).get(r, 0.0)) for r in values}
+    if len(values) > 1 and verify_by_rank and sum(weights.values()) > 0:
+        return sum(values[r] * weights[r] for r in values) / sum(weights.values())
+    return float(np.mean(list(values.values())))
 
 
 def cross_check(

@@ -27,6 +27,7 @@ from pipeline.accept_stats import cross_check, ratio_stderr, spec_records, summa
 GENERATION = "sglang:generation_tokens_total"
 VERIFY = "sglang:spec_verify_calls_total"
 REQUESTS = "sglang:num_requests_total"
+VERIFY_BY_RANK = "spec_verify_calls_by_dp_rank"  # {dp_rank: delta}, with several DP ranks
 
 
 @dataclass(frozen=True)
@@ -42,11 +43,41 @@ def metric_deltas(before: str | None, after: str | None) -> dict[str, Any]:
     """Counter deltas between two ``/metrics`` texts and their accept length (None: unknown)."""
     deltas: dict[str, Any] = {}
     for name in (GENERATION, VERIFY, REQUESTS):
-        a, b = server_api.metric_total(before, name), server_api.metric_total(after, name)
+        a, b = _snapshot_total(before, name), _snapshot_total(after, name)
         deltas[name] = None if a is None or b is None else b - a
     gen, verify = deltas[GENERATION], deltas[VERIFY]
     deltas["accept_length"] = gen / verify if gen is not None and verify else None
+    a_ranks, b_ranks = _by_rank(before), _by_rank(after)
+    if b_ranks and len(b_ranks) > 1:
+        deltas[VERIFY_BY_RANK] = {r: v - a_ranks.get(r, 0.0) for r, v in b_ranks.items()}
     return deltas
+
+
+def _snapshot_total(text: str | None, name: str) -> float | None:
+    """A counter's total; 0 where the server has served nothing yet (no sample exists then)."""
+    value = server_api.metric_total(text, name)
+    if value is None and text is not None and server_api.metric_total(text, REQUESTS) is None:
+        return 0.0  # prometheus_client writes a labelled counter's first sample on first use
+    return value
+
+
+def _by_rank(text: str | None) -> dict[str, float]:
+    return server_api.metric_by_label(text, VERIFY, "dp_rank")
+
+
+def traffic(new: Sequence[Mapping[str, Any]], deltas: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Requests the server counted in the window against those the pipeline sent.
+
+    Every answered request was counted once; a retried one at most once per attempt. More than
+    that is another client's traffic (``foreign`` > 0), which the server-level figures include.
+    """
+    counted = deltas.get(REQUESTS)
+    if counted is None:
+        return None
+    sent = sum(1 for r in new if r.get("error_kind") is None)
+    attempts = sum(max(int(r.get("attempts") or 1), 1) for r in new if r.get("attempts") != 0)
+    foreign = max(0.0, counted - max(attempts, sent))
+    return {"counted": counted, "sent": sent, "attempts": attempts, "foreign": foreign}
 
 
 def uncertainty(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -98,6 +129,7 @@ def window_accept(
         metrics=window.deltas,
         cross_check=cross_check(sent, window.server_value, rel_tolerance),
         metrics_cross_check=counters_check(sent, window.deltas, rel_tolerance),
+        traffic=traffic(window.new, window.deltas),
     )
     return out
 
@@ -140,6 +172,14 @@ def accept_warnings(scope: str, accept: Mapping[str, Any]) -> list[str]:
             f"{scope}: server-level avg_spec_accept_length {check['server']:.3f} differs from "
             f"the per-request totals {check['per_request']:.3f} by "
             f"{100 * check['relative_difference']:.1f}% (more than the log-interval effect)"
+        )
+    seen = accept.get("traffic") or {}
+    if seen.get("foreign"):
+        out.append(
+            f"{scope}: the server counted {seen['counted']:g} requests but the pipeline sent "
+            f"{seen['sent']} ({seen['attempts']} attempts): another client used the server, and "
+            "its requests are in the server-level figures (server.on_foreign_traffic=fail "
+            "fails the cell)"
         )
     counters = accept.get("metrics_cross_check") or {}
     if counters.get("agrees") is False:

@@ -17,11 +17,10 @@ from typing import Any
 import psutil
 
 from backends.compat import preflight
-from backends.gpu import GpuInfo, detect_gpu
+from backends.gpu import GpuInfo
 from backends.launch import LaunchOptions, LaunchPlan, plan_launch
 from evals.base import Eval, make_eval
 from evals.config import EvalConf
-from pipeline import server_api
 from pipeline.cell_result import initial_result, mark, overhead, record_plan, record_server
 from pipeline.gpu_slots import server_devices
 from pipeline.guards import check_error_rates, check_port_free, with_api_key
@@ -39,6 +38,7 @@ from pipeline.server import (
     free_port,
     managed_server,
 )
+from pipeline.server_checks import check_label_before_launch, plan_gpu, verify_server
 from pipeline.server_command import server_argv, server_env
 from pipeline.versions import sglang_version
 
@@ -84,7 +84,7 @@ def _run(
     conf: RootConf, cell_dir: Path, result: dict[str, Any], job_num: int, clock: float
 ) -> None:
     cell_dir.mkdir(parents=True, exist_ok=True)
-    gpu = _gpu(conf)
+    gpu = plan_gpu(conf)
     version = sglang_version(conf.server)
     options = _options(conf)
     findings = preflight(
@@ -104,6 +104,7 @@ def _run(
         conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version, options
     )
     plan = _with_devices(conf, plan, gpu, job_num)
+    check_label_before_launch(conf, plan)
     node = node_plan(conf.cluster.nodes, os.environ)
     if node is not None:  # one SGLang launcher per node, node 0 serving HTTP
         plan = dataclasses.replace(plan, args=[*plan.args, *node.args()])
@@ -121,7 +122,7 @@ def _run(
     with _server(conf, plan, argv, cell_dir) as server:
         mark(result, "ready", clock)
         record_server(result, server)
-        _verify(conf, plan, server, result)
+        verify_server(conf, plan, server, gpu, result)
         mark(result, "verified", clock)
         measure_cell(conf, evals, server, cell_dir, result)
         mark(result, "evals_done", clock)
@@ -135,17 +136,6 @@ def _repeats_for(conf: RootConf, ec: EvalConf) -> EvalConf:
     if conf.sequential.enabled:
         return dataclasses.replace(ec, repeats=conf.sequential.max_repeats)
     return ec
-
-
-def _gpu(conf: RootConf) -> GpuInfo:
-    gpu = detect_gpu(conf.gpu)
-    if gpu.source == "none" and conf.server.kind == "simulated":
-        sim = conf.server.simulated
-        override = dataclasses.replace(
-            conf.gpu, detect=False, name=sim.gpu_name, compute_capability=sim.gpu_compute_capability
-        )
-        gpu = detect_gpu(override)
-    return gpu
 
 
 def _options(conf: RootConf) -> LaunchOptions:
@@ -204,28 +194,6 @@ def _server(
         server.stop_grace_s,
     ) as running:
         yield running
-
-
-def _verify(
-    conf: RootConf, plan: LaunchPlan, server: RunningServer, result: dict[str, Any]
-) -> None:
-    from backends.verify import compare_server_info, observed_settings
-
-    info = server_api.server_info(server.base_url, conf.client.api_key)
-    result["observed"] = observed_settings(info)
-    result["cell"]["server_version"] = info.get("version")
-    mismatches = compare_server_info(plan.requested, info)
-    result["mismatches"] = [dataclasses.asdict(m) for m in mismatches]
-    real = [m for m in mismatches if getattr(m, "verifiable", True)]
-    if real and conf.server.on_mismatch == "fail":
-        lines = "; ".join(
-            f"{m.key}: asked {m.requested!r}, server runs {m.observed!r}" for m in real
-        )
-        raise CellError(
-            "mismatch",
-            f"the server does not run what was asked: {lines} "
-            "(set server.on_mismatch=warn to record and go on)",
-        )
 
 
 def _finish(result: dict[str, Any], conf: RootConf, cell_dir: Path, clock: float) -> None:

@@ -10,6 +10,7 @@ every variant of a sweep sends identical requests.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from pathlib import Path
 from typing import Any
@@ -20,28 +21,29 @@ from evals.config import SamplingConf
 from evals.lm_eval_bridge import LmEvalError, LmEvalEval
 from evals.lm_eval_model import HarnessTarget
 from pipeline import server_api
-from pipeline.accept_stats import server_accept_length
-from pipeline.accept_windows import Window, accept_warnings, combine, metric_deltas, window_accept
+from pipeline.accept_windows import Window, accept_warnings, combine, window_accept
 from pipeline.concurrency import client_concurrency, longest_first
+from pipeline.eval_window import MeasureError, check_traffic, close_window, open_window
 from pipeline.evaluation import run_eval, run_turns, samples_path, write_records
 from pipeline.resume import kept_samples
 from pipeline.schema import RootConf
 from pipeline.sequential_run import run_sequential
-from pipeline.server import RunningServer, tail
+from pipeline.server import RunningServer
+from pipeline.server_death import (
+    STOPPED,
+    answered_count,
+    expected_count,
+    log_tail,
+    server_answers,
+    stopped_message,
+    summarise_from_disk,
+)
 
 # Server-level and per-request accept lengths may differ by the log-interval effect
 # (reference/sglang.md 2.3: up to 39 of every 40 decode iterations left out on short runs).
 CROSS_CHECK_REL_TOLERANCE = 0.10
 # Below this a reasoning model's answers are often cut off (model cards ask 32k; 81920 for AIME).
 REASONING_MIN_MAX_TOKENS = 16384
-
-
-class MeasureError(RuntimeError):
-    """Measuring stopped for a reason that fails the cell (``kind`` goes into result.json)."""
-
-    def __init__(self, kind: str, message: str, log_tail: str = "") -> None:
-        super().__init__(message)
-        self.kind, self.log_tail = kind, log_tail
 
 
 def measure_cell(
@@ -52,24 +54,18 @@ def measure_cell(
     result: dict[str, Any],
 ) -> None:
     """Run every eval against ``server`` and fill ``result['evals']`` and ``result['accept']``."""
-    key = conf.client.api_key
     speculative = conf.model.speculative.algorithm is not None
     result["warnings"] += generation_limit_warnings(conf)
     every: list[dict[str, Any]] = []
     windows: list[Window] = []
-    conf = _with_server_concurrency(conf, server_api.server_info(server.base_url, key))
+    conf = _with_server_concurrency(conf, server_api.server_info(server.base_url, _key(conf)))
     result["client"] = {"concurrency": conf.client.concurrency}
     for name, ev in evals.items():
-        server_api.flush_cache(server.base_url, key)
-        before = server_api.metrics_text(server.base_url, key)
-        records, new, block = _run_one(conf, name, ev, server, cell_dir, result["cell"])
-        _check_alive(server)
-        value = server_accept_length(server_api.server_info(server.base_url, key))
-        after = server_api.metrics_text(server.base_url, key)
-        window = Window(new, value, metric_deltas(before, after))
-        block["accept"] = window_accept(records, window, speculative, CROSS_CHECK_REL_TOLERANCE)
-        result["evals"][name] = block
-        result["warnings"] += accept_warnings(f"eval {name}", block["accept"])
+        try:
+            records, window = _measure_eval(conf, name, ev, server, cell_dir, result)
+        except (server_api.ServerApiError, MeasureError) as err:
+            _raise_if_stopped(conf, evals, server, cell_dir, result, name, err)
+            raise
         every += records
         windows.append(window)
     cell = combine(windows)
@@ -81,6 +77,51 @@ def measure_cell(
             "speculative decoding was requested but no response carried accept "
             "statistics (return_meta_info / return_spec_tokens_details)",
         )
+
+
+def _measure_eval(
+    conf: RootConf,
+    name: str,
+    ev: Eval,
+    server: RunningServer,
+    cell_dir: Path,
+    result: dict[str, Any],
+) -> tuple[list[dict[str, Any]], Window]:
+    """One eval in its counter window; its block is on ``result`` before the window closes."""
+    before = open_window(server, _key(conf), conf.server.idle_timeout_s, name)
+    records, new, block = _run_one(conf, name, ev, server, cell_dir, result["cell"])
+    result["evals"][name] = block  # summarised from its samples even if the server is gone now
+    if server.process is not None and server.process.poll() is not None:
+        raise MeasureError(STOPPED, "the server exited")
+    window = close_window(server, _key(conf), new, before)
+    speculative = conf.model.speculative.algorithm is not None
+    block["accept"] = window_accept(records, window, speculative, CROSS_CHECK_REL_TOLERANCE)
+    result["warnings"] += accept_warnings(f"eval {name}", block["accept"])
+    check_traffic(name, block["accept"].get("traffic"), conf.server.on_foreign_traffic)
+    return records, window
+
+
+def _raise_if_stopped(
+    conf: RootConf,
+    evals: dict[str, Eval],
+    server: RunningServer,
+    cell_dir: Path,
+    result: dict[str, Any],
+    name: str,
+    err: Exception,
+) -> None:
+    """Turn an error into "the server stopped answering during ..." when that is what happened."""
+    if server_answers(server):
+        return
+    message = stopped_message(
+        server, name, answered_count(cell_dir, name), expected_count(evals[name])
+    )
+    speculative = conf.model.speculative.algorithm is not None
+    head = functools.partial(_head, conf)
+    summarised = summarise_from_disk(evals, cell_dir, result, head, speculative)
+    if summarised:
+        message += f"; summarised from the samples on disk: {', '.join(summarised)}"
+    raise MeasureError(STOPPED, message, log_tail(server)) from err
 
 
 def sampling_for(conf: RootConf, name: str) -> tuple[SamplingConf, str]:
@@ -118,6 +159,16 @@ def _with_server_concurrency(conf: RootConf, info: dict[str, Any]) -> RootConf:
     return dataclasses.replace(conf, client=client)
 
 
+def _head(conf: RootConf, name: str, ev: Eval) -> dict[str, Any]:
+    """The fields of an eval's result block that say what it is and how it sampled."""
+    sampling, source = sampling_for(conf, name)
+    return {
+        "label": getattr(ev, "label", name),
+        "kind": conf.evals[name].kind if name in conf.evals else None,
+        "sampling": {**dataclasses.asdict(sampling), "source": source},
+    }
+
+
 def _run_one(
     conf: RootConf,
     name: str,
@@ -127,12 +178,8 @@ def _run_one(
     cell: dict[str, Any],
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
     """(all records, records of requests sent now, the eval's result block without accept)."""
-    sampling, source = sampling_for(conf, name)
-    head = {
-        "label": getattr(ev, "label", name),
-        "kind": conf.evals[name].kind if name in conf.evals else None,
-        "sampling": {**dataclasses.asdict(sampling), "source": source},
-    }
+    sampling, _ = sampling_for(conf, name)
+    head = _head(conf, name, ev)
     if isinstance(ev, LmEvalEval):
         return _run_harness(conf, name, ev, server, cell_dir, sampling, head)
     path = samples_path(cell_dir, name)
@@ -178,7 +225,6 @@ def _run_harness(
     try:
         run = ev.run(target, cell_dir / "samples")
     except LmEvalError as err:
-        _check_alive(server)  # a dead server explains the failure better
         raise MeasureError("lm_eval_failed", str(err)) from err
     wall = time.monotonic() - started
     records = write_records(samples_path(cell_dir, name), run.records, mode="w")
@@ -196,11 +242,5 @@ def _model(conf: RootConf) -> str:
     return conf.model.served_model_name or conf.model.path
 
 
-def _check_alive(server: RunningServer) -> None:
-    if server.process is not None and server.process.poll() is not None:
-        raise MeasureError(
-            "server_died",
-            f"the server exited with code {server.process.returncode} during the "
-            "evals; the samples answered before are kept",
-            tail(server.log_path),
-        )
+def _key(conf: RootConf) -> str | None:
+    return conf.client.api_key

@@ -12,8 +12,8 @@ from backends.compat import Finding
 from backends.failures import classify_startup_log
 from evals.datasets import DatasetError
 from pipeline import server_api
+from pipeline.eval_window import MeasureError
 from pipeline.guards import GuardError
-from pipeline.measure import MeasureError
 from pipeline.server import ServerStartError
 
 

@@ -53,6 +53,15 @@ def kept_samples(path: Path, need_spec: bool = False) -> list[dict[str, Any]]:
     """
     if not path.exists():
         return []
+    kept = answered_samples(path, need_spec)
+    _rewrite_jsonl(path, kept)
+    return kept
+
+
+def answered_samples(path: Path, need_spec: bool = False) -> list[dict[str, Any]]:
+    """The answered samples in ``path`` (the last line per prompt wins); the file is not touched."""
+    if not path.exists():
+        return []
     latest: dict[tuple[str, int], dict[str, Any]] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
@@ -60,13 +69,11 @@ def kept_samples(path: Path, need_spec: bool = False) -> list[dict[str, Any]]:
         except ValueError:
             continue
         latest[(record["question_id"], record["repeat"])] = record
-    kept = [
+    return [
         r
         for r in latest.values()
         if r.get("error_kind") is None and (r.get("spec") or not need_spec)
     ]
-    _rewrite_jsonl(path, kept)
-    return kept
 
 
 def _rewrite_jsonl(path: Path, records: list[dict[str, Any]]) -> None:

@@ -69,7 +69,13 @@ class ServerConf:
     gpus: str | None = None  # CUDA_VISIBLE_DEVICES of the server: None inherit, auto, "0,1"
     docker_image: str | None = None  # server=docker
     docker_args: list[str] = field(default_factory=list)
-    on_mismatch: str = "fail"  # fail | warn: when /server_info disagrees with the request
+    # fail | warn, on every server kind: the server runs another backend, KV dtype, speculative
+    # shape or model than asked (warn: measured, and the report marks the cell MISCONFIGURED).
+    on_mismatch: str = "fail"
+    on_unverified: str = "warn"  # fail | warn: a setting the server does not report (listed)
+    # warn | fail: the server counted requests the pipeline did not send (another client).
+    on_foreign_traffic: str = "warn"
+    idle_timeout_s: float = 120.0  # /flush_cache waits this long for the server to be idle
     simulated: SimulatedConf = field(default_factory=SimulatedConf)
 
 

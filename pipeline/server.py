@@ -82,10 +82,10 @@ def tail(path: Path | None, lines: int = 50) -> str:
     return "\n".join(text.splitlines()[-lines:])
 
 
-def probe_health(base_url: str, timeout_s: float = 5.0) -> int | None:
-    """HTTP status of the health endpoint, or None when nothing answers."""
+def probe_health(base_url: str, timeout_s: float = 5.0, path: str = HEALTH_PATH) -> int | None:
+    """HTTP status of the health endpoint (or ``path``), or None when nothing answers."""
     try:
-        with urllib.request.urlopen(base_url + HEALTH_PATH, timeout=timeout_s) as resp:
+        with urllib.request.urlopen(base_url + path, timeout=timeout_s) as resp:
             return int(resp.status)
     except urllib.error.HTTPError as err:
         return int(err.code)

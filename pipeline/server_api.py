@@ -77,3 +77,15 @@ def metric_total(text: str | None, name: str) -> float | None:
             total += float(line.rsplit(" ", 1)[-1])
             seen = True
     return total if seen else None
+
+
+def metric_by_label(text: str | None, name: str, label: str) -> dict[str, float]:
+    """A Prometheus counter summed per value of ``label`` (empty when absent or unlabelled)."""
+    totals: dict[str, float] = {}
+    marker = f'{label}="'
+    for line in (text or "").splitlines():
+        if not line.startswith(name + "{") or marker not in line:
+            continue
+        value = line.split(marker, 1)[1].split('"', 1)[0]
+        totals[value] = totals.get(value, 0.0) + float(line.rsplit(" ", 1)[-1])
+    return totals

@@ -88,11 +88,11 @@ class InfoHandlers:
                 status=400, text=f"timeout={request.query['timeout']!r}: not a number"
             )
         deadline = time.monotonic() + timeout
-        while self.state.in_flight and time.monotonic() < deadline:
+        while self.state.running and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
-        if self.state.in_flight:
+        if self.state.running:
             log.warning("Cache not flushed because there are pending requests. #queue-req: 0, "
-                        "#running-req: %d", self.state.in_flight)  # fmt: skip
+                        "#running-req: %d", self.state.running)  # fmt: skip
             return web.Response(status=400, text=FLUSH_FAILED)
         self.state.flush()
         log.info("Cache flushed successfully!")

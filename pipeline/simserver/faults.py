@@ -29,6 +29,11 @@ class Faults:
     reject_message: str | None = None
     crash_at_start: str | None = None  # the scheduler's last traceback line; None: no crash
     never_healthy: bool = False
+    # A misconfigured or foreign server: these /server_info keys replace what the argv resolved
+    # to (e.g. {attention_backend: flashinfer}, {model_path: ...}, {speculative_algorithm: null}).
+    serve_instead: tuple[tuple[str, Any], ...] = ()
+    foreign_requests: int = 0  # each of the first N requests is counted twice (another client)
+    busy: bool = False  # one request of another client runs forever (never idle for a flush)
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Faults:
@@ -43,6 +48,9 @@ class Faults:
             reject_message=raw.get("reject_message"),
             crash_at_start=_crash_message(raw.get("crash_at_start")),
             never_healthy=bool(raw.get("never_healthy")),
+            serve_instead=tuple(sorted((raw.get("serve_instead") or {}).items())),
+            foreign_requests=int(raw.get("foreign_requests") or 0),
+            busy=bool(raw.get("busy")),
         )
 
     @property

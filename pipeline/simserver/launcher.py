@@ -18,6 +18,7 @@ import sys
 import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
@@ -70,6 +71,7 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
     args = info.server_args(resolved, extra, conf.sglang_version)
     try:
         check_effect_keys(conf.effects, args)
+        args.update(_served_instead(faults, args))
     except ValueError as exc:
         raise SimConfigError(f"--sim-config {path}: {exc}") from exc
     targets = cell_targets(conf.accuracy, conf.accept_length, conf.effects, args, env)
@@ -86,6 +88,16 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
         launch_command=shlex.join(["python3", "-m", "sglang.launch_server", *words]),
         ascending=acceptance_thresholds(args, targets),
     )  # fmt: skip
+
+
+def _served_instead(faults: Faults, args: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``serve_instead`` fault's keys (a server that runs something else than asked)."""
+    unknown = sorted(k for k, _ in faults.serve_instead if k not in args)
+    if unknown:
+        raise ValueError(f"faults.serve_instead: {unknown} are not /server_info keys")
+    if faults.serve_instead:
+        log.warning("Simulated misconfiguration: serving %s", dict(faults.serve_instead))
+    return dict(faults.serve_instead)
 
 
 def spawn_child(rt: Runtime) -> subprocess.Popen[bytes]:
@@ -110,7 +122,11 @@ def _stop_child(child: subprocess.Popen[bytes]) -> None:
 async def serve(rt: Runtime) -> int:
     """Run the HTTP server until SIGTERM (exit code 0) or a bind failure (1)."""
     state = ServerState(
-        int(rt.args["dp_size"]), int(rt.args["decode_log_interval"]), rt.flavour.num_draft_tokens
+        int(rt.args["dp_size"]),
+        int(rt.args["decode_log_interval"]),
+        rt.flavour.num_draft_tokens,
+        foreign_requests=rt.faults.foreign_requests,
+        foreign_running=1 if rt.faults.busy else 0,
     )
     ledger, life = Ledger(rt.conf.ledger), Lifecycle()
     child = spawn_child(rt)

@@ -12,7 +12,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,6 +35,16 @@ class RankTotals:
 
 
 @dataclass
+class RankCounters:
+    """Cumulative Prometheus counters of one DP rank (they survive a flush)."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    generation_tokens: dict[str, int] = field(default_factory=lambda: {"false": 0, "true": 0})
+    verify_calls: int = 0
+
+
+@dataclass
 class Interval:
     """Counters of the current decode log interval."""
 
@@ -47,17 +57,23 @@ class Interval:
 class ServerState:
     """Everything that changes while the server runs."""
 
-    def __init__(self, dp_size: int, log_interval: int, num_draft_tokens: int) -> None:
+    def __init__(
+        self,
+        dp_size: int,
+        log_interval: int,
+        num_draft_tokens: int,
+        foreign_requests: int = 0,
+        foreign_running: int = 0,
+    ) -> None:
         self.ranks = [RankTotals() for _ in range(max(dp_size, 1))]
+        self.counters = [RankCounters() for _ in self.ranks]  # Prometheus, per DP rank
+        self.foreign_left = foreign_requests  # requests of another client still to count
+        self.foreign_running = foreign_running  # requests of another client that never end
         self.log_interval = max(log_interval, 1)
         self.num_draft_tokens = num_draft_tokens
         self.in_flight = 0
         self.completed = 0  # chat/generate requests answered (stop faults count these)
         self.served_requests = 0  # requests that reached generation (round-robin over ranks)
-        self.num_requests = 0
-        self.prompt_tokens = 0
-        self.generation_tokens = {"false": 0, "true": 0}
-        self.verify_calls = 0
         self.interval = Interval(started=time.monotonic())
         self.gauge_accept_length = 0.0
         self.gauge_accept_rate = 0.0
@@ -70,19 +86,36 @@ class ServerState:
         self._attempts[prompt] = n + 1
         return n
 
+    @property
+    def running(self) -> int:
+        """Requests running now, another client's included (what a flush waits for)."""
+        return self.in_flight + self.foreign_running
+
+    @property
+    def num_requests(self) -> int:
+        """Requests counted by the Prometheus counters (every rank, other clients' included)."""
+        return sum(c.requests for c in self.counters)
+
     def record(self, served: Sequence[Served], streaming: bool) -> None:
         """Count one generated request (all its choices) on one DP rank."""
-        rank = self.ranks[self.served_requests % len(self.ranks)]
+        self._count(served, streaming)
+        if self.foreign_left > 0:  # another client sent the same request at the same time
+            self.foreign_left -= 1
+            self._count(served, streaming)
+
+    def _count(self, served: Sequence[Served], streaming: bool) -> None:
+        index = self.served_requests % len(self.ranks)
+        rank, counters = self.ranks[index], self.counters[index]
         self.served_requests += 1
-        self.num_requests += 1
-        self.prompt_tokens += served[0].prompt_tokens
+        counters.requests += 1
+        counters.prompt_tokens += served[0].prompt_tokens
         for s in served:
-            self.generation_tokens["true" if streaming else "false"] += s.completion_tokens
+            counters.generation_tokens["true" if streaming else "false"] += s.completion_tokens
             self.interval.tokens += s.completion_tokens
             if s.spec is not None:
                 rank.forward_ct += s.spec.verify_ct
                 rank.accept_tokens += s.spec.verify_ct + s.spec.num_correct_drafts
-                self.verify_calls += s.spec.verify_ct
+                counters.verify_calls += s.spec.verify_ct
                 self.interval.verify += s.spec.verify_ct
                 self.interval.correct += s.spec.num_correct_drafts
         # SGLang logs every decode_log_interval batched iterations; requests here are not batched,
@@ -139,43 +172,55 @@ class Ledger:
 def metrics_text(state: ServerState, labels: dict[str, str], spec: tuple[int, int] | None) -> str:
     """Prometheus exposition of the counters and gauges SGLang's collector names.
 
+    As with prometheus_client's labelled counters, a counter has no sample line before the first
+    request (only its HELP and TYPE); with several DP ranks each rank has its own samples,
+    labelled ``dp_rank`` (SGLang adds that label when the scheduler has a DP rank).
+
     Args:
         state: the server's counters.
         labels: ``model_name``, ``engine_type``, ``tp_rank``, ``pp_rank``.
         spec: (num_steps, num_draft_tokens) when speculation is on.
     """
-    base = ",".join(f'{k}="{v}"' for k, v in labels.items())
     lines: list[str] = []
+    served = state.num_requests > 0
+    ranks = [
+        (_labels(labels, i, len(state.counters)), c) for i, c in enumerate(state.counters)
+    ] if served else []  # fmt: skip
 
     def metric(name: str, kind: str, help_: str, samples: Sequence[tuple[str, str, float]]) -> None:
         lines.append(f"# HELP sglang:{name} {help_}")
         lines.append(f"# TYPE sglang:{name} {kind}")
-        for suffix, extra, value in samples:
-            label = base + ("," + extra if extra else "")
+        for suffix, label, value in samples:
             lines.append(f"sglang:{name}{suffix}{{{label}}} {float(value)}")
 
-    metric(
-        "num_requests", "counter", "The number of requests.", [("_total", "", state.num_requests)]
-    )
-    metric(
-        "prompt_tokens", "counter", "Number of prefill tokens processed.",
-        [("_total", "", state.prompt_tokens)],
-    )  # fmt: skip
+    metric("num_requests", "counter", "The number of requests.",
+           [("_total", base, c.requests) for base, c in ranks])  # fmt: skip
+    metric("prompt_tokens", "counter", "Number of prefill tokens processed.",
+           [("_total", base, c.prompt_tokens) for base, c in ranks])  # fmt: skip
     # Every request in flight counts as running: the simulation has no batch limit or queue.
     metric("num_running_reqs", "gauge", "The number of running requests.",
-           [("", "", state.in_flight)])  # fmt: skip
-    gen = [("_total", f'is_streaming="{k}"', v) for k, v in state.generation_tokens.items()]
+           [("", _labels(labels, 0, 1), state.running)])  # fmt: skip
+    gen = [
+        ("_total", f'{base},is_streaming="{k}"', v)
+        for base, c in ranks
+        for k, v in c.generation_tokens.items()
+    ]
     metric("generation_tokens", "counter", "Number of generation tokens processed.", gen)
     if spec is not None:
-        metric(
-            "spec_verify_calls", "counter", "Number of speculative verify calls.",
-            [("_total", "", state.verify_calls)],
-        )  # fmt: skip
-        for name, value in (
+        metric("spec_verify_calls", "counter", "Number of speculative verify calls.",
+               [("_total", base, c.verify_calls) for base, c in ranks])  # fmt: skip
+        gauges = (
             ("spec_accept_length", state.gauge_accept_length),
             ("spec_accept_rate", state.gauge_accept_rate),
             ("spec_num_steps", spec[0]),
             ("spec_num_draft_tokens", spec[1]),
-        ):
-            metric(name, "gauge", f"The {name.replace('_', ' ')}.", [("", "", value)])
+        )
+        for name, value in gauges:
+            metric(name, "gauge", f"The {name.replace('_', ' ')}.",
+                   [("", _labels(labels, 0, 1), value)])  # fmt: skip
     return "\n".join(lines) + "\n"
+
+
+def _labels(labels: dict[str, str], rank: int, ranks: int) -> str:
+    extra = {"dp_rank": str(rank)} if ranks > 1 else {}
+    return ",".join(f'{k}="{v}"' for k, v in {**labels, **extra}.items())

@@ -69,6 +69,11 @@ def test_observed_settings_of_live_server(live: dict) -> None:
         "speculative_num_draft_tokens": 4,
         "speculative_attention_mode": "decode",
         "speculative_draft_attention_backend": "flashinfer",
+        "model_path": "tiny-llama",
+        "served_model_name": "tiny-llama",
+        "speculative_draft_model_path": "tiny-llama",
+        "device": "cuda",
+        "dp_size": 1,
         "version": "0.5.19",
     }
 

@@ -1,0 +1,172 @@
+"""Does the server run what the cell asked for? Checked before the first eval request.
+
+What is compared (``backends.verify``): the attention backends, KV dtype, speculative shape and
+skip-softmax variables of the launch plan; the model (``model_path``, ``served_model_name``,
+``speculative_draft_model_path``, ``GET /v1/models``); and the kernels that run against the ones the
+variant's name stands for. A difference is a *mismatch*: the cell fails (``server.on_mismatch=
+fail``, the default on every server kind) or, with ``warn``, is measured, warned about and marked
+MISCONFIGURED by the report. A setting the server does not report is *unverified*: listed on the
+result and shown, and fatal only with ``server.on_unverified=fail``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from backends.gpu import GpuInfo, detect_gpu
+from backends.launch import LaunchPlan
+from backends.verify import (
+    Mismatch,
+    compare_models_list,
+    compare_runs,
+    compare_server_info,
+    model_requested,
+    observed_runs,
+    observed_settings,
+    speculation_off,
+    unverified_reason,
+)
+from pipeline import server_api
+from pipeline.outcomes import CellError
+from pipeline.schema import RootConf
+from pipeline.server import RunningServer
+
+POLICIES = ("fail", "warn")
+MISCONFIGURED = "MISCONFIGURED"
+
+
+def plan_gpu(conf: RootConf) -> GpuInfo:
+    """The GPU to plan the cell for: this host's, the simulated one, or the one set in ``gpu``.
+
+    Raises:
+        CellError: ``gpu=auto`` where this host's GPU is not the server's (``server=external``),
+            or where no NVIDIA GPU is found for a server this host starts.
+    """
+    gpu = detect_gpu(conf.gpu)
+    kind = conf.server.kind
+    if kind == "simulated" and gpu.source == "none":
+        sim = conf.server.simulated
+        override = dataclasses.replace(
+            conf.gpu, detect=False, name=sim.gpu_name, compute_capability=sim.gpu_compute_capability
+        )
+        return detect_gpu(override)
+    if kind == "external" and conf.gpu.detect:
+        raise CellError("config", _external_gpu_message(conf))
+    if kind in ("sglang", "docker") and gpu.source == "none":
+        raise CellError(
+            "no_gpu",
+            "no NVIDIA GPU detected here (nvidia-smi found none); set gpu=... to plan for one, "
+            "e.g. gpu=h200 (conf/gpu/ lists the parts)",
+        )
+    return gpu
+
+
+def _external_gpu_message(conf: RootConf) -> str:
+    device = None
+    if conf.server.base_url:
+        info = server_api.server_info(conf.server.base_url.rstrip("/"), conf.client.api_key)
+        device = info.get("device")
+    return (
+        f"server=external with gpu=auto: the server reports device={device!r} but no GPU name or "
+        "compute capability (/server_info has none), and this host's GPU need not be the "
+        "server's; set gpu=... to the server's GPU, e.g. gpu=h200 (conf/gpu/ lists the parts)"
+    )
+
+
+def check_label_before_launch(conf: RootConf, plan: LaunchPlan) -> None:
+    """Fail before starting anything when SGLang will not run what the variant's name says."""
+    _check_policy(conf)
+    wrong = compare_runs(plan.label_runs, plan.runs)
+    if wrong and conf.server.on_mismatch == "fail":
+        notes = "; ".join(plan.notes)
+        raise CellError(
+            "mismatch",
+            f"backend={conf.backend.name} would not run {conf.backend.name}: {_lines(wrong)} "
+            f"({notes}); the report would label it {conf.backend.name}. Set "
+            "server.on_mismatch=warn to measure it anyway (the report then marks it "
+            f"{MISCONFIGURED})",
+        )
+
+
+def verify_server(
+    conf: RootConf, plan: LaunchPlan, server: RunningServer, gpu: GpuInfo, result: dict[str, Any]
+) -> None:
+    """Compare what the server reports with the cell; record, warn or fail per the policies."""
+    key = conf.client.api_key
+    info = server_api.server_info(server.base_url, key)
+    result["observed"] = observed_settings(info)
+    result["cell"]["server_version"] = info.get("version")
+    _check_speculation(conf, info)
+    launched = conf.server.kind != "external"
+    requested = {**plan.requested, **model_requested(conf.model, launched)}
+    result["requested"] = requested
+    found = compare_server_info(requested, info)
+    served = requested.get("served_model_name")
+    if isinstance(served, str):
+        listed = compare_models_list(served, _models(server.base_url, key))
+        found += [listed] if listed is not None else []
+    speculative = conf.model.speculative.algorithm is not None
+    runs = observed_runs(info, gpu.family, speculative) or dict(plan.runs)
+    result["runs"], result["label_runs"] = runs, dict(plan.label_runs)
+    found += compare_runs(plan.label_runs, runs)
+    _apply(conf, found, result)
+
+
+def _apply(conf: RootConf, found: list[Mismatch], result: dict[str, Any]) -> None:
+    result["mismatches"] = [dataclasses.asdict(m) for m in found]
+    wrong = [m for m in found if m.verifiable]
+    unchecked = [m for m in found if not m.verifiable]
+    result["unverified"] = [
+        {"key": m.key, "requested": m.requested, "reason": unverified_reason(m)} for m in unchecked
+    ]
+    if wrong and conf.server.on_mismatch == "fail":
+        raise CellError(
+            "mismatch",
+            f"the server does not run what was asked: {_lines(wrong)} (set "
+            f"server.on_mismatch=warn to measure it anyway; the report marks it {MISCONFIGURED})",
+        )
+    if unchecked and conf.server.on_unverified == "fail":
+        raise CellError(
+            "unverified",
+            f"cannot verify {_unverified_lines(result['unverified'])} (set "
+            "server.on_unverified=warn to go on with them listed as unverified)",
+        )
+    result["warnings"] += [f"{MISCONFIGURED}: {_lines([m])}" for m in wrong]
+    result["warnings"] += [f"unverified: {_unverified_lines([u])}" for u in result["unverified"]]
+
+
+def _check_speculation(conf: RootConf, info: dict[str, Any]) -> None:
+    spec = conf.model.speculative
+    if spec.algorithm is None or not speculation_off(info):
+        return
+    shape = f"{spec.num_steps}/{spec.eagle_topk}/{spec.num_draft_tokens}"
+    raise CellError(
+        "no_speculation",
+        f"the server runs without speculative decoding (/server_info speculative_algorithm="
+        f"{info.get('speculative_algorithm')!r}) but the cell asks for {spec.algorithm} {shape} "
+        "(steps/topk/draft tokens); start it with --speculative-algorithm, or use a model "
+        "config without speculative settings. Nothing was sent.",
+    )
+
+
+def _models(base_url: str, api_key: str | None) -> dict[str, Any] | None:
+    try:
+        return server_api.get_json(base_url, "/v1/models", api_key)
+    except server_api.ServerApiError:
+        return None
+
+
+def _check_policy(conf: RootConf) -> None:
+    for name in ("on_mismatch", "on_unverified", "on_foreign_traffic"):
+        value = getattr(conf.server, name)
+        if value not in POLICIES:
+            raise CellError("config", f"server.{name}={value!r}: use one of {', '.join(POLICIES)}")
+
+
+def _lines(found: list[Mismatch]) -> str:
+    return "; ".join(f"{m.key}: asked {m.requested!r}, server runs {m.observed!r}" for m in found)
+
+
+def _unverified_lines(unverified: list[dict[str, Any]]) -> str:
+    return "; ".join(f"{u['key']}={u['requested']!r} ({u['reason']})" for u in unverified)

@@ -1,0 +1,89 @@
+"""A server that stops answering in the middle of a cell: say so plainly, lose nothing.
+
+The message names the eval and how far it got ("the server stopped answering during gpqa after
+180 of 232 requests"), with the exit code and log tail when the pipeline started the server; every
+eval whose samples are all answered on disk is summarised from them, so a server that died after
+the last answer still leaves the cell's figures in ``result.json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from evals.accounting import summarize_records
+from evals.base import Eval
+from evals.lm_eval_bridge import LmEvalEval
+from pipeline.accept_windows import Window, window_accept
+from pipeline.evaluation import samples_path
+from pipeline.resume import answered_samples
+from pipeline.server import RunningServer, probe_health, tail
+
+Head = Callable[[str, Eval], dict[str, Any]]
+STOPPED = "server_died"
+
+
+def server_answers(server: RunningServer) -> bool:
+    """Whether the server process lives (when we started it) and its HTTP port answers."""
+    if server.process is not None and server.process.poll() is not None:
+        return False
+    return probe_health(server.base_url, timeout_s=10.0, path="/health") is not None
+
+
+def stopped_message(server: RunningServer, eval_name: str, answered: int, total: int | None) -> str:
+    """One line on where the server stopped, and what was kept."""
+    counts = f"after {answered} of {total} requests" if total else f"after {answered} requests"
+    message = f"the server stopped answering during {eval_name} {counts}"
+    if server.process is not None:
+        code = server.process.poll()
+        state = f"exited with code {code}" if code is not None else "is running but not answering"
+        message += f" (its process {state}; log: {server.log_path})"
+    else:
+        message += f" ({server.base_url} no longer answers: was it stopped or restarted?)"
+    return message + "; the answered samples are kept and a rerun asks only the rest"
+
+
+def log_tail(server: RunningServer) -> str:
+    """The end of the server log, when the pipeline started the server."""
+    return tail(server.log_path) if server.process is not None else ""
+
+
+def answered_count(cell_dir: Path, name: str) -> int:
+    """Answered samples of eval ``name`` on disk."""
+    return len(answered_samples(samples_path(cell_dir, name)))
+
+
+def expected_count(ev: Eval) -> int | None:
+    """Requests an eval sends in all (None where lm-eval decides)."""
+    return None if isinstance(ev, LmEvalEval) else len(ev.prompts())
+
+
+def summarise_from_disk(
+    evals: dict[str, Eval], cell_dir: Path, result: dict[str, Any], head: Head, speculative: bool
+) -> list[str]:
+    """Summarise every eval whose samples are all answered on disk; drop incomplete blocks.
+
+    Returns:
+        The names of the evals summarised from disk.
+    """
+    done = []
+    for name, ev in evals.items():
+        total = expected_count(ev)
+        records = answered_samples(samples_path(cell_dir, name))
+        complete = total is not None and total > 0 and len(records) >= total
+        if not complete:
+            result["evals"].pop(name, None)
+            continue
+        if name in result["evals"] and "accept" in result["evals"][name]:
+            continue  # measured to the end, server figures included
+        block = {
+            **head(name, ev),
+            **summarize_records(records, bool(getattr(ev, "graded", True))),
+            "resumed_samples": len(records),
+            "summarised_from": "samples on disk (the server stopped answering)",
+        }
+        block["accept"] = window_accept(records, Window([], None, {}), speculative, 0.10)
+        result["evals"][name] = block
+        done.append(name)
+    return done
