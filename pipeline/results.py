@@ -47,3 +47,28 @@ def config_hash(config: dict[str, Any]) -> str:
     """Stable short hash of the settings that define a cell's measurements."""
     blob = json.dumps(config, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def misconfigured(result: dict[str, Any]) -> list[str]:
+    """What a cell's server ran other than the cell asked; a cell with any is never judged.
+
+    Verified mismatches (``server.on_mismatch=warn`` let the cell go on), and kernels (``runs``)
+    other than the ones its variant's name stands for (``label_runs``).
+    """
+    found = [
+        f"{m.get('key')}: asked {m.get('requested')!r}, server runs {m.get('observed')!r}"
+        for m in result.get("mismatches") or []
+        if isinstance(m, dict) and m.get("verifiable", True)
+    ]
+    runs, label = result.get("runs") or {}, result.get("label_runs") or {}
+    for phase, kernel in label.items():
+        line = f"runs.{phase}: asked {kernel!r}, server runs {runs.get(phase)!r}"
+        if kernel != "default" and phase in runs and runs[phase] != kernel and line not in found:
+            found.append(line)
+    return found
+
+
+def unverified_lines(result: dict[str, Any]) -> list[str]:
+    """The settings a cell asked for that its server did not report, as ``key=value``."""
+    found = result.get("unverified") or []
+    return [f"{u.get('key')}={u.get('requested')!r}" for u in found if isinstance(u, dict)]

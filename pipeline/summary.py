@@ -10,9 +10,10 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from pipeline.results import RESULT_FILE
+from pipeline.results import RESULT_FILE, misconfigured, unverified_lines
 
-_HEADER = ("cell", "status", "accuracy (95% CI)", "accept len", "accept rate", "note")
+MISCONFIGURED = "MISCONFIGURED"
+_HEADER = ("cell", "status", "accuracy (95% CI)", "accept len", "accept rate", "unverified", "note")
 
 
 def _accuracy(result: dict[str, Any]) -> str:
@@ -35,13 +36,18 @@ def row(result: dict[str, Any]) -> tuple[str, ...]:
     accept = result.get("accept") or {}
     error = result.get("error") or {}
     note = error.get("message", "").splitlines()[0][:90] if error else ""
-    status = result.get("status", "?") + (" (simulated)" if result.get("simulated") else "")
+    status = result.get("status", "?")
+    wrong = misconfigured(result) if status == "ok" else []
+    if wrong:  # server.on_mismatch=warn: measured, but not what the cell asked for
+        status, note = f"ok, {MISCONFIGURED}", "; ".join(wrong)
+    status += " (simulated)" if result.get("simulated") else ""
     return (
         result.get("cell", {}).get("name", "?"),
         status,
         _accuracy(result),
         _fmt(accept.get("accept_length")),
         _fmt(accept.get("accept_rate")),
+        "; ".join(unverified_lines(result)) or "-",
         note,
     )
 

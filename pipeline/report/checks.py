@@ -16,6 +16,7 @@ from pipeline.report.verdicts import (
     ERROR,
     FAIL,
     FAILED,
+    MISCONFIGURED,
     MISSING,
     OK,
     PASS,
@@ -28,7 +29,7 @@ from pipeline.report.versus_baseline import baseline_checks
 from pipeline.report.versus_reference import reference_checks
 
 _STATUS = {"ok": OK, "failed": FAILED, "missing": MISSING, "unsupported": UNSUPPORTED,
-           "planned": PLANNED}  # fmt: skip
+           "planned": PLANNED, "misconfigured": MISCONFIGURED}  # fmt: skip
 
 
 def cell_checks(

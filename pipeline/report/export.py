@@ -59,6 +59,7 @@ def _cell(report: Report, cell: CellRecord) -> dict[str, Any]:
         "verdict": report.cell_verdict(cell),
         "folder": str(cell.folder or ""),
         "note": cell.note,
+        "unverified": cell.unverified,
         "overrides": list(cell.overrides),
         "checks": [
             {

@@ -15,9 +15,13 @@ from typing import Any
 
 from pipeline.report.expected import ExpectedJob, expected_jobs, read_yaml
 from pipeline.report.expected import base_identity as _identity_of_config
+from pipeline.results import misconfigured, unverified_lines
 
 RESULT, MULTIRUN = "result.json", "multirun.yaml"
 STATUSES = ("ok", "failed", "unsupported", "planned")
+# An ``ok`` result whose server ran another backend, KV dtype, speculative shape, model or kernels
+# than the cell (``server.on_mismatch=warn``): never judged, never GO.
+MISCONFIGURED = "misconfigured"
 
 
 @dataclass
@@ -26,7 +30,7 @@ class CellRecord:
 
     id: str
     folder: Path | None
-    status: str  # ok | failed | unsupported | planned | missing
+    status: str  # ok | failed | unsupported | planned | missing | misconfigured
     simulated: bool
     model: str
     model_path: str
@@ -52,6 +56,11 @@ class CellRecord:
     def label(self) -> str:
         """Name, GPU and the simulated mark: how every output names the cell."""
         return f"{self.name} @ {self.gpu}" + (" [simulated]" if self.simulated else "")
+
+    @property
+    def unverified(self) -> list[str]:
+        """Settings the cell asked for that its server did not report (so not checked)."""
+        return unverified_lines(self.result)
 
     @property
     def evals(self) -> dict[str, Any]:
@@ -213,6 +222,11 @@ def _from_result(
     elif result.get("error"):
         err = result["error"]
         note = f"{err.get('kind')}: {str(err.get('message', '')).strip()[:300]}"
+    elif status == "ok" and misconfigured(result):
+        status = MISCONFIGURED
+        note = "the server ran something else than the cell asked: " + "; ".join(
+            misconfigured(result)
+        )
     return CellRecord(
         id=cell_id,
         folder=folder,

@@ -76,11 +76,14 @@ def sections(report: Report) -> list[Section]:
 
 
 def _cells(report: Report, cells: list[CellRecord]) -> Section:
-    sec = Section("Cells", (WHO + "speculative|status|verdict|folder").split("|"))
+    head = "speculative|status|verdict|unverified (not reported by the server)|folder"
+    sec = Section("Cells", (WHO + head).split("|"))
     for cell in cells:
         spec = (cell.speculative or {}).get("algorithm") or "off"
         status, verdict = cell.status.upper(), report.cell_verdict(cell)
-        sec.rows.append([*_who(cell), str(spec), status, verdict, str(cell.folder or "(none)")])
+        unverified = "; ".join(cell.unverified) or "-"
+        folder = str(cell.folder or "(none)")
+        sec.rows.append([*_who(cell), str(spec), status, verdict, unverified, folder])
     return sec
 
 
@@ -144,7 +147,7 @@ def _other(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
 
 
 def _problems(cells: list[CellRecord]) -> Section:
-    title = "Missing, failed, unsupported and planned cells"
+    title = "Missing, failed, misconfigured, unsupported and planned cells"
     sec = Section(title, (WHO + "status|why|overrides").split("|"))
     for cell in cells:
         if cell.status != "ok":
