@@ -56,8 +56,8 @@ def plan_gpu(conf: RootConf) -> GpuInfo:
     if kind in ("sglang", "docker") and gpu.source == "none":
         raise CellError(
             "no_gpu",
-            "no NVIDIA GPU detected here (nvidia-smi found none); set gpu=... to plan for one, "
-            "e.g. gpu=h200 (conf/gpu/ lists the parts)",
+            "no NVIDIA GPU detected here; set gpu=... to plan for one (e.g. gpu=h200; conf/gpu/ "
+            "lists the parts)",
         )
     return gpu
 

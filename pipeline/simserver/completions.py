@@ -86,7 +86,10 @@ class CompletionHandlers:
             state.record(served, job.stream)
             state.completed += 1
             self._log_rows(served, job, fault or self._spec_fault())
-            return await self._respond(request, job, served, fault)
+            response = await self._respond(request, job, served, fault)
+            if rt.faults.exit_after_requests == state.completed:
+                await _answer_then_exit(request, response)
+            return response
         finally:
             state.in_flight -= 1
 
@@ -139,6 +142,16 @@ async def _json_body(request: web.Request) -> dict[str, Any]:
     if not isinstance(body, dict):
         raise BadRequest("request body must be a JSON object")
     return body
+
+
+async def _answer_then_exit(request: web.Request, response: web.StreamResponse) -> None:
+    """Send this answer in full, then end the process at once (a server stopped by someone)."""
+    if not response.prepared:
+        await response.prepare(request)
+    await response.write_eof()
+    log.error("Simulated stop after the last answer (exit_after_requests)")
+    logging.shutdown()
+    os._exit(137)
 
 
 async def _stop(kind: str) -> None:

@@ -34,6 +34,7 @@ class Faults:
     serve_instead: tuple[tuple[str, Any], ...] = ()
     foreign_requests: int = 0  # each of the first N requests is counted twice (another client)
     busy: bool = False  # one request of another client runs forever (never idle for a flush)
+    exit_after_requests: int | None = None  # exit right after sending the N-th answer
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Faults:
@@ -51,6 +52,7 @@ class Faults:
             serve_instead=tuple(sorted((raw.get("serve_instead") or {}).items())),
             foreign_requests=int(raw.get("foreign_requests") or 0),
             busy=bool(raw.get("busy")),
+            exit_after_requests=raw.get("exit_after_requests"),
         )
 
     @property

@@ -1,0 +1,343 @@
+"""A cell whose server runs something else than it asked, on every server kind (issue 13).
+
+"External" servers here are the simulated server started by the test, as a user would start
+SGLang, with its own argv (another backend, model, speculative shape); the cell then runs with
+``server=external`` against it. Managed servers misbehave through the simulated server's faults.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from backends.launch import EXPOSE_ENV, plan_launch
+from backends.options import LaunchOptions
+from evals.base import make_eval
+from pipeline.cell import run_cell
+from pipeline.report.cli import main as report_main
+from pipeline.server import HealthPolicy, free_port, managed_server
+from pipeline.server_checks import plan_gpu
+from pipeline.server_command import SIM_LEDGER_FILE, server_argv, server_env
+from tests.conftest import REPO, compose_conf, processes_mentioning
+
+pytestmark = pytest.mark.integration
+QUICK = [
+    "server.simulated.startup_delay_s=0.1",
+    "client.progress=false",
+    "server.stop_grace_s=5",
+    "server.startup_timeout_s=30",
+    "client.retry_backoff_s=0.01",
+    "client.request_timeout_s=10",
+]
+N_PROMPTS = 58 * 2  # mcq_sample: bundled questions x the default 2 repeats
+
+
+@contextlib.contextmanager
+def sim_server(folder: Path, overrides: list[str], expose_env: bool = True) -> Iterator[str]:
+    """The simulated server started as a user starts SGLang: argv of a cell with ``overrides``."""
+    conf = compose_conf([*QUICK, *overrides])
+    port = free_port()
+    options = LaunchOptions(port=port, enable_metrics=True)
+    version = conf.server.simulated.sglang_version
+    plan = plan_launch(
+        conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, plan_gpu(conf), version, options
+    )
+    key = [e for n, ec in conf.evals.items() for e in make_eval(n, ec).answer_key()]
+    folder.mkdir(parents=True)
+    env = {k: v for k, v in plan.env.items() if expose_env or k != EXPOSE_ENV}
+    argv = server_argv(conf.server, plan.args, env, folder, key)
+    environ = {
+        k: v for k, v in server_env(conf.server, env).items() if expose_env or k != EXPOSE_ENV
+    }
+    url = f"http://127.0.0.1:{port}"
+    with managed_server(argv, environ, url, folder / "server.log", HealthPolicy(30, 0.05, 0.5), 5):
+        yield url
+    assert processes_mentioning(str(folder)) == []
+
+
+def external(url: str, *overrides: str) -> list[str]:
+    return [*QUICK, "server=external", f"server.base_url={url}", "gpu=h200", *overrides]
+
+
+def samples(cell_dir: Path, name: str = "mcq_sample") -> list[dict]:
+    path = cell_dir / "samples" / f"{name}.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def cli(cell_dir: Path, *overrides: str) -> subprocess.CompletedProcess[str]:
+    """``mtp-eval`` as a user runs it (its console table is what they see)."""
+    argv = [sys.executable, "-m", "pipeline", *overrides, f"hydra.run.dir={cell_dir}"]
+    return subprocess.run(argv, cwd=REPO, text=True, capture_output=True, timeout=180)
+
+
+def report(*folders: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, dict]:
+    code = report_main([*map(str, folders), "--out", str(out)])
+    summary = json.loads((out / "summary.json").read_text())
+    return code, capsys.readouterr().out, summary
+
+
+def baseline_verdicts(summary: dict, variant: str) -> set[str]:
+    cell = next(c for c in summary["cells"] if c["variant"] == variant)
+    return {k["verdict"] for k in cell["checks"] if k["kind"].endswith("_vs_baseline")}
+
+
+def verdict_of(summary: dict, variant: str) -> str:
+    return next(c["verdict"] for c in summary["cells"] if c["variant"] == variant)
+
+
+# 1. A verifiable mismatch fails the cell on every server kind, external included.
+def test_external_server_running_another_backend_fails_the_cell(tmp_path):
+    with sim_server(tmp_path / "server", ["backend=flashinfer"]) as url:
+        result = run_cell(compose_conf(external(url, "backend=fmha_v2")), tmp_path / "cell")
+    assert result["status"] == "failed" and result["error"]["kind"] == "mismatch"
+    assert (
+        "prefill_attention_backend: asked 'trtllm_mha', server runs None"
+        in (result["error"]["message"])
+    )
+    assert samples(tmp_path / "cell") == []  # nothing was sent
+
+
+def test_external_speculative_shape_mismatch_fails_the_cell(tmp_path):
+    shape = ["model.speculative.num_steps=2", "model.speculative.num_draft_tokens=3"]
+    with sim_server(tmp_path / "server", shape) as url:
+        result = run_cell(compose_conf(external(url)), tmp_path / "cell")
+    assert result["error"]["kind"] == "mismatch"
+    assert "speculative_num_steps: asked 3, server runs 2" in result["error"]["message"]
+
+
+def test_warn_only_mismatch_shows_in_console_warnings_and_report(tmp_path, capsys):
+    cell_dir = tmp_path / "cell"
+    with sim_server(tmp_path / "server", ["backend=flashinfer"]) as url:
+        proc = cli(cell_dir, *external(url, "backend=fmha_v2", "server.on_mismatch=warn"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "ok, MISCONFIGURED" in proc.stdout and "prefill_attention_backend" in proc.stdout
+    result = json.loads((cell_dir / "result.json").read_text())
+    assert any(w.startswith("MISCONFIGURED: prefill_attention_backend") for w in result["warnings"])
+    code, out, summary = report(cell_dir, out=tmp_path / "report", capsys=capsys)
+    assert code != 0 and "MISCONFIGURED" in out
+    assert verdict_of(summary, "fmha_v2") == "MISCONFIGURED"
+    assert "MISCONFIGURED" in (tmp_path / "report" / "report.md").read_text()
+
+
+# Done-when: never GO for a cell whose server ran another backend, KV dtype, speculative shape or
+# model, whatever server.* says. The server runs the baseline's config in the first case, so the
+# candidate's accuracy and accept length equal the baseline's: without the check it is a GO.
+NOT_WHAT_WAS_ASKED = {
+    "backend": "{attention_backend: fa3}",
+    "kv_dtype": "{kv_cache_dtype: fp8_e4m3}",
+    "speculative_shape": "{speculative_num_steps: 2, speculative_num_draft_tokens: 3}",
+    "model": "{model_path: meta-llama/Llama-3.1-70B-Instruct}",
+}
+
+
+@pytest.fixture(scope="module")
+def baseline_cell(tmp_path_factory) -> Path:
+    cell_dir = tmp_path_factory.mktemp("baseline") / "fa3"
+    assert run_cell(compose_conf([*QUICK, "backend=fa3"]), cell_dir)["status"] == "ok"
+    return cell_dir
+
+
+@pytest.mark.parametrize("what", list(NOT_WHAT_WAS_ASKED))
+@pytest.mark.parametrize("policy", ["warn", "fail"])
+def test_report_never_gives_go_to_a_cell_that_ran_something_else(
+    tmp_path, capsys, baseline_cell, what, policy
+):
+    fault = f"+server.simulated.faults.serve_instead={NOT_WHAT_WAS_ASKED[what]}"
+    overrides = [*QUICK, "backend=triton", f"server.on_mismatch={policy}", fault]
+    result = run_cell(compose_conf(overrides), tmp_path / "triton")
+    if policy == "fail":
+        assert result["error"]["kind"] == "mismatch"
+    else:
+        assert result["status"] == "ok" and result["warnings"]
+    code, _, summary = report(baseline_cell, tmp_path / "triton", out=tmp_path / "r", capsys=capsys)
+    assert code != 0
+    assert verdict_of(summary, "triton") == ("MISCONFIGURED" if policy == "warn" else "FAILED")
+    assert "GO" not in baseline_verdicts(summary, "triton")
+
+
+def test_same_server_config_is_a_go_so_the_check_above_can_fail(tmp_path, capsys, baseline_cell):
+    fault = "+server.simulated.faults.serve_instead={attention_backend: fa3}"
+    overrides = [*QUICK, "backend=triton", "server.on_mismatch=warn", fault]
+    run_cell(compose_conf(overrides), tmp_path / "triton")
+    result = json.loads((tmp_path / "triton" / "result.json").read_text())
+    result["mismatches"], result["runs"], result["label_runs"] = [], {}, {}  # as before the fix
+    (tmp_path / "triton" / "result.json").write_text(json.dumps(result))
+    _, _, summary = report(baseline_cell, tmp_path / "triton", out=tmp_path / "r", capsys=capsys)
+    assert baseline_verdicts(summary, "triton") == {"GO"}
+
+
+def test_kernels_other_than_the_label_fail_before_launch_or_are_misconfigured(tmp_path, capsys):
+    # fa3 with fp8_e5m2 KV: SGLang silently runs triton, so the "fa3" label would be wrong.
+    result = run_cell(compose_conf([*QUICK, "kv_dtype=fp8_e5m2"]), tmp_path / "fail")
+    assert result["error"]["kind"] == "mismatch" and "runs.decode" in result["error"]["message"]
+    assert not (tmp_path / "fail" / "server.log").exists()  # nothing was started
+    warned = run_cell(
+        compose_conf([*QUICK, "kv_dtype=fp8_e5m2", "server.on_mismatch=warn"]), tmp_path / "warn"
+    )
+    assert warned["status"] == "ok" and warned["runs"]["decode"] == "triton"
+    code, _, summary = report(tmp_path / "warn", out=tmp_path / "r", capsys=capsys)
+    assert code != 0 and verdict_of(summary, "fa3") == "MISCONFIGURED"
+
+
+# 2. The model is checked; the message names the key that disagreed.
+@pytest.mark.parametrize(
+    ("server_side", "key", "served"),
+    [
+        (["model.path=meta-llama/Llama-3.1-70B-Instruct"], "model_path",
+         "meta-llama/Llama-3.1-70B"),
+        (["model.served_model_name=llama-70b"], "served_model_name", "llama-70b"),
+        (["model.speculative.draft_model_path=other-draft"], "speculative_draft_model_path",
+         "other-draft"),
+    ],
+    ids=["model_path", "served_model_name", "draft"],
+)  # fmt: skip
+def test_external_server_serving_another_model_fails_naming_the_key(
+    tmp_path, server_side, key, served
+):
+    cell = ["model.speculative.draft_model_path=my-draft"] if key.startswith("spec") else []
+    with sim_server(tmp_path / "server", server_side) as url:
+        result = run_cell(compose_conf(external(url, *cell)), tmp_path / "cell")
+    assert result["error"]["kind"] == "mismatch"
+    assert f"{key}: asked" in result["error"]["message"] and served in result["error"]["message"]
+
+
+# 3. Unverifiable settings are an explicit list, shown; on_unverified decides.
+def test_unverified_settings_are_listed_shown_and_can_fail(tmp_path, capsys):
+    cell_dir = tmp_path / "cell"
+    factors = ["backend=fmha_v2", "skip_softmax.prefill=0.5"]
+    with sim_server(tmp_path / "server", factors, expose_env=False) as url:
+        proc = cli(cell_dir, *external(url, *factors))
+        strict = run_cell(
+            compose_conf(external(url, *factors, "server.on_unverified=fail")), tmp_path / "strict"
+        )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    name = "env:SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR"
+    assert f"{name}=0.5" in proc.stdout  # the console table's unverified column
+    result = json.loads((cell_dir / "result.json").read_text())
+    assert [u["key"] for u in result["unverified"]] == [name]
+    assert EXPOSE_ENV in result["unverified"][0]["reason"]
+    assert any(w.startswith(f"unverified: {name}") for w in result["warnings"])
+    report(cell_dir, out=tmp_path / "r", capsys=capsys)
+    assert f"{name}=0.5" in (tmp_path / "r" / "report.md").read_text()
+    assert strict["error"]["kind"] == "unverified" and name in strict["error"]["message"]
+
+
+# 4. A server without speculative decoding is found before the first request.
+@pytest.mark.parametrize("policy", ["fail", "warn"])
+def test_server_without_speculation_fails_before_the_first_request(tmp_path, policy):
+    fault = "+server.simulated.faults.serve_instead={speculative_algorithm: null}"
+    cell_dir = tmp_path / "cell"
+    result = run_cell(compose_conf([*QUICK, fault, f"server.on_mismatch={policy}"]), cell_dir)
+    assert result["error"]["kind"] == "no_speculation"
+    assert "the server runs without speculative decoding" in result["error"]["message"]
+    ledger = (
+        (cell_dir / SIM_LEDGER_FILE).read_text() if (cell_dir / SIM_LEDGER_FILE).exists() else ""
+    )
+    assert ledger == "" and samples(cell_dir) == []
+
+
+# 5. The GPU is the server's.
+def test_external_server_with_gpu_auto_asks_for_the_gpu(tmp_path):
+    with sim_server(tmp_path / "server", []) as url:
+        overrides = [o for o in external(url) if o != "gpu=h200"]
+        result = run_cell(compose_conf(overrides), tmp_path / "cell")
+    assert result["error"]["kind"] == "config"
+    message = result["error"]["message"]
+    assert "server=external with gpu=auto" in message and "set gpu=" in message
+    assert "device='cuda'" in message
+
+
+@pytest.mark.skipif(shutil.which("nvidia-smi") is not None, reason="this host has a GPU")
+def test_sglang_server_without_a_gpu_here_says_so(tmp_path):
+    conf = compose_conf([*QUICK, "server=sglang", "server.sglang_version=0.5.19", "dry_run=true"])
+    result = run_cell(conf, tmp_path / "cell")
+    assert result["error"]["kind"] == "no_gpu"
+    assert "no NVIDIA GPU detected here; set gpu=... to plan for one" in result["error"]["message"]
+
+
+# 7. Server-level figures that are exact.
+def ledger_truth(cell_dir: Path) -> float:
+    rows = [json.loads(x) for x in (cell_dir / SIM_LEDGER_FILE).read_text().splitlines()]
+    served = [r for r in rows if r["endpoint"] == "chat" and r["fault"] is None]
+    verify = sum(r["verify_ct"] for r in served)
+    return sum(r["verify_ct"] + r["num_correct_drafts"] for r in served) / verify
+
+
+def test_first_window_of_a_fresh_server_is_cross_checked(tmp_path):
+    result = run_cell(compose_conf(QUICK), tmp_path / "cell")
+    accept = result["evals"]["mcq_sample"]["accept"]
+    assert accept["metrics"]["sglang:num_requests_total"] == N_PROMPTS
+    assert accept["metrics_cross_check"]["agrees"] is True
+
+
+def test_dp2_server_accept_length_is_weighted_by_verify_steps(tmp_path):
+    cell_dir = tmp_path / "cell"
+    result = run_cell(compose_conf([*QUICK, "server.extra_args=[--dp-size,2]"]), cell_dir)
+    assert result["status"] == "ok", result["error"]
+    truth = ledger_truth(cell_dir)  # accepted tokens over verify steps, both ranks together
+    assert result["evals"]["mcq_sample"]["accept"]["server_avg_spec_accept_length"] == (
+        pytest.approx(truth, rel=1e-12)
+    )
+
+
+def test_foreign_requests_are_warned_with_numbers_and_strict_mode_fails(tmp_path):
+    fault = "+server.simulated.faults.foreign_requests=5"
+    result = run_cell(compose_conf([*QUICK, fault]), tmp_path / "warn")
+    assert result["status"] == "ok"
+    line = f"the server counted {N_PROMPTS + 5} requests but the pipeline sent {N_PROMPTS}"
+    assert any(line in w for w in result["warnings"]), result["warnings"]
+    strict = compose_conf([*QUICK, fault, "server.on_foreign_traffic=fail"])
+    failed = run_cell(strict, tmp_path / "fail")
+    assert failed["error"]["kind"] == "foreign_traffic"
+    assert f"counted {N_PROMPTS + 5} requests" in failed["error"]["message"]
+
+
+def test_permanently_busy_server_names_the_likely_cause(tmp_path):
+    busy = [*QUICK, "+server.simulated.faults.busy=true", "server.idle_timeout_s=0.5"]
+    result = run_cell(compose_conf(busy), tmp_path / "cell")
+    assert result["error"]["kind"] == "server_busy"
+    message = result["error"]["message"]
+    assert "did not become idle" in message and "another client" in message
+    assert "1 requests running" in message
+
+
+# 8. A dying server is reported plainly and nothing is lost.
+def test_external_server_stopping_after_the_last_answer(tmp_path):
+    stop = f"+server.simulated.faults.exit_after_requests={N_PROMPTS}"
+    with sim_server(tmp_path / "server", [stop]) as url:
+        result = run_cell(compose_conf(external(url)), tmp_path / "cell")
+    assert result["error"]["kind"] == "server_died"
+    message = result["error"]["message"]
+    assert f"the server stopped answering during mcq_sample after {N_PROMPTS} of {N_PROMPTS}" in (
+        message
+    )
+    block = result["evals"]["mcq_sample"]
+    assert block["n_samples"] == N_PROMPTS and block["accuracy"] is not None
+    assert block["accept"]["accept_length"] > 1
+
+
+def test_managed_server_dying_mid_run_keeps_complete_evals(tmp_path):
+    cell_dir = tmp_path / "cell"
+    crash = f"+server.simulated.faults.crash_after_requests={N_PROMPTS + 10}"
+    overrides = [*QUICK, "evals=[mcq_sample,gsm8k_sample]", crash]
+    result = run_cell(compose_conf(overrides), cell_dir)
+    assert result["error"]["kind"] == "server_died"
+    message = result["error"]["message"]
+    assert message.startswith("the server stopped answering during gsm8k_sample after ")
+    assert "exited with code 1" in message and "CUDA error" in result["error"]["log_tail"]
+    assert list(result["evals"]) == ["mcq_sample"]  # complete; the partial one is not summarised
+    assert result["evals"]["mcq_sample"]["n_samples"] == N_PROMPTS
+    assert processes_mentioning(str(cell_dir)) == []
+
+
+def test_server_kind_defaults_are_fail_on_mismatch_everywhere():
+    for kind in ("simulated", "sglang", "external", "docker"):
+        conf = compose_conf([f"server={kind}"])
+        assert (conf.server.on_mismatch, conf.server.on_unverified) == ("fail", "warn"), kind
