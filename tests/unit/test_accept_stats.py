@@ -97,3 +97,10 @@ def test_cross_check_flags_large_difference():
     out = cross_check({"server_equivalent_accept_length": 1.65}, 2.2, 0.10)
     assert out["agrees"] is False and math.isclose(out["relative_difference"], 0.55 / 1.65)
     assert cross_check({"server_equivalent_accept_length": 1.65}, None, 0.1)["agrees"] is None
+
+
+def test_server_accept_length_of_dp_ranks_is_weighted_by_their_verify_steps():
+    info = {"internal_states": [{"avg_spec_accept_length": 2.0}, {"avg_spec_accept_length": 3.0}]}
+    assert server_accept_length(info, {"0": 300.0, "1": 100.0}) == pytest.approx(2.25, abs=1e-15)
+    assert server_accept_length(info) == 2.5  # no weights known: the plain mean
+    assert server_accept_length({"internal_states": [{"avg_spec_accept_length": 2.7}]}) == 2.7

@@ -137,3 +137,43 @@ def test_speculative_eval_without_statistics_is_warned() -> None:
     assert out["status"] == "missing"
     (warning,) = accept_warnings("eval lm", out)
     assert warning.startswith("eval lm: ") and "no request carried accept statistics" in warning
+
+
+FRESH = "".join(
+    f"# HELP {name} counter of a server that served nothing\n# TYPE {name} counter\n"
+    for name in (REQUESTS, GENERATION, VERIFY)
+)
+AFTER = (
+    f'{REQUESTS}{{model_name="m"}} 4.0\n'
+    f'{GENERATION}{{model_name="m",is_streaming="false"}} 100.0\n'
+    f'{VERIFY}{{model_name="m"}} 40.0\n'
+)
+
+
+def test_absent_counters_count_as_zero_on_a_server_that_served_nothing():
+    deltas = metric_deltas(FRESH, AFTER)
+    assert (deltas[REQUESTS], deltas[VERIFY], deltas["accept_length"]) == (4.0, 40.0, 2.5)
+    assert metric_deltas(None, AFTER)[REQUESTS] is None  # metrics off: unknown, not zero
+
+
+def test_verify_steps_per_dp_rank():
+    before = f'{VERIFY}{{dp_rank="0"}} 10.0\n{VERIFY}{{dp_rank="1"}} 5.0\n{REQUESTS}{{}} 2.0\n'
+    after = f'{VERIFY}{{dp_rank="0"}} 40.0\n{VERIFY}{{dp_rank="1"}} 15.0\n{REQUESTS}{{}} 6.0\n'
+    deltas = metric_deltas(before, after)
+    assert deltas["spec_verify_calls_by_dp_rank"] == {"0": 30.0, "1": 10.0}
+    assert deltas[VERIFY] == 40.0
+
+
+@pytest.mark.parametrize(
+    ("counted", "attempts", "foreign"),
+    [(4, [1, 1, 1, 1], 0), (6, [1, 1, 1, 1], 2), (6, [1, 3, 1, 1], 0), (None, [1], None)],
+)
+def test_requests_of_another_client_are_counted(counted, attempts, foreign):
+    new = [{"error_kind": None, "attempts": a} for a in attempts]
+    window = Window(new, None, {REQUESTS: counted, VERIFY: None, GENERATION: None})
+    seen = window_accept(new, window, speculative=False, rel_tolerance=0.1)["traffic"]
+    assert (seen or {}).get("foreign") == foreign
+    warned = accept_warnings("eval x", {"traffic": seen})
+    assert bool(warned) == bool(foreign)
+    if foreign:
+        assert f"counted {counted} requests but the pipeline sent 4" in warned[0]
