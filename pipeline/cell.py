@@ -104,7 +104,7 @@ def _run(
         conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version, options
     )
     plan = _with_devices(conf, plan, gpu, job_num)
-    check_label_before_launch(conf, plan)
+    check_label_before_launch(conf, plan, result)
     node = node_plan(conf.cluster.nodes, os.environ)
     if node is not None:  # one SGLang launcher per node, node 0 serving HTTP
         plan = dataclasses.replace(plan, args=[*plan.args, *node.args()])

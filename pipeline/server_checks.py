@@ -65,8 +65,11 @@ def plan_gpu(conf: RootConf) -> GpuInfo:
 def _external_gpu_message(conf: RootConf) -> str:
     device = None
     if conf.server.base_url:
-        info = server_api.server_info(conf.server.base_url.rstrip("/"), conf.client.api_key)
-        device = info.get("device")
+        try:
+            info = server_api.server_info(conf.server.base_url.rstrip("/"), conf.client.api_key)
+            device = info.get("device")
+        except server_api.ServerApiError:
+            device = "(no answer)"
     return (
         f"server=external with gpu=auto: the server reports device={device!r} but no GPU name or "
         "compute capability (/server_info has none), and this host's GPU need not be the "
@@ -74,11 +77,17 @@ def _external_gpu_message(conf: RootConf) -> str:
     )
 
 
-def check_label_before_launch(conf: RootConf, plan: LaunchPlan) -> None:
-    """Fail before starting anything when SGLang will not run what the variant's name says."""
+def check_label_before_launch(conf: RootConf, plan: LaunchPlan, result: dict[str, Any]) -> None:
+    """Fail before starting anything when SGLang will not run what the variant's name says.
+
+    A dry run only warns (it starts nothing); ``server.on_mismatch=warn`` checks again, against
+    what the server reports, once it runs.
+    """
     _check_policy(conf)
     wrong = compare_runs(plan.label_runs, plan.runs)
-    if wrong and conf.server.on_mismatch == "fail":
+    if wrong and conf.dry_run:
+        result["warnings"].append(f"{MISCONFIGURED} (planned): {_lines(wrong)}")
+    elif wrong and conf.server.on_mismatch == "fail":
         notes = "; ".join(plan.notes)
         raise CellError(
             "mismatch",

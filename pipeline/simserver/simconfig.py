@@ -25,8 +25,8 @@ _FAULT_TYPES: dict[str, type | tuple[type, ...]] = {
     "latency_s": (int, float),
     "serve_instead": dict,  # /server_info keys the server runs with, whatever its argv asked
     "foreign_requests": int,  # requests of "another client" counted beside the first ones sent
-    "busy": bool,
-    "exit_after_requests": int,  # the process ends right after sending the N-th answer  # a request of another client that never finishes: the server is never idle
+    "busy": bool,  # a request of another client that never finishes: the server is never idle
+    "exit_after_requests": int,  # the process ends right after sending the N-th answer
     **{name: (int, float) for name in RATE_FAULTS},
 }
 _EFFECT_KEYS = {"match", "accuracy_delta", "accept_length_delta"}
