@@ -17,7 +17,17 @@ from backends.config import (
 )
 from backends.gpu import gpu_from_config
 from backends.launch import LaunchOptions, plan_launch
-from backends.verify import Mismatch, compare_server_info, observed_settings, values_match
+from backends.verify import (
+    Mismatch,
+    compare_models_list,
+    compare_runs,
+    compare_server_info,
+    model_requested,
+    observed_runs,
+    observed_settings,
+    speculation_off,
+    values_match,
+)
 
 LIVE = Path(__file__).parents[1] / "data" / "live-sglang-0.5.19" / "server_info_after_requests.json"
 PREFILL_ENV = "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR"
@@ -169,3 +179,63 @@ def test_key_only_in_internal_states_is_found(live: dict) -> None:
 )
 def test_values_match(a: object, b: object, same: bool) -> None:
     assert values_match(a, b) is same
+
+
+def test_live_server_confirms_its_model_and_kernels(live: dict) -> None:
+    model = ModelConf(name="x", path="MODEL", served_model_name="tiny-llama")
+    wrong = compare_server_info(model_requested(model, launched=True), live)
+    assert [(m.key, m.requested, m.observed) for m in wrong] == [
+        ("model_path", "MODEL", "tiny-llama")  # the live server served tiny-llama
+    ]
+    assert compare_server_info(model_requested(ModelConf(path="tiny-llama"), False), live) == []
+    runs = observed_runs(live, "SM90", speculative=True)
+    assert runs == {"prefill": "fmha_v2", "decode": "flashinfer", "verify": "flashinfer",
+                    "draft": "flashinfer"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("model", "launched", "expected"),
+    [
+        (ModelConf(name="n", path="p"), True, {"model_path": "p", "served_model_name": "n"}),
+        (ModelConf(name="n", path="p"), False, {"model_path": "p"}),
+        (ModelConf(name="n", path="p", served_model_name="s"), False,
+         {"model_path": "p", "served_model_name": "s"}),
+        (ModelConf(name="n", path="p", speculative=SpeculativeConf("EAGLE3", draft_model_path="d")),
+         False, {"model_path": "p", "speculative_draft_model_path": "d"}),
+    ],
+)  # fmt: skip
+def test_model_requested(model: ModelConf, launched: bool, expected: dict) -> None:
+    assert model_requested(model, launched) == expected
+
+
+@pytest.mark.parametrize(
+    ("models", "expected"),
+    [
+        ({"data": [{"id": "m"}]}, None),
+        ({"data": [{"id": "other"}]}, Mismatch("/v1/models", "m", ["other"])),
+        (None, Mismatch("/v1/models", "m", None, verifiable=False)),
+    ],
+)
+def test_compare_models_list(models: dict | None, expected: Mismatch | None) -> None:
+    assert compare_models_list("m", models) == expected
+
+
+@pytest.mark.parametrize(
+    ("info", "off"),
+    [
+        ({"speculative_algorithm": None}, True),
+        ({"speculative_algorithm": "NONE"}, True),
+        ({"speculative_algorithm": "EAGLE"}, False),
+        ({"internal_states": [{"speculative_algorithm": None}]}, True),
+        ({}, None),
+    ],
+)
+def test_speculation_off(info: dict, off: bool | None) -> None:
+    assert speculation_off(info) is off
+
+
+def test_kernels_other_than_the_label_are_mismatches() -> None:
+    label = {"prefill": "fa3", "decode": "fa3", "verify": "default"}
+    assert compare_runs(label, {"prefill": "fa3", "decode": "triton", "verify": "x"}) == [
+        Mismatch("runs.decode", "fa3", "triton")
+    ]
