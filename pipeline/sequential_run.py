@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from evals.config import ClientConf, SamplingConf
+from pipeline.results import misconfigured
 
 if TYPE_CHECKING:  # scipy.stats/optimize cost a second of import: loaded only when used
     from pipeline.stats.sequential import SequentialDesign
@@ -104,9 +105,8 @@ def find_baseline(cell_dir: Path, cell: dict[str, Any], conf: SequentialConf) ->
             other = json.loads(result_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if other.get("status") == "ok" and same_cell_but_variant(
-            cell, other["cell"], conf.baseline
-        ):
+        judged = other.get("status") == "ok" and not misconfigured(other)  # as the report
+        if judged and same_cell_but_variant(cell, other["cell"], conf.baseline):
             return result_path.parent
     return None
 
