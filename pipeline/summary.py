@@ -79,7 +79,9 @@ def _job_order(path: Path) -> tuple[int, str]:
 
 def cell_report(result: dict[str, Any], cell_dir: Path) -> str:
     """What a single run prints at its end."""
-    lines = [table([row(result)]), f"results: {cell_dir / RESULT_FILE}"]
+    lines = [table([row(result)])]
+    lines += [f"warning: {w}" for w in result.get("warnings") or []]
+    lines.append(f"results: {cell_dir / RESULT_FILE}")
     if result.get("status") == "planned":
         lines.append("server command: " + shlex.join(result["server"].get("argv", [])))
         env = result.get("provenance", {}).get("server_env", {})

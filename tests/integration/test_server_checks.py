@@ -119,6 +119,7 @@ def test_warn_only_mismatch_shows_in_console_warnings_and_report(tmp_path, capsy
         proc = cli(cell_dir, *external(url, "backend=fmha_v2", "server.on_mismatch=warn"))
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "ok, MISCONFIGURED" in proc.stdout and "prefill_attention_backend" in proc.stdout
+    assert "warning: MISCONFIGURED: prefill_attention_backend" in proc.stdout
     result = json.loads((cell_dir / "result.json").read_text())
     assert any(w.startswith("MISCONFIGURED: prefill_attention_backend") for w in result["warnings"])
     code, out, summary = report(cell_dir, out=tmp_path / "report", capsys=capsys)
@@ -221,6 +222,7 @@ def test_unverified_settings_are_listed_shown_and_can_fail(tmp_path, capsys):
     assert proc.returncode == 0, proc.stderr[-2000:]
     name = "env:SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR"
     assert f"{name}=0.5" in proc.stdout  # the console table's unverified column
+    assert f"warning: unverified: {name}=0.5" in proc.stdout
     result = json.loads((cell_dir / "result.json").read_text())
     assert [u["key"] for u in result["unverified"]] == [name]
     assert EXPOSE_ENV in result["unverified"][0]["reason"]
