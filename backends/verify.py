@@ -228,3 +228,13 @@ def unverified_reason(mismatch: Mismatch) -> str:
     if mismatch.key == MODELS_KEY:
         return "GET /v1/models gave no model list"
     return f"/server_info has no key {mismatch.key!r} (an SGLang release that does not report it)"
+
+
+def exact_softmax_requested(requested: dict[str, object]) -> dict[str, object]:
+    """The skip-softmax variables a cell leaves unset, as "must be unset" (None) requests.
+
+    A cell labelled exact softmax whose server has a factor set in its environment (from
+    ``server.env`` or the shell that started it) did not run what its label says.
+    """
+    names = (ENV_KEY_PREFIX + n for n in OBSERVED_ENV)
+    return {key: None for key in names if key not in requested}

@@ -21,6 +21,7 @@ from backends.verify import (
     compare_models_list,
     compare_runs,
     compare_server_info,
+    exact_softmax_requested,
     model_requested,
     observed_runs,
     observed_settings,
@@ -109,6 +110,7 @@ def verify_server(
     _check_speculation(conf, info)
     launched = conf.server.kind != "external"
     requested = {**plan.requested, **model_requested(conf.model, launched)}
+    requested.update(exact_softmax_requested(requested))
     result["requested"] = requested
     found = compare_server_info(requested, info)
     served = requested.get("served_model_name")

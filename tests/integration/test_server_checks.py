@@ -224,12 +224,22 @@ def test_unverified_settings_are_listed_shown_and_can_fail(tmp_path, capsys):
     assert f"{name}=0.5" in proc.stdout  # the console table's unverified column
     assert f"warning: unverified: {name}=0.5" in proc.stdout
     result = json.loads((cell_dir / "result.json").read_text())
-    assert [u["key"] for u in result["unverified"]] == [name]
+    decode = "env:SGLANG_SKIP_SOFTMAX_DECODE_THRESHOLD_SCALE_FACTOR"  # must be unset: unknown too
+    assert [u["key"] for u in result["unverified"]] == [name, decode]
     assert EXPOSE_ENV in result["unverified"][0]["reason"]
     assert any(w.startswith(f"unverified: {name}") for w in result["warnings"])
     report(cell_dir, out=tmp_path / "r", capsys=capsys)
     assert f"{name}=0.5" in (tmp_path / "r" / "report.md").read_text()
     assert strict["error"]["kind"] == "unverified" and name in strict["error"]["message"]
+
+
+def test_exact_softmax_cell_on_a_server_with_a_factor_in_its_env_is_a_mismatch(tmp_path):
+    env = "+server.env={SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR: '0.5'}"
+    result = run_cell(compose_conf([*QUICK, env]), tmp_path / "cell")
+    assert result["error"]["kind"] == "mismatch"
+    assert "SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR: asked None, server runs '0.5'" in (
+        result["error"]["message"]
+    )
 
 
 # 4. A server without speculative decoding is found before the first request.
