@@ -69,14 +69,13 @@ def summarise_from_disk(
     """
     done = []
     for name, ev in evals.items():
+        if "accept" in result["evals"].get(name, {}):
+            continue  # measured to the end (a sequential eval may stop early), server figures too
         total = expected_count(ev)
         records = answered_samples(samples_path(cell_dir, name))
-        complete = total is not None and total > 0 and len(records) >= total
-        if not complete:
-            result["evals"].pop(name, None)
+        if total is None or total == 0 or len(records) < total:
+            result["evals"].pop(name, None)  # incomplete: its samples wait for a rerun
             continue
-        if name in result["evals"] and "accept" in result["evals"][name]:
-            continue  # measured to the end, server figures included
         block = {
             **head(name, ev),
             **summarize_records(records, bool(getattr(ev, "graded", True))),
