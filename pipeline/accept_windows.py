@@ -163,8 +163,8 @@ def accept_warnings(scope: str, accept: Mapping[str, Any]) -> list[str]:
     out = []
     if accept.get("status") == "missing":
         out.append(
-            f"{scope}: speculative decoding is on but no request carried accept statistics "
-            "(return_meta_info / return_spec_tokens_details)"
+            f"{scope}: the cell asks for speculative decoding but no request carried accept "
+            "statistics (return_meta_info / return_spec_tokens_details)"
         )
     check = accept.get("cross_check") or {}
     if check.get("agrees") is False:
