@@ -4,14 +4,27 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
+BASE   := $(VENV)/.installed-base
 
 .PHONY: demo test lint install clean
 
+# Tests and lint: the base install plus the dev extra (pytest, ruff, mypy, the CPU torch).
 $(STAMP): pyproject.toml
+	@echo "installing mtp-eval with the dev extra (pytest, ruff, mypy, submitit, CPU torch) into $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(BASE)
+
+# The demo: the base install only (Hydra, aiohttp, numpy, scipy, statsmodels, matplotlib,
+# datasets, lm-eval's API client; no torch, no dev tools).
+$(BASE): pyproject.toml
+	@echo "installing mtp-eval with its base dependencies only (Hydra, aiohttp, numpy, scipy,"
+	@echo "statsmodels, matplotlib, datasets, lm-eval[api]; no torch, no dev tools) into $(VENV)"
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(BASE)
 
 install: $(STAMP)
 
@@ -19,7 +32,7 @@ DEMO_DIR := outputs/multirun/demo-$(shell date +%Y%m%d-%H%M%S)
 
 ## demo: a 4-cell sweep (fmha_v2/fa3 x auto/fp8_e4m3) on the simulated server with bundled data,
 ## then the sign-off report on it (it exits 1 on purpose: the demo plants one NO-GO)
-demo: $(STAMP)
+demo: $(BASE)
 	$(BIN)/mtp-eval experiment=demo hydra.sweep.dir=$(DEMO_DIR)
 	$(BIN)/mtp-eval-report $(DEMO_DIR); rc=$$?; \
 	  echo "mtp-eval-report exit code $$rc (0 all GO, 1 a NO-GO: the demo's fmha_v2+fp8_e4m3, 2 undecided)"; \

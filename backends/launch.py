@@ -89,6 +89,7 @@ def build_args(model: ModelConf, cell: ResolvedCell, options: LaunchOptions) -> 
         *_opt("--max-running-requests", options.max_running_requests),
         *(["--enable-metrics"] if options.enable_metrics else []),
         *_opt("--api-key", options.api_key),
+        *_opt("--admin-api-key", options.admin_api_key),
         *model.extra_args,
         *options.extra_args,
     ]

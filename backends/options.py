@@ -20,4 +20,5 @@ class LaunchOptions:
     max_running_requests: int | None = None  # None: 48 with speculative decoding
     enable_metrics: bool = True
     api_key: str | None = None
+    admin_api_key: str | None = None  # --admin-api-key: guards /flush_cache
     extra_args: tuple[str, ...] = ()

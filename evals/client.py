@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TextIO, TypeVar
 
 import aiohttp
 
@@ -219,7 +220,8 @@ class ChatClient:
             desc: progress-bar label.
         """
         pending = iter(items)  # shared by the workers; safe, asyncio runs one at a time
-        with _progress_bar(self.conf.progress, len(items), desc) as bar:
+        progress = self.conf.progress
+        with _progress_bar(progress, len(items), desc, self.conf.progress_every_s) as bar:
 
             async def worker() -> None:
                 for item in pending:
@@ -251,12 +253,52 @@ class _NoBar:
         """Nothing to show."""
 
 
-def _progress_bar(progress: bool, total: int, desc: str) -> Any:
+class LineProgress:
+    """Progress off a terminal (SLURM logs, CI): a line every ``every_s`` seconds and at the end.
+
+    Each line says the eval, done / total, the rate since the start and the time so far.
+    """
+
+    def __init__(self, total: int, desc: str, every_s: float, out: TextIO | None = None) -> None:
+        self.total, self.desc, self.every_s = total, desc, every_s
+        self.out = out if out is not None else sys.stdout
+        self.done, self.said = 0, 0
+        self.start = self.last = time.monotonic()
+
+    def __enter__(self) -> LineProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.done != self.said:  # the closing count, unless the last line already said it
+            self._say()
+
+    def update(self, n: int) -> None:
+        """Count ``n`` finished requests; say so when ``every_s`` has passed."""
+        self.done += n
+        if time.monotonic() - self.last >= self.every_s:
+            self._say()
+
+    def _say(self) -> None:
+        self.last, self.said = time.monotonic(), self.done
+        elapsed = self.last - self.start
+        rate = self.done / elapsed if elapsed > 0 else 0.0
+        share = 100 * self.done / self.total if self.total else 100.0
+        print(
+            f"{self.desc}: {self.done}/{self.total} requests ({share:.0f}%), {rate:.1f} req/s, "
+            f"{elapsed:.0f} s",
+            file=self.out,
+            flush=True,
+        )
+
+
+def _progress_bar(progress: bool, total: int, desc: str, every_s: float = 30.0) -> Any:
     if not progress:
         return _NoBar()
+    if not sys.stderr.isatty():  # tqdm draws on stderr; off a terminal a line now and then
+        return LineProgress(total, desc, every_s)
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=desc, unit="req", disable=None)  # None: hidden off a TTY
+    return tqdm(total=total, desc=desc, unit="req")
 
 
 async def _http_error(response: aiohttp.ClientResponse) -> _Attempt:

@@ -31,6 +31,8 @@ class ClientConf:
     max_retries: int = 4  # only for HTTP 5xx and connection errors
     retry_backoff_s: float = 0.5  # first back-off; doubles each retry
     progress: bool = True
+    # Off a terminal (SLURM logs, CI) the bar is hidden: a line per eval every this many seconds.
+    progress_every_s: float = 30.0
     # A cell whose evals lose more than this share of requests to errors fails (its samples stay).
     max_error_rate: float = 0.05
     stream: bool = False  # True: streaming chat, spec stats from the final sglext chunk
@@ -38,6 +40,10 @@ class ClientConf:
     # .hydra/config.yaml; it is passed to SGLang as --api-key and sent as a Bearer token.
     api_key_env: str | None = None
     api_key: str | None = None  # filled from api_key_env by the pipeline; never set it in config
+    # SGLang's --admin-api-key (it guards /flush_cache, which every eval window calls): the
+    # variable that holds it; passed to SGLang as --admin-api-key when the pipeline starts it.
+    admin_api_key_env: str | None = None
+    admin_api_key: str | None = None  # filled from admin_api_key_env; never set it in config
 
 
 @dataclass

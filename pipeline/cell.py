@@ -23,7 +23,7 @@ from evals.base import Eval, make_eval
 from evals.config import EvalConf
 from pipeline.cell_result import initial_result, mark, overhead, record_plan, record_server
 from pipeline.gpu_slots import server_devices
-from pipeline.guards import check_error_rates, check_port_free, with_api_key
+from pipeline.guards import check_error_rates, check_port_free, secrets_of, with_api_key
 from pipeline.measure import measure_cell
 from pipeline.multinode import DONE_MARKER, node_plan, serve_as_worker
 from pipeline.outcomes import CellError, WorkerNodeDone, record_failure, unsupported
@@ -68,7 +68,7 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
     except WorkerNodeDone as done:
         worker = done.outcome
     except BaseException as err:  # recorded, never lost; an interrupt is raised again below
-        interrupted = record_failure(result, err, cell_dir)
+        interrupted = record_failure(result, err, cell_dir, conf.client)
     finally:
         if worker is None:
             _finish(result, conf, cell_dir, clock)
@@ -85,7 +85,7 @@ def _run(
 ) -> None:
     cell_dir.mkdir(parents=True, exist_ok=True)
     gpu = plan_gpu(conf)
-    version = sglang_version(conf.server)
+    version = sglang_version(conf.server, conf.client.api_key)
     options = _options(conf)
     findings = preflight(
         conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version, options
@@ -149,6 +149,7 @@ def _options(conf: RootConf) -> LaunchOptions:
         max_running_requests=server.max_running_requests,
         enable_metrics=server.enable_metrics,
         api_key=conf.client.api_key,
+        admin_api_key=conf.client.admin_api_key,
         extra_args=tuple(server.extra_args),
     )
 
@@ -173,12 +174,16 @@ def _server(
 ) -> Iterator[RunningServer]:
     server = conf.server
     policy = HealthPolicy(
-        server.startup_timeout_s, server.health_poll_initial_s, server.health_poll_max_s
+        server.startup_timeout_s,
+        server.health_poll_initial_s,
+        server.health_poll_max_s,
+        server.progress_every_s,
     )
     if server.kind == "external":
         if not server.base_url:
             raise CellError("config", "server=external needs server.base_url=http://host:port")
-        with external_server(server.base_url.rstrip("/"), policy) as running:
+        bounded = dataclasses.replace(policy, timeout_s=server.external_timeout_s)
+        with external_server(server.base_url.rstrip("/"), bounded) as running:
             yield running
         return
     port = plan.args[plan.args.index("--port") + 1]
@@ -202,7 +207,7 @@ def _finish(result: dict[str, Any], conf: RootConf, cell_dir: Path, clock: float
     result["timing"]["ended_at"] = now_iso()
     mark(result, "end", clock)
     result["timing"]["pipeline_overhead"] = overhead(result["timing"]["marks_s"])
-    secrets = [s for s in (conf.client.api_key,) if s]
+    secrets = secrets_of(conf.client)
     if secrets and result.get("error"):
         result["error"]["message"] = redact_text(result["error"]["message"], secrets)
         result["error"]["log_tail"] = redact_text(result["error"]["log_tail"], secrets)

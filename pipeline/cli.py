@@ -12,12 +12,13 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
-from pipeline.schema import register_configs, to_cell_config
+from pipeline.config_checks import ConfigError
+from pipeline.schema import CONF_DIR, register_configs, to_cell_config
 
 register_configs()
-# An absolute path: Hydra would read "../conf" as a Python module under `python -m pipeline`.
-CONF_DIR = str(Path(__file__).resolve().parent.parent / "conf")
 _single_run_failed: list[bool] = []
+CONFIG_ERROR = 2  # a value out of range: nothing started
+INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 
 
 def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -28,15 +29,22 @@ def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
 def _app(cfg: DictConfig) -> str:
     from pipeline.cell import run_cell
+    from pipeline.provenance import now_iso
     from pipeline.summary import cell_report
 
-    conf = to_cell_config(cfg)
+    try:
+        conf = to_cell_config(cfg)
+    except ConfigError as err:  # one line per value, no traceback; ends a sweep before its cell
+        for line in err.problems:
+            print(f"mtp-eval: {line}", file=sys.stderr)
+        raise SystemExit(CONFIG_ERROR) from None
     hydra_cfg = HydraConfig.get()
     cell_dir = Path(conf.output_dir or hydra_cfg.runtime.output_dir)
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     job_num = int(hydra_cfg.job.num) if hydra_cfg.mode == RunMode.MULTIRUN else 0
+    started_at = now_iso()
     result = run_cell(conf, cell_dir, job_num)
-    print(cell_report(result, cell_dir), flush=True)
+    print(cell_report(result, cell_dir, started_at), flush=True)
     if hydra_cfg.mode == RunMode.RUN:
         _single_run_failed.append(result["status"] == "failed")
     return str(result["status"])
@@ -46,9 +54,18 @@ def main() -> None:
     """Entry point of the ``mtp-eval`` console script.
 
     A single run exits 1 when its cell failed; a multirun exits 0 once every cell has a result
-    (``mtp-eval-report`` is the gate for sweeps).
+    (``mtp-eval-report`` is the gate for sweeps). Ctrl-C ends it with one line and exit code 130:
+    the cell's ``result.json`` says ``interrupted`` and its answered samples are kept.
     """
-    _app()
+    try:
+        _app()
+    except KeyboardInterrupt:
+        print(
+            "mtp-eval: interrupted (Ctrl-C); the server was stopped, answered samples are kept, "
+            "and the same command resumes the cell",
+            file=sys.stderr,
+        )
+        sys.exit(INTERRUPTED)
     if any(_single_run_failed):
         sys.exit(1)
 

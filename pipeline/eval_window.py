@@ -31,16 +31,27 @@ class MeasureError(RuntimeError):
 
 
 def open_window(
-    server: RunningServer, api_key: str | None, idle_timeout_s: float, eval_name: str
+    server: RunningServer,
+    api_key: str | None,
+    idle_timeout_s: float,
+    eval_name: str,
+    admin_key: str | None = None,
 ) -> str | None:
     """Flush the server's accept counters and return the ``/metrics`` text before the eval.
 
+    ``admin_key``: SGLang's ``--admin-api-key``, the only key ``/flush_cache`` takes when the
+    server has one (else the API key opens it).
+
     Raises:
         MeasureError: ``server_busy`` when the server did not become idle in time.
+        server_api.ServerApiError: the flush was refused (401/403: a key is missing or wrong),
+            or nothing answers.
     """
     try:
-        server_api.flush_cache(server.base_url, api_key, idle_timeout_s)
+        server_api.flush_cache(server.base_url, admin_key or api_key, idle_timeout_s)
     except server_api.ServerApiError as err:
+        if err.status in (401, 403):
+            raise  # a key, not a busy server: the caller's hint names it
         text = server_api.metrics_text(server.base_url, api_key)
         running = server_api.metric_total(text, RUNNING)
         if text is None and "HTTP" not in str(err):

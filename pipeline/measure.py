@@ -88,7 +88,8 @@ def _measure_eval(
     result: dict[str, Any],
 ) -> tuple[list[dict[str, Any]], Window]:
     """One eval in its counter window; its block is on ``result`` before the window closes."""
-    before = open_window(server, _key(conf), conf.server.idle_timeout_s, name)
+    idle_s = conf.server.idle_timeout_s
+    before = open_window(server, _key(conf), idle_s, name, conf.client.admin_api_key)
     records, new, block = _run_one(conf, name, ev, server, cell_dir, result["cell"])
     result["evals"][name] = block  # summarised from its samples even if the server is gone now
     if server.process is not None and server.process.poll() is not None:

@@ -10,11 +10,12 @@ from typing import Any
 
 from backends.compat import Finding
 from backends.failures import classify_startup_log
+from evals.config import ClientConf
 from evals.datasets import DatasetError
 from pipeline import server_api
 from pipeline.eval_window import MeasureError
-from pipeline.guards import GuardError
-from pipeline.server import ServerStartError
+from pipeline.guards import GuardError, auth_hint
+from pipeline.server import ExternalServerError, ServerStartError
 
 
 class WorkerNodeDone(Exception):
@@ -34,19 +35,24 @@ class CellError(RuntimeError):
 
 
 def record_failure(
-    result: dict[str, Any], err: BaseException, cell_dir: Path
+    result: dict[str, Any], err: BaseException, cell_dir: Path, client: ClientConf | None = None
 ) -> BaseException | None:
-    """Put ``err`` on the result; return it when it is an interrupt to raise again."""
+    """Put ``err`` on the result; return it when it is an interrupt to raise again.
+
+    ``client`` names the key variables, so that a refused key is explained with them.
+    """
     if isinstance(err, ServerStartError):
         failure = classify_startup_log(err.log_tail, err.exit_code, err.timed_out)
         fail(result, f"server_{failure.kind}", f"{failure.message}\n{err}", err.log_tail)
     elif isinstance(err, CellError | MeasureError | GuardError):
         fail(result, err.kind, str(err), getattr(err, "log_tail", ""))
+    elif isinstance(err, ExternalServerError):
+        fail(result, "external_unreachable", str(err), "")
     elif isinstance(err, DatasetError):  # before any server starts: names file, row, field
         fail(result, "dataset", str(err), "")
     elif isinstance(err, server_api.ServerApiError):
-        hint = " (the server wants an API key: set client.api_key_env)" if "401" in str(err) else ""
-        fail(result, "server_api", f"{err}{hint}", "")
+        hint = auth_hint(err.status, err.path, client or ClientConf())
+        fail(result, "server_api", f"{err}" + (f" ({hint})" if hint else ""), "")
     elif isinstance(err, KeyboardInterrupt | SystemExit):
         fail(result, "interrupted", f"the pipeline was interrupted ({type(err).__name__})", "")
         return err

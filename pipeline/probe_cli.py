@@ -24,7 +24,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from backends.config import BackendConf, KvDtypeConf, SkipSoftmaxConf
 from backends.probe.config import ProbeConf
-from pipeline.schema import CellModelConf
+from pipeline.schema import CONF_DIR, CellModelConf
 
 _exit_codes: list[int] = []
 
@@ -60,7 +60,7 @@ def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(128 + signum)
 
 
-@hydra.main(version_base="1.3", config_path="../conf", config_name="probe")
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="probe")
 def _app(cfg: DictConfig) -> int:
     from backends.probe.app import run_probe
 

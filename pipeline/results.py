@@ -23,6 +23,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        os.fchmod(fd, _mode_of_new_files())  # mkstemp makes it 0600: readable by the group too
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=1, sort_keys=False, default=str)
             fh.write("\n")
@@ -32,6 +33,13 @@ def write_json_atomic(path: Path, data: Any) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _mode_of_new_files() -> int:
+    """The mode ``open()`` gives a new file here (0o666 less the umask), as for every output."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def read_result(cell_dir: Path) -> dict[str, Any] | None:

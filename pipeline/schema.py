@@ -7,6 +7,7 @@ server starts. ``to_cell_config`` turns the composed DictConfig into these typed
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
@@ -15,6 +16,11 @@ from omegaconf import DictConfig, OmegaConf
 from backends.config import BackendConf, GpuConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
 from evals.config import ClientConf, EvalConf, SamplingConf
 from pipeline.sequential_run import SequentialConf
+
+# The config folder as an absolute path, for every Hydra app of the project: a relative one is
+# read as a Python module when the app runs from an installed console script or `python -m`
+# ("Primary config module 'conf' not found").
+CONF_DIR = str(Path(__file__).resolve().parent.parent / "conf")
 
 
 @dataclass
@@ -57,6 +63,9 @@ class ServerConf:
     base_url: str | None = None  # server=external: where the running server is
     sglang_version: str | None = None  # None: read it from the server; used by the pre-flight
     startup_timeout_s: float = 900.0
+    # server=external: how long to wait for the URL to answer at all (its health and version)
+    external_timeout_s: float = 60.0
+    progress_every_s: float = 30.0  # a line while the server starts: elapsed, last log line
     health_poll_initial_s: float = 0.2  # first back-off of the health poll
     health_poll_max_s: float = 5.0
     stop_grace_s: float = 30.0  # SIGTERM -> SIGKILL
@@ -113,13 +122,30 @@ class RootConf:
     tags: list[str] = field(default_factory=list)
 
 
+def skip_softmax_name(prefill: float | None, decode: float | None) -> str:
+    """The skip-softmax part of a cell folder's name: ``exact``, ``skip-p0.5``, ``skip-p0.5-d0.3``.
+
+    None and 0 both leave the kernel exact, so neither shows up (``spNone_sdNone`` before).
+    """
+    parts = [f"{tag}{factor:g}" for tag, factor in (("p", prefill), ("d", decode)) if factor]
+    return "skip-" + "-".join(parts) if parts else "exact"
+
+
 def register_configs() -> None:
-    """Register the schema so that ``conf/config.yaml`` can build on it."""
+    """Register the schema so that ``conf/config.yaml`` can build on it, and its resolver."""
     ConfigStore.instance().store(name="mtp_eval_schema", node=RootConf)
+    OmegaConf.register_new_resolver("skip_softmax_name", skip_softmax_name, replace=True)
 
 
 def to_cell_config(cfg: DictConfig) -> RootConf:
-    """Convert the composed config into typed objects (raises on a missing value)."""
+    """Convert the composed config into typed objects.
+
+    Raises:
+        ConfigError: a value out of its allowed range (``pipeline.config_checks``), one line
+            per problem, before anything starts.
+    """
+    from pipeline.config_checks import check_config
+
     obj = OmegaConf.to_object(cfg)
     assert isinstance(obj, RootConf), type(obj)
-    return obj
+    return check_config(obj)

@@ -44,13 +44,18 @@ class ServerStartError(RuntimeError):
         )
 
 
+class ExternalServerError(RuntimeError):
+    """``server=external``: nothing healthy answered at the URL within the bounded wait."""
+
+
 @dataclass(frozen=True)
 class HealthPolicy:
-    """How long and how often to poll the health endpoint."""
+    """How long and how often to poll the health endpoint, and how often to say so."""
 
     timeout_s: float
     initial_s: float = 0.2
     max_s: float = 5.0
+    report_every_s: float | None = None  # a progress line (elapsed, last log line); None: quiet
 
 
 @dataclass
@@ -110,6 +115,7 @@ def wait_healthy(
     """
     start = time.monotonic()
     delay = policy.initial_s
+    reported = start
     while True:
         if process is not None and process.poll() is not None:
             raise ServerStartError(
@@ -119,9 +125,14 @@ def wait_healthy(
                 tail(log_path),
                 timed_out=False,
             )
-        if probe_health(base_url, timeout_s=min(20.0, policy.timeout_s)) == 200:
+        left = policy.timeout_s - (time.monotonic() - start)
+        if probe_health(base_url, timeout_s=min(20.0, max(0.5, left))) == 200:
             return time.monotonic() - start
-        if time.monotonic() - start > policy.timeout_s:
+        now = time.monotonic()
+        if policy.report_every_s is not None and now - reported >= policy.report_every_s:
+            print(startup_progress(base_url, now - start, policy.timeout_s, log_path), flush=True)
+            reported = now
+        if now - start > policy.timeout_s:
             raise ServerStartError(
                 f"the server was not healthy after {policy.timeout_s:.0f} s "
                 f"(raise server.startup_timeout_s if it is still compiling kernels)",
@@ -132,6 +143,13 @@ def wait_healthy(
             )
         time.sleep(delay)
         delay = min(delay * 1.5, policy.max_s)
+
+
+def startup_progress(base_url: str, elapsed_s: float, timeout_s: float, log: Path | None) -> str:
+    """One line while a server starts: how long so far, of how long, and its last log line."""
+    last = tail(log, 1).strip() if log is not None else ""
+    said = f"; last log line: {last[:200]}" if last else ""
+    return f"waiting for the server at {base_url}: {elapsed_s:.0f} s of {timeout_s:.0f} s{said}"
 
 
 def launch(argv: Sequence[str], env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
@@ -185,8 +203,20 @@ def managed_server(
 
 @contextlib.contextmanager
 def external_server(base_url: str, policy: HealthPolicy) -> Iterator[RunningServer]:
-    """A server someone else runs: check that it is healthy, never stop it."""
-    waited = wait_healthy(base_url, policy, argv=[f"(external server at {base_url})"])
+    """A server someone else runs: check that it is healthy within ``policy``, never stop it.
+
+    Raises:
+        ExternalServerError: nothing healthy answered at ``base_url`` in time (the URL and the
+            key to raise are in the message).
+    """
+    try:
+        waited = wait_healthy(base_url, policy, argv=[f"(external server at {base_url})"])
+    except ServerStartError as err:
+        raise ExternalServerError(
+            f"server=external: nothing healthy answered at {base_url}{HEALTH_PATH} within "
+            f"{policy.timeout_s:g} s (server.external_timeout_s); check server.base_url and that "
+            "the server is up"
+        ) from err
     yield RunningServer(base_url, None, None, [], waited)
 
 

@@ -9,7 +9,15 @@ from typing import Any
 
 
 class ServerApiError(RuntimeError):
-    """An administrative endpoint answered with an error or with something that is not JSON."""
+    """An administrative endpoint answered with an error or with something that is not JSON.
+
+    ``status`` is the HTTP status (None when nothing answered) and ``path`` the method and
+    endpoint (``GET /server_info``), so that a 401 can name the key that endpoint needs.
+    """
+
+    def __init__(self, message: str, status: int | None = None, path: str = "") -> None:
+        super().__init__(message)
+        self.status, self.path = status, path
 
 
 def _request(url: str, method: str, api_key: str | None, timeout_s: float) -> tuple[int, bytes]:
@@ -31,7 +39,9 @@ def get_json(
     """GET ``path`` and parse the JSON object it returns."""
     status, body = _request(base_url + path, "GET", api_key, timeout_s)
     if status != 200:
-        raise ServerApiError(f"GET {path} answered HTTP {status}: {body[:300]!r}")
+        raise ServerApiError(
+            f"GET {path} answered HTTP {status}: {body[:300]!r}", status, f"GET {path}"
+        )
     try:
         data = json.loads(body)
     except ValueError as err:
@@ -41,21 +51,38 @@ def get_json(
     return data
 
 
-def server_info(base_url: str, api_key: str | None = None) -> dict[str, Any]:
-    """``/server_info`` (``/get_server_info`` on servers that lack the new name)."""
+def server_info(
+    base_url: str, api_key: str | None = None, timeout_s: float = 60.0
+) -> dict[str, Any]:
+    """``/server_info`` (``/get_server_info`` on servers that lack the new name).
+
+    Only a 404 tries the old name: a refused key or a server that does not answer is raised
+    at once (no second wait).
+    """
     try:
-        return get_json(base_url, "/server_info", api_key)
-    except ServerApiError:
-        return get_json(base_url, "/get_server_info", api_key)
+        return get_json(base_url, "/server_info", api_key, timeout_s)
+    except ServerApiError as err:
+        if err.status != 404:
+            raise
+        return get_json(base_url, "/get_server_info", api_key, timeout_s)
 
 
-def flush_cache(base_url: str, api_key: str | None = None, timeout_s: float = 120.0) -> None:
-    """Reset the server's accept counters (and its KV cache); waits for the server to be idle."""
+def flush_cache(base_url: str, key: str | None = None, timeout_s: float = 120.0) -> None:
+    """Reset the server's accept counters (and its KV cache); waits for the server to be idle.
+
+    Args:
+        base_url: the server.
+        key: SGLang's admin key when it runs with ``--admin-api-key`` (then only that key
+            opens ``/flush_cache``), else its API key.
+        timeout_s: how long the server may wait for running requests to finish.
+    """
     status, body = _request(
-        f"{base_url}/flush_cache?timeout={timeout_s:g}", "POST", api_key, timeout_s + 10
+        f"{base_url}/flush_cache?timeout={timeout_s:g}", "POST", key, timeout_s + 10
     )
     if status != 200:
-        raise ServerApiError(f"/flush_cache answered HTTP {status}: {body[:300]!r}")
+        raise ServerApiError(
+            f"POST /flush_cache answered HTTP {status}: {body[:300]!r}", status, "POST /flush_cache"
+        )
 
 
 def metrics_text(base_url: str, api_key: str | None = None) -> str | None:

@@ -67,7 +67,8 @@ def _external_gpu_message(conf: RootConf) -> str:
     device = None
     if conf.server.base_url:
         try:
-            info = server_api.server_info(conf.server.base_url.rstrip("/"), conf.client.api_key)
+            base_url, timeout_s = conf.server.base_url.rstrip("/"), conf.server.external_timeout_s
+            info = server_api.server_info(base_url, conf.client.api_key, timeout_s)
             device = info.get("device")
         except server_api.ServerApiError:
             device = "(no answer)"

@@ -14,6 +14,7 @@ from pipeline.results import RESULT_FILE, misconfigured, unverified_lines
 
 MISCONFIGURED = "MISCONFIGURED"
 _HEADER = ("cell", "status", "accuracy (95% CI)", "accept len", "accept rate", "unverified", "note")
+NOTE_WIDTH = 90  # the table's note column; the whole first line follows the table
 
 
 def _accuracy(result: dict[str, Any]) -> str:
@@ -31,16 +32,32 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, int | float) else "-"
 
 
-def row(result: dict[str, Any]) -> tuple[str, ...]:
-    """The summary columns of one result."""
-    accept = result.get("accept") or {}
+def skipped_since(result: dict[str, Any], since: str | None) -> bool:
+    """Whether a run started at ``since`` (ISO time) found the cell finished and skipped it."""
+    last = (result.get("resumed") or [{}])[-1]
+    skipped = str(last.get("action", "")).startswith("skipped")
+    return since is not None and skipped and str(last.get("at", "")) >= since
+
+
+def _note(result: dict[str, Any]) -> str:
     error = result.get("error") or {}
-    note = error.get("message", "").splitlines()[0][:90] if error else ""
+    lines = str(error.get("message") or "").splitlines()
+    note = lines[0] if lines else ""
+    wrong = misconfigured(result) if result.get("status") == "ok" else []
+    return "; ".join(wrong) if wrong else note  # server.on_mismatch=warn: not what was asked
+
+
+def row(result: dict[str, Any], since: str | None = None) -> tuple[str, ...]:
+    """The summary columns of one result (``since``: when this run started, to mark skips)."""
+    accept = result.get("accept") or {}
+    note = _note(result)
+    note = note if len(note) <= NOTE_WIDTH else note[: NOTE_WIDTH - 1] + "…"
     status = result.get("status", "?")
-    wrong = misconfigured(result) if status == "ok" else []
-    if wrong:  # server.on_mismatch=warn: measured, but not what the cell asked for
-        status, note = f"ok, {MISCONFIGURED}", "; ".join(wrong)
+    if status == "ok" and misconfigured(result):
+        status = f"ok, {MISCONFIGURED}"
     status += " (simulated)" if result.get("simulated") else ""
+    if skipped_since(result, since):
+        status += ", skipped: already finished"
     return (
         result.get("cell", {}).get("name", "?"),
         status,
@@ -77,9 +94,29 @@ def _job_order(path: Path) -> tuple[int, str]:
     return (int(head) if head.isdigit() else 1 << 30, path.parent.name)
 
 
-def cell_report(result: dict[str, Any], cell_dir: Path) -> str:
-    """What a single run prints at its end."""
-    lines = [table([row(result)])]
+def full_notes(results: list[dict[str, Any]]) -> list[str]:
+    """Every note the table had to cut, whole: an error's first line usually ends with the fix."""
+    return [
+        f"{r.get('cell', {}).get('name', '?')}: {_note(r)}"
+        for r in results
+        if len(_note(r)) > NOTE_WIDTH
+    ]
+
+
+def skip_lines(results: list[dict[str, Any]], since: str | None) -> list[str]:
+    """One line per cell that this run skipped because an earlier run finished it."""
+    return [
+        f"{r.get('cell', {}).get('name', '?')}: skipped, already finished "
+        f"(result of {r.get('timing', {}).get('started_at', '?')}; delete its result.json "
+        "to measure it again)"
+        for r in results
+        if skipped_since(r, since)
+    ]
+
+
+def cell_report(result: dict[str, Any], cell_dir: Path, since: str | None = None) -> str:
+    """What a single run (or one job of a sweep) prints at its end."""
+    lines = [*skip_lines([result], since), table([row(result, since)]), *full_notes([result])]
     lines += [f"warning: {w}" for w in result.get("warnings") or []]
     lines.append(f"results: {cell_dir / RESULT_FILE}")
     if result.get("status") == "planned":
@@ -92,9 +129,35 @@ def cell_report(result: dict[str, Any], cell_dir: Path) -> str:
 class SweepSummaryCallback(Callback):
     """Prints where a multirun's results are and one line per cell (advisory, not a gate)."""
 
+    def __init__(self) -> None:
+        self.started_at: str | None = None
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Called by Hydra before the first job: remember when, to mark skipped cells."""
+        from pipeline.provenance import now_iso
+
+        self.started_at = now_iso()
+
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         """Called by Hydra after the last job of a multirun."""
         sweep_dir = Path(config.hydra.sweep.dir)
-        results = collect(sweep_dir)
+        found, ignored = own_cells(sweep_dir, collect(sweep_dir))
+        results = [r for _, r in found]
         print(f"\n{len(results)} cells under {sweep_dir}")
-        print(table([row(r) for _, r in results]))
+        print(table([row(r, self.started_at) for r in results]))
+        for line in full_notes(results):
+            print(line)
+        for folder in ignored:
+            print(f"ignored: {folder} is not a job of this sweep (an earlier sweep's cell)")
+
+
+def own_cells(
+    sweep_dir: Path, found: list[tuple[Path, dict[str, Any]]]
+) -> tuple[list[tuple[Path, dict[str, Any]]], list[Path]]:
+    """The results of the sweep's own jobs (its ``multirun.yaml``), and the folders left out."""
+    from pipeline.report.load import sweep_folders
+
+    own = sweep_folders(sweep_dir)
+    if own is None:  # the jobs cannot be worked out: show everything
+        return found, []
+    return [f for f in found if f[0] in own], [f[0] for f in found if f[0] not in own]

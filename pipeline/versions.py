@@ -8,11 +8,12 @@ from pipeline import server_api
 from pipeline.schema import ServerConf
 
 
-def sglang_version(server: ServerConf) -> str:
+def sglang_version(server: ServerConf, api_key: str | None = None) -> str:
     """The SGLang version of the server a cell will use.
 
     Order: ``server.sglang_version`` when set; the simulated server's imitated version; the
-    running server's ``/server_info`` for ``server=external``; the installed ``sglang`` package.
+    running server's ``/server_info`` for ``server=external`` (asked with ``api_key``, waiting
+    at most ``server.external_timeout_s``); the installed ``sglang`` package.
 
     Raises:
         ValueError: nothing tells the version; the message says which key to set.
@@ -22,7 +23,18 @@ def sglang_version(server: ServerConf) -> str:
     if server.kind == "simulated":
         return server.simulated.sglang_version
     if server.kind == "external" and server.base_url:
-        version = server_api.server_info(server.base_url.rstrip("/")).get("version")
+        base_url = server.base_url.rstrip("/")
+        try:
+            info = server_api.server_info(base_url, api_key, server.external_timeout_s)
+        except server_api.ServerApiError as err:
+            if err.status is not None:  # it answered: a refused key is explained by the caller
+                raise
+            raise server_api.ServerApiError(
+                f"server=external: {base_url} did not answer GET /server_info within "
+                f"{server.external_timeout_s:g} s (server.external_timeout_s; asked for the "
+                f"SGLang version, or set server.sglang_version): {err}"
+            ) from err
+        version = info.get("version")
         if isinstance(version, str):
             return version
     try:

@@ -26,6 +26,7 @@ class Report:
     inputs: list[str]
     warnings: list[str] = field(default_factory=list)
     generated_at: str = ""
+    ignored: list[str] = field(default_factory=list)  # folders of another sweep, not judged
 
     @property
     def exit_code(self) -> int:
@@ -73,11 +74,11 @@ def _reader() -> Callable[[CellRecord, str], Samples]:
 
 def build_report(paths: Sequence[Path], tol: Tolerance) -> Report:
     """Load, check and judge every cell under ``paths``."""
-    cells, warnings = load_cells(paths)
+    cells, warnings, ignored = load_cells(paths)
     read = _reader()
     checks = [check for cell in cells for check in cell_checks(cell, cells, tol, read)]
     finalize(checks, tol.alpha, tol.power, tol.multiplicity)
     for check in checks:
         check.message = describe(check)
     stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    return Report(cells, checks, tol, [str(p) for p in paths], warnings, stamp)
+    return Report(cells, checks, tol, [str(p) for p in paths], warnings, stamp, ignored)

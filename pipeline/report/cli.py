@@ -93,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(line)
     for cell in report.cells:
         print(f"  {report.cell_verdict(cell):<13} {cell.label}")
+    for line in report.ignored:
+        print(f"  {'IGNORED':<13} {line}")
     print(f"wrote {', '.join(str(p) for p in paths)}")
     return report.exit_code
 

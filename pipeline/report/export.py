@@ -99,6 +99,7 @@ def render_summary(report: Report) -> str:
         },
         "counts": counts,
         "warnings": report.warnings,
+        "ignored": report.ignored,
         "cells": [_cell(report, c) for c in sorted(report.cells, key=sort_key)],
     }
     return json.dumps(data, indent=1, default=str) + "\n"

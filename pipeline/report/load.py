@@ -68,14 +68,18 @@ class CellRecord:
         return dict(self.result.get("evals") or {})
 
 
-def load_cells(paths: Sequence[Path]) -> tuple[list[CellRecord], list[str]]:
-    """Every cell under ``paths`` plus the MISSING ones, and warnings.
+def load_cells(paths: Sequence[Path]) -> tuple[list[CellRecord], list[str], list[str]]:
+    """Every cell under ``paths`` plus the MISSING ones, warnings, and the folders ignored.
+
+    A multirun folder holds the cells of its own ``multirun.yaml`` only: a folder left there by
+    an earlier, different sweep is ignored (listed, never judged).
 
     Raises:
         ValueError: when a path does not exist or holds no cell folder.
     """
     cells: list[CellRecord] = []
     warnings: list[str] = []
+    ignored: list[str] = []
     for path in paths:
         if not path.is_dir():
             raise ValueError(f"{path}: not a folder (give a multirun folder or cell folders)")
@@ -86,12 +90,16 @@ def load_cells(paths: Sequence[Path]) -> tuple[list[CellRecord], list[str]]:
             )
         for root in roots:
             if (root / MULTIRUN).is_file():
-                found, warn = _multirun(root)
+                found, warn, stale = _multirun(root)
                 cells += found
                 warnings += warn
+                ignored += [
+                    f"{folder}: not a job of {root / MULTIRUN} (an earlier sweep's cell)"
+                    for folder in stale
+                ]
             else:
                 cells.append(cell_from_folder(root, str(root)))
-    return cells, warnings
+    return cells, warnings, ignored
 
 
 def _roots(path: Path) -> list[Path]:
@@ -107,26 +115,55 @@ def _is_cell(folder: Path) -> bool:
     return (folder / RESULT).is_file() or (folder / ".hydra" / "overrides.yaml").is_file()
 
 
-def _multirun(root: Path) -> tuple[list[CellRecord], list[str]]:
+def _multirun(root: Path) -> tuple[list[CellRecord], list[str], list[Path]]:
     jobs, warning = expected_jobs(root / MULTIRUN)
     warnings = [warning] if warning else []
-    folders = {f: _overrides_of(f) for f in sorted(root.iterdir()) if f.is_dir() and _is_cell(f)}
-    by_overrides = {ov: f for f, ov in folders.items() if ov is not None}
-    cells, used = [], set()
-    for job in jobs:
-        folder = by_overrides.get(job.overrides) or _by_number(folders, job.num)
-        if folder is None:
-            cells.append(_missing(root, job))
-            continue
-        used.add(folder)
-        cells.append(cell_from_folder(folder, str(folder), job))
-    for folder in folders:
-        if folder not in used:
-            if jobs:
-                warnings.append(f"{folder}: not one of {root / MULTIRUN}'s jobs; reported anyway")
-            cells.append(cell_from_folder(folder, str(folder)))
+    assigned, leftover = _assign(root, jobs)
+    cells = [
+        cell_from_folder(assigned[job.num], str(assigned[job.num]), job)
+        if job.num in assigned
+        else _missing(root, job)
+        for job in jobs
+    ]
+    if not jobs:  # the jobs cannot be worked out: every folder is reported
+        cells += [cell_from_folder(folder, str(folder)) for folder in leftover]
+        leftover = []
     _guess_missing_gpus(cells)
-    return cells, warnings
+    return cells, warnings, leftover
+
+
+def _assign(root: Path, jobs: list[ExpectedJob]) -> tuple[dict[int, Path], list[Path]]:
+    """Job number -> its folder (same overrides; the newest wins), and the folders left over.
+
+    A folder without ``.hydra/overrides.yaml`` is matched by its job-number prefix; one with
+    other overrides belongs to another sweep, whatever its number.
+    """
+    folders = sorted(
+        (f for f in root.iterdir() if f.is_dir() and _is_cell(f)), key=_written_at
+    )
+    labelled = {f: ov for f in folders if (ov := _overrides_of(f)) is not None}
+    by_overrides = {ov: f for f, ov in labelled.items()}  # sorted by age: the newest wins
+    unlabelled = [f for f in folders if f not in labelled]
+    assigned: dict[int, Path] = {}
+    for job in jobs:
+        folder = by_overrides.get(job.overrides) or _by_number(unlabelled, job.num)
+        if folder is not None:
+            assigned[job.num] = folder
+    used = set(assigned.values())
+    return assigned, [f for f in sorted(folders) if f not in used]
+
+
+def sweep_folders(root: Path) -> set[Path] | None:
+    """The cell folders of the sweep's own jobs, or None when its jobs cannot be worked out."""
+    if not (root / MULTIRUN).is_file():
+        return None
+    jobs, _ = expected_jobs(root / MULTIRUN)
+    return set(_assign(root, jobs)[0].values()) if jobs else None
+
+
+def _written_at(folder: Path) -> tuple[float, str]:
+    marker = folder / ".hydra" / "overrides.yaml"
+    return (marker.stat().st_mtime if marker.is_file() else 0.0, folder.name)
 
 
 def _overrides_of(folder: Path) -> tuple[str, ...] | None:
@@ -134,7 +171,7 @@ def _overrides_of(folder: Path) -> tuple[str, ...] | None:
     return tuple(map(str, read_yaml(path) or [])) if path.is_file() else None
 
 
-def _by_number(folders: dict[Path, Any], num: int) -> Path | None:
+def _by_number(folders: Sequence[Path], num: int) -> Path | None:
     return next((f for f in folders if f.name.split("_", 1)[0] == str(num)), None)
 
 

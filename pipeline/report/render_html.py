@@ -61,6 +61,9 @@ def render_html(report: Report) -> str:
         _img(metric_plot(report, "accept"), "accept length per variant"),
     ]
     parts += [_table(s) for s in sections(report)]
+    if report.ignored:
+        items = "".join(f"<li>{html.escape(w)}</li>" for w in report.ignored)
+        parts.append(f"<h2>Ignored folders</h2><ul>{items}</ul>")
     if report.warnings:
         items = "".join(f"<li>{html.escape(w)}</li>" for w in report.warnings)
         parts.append(f"<h2>Warnings</h2><ul>{items}</ul>")

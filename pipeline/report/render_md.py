@@ -29,6 +29,11 @@ def headline(report: Report) -> list[str]:
         f"Policy: {tol.path} (baseline {tol.baseline}, one-sided alpha {tol.alpha}, "
         f"multiplicity {tol.multiplicity}, reference variance {tol.reference_variance}).",
     ]
+    if report.ignored:
+        lines.append(
+            f"Ignored: {len(report.ignored)} folder(s) that are not jobs of their sweep's "
+            "multirun.yaml (an earlier sweep's cells); not judged, listed under Ignored folders."
+        )
     return lines
 
 
@@ -71,6 +76,8 @@ def render_md(report: Report) -> str:
     lines += [METHOD, ""]
     for section in sections(report):
         lines += table(section)
+    if report.ignored:
+        lines += ["## Ignored folders", "", *(f"- {w}" for w in report.ignored), ""]
     if report.warnings:
         lines += ["## Warnings", "", *(f"- {w}" for w in report.warnings), ""]
     return "\n".join(lines)

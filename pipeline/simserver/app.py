@@ -2,7 +2,8 @@
 
 Health answers 503 while starting or shutting down (and, once the hang fault hit, after
 ``SGLANG_HEALTH_CHECK_TIMEOUT`` seconds, as a stuck scheduler does); ``--api-key`` guards every
-route but ``/health*``; ``/metrics`` exists only with ``--enable-metrics``.
+route but ``/health*``, and ``--admin-api-key``, when set, is the only key ``/flush_cache`` takes;
+``/metrics`` exists only with ``--enable-metrics``.
 """
 
 from __future__ import annotations
@@ -110,12 +111,21 @@ class InfoHandlers:
         return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
 
-def _auth_middleware(api_key: str) -> Callable[..., Awaitable[web.StreamResponse]]:
-    expected = f"Bearer {api_key}"
+# SGLang's admin-optional endpoints among those served here: with --admin-api-key only that key
+# opens them (the API key does not), with only --api-key that one does.
+ADMIN_OPTIONAL = frozenset({"/flush_cache"})
 
+
+def _auth_middleware(
+    api_key: str | None, admin_api_key: str | None
+) -> Callable[..., Awaitable[web.StreamResponse]]:
     @web.middleware
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if request.path.startswith("/health") or request.headers.get("Authorization") == expected:
+        admin = request.path in ADMIN_OPTIONAL and admin_api_key
+        key = admin_api_key if admin else api_key
+        if request.path.startswith("/health") or not key:
+            return await handler(request)
+        if request.headers.get("Authorization") == f"Bearer {key}":
             return await handler(request)
         return json_response({"error": "Unauthorized"}, 401)
 
@@ -124,7 +134,8 @@ def _auth_middleware(api_key: str) -> Callable[..., Awaitable[web.StreamResponse
 
 def build_app(rt: Runtime, state: ServerState, ledger: Ledger, life: Lifecycle) -> web.Application:
     """The application with every route SGLang serves that the pipeline uses."""
-    middlewares = [_auth_middleware(rt.args["api_key"])] if rt.args.get("api_key") else []
+    keys = (rt.args.get("api_key"), rt.args.get("admin_api_key"))
+    middlewares = [_auth_middleware(*keys)] if any(keys) else []
     app = web.Application(middlewares=middlewares, client_max_size=64 * 1024 * 1024)
     ih, ch = InfoHandlers(rt, state, life), CompletionHandlers(rt, state, ledger)
     for path in ("/health", "/health_generate"):

@@ -63,6 +63,7 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     p.add_argument("--mem-fraction-static", type=float)
     p.add_argument("--decode-log-interval", type=int, default=40)
     p.add_argument("--api-key")
+    p.add_argument("--admin-api-key")  # only this key opens /flush_cache when set
     p.add_argument("--reasoning-parser")
     p.add_argument("--tool-call-parser")
     p.add_argument("--grammar-backend", choices=GRAMMAR_BACKEND_CHOICES)

@@ -1,0 +1,104 @@
+"""Values that type-check but make no sense, refused when the config is composed.
+
+Hydra's schema catches a wrong key or type; these rules catch a right type with a value that
+would start a server for nothing or be silently ignored (``skip_softmax.prefill=-1``, ``nan``,
+``evals=[]``, ``client.concurrency=0``, ``repeats: 0``). Each problem is one line that names the
+key, the value and the allowed range.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any
+
+from pipeline.schema import RootConf
+
+
+class ConfigError(ValueError):
+    """The composed config holds values outside their allowed range (one line per problem)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One key's allowed range: ``ok(value)`` decides, ``allowed`` says it in words."""
+
+    key: str  # dotted path into the config, e.g. client.concurrency
+    ok: Callable[[Any], bool]
+    allowed: str
+
+    def value(self, conf: RootConf) -> Any:
+        """The key's value in ``conf``."""
+        return attrgetter(self.key)(conf)
+
+
+def _factor(value: Any) -> bool:
+    return value is None or (math.isfinite(value) and value >= 0)
+
+
+def _at_least(low: float) -> Callable[[Any], bool]:
+    return lambda value: value is not None and math.isfinite(value) and value >= low
+
+
+def _above(low: float) -> Callable[[Any], bool]:
+    return lambda value: value is not None and math.isfinite(value) and value > low
+
+
+def _share(value: Any) -> bool:
+    return math.isfinite(value) and 0 <= value <= 1
+
+
+FACTOR = "null (exact softmax) or a finite factor >= 0"
+COUNT, SECONDS = "an integer >= 1", "seconds > 0"
+RULES = (
+    Rule("skip_softmax.prefill", _factor, FACTOR),
+    Rule("skip_softmax.decode", _factor, FACTOR),
+    Rule("client.concurrency", _at_least(1), COUNT),
+    Rule("client.max_concurrency", _at_least(1), COUNT),
+    Rule("client.request_timeout_s", _above(0), SECONDS),
+    Rule("client.max_retries", _at_least(0), "an integer >= 0"),
+    Rule("client.max_error_rate", _share, "0 to 1"),
+    Rule("client.progress_every_s", _above(0), SECONDS),
+    Rule("server.startup_timeout_s", _above(0), SECONDS),
+    Rule("server.external_timeout_s", _above(0), SECONDS),
+    Rule("server.progress_every_s", _above(0), SECONDS),
+    Rule("sequential.max_repeats", _at_least(1), COUNT),
+)
+
+
+def config_problems(conf: RootConf) -> list[str]:
+    """Every out-of-range value of ``conf``, one line each (empty when all make sense)."""
+    problems = [
+        f"{rule.key}={rule.value(conf)!r} is out of range: use {rule.allowed}"
+        for rule in RULES
+        if not rule.ok(rule.value(conf))
+    ]
+    if not conf.evals:
+        problems.append(
+            "evals=[] selects no eval: name at least one, e.g. evals=[mcq_sample] "
+            "(the options are the files in conf/evals/)"
+        )
+    problems += [
+        f"evals.{name}.repeats={ev.repeats!r} is out of range: use {COUNT}"
+        for name, ev in conf.evals.items()
+        if ev.repeats < 1
+    ]
+    return problems
+
+
+def check_config(conf: RootConf) -> RootConf:
+    """``conf`` itself when every value makes sense.
+
+    Raises:
+        ConfigError: one line per value out of range.
+    """
+    problems = config_problems(conf)
+    if problems:
+        raise ConfigError(problems)
+    return conf
