@@ -78,9 +78,8 @@ def auth_hint(status: int | None, method_path: str, client: ClientConf) -> str:
     env_name = getattr(client, env_field)
     sent = env_name or (client.api_key_env if admin else None)
     if sent:
-        return (
-            f"{method_path} refused the key from ${sent}: it must equal the server's {flag}"
-            + ("" if env_name else f" (set client.{env_field} to the variable that holds it)")
+        return f"{method_path} refused the key from ${sent}: it must equal the server's {flag}" + (
+            "" if env_name else f" (set client.{env_field} to the variable that holds it)"
         )
     return (
         f"{method_path} needs the server's {flag}: put that key in an environment variable "

@@ -138,9 +138,7 @@ def _assign(root: Path, jobs: list[ExpectedJob]) -> tuple[dict[int, Path], list[
     A folder without ``.hydra/overrides.yaml`` is matched by its job-number prefix; one with
     other overrides belongs to another sweep, whatever its number.
     """
-    folders = sorted(
-        (f for f in root.iterdir() if f.is_dir() and _is_cell(f)), key=_written_at
-    )
+    folders = sorted((f for f in root.iterdir() if f.is_dir() and _is_cell(f)), key=_written_at)
     labelled = {f: ov for f in folders if (ov := _overrides_of(f)) is not None}
     by_overrides = {ov: f for f, ov in labelled.items()}  # sorted by age: the newest wins
     unlabelled = [f for f in folders if f not in labelled]

@@ -83,6 +83,44 @@ def metric_plot(report: Report, metric: str) -> bytes | None:
     return _png(fig)
 
 
+def paired_plot(report: Report) -> bytes | None:
+    """Accuracy change against the baseline per candidate, with the margin the verdict uses.
+
+    Each point is the paired change (candidate minus baseline, in points) with the interval
+    between the one-sided bounds of the drop; the dashed line is minus the margin: GO when the
+    whole interval is above it, NO-GO when the whole interval is below it.
+    """
+    by_id = {c.id: c for c in report.cells}
+    checks = [k for k in report.checks if k.kind == "accuracy_vs_baseline" and "drop" in k.numbers]
+    evals = sorted({str(k.eval) for k in checks})
+    if not evals:
+        return None
+    plt = _pyplot()
+    fig, axes = plt.subplots(
+        len(evals), 1, figsize=(max(6, 0.9 * len(checks) + 2), 3.4 * len(evals)), squeeze=False
+    )
+    for ax, name in zip(axes[:, 0], evals, strict=True):
+        mine = sorted(
+            (k for k in checks if k.eval == name), key=lambda k: sort_key(by_id[k.cell_id])
+        )
+        for x, check in enumerate(mine):
+            n = check.numbers
+            change, low, high = -100 * n["drop"], -100 * n["upper"], -100 * n["lower"]
+            colour = COLOURS.get(check.verdict, GREY)
+            ax.errorbar([x], [change], yerr=[[change - low], [high - change]], fmt="o",
+                        color=colour, capsize=4)  # fmt: skip
+            ax.axhline(-100 * n["margin"], xmin=x / len(mine), xmax=(x + 1) / len(mine),
+                       linestyle="--", color="#c62828", linewidth=1)  # fmt: skip
+        ax.axhline(0, color=GREY, linewidth=0.8)
+        ax.set_xticks(range(len(mine)), [_tick(by_id[k.cell_id]) for k in mine], fontsize=7)
+        ax.set_ylabel(f"accuracy change vs {report.tolerance.baseline} (pts)")
+        ax.set_title(_title(report, f"{name}: paired change with its one-sided bounds "
+                                    "(dashed red: minus the margin; colour: verdict)"),
+                     fontsize=9)  # fmt: skip
+        ax.grid(axis="y", alpha=0.3)
+    return _png(fig)
+
+
 def _point(
     cell: CellRecord, name: str, metric: str
 ) -> tuple[CellRecord, float, float, float] | None:

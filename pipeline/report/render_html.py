@@ -6,7 +6,7 @@ import base64
 import html
 
 from pipeline.report.build import Report
-from pipeline.report.plots import COLOURS, GREY, metric_plot, verdict_grid
+from pipeline.report.plots import COLOURS, GREY, metric_plot, paired_plot, verdict_grid
 from pipeline.report.render_md import METHOD, headline
 from pipeline.report.tables import Section, sections
 
@@ -58,6 +58,7 @@ def render_html(report: Report) -> str:
         "<h2>Plots</h2>",
         _img(verdict_grid(report), "verdict grid"),
         _img(metric_plot(report, "accuracy"), "accuracy per variant"),
+        _img(paired_plot(report), "paired accuracy change against the margin"),
         _img(metric_plot(report, "accept"), "accept length per variant"),
     ]
     parts += [_table(s) for s in sections(report)]

@@ -70,7 +70,7 @@ def sections(report: Report) -> list[Section]:
     checks = sorted(report.checks, key=lambda k: (sort_key(by_id[k.cell_id]), k.eval or ""))
     rows = [(by_id[c.cell_id], c) for c in checks]
     base = report.tolerance.baseline
-    found = [_cells(report, cells), _accuracy(rows, base), _accept(rows, base),
+    found = [_cells(report, cells), what_ran(cells), _accuracy(rows, base), _accept(rows, base),
              _references(rows, base), _other(rows, base), _problems(cells)]  # fmt: skip
     return [s for s in found if s.rows]
 
@@ -84,6 +84,35 @@ def _cells(report: Report, cells: list[CellRecord]) -> Section:
         unverified = "; ".join(cell.unverified) or "-"
         folder = str(cell.folder or "(none)")
         sec.rows.append([*_who(cell), str(spec), status, verdict, unverified, folder])
+    return sec
+
+
+KERNEL_ROLES = ("prefill", "decode", "verify", "draft")
+
+
+def what_ran(cells: list[CellRecord]) -> Section:
+    """Per cell: the kernel of each attention role, the SGLang and FlashInfer versions, the commit.
+
+    The SGLang version is the one the server reported (else the one the cell planned for);
+    FlashInfer's is the pipeline host's package (the server's own, when the pipeline started
+    it there).
+    """
+    head = "|".join(KERNEL_ROLES) + "|SGLang|FlashInfer|mtp-eval commit"
+    sec = Section("What ran", (WHO + head).split("|"))
+    for cell in cells:
+        if cell.status == "missing":
+            continue
+        result = cell.result
+        runs = result.get("runs") or {}
+        info = result.get("cell") or {}
+        provenance = result.get("provenance") or {}
+        sglang = info.get("server_version") or info.get("sglang_version")
+        flashinfer = (provenance.get("packages") or {}).get("flashinfer-python")
+        git = provenance.get("mtp_eval_git") or {}
+        commit = str(git.get("sha") or "?")[:10] + (" (dirty)" if git.get("dirty") else "")
+        kernels = [str(runs.get(role) or "-") for role in KERNEL_ROLES]
+        versions = [str(sglang or "?"), str(flashinfer or "not installed"), commit]
+        sec.rows.append([*_who(cell), *kernels, *versions])
     return sec
 
 
