@@ -159,6 +159,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Sim]
         "plain": ([], {}),
         "slow": (SPEC_ARGS, {"latency_s": 0.6}),
         "auth": (["--api-key", "sekrit"], {}),
+        "admin": (["--api-key", "sekrit", "--admin-api-key", "boss"], {}),
         "start_delay": ([], {"startup_delay_s": 1.0}),
         "never_healthy": ([], {"faults": {"never_healthy": True}}),
         "crash_at_start": ([], {"faults": {"crash_at_start": "AssertionError: FA3 needs SM90"}}),
@@ -322,6 +323,17 @@ def test_api_key_guards_everything_but_health(servers: dict[str, Sim]) -> None:
     assert (code, json.loads(raw)) == (401, {"error": "Unauthorized"})
     assert call(url + "/v1/models", headers={"Authorization": "Bearer sekrit"})[0] == 200
     assert call(url + "/v1/chat/completions", {"messages": []})[0] == 401
+
+
+def test_admin_key_alone_opens_flush_cache(servers: dict[str, Sim]) -> None:
+    # SGLang's admin-optional endpoints: with --admin-api-key only that key opens them.
+    url = servers["admin"].wait_ready().url
+    api, admin = ({"Authorization": f"Bearer {k}"} for k in ("sekrit", "boss"))
+    assert call(url + "/flush_cache", {}, headers=api)[0] == 401
+    assert call(url + "/flush_cache", {}, headers=admin)[0] == 200
+    assert call(url + "/v1/models", headers=admin)[0] == 401  # the rest takes the API key
+    assert call(url + "/v1/models", headers=api)[0] == 200
+    assert status(url + "/health") == 200
 
 
 def test_flush_fails_while_busy_and_latency_applies(servers: dict[str, Sim]) -> None:

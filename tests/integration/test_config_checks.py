@@ -1,0 +1,55 @@
+"""Nonsense values fail when the config is composed: one line each, before anything starts."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from pipeline.config_checks import ConfigError, config_problems
+from tests.conftest import compose_conf, console_script, processes_mentioning
+
+pytestmark = pytest.mark.integration
+
+# override, the line it must print (key, value, allowed range)
+CASES = [
+    ("skip_softmax.prefill=-1", "skip_softmax.prefill=-1.0 is out of range: use null (exact "
+     "softmax) or a finite factor >= 0"),
+    ("skip_softmax.prefill=nan", "skip_softmax.prefill=nan is out of range"),
+    ("skip_softmax.decode=inf", "skip_softmax.decode=inf is out of range"),
+    ("evals=[]", "evals=[] selects no eval: name at least one, e.g. evals=[mcq_sample]"),
+    ("client.concurrency=0", "client.concurrency=0 is out of range: use an integer >= 1"),
+    ("evals.mcq_sample.repeats=0", "evals.mcq_sample.repeats=0 is out of range: use an integer"),
+    ("client.max_error_rate=1.5", "client.max_error_rate=1.5 is out of range: use 0 to 1"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("override", "line"), CASES, ids=[c[0] for c in CASES])
+def test_console_script_refuses_before_a_server_starts(tmp_path, override, line):
+    run_dir = tmp_path / "run"
+    run = subprocess.run(
+        [console_script("mtp-eval"), override, f"hydra.run.dir={run_dir}"],
+        capture_output=True, text=True, timeout=60, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.strip().splitlines() == [f"mtp-eval: {line}"] or (
+        len(run.stderr.strip().splitlines()) == 1 and line in run.stderr
+    ), run.stderr
+    assert "Traceback" not in run.stdout + run.stderr
+    assert not (run_dir / "server.log").exists() and not (run_dir / "result.json").exists()
+    assert processes_mentioning(str(run_dir)) == []
+
+
+def test_every_problem_is_listed_at_once():
+    with pytest.raises(ConfigError) as err:
+        compose_conf(["skip_softmax.prefill=-1", "client.concurrency=0", "evals=[]"])
+    assert [p.split("=")[0] for p in err.value.problems] == [
+        "skip_softmax.prefill", "client.concurrency", "evals"
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "override", ["skip_softmax.prefill=0", "skip_softmax.prefill=0.5", "client.concurrency=1"]
+)
+def test_values_in_range_pass(override):
+    assert config_problems(compose_conf([override])) == []
