@@ -109,8 +109,8 @@ def paired_plot(report: Report) -> bytes | None:
             colour = COLOURS.get(check.verdict, GREY)
             ax.errorbar([x], [change], yerr=[[change - low], [high - change]], fmt="o",
                         color=colour, capsize=4)  # fmt: skip
-            ax.axhline(-100 * n["margin"], xmin=x / len(mine), xmax=(x + 1) / len(mine),
-                       linestyle="--", color="#c62828", linewidth=1)  # fmt: skip
+            ax.hlines(-100 * n["margin"], x - 0.4, x + 0.4, linestyle="--", color="#c62828",
+                      linewidth=1)  # fmt: skip
         ax.axhline(0, color=GREY, linewidth=0.8)
         ax.set_xticks(range(len(mine)), [_tick(by_id[k.cell_id]) for k in mine], fontsize=7)
         ax.set_ylabel(f"accuracy change vs {report.tolerance.baseline} (pts)")

@@ -1,0 +1,117 @@
+"""What a user sees from the installed ``mtp-eval`` off a terminal (SLURM logs, CI).
+
+Ctrl-C ends with one line and exit code 130; evals and the server's start-up report progress
+with numbers; an external URL that never answers fails within the configured bound, naming it;
+a note that ends with its fix is printed whole.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import console_script, processes_mentioning
+
+pytestmark = pytest.mark.integration
+QUIET = ["server.stop_grace_s=5", "server.startup_timeout_s=30"]
+
+
+def mtp_eval(run_dir: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [console_script("mtp-eval"), *QUIET, *args, f"hydra.run.dir={run_dir}"],
+        capture_output=True, text=True, timeout=timeout, check=False, cwd=run_dir.parent,
+    )  # fmt: skip
+
+
+def test_ctrl_c_prints_one_line_and_exits_130(tmp_path):
+    run_dir = tmp_path / "run"
+    args = ["server.simulated.latency_s=0.2", "client.concurrency=2", "client.follow_server=false"]
+    proc = subprocess.Popen(
+        [console_script("mtp-eval"), *QUIET, *args, f"hydra.run.dir={run_dir}"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    samples = run_dir / "samples" / "mcq_sample.jsonl"
+    deadline = time.monotonic() + 60
+    while not (samples.exists() and samples.stat().st_size) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)  # what Ctrl-C sends to the foreground process
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in out + err
+    assert err.strip().splitlines() == [
+        "mtp-eval: interrupted (Ctrl-C); the server was stopped, answered samples are kept, "
+        "and the same command resumes the cell"
+    ], err
+    result = json.loads((run_dir / "result.json").read_text())
+    assert result["error"]["kind"] == "interrupted"
+    assert samples.read_text().strip()  # what was answered is on disk
+    assert processes_mentioning(str(run_dir)) == []
+
+
+def test_progress_lines_off_a_terminal(tmp_path):
+    run = mtp_eval(
+        tmp_path / "run",
+        "server.simulated.startup_delay_s=1.5",
+        "server.progress_every_s=0.4",
+        "server.simulated.latency_s=0.05",
+        "client.concurrency=4",
+        "client.follow_server=false",
+        "client.progress_every_s=0.5",
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    waiting = re.findall(r"waiting for the server at http://\S+: (\d+) s of 30 s", run.stdout)
+    assert len(waiting) >= 2, run.stdout  # start-up: elapsed of the limit...
+    assert "; last log line: " in run.stdout  # ...and what the server last said
+    lines = re.findall(r"mcq_sample: (\d+)/116 requests \(\d+%\), ([\d.]+) req/s", run.stdout)
+    assert len(lines) >= 2, run.stdout
+    assert lines[-1][0] == "116" and float(lines[-1][1]) > 0
+    assert [int(done) for done, _ in lines] == sorted(int(done) for done, _ in lines)
+
+
+@pytest.fixture
+def silent_url() -> Iterator[str]:
+    """A port that accepts connections (the kernel's backlog) and never answers."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+@pytest.mark.parametrize("version", [None, "0.5.19"], ids=["version_query", "health_wait"])
+def test_external_url_that_never_answers_fails_within_the_bound(tmp_path, silent_url, version):
+    started = time.monotonic()
+    extra = [f"server.sglang_version={version}"] if version else []
+    run = mtp_eval(
+        tmp_path / "run",
+        "server=external",
+        f"server.base_url={silent_url}",
+        "server.external_timeout_s=2",
+        "gpu=h200",
+        *extra,
+        timeout=60,
+    )
+    elapsed = time.monotonic() - started
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert elapsed < 20, elapsed
+    result = json.loads((tmp_path / "run" / "result.json").read_text())
+    assert silent_url in result["error"]["message"]
+    assert "server.external_timeout_s" in result["error"]["message"]
+    assert silent_url in run.stdout and "Traceback" not in run.stdout + run.stderr
+
+
+def test_a_note_that_ends_with_its_fix_is_printed_whole(tmp_path):
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        run = mtp_eval(tmp_path / "run", f"server.port={port}")
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "or leave server.port unset for a free one" in run.stdout, run.stdout
