@@ -138,7 +138,7 @@ def test_go_and_no_go_give_exit_1_and_every_output(sweep: Path, tmp_path: Path):
     assert "drop" in failures[0].find("failure").get("message")  # the numbers are in it
     assert junit.get("failures") == "2"
     html = (out / "report.html").read_text()
-    assert html.count('<img src="data:image/png;base64,') == 3
+    assert html.count('<img src="data:image/png;base64,') == 4  # grid, accuracy, paired, accept
     assert "NO-GO" in (out / "report.md").read_text()
     rows = list(csv.DictReader((out / "cells.csv").open()))
     assert {r["variant"]: r["vs_baseline"] for r in rows} == {

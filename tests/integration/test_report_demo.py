@@ -39,4 +39,4 @@ def test_demo_sweep_go_and_no_go(tmp_path: Path):
     assert found == {"fmha_v2": "NO-GO", "triton": "GO"}
     assert summary["simulated"] is True
     html = (sweep / "report" / "report.html").read_text()
-    assert html.count('<img src="data:image/png;base64,') == 3
+    assert html.count('<img src="data:image/png;base64,') == 4  # grid, accuracy, paired, accept
