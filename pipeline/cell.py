@@ -23,7 +23,8 @@ from evals.base import Eval, make_eval
 from evals.config import EvalConf
 from pipeline.cell_result import initial_result, mark, overhead, record_plan, record_server
 from pipeline.gpu_slots import server_devices
-from pipeline.guards import check_error_rates, check_port_free, secrets_of, with_api_key
+from pipeline.guards import check_error_rates, check_port_free
+from pipeline.keys import secrets_of, with_api_key
 from pipeline.measure import measure_cell
 from pipeline.multinode import DONE_MARKER, node_plan, serve_as_worker
 from pipeline.outcomes import CellError, WorkerNodeDone, record_failure, unsupported

@@ -14,7 +14,8 @@ from evals.config import ClientConf
 from evals.datasets import DatasetError
 from pipeline import server_api
 from pipeline.eval_window import MeasureError
-from pipeline.guards import GuardError, auth_hint
+from pipeline.guards import GuardError
+from pipeline.keys import auth_hint
 from pipeline.server import ExternalServerError, ServerStartError
 
 

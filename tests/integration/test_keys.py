@@ -16,7 +16,7 @@ import pytest
 
 from evals.config import ClientConf
 from pipeline.cell import run_cell
-from pipeline.guards import auth_hint
+from pipeline.keys import auth_hint
 from tests.conftest import compose_conf, console_script, external_sim
 
 pytestmark = pytest.mark.integration

@@ -9,7 +9,7 @@ import psutil
 import pytest
 
 from pipeline.cell import run_cell
-from pipeline.guards import with_api_key
+from pipeline.keys import with_api_key
 from pipeline.server import managed_server
 from tests.conftest import compose_conf, processes_mentioning
 

@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
-from evals.client import SseBuffer, _progress_bar, build_chat_payload, chat_url
+from evals.client import SseBuffer, build_chat_payload, chat_url
 from evals.config import SamplingConf
+from evals.progress import progress_bar
 
 MESSAGES = [{"role": "user", "content": "q"}]
 
@@ -97,7 +98,7 @@ def test_client_module_leaves_tqdm_unimported() -> None:
 # Under pytest stderr is not a terminal: progress is then a line now and then, never a tqdm bar.
 @pytest.mark.parametrize(("progress", "kind"), [(False, "_NoBar"), (True, "LineProgress")])
 def test_progress_off_a_terminal_is_lines_only_when_asked(progress: bool, kind: str) -> None:
-    with _progress_bar(progress, 3, "t") as bar:
+    with progress_bar(progress, 3, "t") as bar:
         for _ in range(3):
             bar.update(1)
     assert type(bar).__name__ == kind
