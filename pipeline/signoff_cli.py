@@ -47,20 +47,45 @@ def sweep_command(args: argparse.Namespace, overrides: list[str], sweep_dir: str
     ]
 
 
+INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
+
+
+def run_sweep(command: list[str]) -> int:
+    """Run the sweep; on Ctrl-C wait for it to stop its server and keep its results, then raise.
+
+    Ctrl-C reaches the sweep too (same process group); ``subprocess.run`` would SIGKILL it a
+    quarter second later, in the middle of stopping its server.
+    """
+    with subprocess.Popen(command) as sweep:
+        try:
+            return sweep.wait()
+        except KeyboardInterrupt:
+            sweep.wait()
+            raise
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the sweep, then the report; return the report's exit code."""
+    """Run the sweep, then the report; return the report's exit code (130 after Ctrl-C)."""
     args, overrides = parse_args(argv)
     sweep_dir = args.sweep_dir or time.strftime("outputs/multirun/signoff-%Y%m%d-%H%M%S")
-    swept = subprocess.run(sweep_command(args, overrides, sweep_dir), check=False)
-    if swept.returncode != 0:
+    try:
+        returncode = run_sweep(sweep_command(args, overrides, sweep_dir))
+    except KeyboardInterrupt:
         print(
-            f"mtp-eval-signoff: the sweep exited {swept.returncode}; judging what it left",
+            f"mtp-eval-signoff: interrupted (Ctrl-C); the sweep stopped its server and kept what "
+            f"it measured: run again with --sweep-dir {sweep_dir} to resume",
+            file=sys.stderr,
+        )
+        return INTERRUPTED
+    if returncode != 0:
+        print(
+            f"mtp-eval-signoff: the sweep exited {returncode}; judging what it left",
             file=sys.stderr,
         )
     report_args = [sweep_dir] + (["--tolerance", args.tolerance] if args.tolerance else [])
     code = report_main(report_args)
     print(f"mtp-eval-signoff: {sweep_dir}: exit code {code}")
-    return 2 if swept.returncode != 0 and code == 0 else code
+    return 2 if returncode != 0 and code == 0 else code
 
 
 if __name__ == "__main__":

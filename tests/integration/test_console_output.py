@@ -8,6 +8,7 @@ a note that ends with its fix is printed whole.
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
 import socket
@@ -115,3 +116,25 @@ def test_a_note_that_ends_with_its_fix_is_printed_whole(tmp_path):
         run = mtp_eval(tmp_path / "run", f"server.port={port}")
     assert run.returncode == 1, run.stdout + run.stderr
     assert "or leave server.port unset for a free one" in run.stdout, run.stdout
+
+
+def test_ctrl_c_on_the_signoff_wrapper_leaves_no_server_and_no_traceback(tmp_path):
+    # Ctrl-C reaches the whole foreground process group: the wrapper and the sweep it runs.
+    sweep = tmp_path / "sweep"
+    args = ["--experiment", "demo", f"--sweep-dir={sweep}", "server.simulated.latency_s=0.2",
+            "client.concurrency=2", "client.follow_server=false"]  # fmt: skip
+    proc = subprocess.Popen(
+        [console_script("mtp-eval-signoff"), *args], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, cwd=tmp_path, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not list(sweep.glob("0_*/samples/*.jsonl")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in out + err
+    assert f"run again with --sweep-dir {sweep} to resume" in err
+    first = json.loads(next(sweep.glob("0_*/result.json")).read_text())
+    assert first["error"]["kind"] == "interrupted"
+    assert processes_mentioning(str(sweep)) == []  # the sweep stopped its server
