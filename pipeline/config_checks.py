@@ -3,16 +3,21 @@
 Hydra's schema catches a wrong key or type; these rules catch a right type with a value that
 would start a server for nothing or be silently ignored (``skip_softmax.prefill=-1``, ``nan``,
 ``evals=[]``, ``client.concurrency=0``, ``repeats: 0``). Each problem is one line that names the
-key, the value and the allowed range.
+key, the value and the allowed range. A sweep checks every job's values before its first cell
+(``SweepCheckCallback``), so a bad value in the last cell does not cost the first ones.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from pipeline.schema import RootConf
 
@@ -102,3 +107,55 @@ def check_config(conf: RootConf) -> RootConf:
     if problems:
         raise ConfigError(problems)
     return conf
+
+
+# The config roots the rules read: a job's overrides elsewhere (backend, kv_dtype, model, gpu)
+# cannot change a checked value, so jobs that differ only there are composed once.
+CHECKED_ROOTS = frozenset({"skip_softmax", "client", "server", "evals", "sequential", "experiment"})
+
+
+def checked_overrides(overrides: list[str]) -> tuple[str, ...]:
+    """The overrides of a job that can change a checked value."""
+    roots = (o.lstrip("+~").split("=", 1)[0].split(".", 1)[0].split("@", 1)[0] for o in overrides)
+    return tuple(o for o, root in zip(overrides, roots, strict=True) if root in CHECKED_ROOTS)
+
+
+def sweep_problems(config: DictConfig) -> list[str]:
+    """Every job's out-of-range values, each with the first job that has it (basic sweeper).
+
+    Args:
+        config: the multirun's config as Hydra gives it to ``on_multirun_start``.
+    """
+    from hydra.core.global_hydra import GlobalHydra
+
+    from pipeline.report.expected import sweep_jobs
+
+    hydra = OmegaConf.to_container(config.hydra, resolve=False)
+    jobs = sweep_jobs({str(k): v for k, v in hydra.items()}) if isinstance(hydra, dict) else None
+    distinct = dict.fromkeys(checked_overrides(job) for job in jobs or [])
+    loader = GlobalHydra.instance().config_loader()
+    first_job: dict[str, str] = {}
+    for overrides in distinct:  # about 0.2 s each: composing every job would cost a sweep's
+        job = loader.load_sweep_config(config, list(overrides))
+        with read_write(job), open_dict(job):
+            del job["hydra"]
+        try:
+            conf = OmegaConf.to_object(job)
+        except Exception:  # a wrong key or type: Hydra reports it when the job composes
+            continue
+        assert isinstance(conf, RootConf), type(conf)
+        for problem in config_problems(conf):
+            first_job.setdefault(problem, " ".join(overrides) or "every job")
+    return [f"{problem} (in {where})" for problem, where in first_job.items()]
+
+
+class SweepCheckCallback(Callback):
+    """Refuses a sweep with a value out of range before its first cell starts (exit code 2)."""
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Called by Hydra before the first job of a multirun."""
+        problems = sweep_problems(config)
+        for line in problems:
+            print(f"mtp-eval: {line}", file=sys.stderr)
+        if problems:  # SystemExit passes Hydra's callback guard (it catches Exception only)
+            raise SystemExit(2)

@@ -39,26 +39,36 @@ def expected_jobs(multirun_yaml: Path) -> tuple[list[ExpectedJob], str | None]:
     Args:
         multirun_yaml: Hydra's ``multirun.yaml`` at the top of a sweep folder.
     """
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
     conf = read_yaml(multirun_yaml)
     hydra = (conf or {}).get("hydra") or {}
-    sweeper = hydra.get("sweeper") or {}
-    if sweeper.get("_target_", BASIC_SWEEPER) != BASIC_SWEEPER:
+    jobs = sweep_jobs(hydra)
+    if jobs is None:
+        sweeper = hydra.get("sweeper") or {}
         return [], (
             f"{multirun_yaml}: sweeper {sweeper.get('_target_')} is not Hydra's basic "
             "sweeper; expected cells (and so MISSING ones) cannot be worked out"
         )
-    params = [f"{k}={v}" for k, v in (sweeper.get("params") or {}).items()]
-    task = list((hydra.get("overrides") or {}).get("task") or [])
-    parsed = OverridesParser.create().parse_overrides(params + task)
-    batches = BasicSweeper.split_arguments(parsed, None)
-    jobs = [job for batch in batches for job in batch]
     base = base_identity(conf, (hydra.get("runtime") or {}).get("choices") or {})
     return [
         ExpectedJob(i, tuple(job), apply_overrides(base, job)) for i, job in enumerate(jobs)
     ], None
+
+
+def sweep_jobs(hydra: dict[str, Any]) -> list[list[str]] | None:
+    """Each job's overrides, in Hydra's job order, from a sweep's ``hydra`` node.
+
+    None when the sweeper is not Hydra's basic one (its jobs cannot be worked out here).
+    """
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    sweeper = hydra.get("sweeper") or {}
+    if sweeper.get("_target_", BASIC_SWEEPER) != BASIC_SWEEPER:
+        return None
+    params = [f"{k}={v}" for k, v in (sweeper.get("params") or {}).items()]
+    task = list((hydra.get("overrides") or {}).get("task") or [])
+    parsed = OverridesParser.create().parse_overrides(params + task)
+    return [list(job) for batch in BasicSweeper.split_arguments(parsed, None) for job in batch]
 
 
 def base_identity(conf: dict[str, Any], choices: dict[str, Any]) -> dict[str, Any]:

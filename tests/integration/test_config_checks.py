@@ -53,3 +53,19 @@ def test_every_problem_is_listed_at_once():
 )
 def test_values_in_range_pass(override):
     assert config_problems(compose_conf([override])) == []
+
+
+def test_a_sweep_is_refused_before_its_first_cell(tmp_path):
+    # The bad value is in the last job: without the up-front check three cells ran first.
+    sweep = tmp_path / "sweep"
+    run = subprocess.run(
+        [console_script("mtp-eval"), "-m", "backend=fa3,fmha_v2", "skip_softmax.prefill=0.5,-1",
+         f"hydra.sweep.dir={sweep}"],
+        capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 2, run.stdout + run.stderr
+    assert run.stderr.strip().splitlines() == [
+        "mtp-eval: skip_softmax.prefill=-1.0 is out of range: use null (exact softmax) or a "
+        "finite factor >= 0 (in skip_softmax.prefill=-1)"
+    ], run.stderr
+    assert not list(sweep.glob("*/result.json")) and "Traceback" not in run.stderr
