@@ -179,6 +179,7 @@ def _server(
         server.health_poll_initial_s,
         server.health_poll_max_s,
         server.progress_every_s,
+        tuple(secrets_of(conf.client)),
     )
     if server.kind == "external":
         if not server.base_url:

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import psutil
 
+from pipeline.redact import redact_text
+
 HEALTH_PATH = "/health_generate"
 
 
@@ -56,6 +58,7 @@ class HealthPolicy:
     initial_s: float = 0.2
     max_s: float = 5.0
     report_every_s: float | None = None  # a progress line (elapsed, last log line); None: quiet
+    secrets: tuple[str, ...] = ()  # masked in that line (SGLang logs its server_args, keys too)
 
 
 @dataclass
@@ -130,7 +133,8 @@ def wait_healthy(
             return time.monotonic() - start
         now = time.monotonic()
         if policy.report_every_s is not None and now - reported >= policy.report_every_s:
-            print(startup_progress(base_url, now - start, policy.timeout_s, log_path), flush=True)
+            line = startup_progress(base_url, now - start, policy.timeout_s, log_path)
+            print(redact_text(line, policy.secrets), flush=True)
             reported = now
         if now - start > policy.timeout_s:
             raise ServerStartError(

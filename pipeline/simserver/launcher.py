@@ -42,7 +42,7 @@ _SUMMARY_KEYS = (
     "prefill_attention_backend", "decode_attention_backend", "kv_cache_dtype", "page_size",
     "speculative_algorithm", "speculative_num_steps", "speculative_eagle_topk",
     "speculative_num_draft_tokens", "speculative_attention_mode", "max_running_requests",
-    "random_seed", "enable_metrics",
+    "random_seed", "enable_metrics", "api_key", "admin_api_key",  # SGLang prints its keys too
 )  # fmt: skip
 
 

@@ -70,7 +70,7 @@ def test_external_server_every_call_carries_the_key(tmp_path, keyed_server, monk
     result = run_external(tmp_path, [*keyed_server, *KEYS], monkeypatch)
     assert result["status"] == "ok", result["error"]
     assert result["cell"]["sglang_version"] == "0.5.19"
-    assert leaks(tmp_path) == []
+    assert leaks(tmp_path / "cell") == []  # the external server's own log is not ours
 
 
 @pytest.mark.parametrize(
@@ -93,7 +93,7 @@ def test_each_401_names_the_key_and_the_endpoint(
     assert result["error"]["kind"] == "server_api"
     message = result["error"]["message"]
     assert "HTTP 401" in message and all(part in message for part in expected), message
-    assert leaks(tmp_path) == []
+    assert leaks(tmp_path / "cell") == []
 
 
 @pytest.mark.parametrize(
@@ -110,3 +110,17 @@ def test_each_401_names_the_key_and_the_endpoint(
 def test_auth_hint_table(status, path, client, expected):
     hint = auth_hint(status, path, client)
     assert (expected in hint) if expected else hint == ""
+
+
+def test_start_up_progress_masks_the_keys_sglang_logs(tmp_path, capsys):
+    # SGLang logs its server_args, keys included; the progress line quotes the last log line.
+    from pipeline.server import HealthPolicy, ServerStartError, free_port, wait_healthy
+
+    log = tmp_path / "server.log"
+    log.write_text(f"server_args=ServerArgs(api_key='{API_KEY}', admin_api_key='{ADMIN_KEY}')\n")
+    policy = HealthPolicy(0.6, 0.05, 0.1, report_every_s=0.1, secrets=(API_KEY, ADMIN_KEY))
+    with pytest.raises(ServerStartError):
+        wait_healthy(f"http://127.0.0.1:{free_port()}", policy, log_path=log)
+    out = capsys.readouterr().out
+    assert "last log line: server_args=ServerArgs(api_key='***', admin_api_key='***')" in out
+    assert API_KEY not in out and ADMIN_KEY not in out
