@@ -6,12 +6,13 @@ this checks the real Makefile without installing anything.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, console_script
 
 pytestmark = [
     pytest.mark.integration,
@@ -41,3 +42,44 @@ def test_demo_installs_the_base_only_and_says_what(tmp_path):
 def test_test_target_still_installs_the_dev_extra(tmp_path):
     lines = planned("test", tmp_path)
     assert any("pip install" in line and "'.[dev]'" in line for line in lines), lines
+
+
+# Installed here, absent from a base install: every import of them fails as if not installed,
+# and importlib.util.find_spec says None, as it would.
+BLOCK_DEV_EXTRA = '''
+import importlib.util
+import sys
+BLOCKED = {"torch", "pytest", "hypothesis", "submitit", "hydra_plugins", "ruff", "mypy"}
+class _Absent:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r} (not in the base install)")
+sys.meta_path.insert(0, _Absent())
+_find_spec = importlib.util.find_spec
+def find_spec(name, package=None):
+    return None if name.split(".")[0] in BLOCKED else _find_spec(name, package)
+importlib.util.find_spec = find_spec
+'''
+
+
+def test_the_demo_runs_without_the_dev_extra(tmp_path):
+    # What `make demo` runs, with every dev-only package unimportable (here and in the server).
+    (tmp_path / "block").mkdir()
+    (tmp_path / "block" / "sitecustomize.py").write_text(BLOCK_DEV_EXTRA)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path / "block")}
+    sweep = tmp_path / "demo"
+    run = subprocess.run(
+        [console_script("mtp-eval"), "experiment=demo", f"hydra.sweep.dir={sweep}",
+         "evals.mcq_sample.repeats=2", "server.simulated.startup_delay_s=0.1"],
+        env=env, capture_output=True, text=True, timeout=240, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0 and "not in the base install" not in run.stdout + run.stderr, (
+        run.stdout[-3000:] + run.stderr[-3000:]
+    )
+    assert len(list(sweep.glob("*/result.json"))) == 4
+    report = subprocess.run(
+        [console_script("mtp-eval-report"), str(sweep)],
+        env=env, capture_output=True, text=True, timeout=240, check=False, cwd=tmp_path,
+    )  # fmt: skip
+    assert report.returncode in (0, 1, 2) and "Traceback" not in report.stderr, report.stderr
+    assert (sweep / "report" / "report.html").is_file()
