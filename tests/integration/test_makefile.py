@@ -46,7 +46,7 @@ def test_test_target_still_installs_the_dev_extra(tmp_path):
 
 # Installed here, absent from a base install: every import of them fails as if not installed,
 # and importlib.util.find_spec says None, as it would.
-BLOCK_DEV_EXTRA = '''
+BLOCK_DEV_EXTRA = """
 import importlib.util
 import sys
 BLOCKED = {"torch", "pytest", "hypothesis", "submitit", "hydra_plugins", "ruff", "mypy"}
@@ -59,7 +59,7 @@ _find_spec = importlib.util.find_spec
 def find_spec(name, package=None):
     return None if name.split(".")[0] in BLOCKED else _find_spec(name, package)
 importlib.util.find_spec = find_spec
-'''
+"""
 
 
 def test_the_demo_runs_without_the_dev_extra(tmp_path):
