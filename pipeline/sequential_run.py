@@ -75,17 +75,32 @@ def paired_diffs(
     return out
 
 
+def _keyed(records: Iterable[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
+    return {(str(r["question_id"]), int(r["repeat"])): r for r in records}
+
+
 def look(
     records: Sequence[dict[str, Any]],
     baseline: Sequence[dict[str, Any]],
     design: SequentialDesign,
     look_index: int,
 ) -> str | None:
-    """GO / NO-GO / None (continue) after round ``look_index`` (1-based)."""
-    from pipeline.stats.sequential import decide
+    """GO / NO-GO / None (continue) after round ``look_index`` (1-based).
 
-    diffs = paired_diffs(records, baseline)
-    return decide(design, look_index, diffs) if diffs else None
+    The report's own rule (``pipeline.stats.signoff.cell_verdict`` on ``pipeline.report.pairing``'s
+    pairs: answered pairs only, missing answers at their worst, broken prompts) read at the
+    look's level, so a stopped cell and the report never disagree.
+    """
+    from pipeline.report.pairing import pair_samples
+    from pipeline.stats.sequential import level_at
+    from pipeline.stats.signoff import cell_verdict
+
+    if not records or not baseline:
+        return None
+    paired = pair_samples(_keyed(baseline), _keyed(records))
+    level = level_at(design, look_index)
+    found = str(cell_verdict(paired.outcomes, design.margin, design.alpha, level)[()])
+    return found if found in ("GO", "NO-GO") else None
 
 
 def same_cell_but_variant(candidate: dict[str, Any], other: dict[str, Any], variant: str) -> bool:

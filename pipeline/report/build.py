@@ -13,7 +13,7 @@ from pipeline.report.load import CellRecord, load_cells
 from pipeline.report.pairing import Samples
 from pipeline.report.samples import SampleError, read_samples
 from pipeline.report.tolerance import Tolerance
-from pipeline.report.verdicts import Check, exit_code, finalize, overall, worst
+from pipeline.report.verdicts import Check, exit_code, finalize, overall, verdict_note, worst
 
 
 @dataclass
@@ -50,6 +50,10 @@ class Report:
     def cell_verdict(self, cell: CellRecord) -> str:
         """The most severe verdict among the cell's checks."""
         return worst(c.verdict for c in self.checks_of(cell))
+
+    def cell_note(self, cell: CellRecord) -> str:
+        """A note beside the cell's verdict (e.g. GO without a reference), or empty."""
+        return verdict_note(self.checks_of(cell))
 
 
 def _reader() -> Callable[[CellRecord, str], Samples]:

@@ -35,7 +35,22 @@ _STATUS = {"ok": OK, "failed": FAILED, "missing": MISSING, "unsupported": UNSUPP
 def cell_checks(
     cell: CellRecord, cells: Sequence[CellRecord], tol: Tolerance, read: SampleReader
 ) -> list[Check]:
-    """All checks of ``cell`` (statistical ones still INCONCLUSIVE until ``finalize``)."""
+    """All checks of ``cell`` (statistical ones still INCONCLUSIVE until ``finalize``).
+
+    Malformed input in this cell's result or samples makes this cell ERROR (with the reason);
+    the rest of the report is still written.
+    """
+    try:
+        return _cell_checks(cell, cells, tol, read)
+    except (ValueError, TypeError, KeyError, AttributeError, IndexError) as err:
+        where = cell.folder / "result.json" if cell.folder else cell.id
+        message = f"{where}: malformed input ({type(err).__name__}: {err}); this cell is not judged"
+        return [make_check(cell, None, "status", ERROR, message)]
+
+
+def _cell_checks(
+    cell: CellRecord, cells: Sequence[CellRecord], tol: Tolerance, read: SampleReader
+) -> list[Check]:
     out = [make_check(cell, None, "status", _STATUS[cell.status], cell.note or cell.status)]
     if cell.status != "ok":
         return out

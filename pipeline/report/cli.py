@@ -84,15 +84,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         tol = load_tolerance(args.tolerance, args.baseline, args.references)
         report = build_report(args.dirs, tol)
+        out = args.out or (
+            args.dirs[0] / "report" if len(args.dirs) == 1 else Path("mtp-eval-report")
+        )
+        paths = write_outputs(report, out)
     except (ToleranceError, ReferenceError, ValueError) as err:
         print(f"mtp-eval-report: {err}", file=sys.stderr)
         return INPUT_ERROR
-    out = args.out or (args.dirs[0] / "report" if len(args.dirs) == 1 else Path("mtp-eval-report"))
-    paths = write_outputs(report, out)
+    except Exception as err:
+        print(f"mtp-eval-report: internal error ({type(err).__name__}: {err}); "
+              "exit 2, not a verdict", file=sys.stderr)  # fmt: skip
+        return INPUT_ERROR
     for line in headline(report)[:2]:
         print(line)
     for cell in report.cells:
-        print(f"  {report.cell_verdict(cell):<13} {cell.label}")
+        note = report.cell_note(cell)
+        print(f"  {report.cell_verdict(cell):<13} {cell.label}" + (f"  ({note})" if note else ""))
     for line in report.ignored:
         print(f"  {'IGNORED':<13} {line}")
     print(f"wrote {', '.join(str(p) for p in paths)}")

@@ -25,10 +25,19 @@ def rel(log_drop: float) -> float:
 
 def _p(n: dict[str, Any]) -> str:
     adjusted = n.get("family_size", 1) > 1
-    tag = f" (Holm over {n['family_size']} cells)" if adjusted else ""
+    tag = f" (NO-GO Holm over {n['family_size']} cells; GO per cell)" if adjusted else ""
     return (
         f"p(GO) {n.get('p_go_adjusted', float('nan')):.3g}, "
         f"p(NO-GO) {n.get('p_nogo_adjusted', float('nan')):.3g}{tag}"
+    )
+
+
+def _rates(n: dict[str, Any]) -> str:
+    """Error and truncation rates of both sides (errored requests are left out of the pairs)."""
+    return (
+        f"errors {100 * n.get('base_error', 0):.1f}% baseline / {100 * n.get('cand_error', 0):.1f}%"
+        f" candidate (left out), truncated {100 * n.get('base_truncated', 0):.1f}% / "
+        f"{100 * n.get('cand_truncated', 0):.1f}% (counted wrong)"
     )
 
 
@@ -49,12 +58,23 @@ def describe(check: Check) -> str:
     kind = check.kind
     if kind == "accuracy_vs_baseline" and "drop" in n:
         seq = f", {n['sequential']}" if n.get("sequential") else ""
+        why = n.get("undecided_because") if check.verdict == "INCONCLUSIVE" else ""
         return (
             f"accuracy {n['accuracy_candidate']:.4f} vs {n['accuracy_baseline']:.4f} "
             f"(change {pts(-n['drop'], True)} pts); drop {pts(n['drop'])} pts, one-sided "
             f"{100 * (1 - n['alpha']):g}% bounds [{pts(n['lower'])}, {pts(n['upper'])}] vs "
             f"margin {pts(n['margin'])} pts; {_p(n)}; {n['n_questions']} questions x "
-            f"{n['repeats']} repeats{seq}{_extra(n)}"
+            f"{n['repeats']} repeats{seq}; {_rates(n)}; {n.get('coverage', '')}"
+            f"{f'; undecided: {why}' if why else ''}{_extra(n)}"
+        )
+    if kind == "broken_prompts" and "p" in n:
+        ids = n["broken_questions"]
+        found = f"{len(ids)} broken: {', '.join(ids[:20])}" + ("..." if len(ids) > 20 else "")
+        return (
+            f"{found if ids else 'no question broke'} (questions {n['baseline']} gets right in "
+            f"most repeats and the candidate in none; one-sided Fisher exact tests, Bonferroni "
+            f"over the {n['testable']} questions that could break (Tarone)); p {n['p']:.3g}"
+            f", adjusted {n.get('p_nogo_adjusted', float('nan')):.3g}"
         )
     if kind == "accept_vs_baseline" and "drop" in n:
         return (
@@ -70,6 +90,7 @@ def describe(check: Check) -> str:
             f"[{pts(n['lower'])}, {pts(n['upper'])}] vs margin {pts(n['margin'])} pts; SE "
             f"{pts(n['se'])} pts ({n['se_method']}, reference {pts(n['reference_stderr'])})"
             f"; {_p(n)}{_extra(n)}"
+            + (f"; not decided: {n['stopped_early']}" if check.verdict == "INFO" else "")
         )
     if kind == "accept_vs_reference" and "drop" in n:
         return (
@@ -77,6 +98,7 @@ def describe(check: Check) -> str:
             f"({n['source']}); relative drop {100 * rel(n['drop']):.2f}%, bounds "
             f"[{100 * rel(n['lower']):.2f}%, {100 * rel(n['upper']):.2f}%] vs band "
             f"{100 * n['band']:g}%; {_p(n)}"
+            + (f"; not decided: {n['stopped_early']}" if check.verdict == "INFO" else "")
         )
     if kind == "mcnemar":
         return (

@@ -57,6 +57,7 @@ def _cell(report: Report, cell: CellRecord) -> dict[str, Any]:
         "status": cell.status,
         "simulated": cell.simulated,
         "verdict": report.cell_verdict(cell),
+        "verdict_note": report.cell_note(cell),
         "folder": str(cell.folder or ""),
         "note": cell.note,
         "unverified": cell.unverified,

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.report.load import CellRecord
+from pipeline.stats.signoff import Outcomes, paired_masks, question_diffs
 
 Samples = dict[tuple[str, int], dict[str, Any]]
 SampleReader = Callable[[CellRecord, str], Samples]
@@ -47,8 +48,9 @@ def find_baseline(
     """The baseline cell for ``cell`` and a note on how it was chosen (or why there is none).
 
     Same values of ``match`` and variant ``baseline``; with skip-softmax set and no baseline at
-    the same factors, the baseline at exact softmax. Several candidates: the ok one that finished
-    last. Returns ``(None, reason)`` when there is no ok baseline.
+    the same factors, the baseline at exact softmax. Several candidates: the ok one that ended
+    last (``timing.ended_at``), named by folder in the note. Returns ``(None, reason)`` when
+    there is no ok baseline.
     """
     pool = [c for c in cells if c.variant == baseline and c is not cell]
     same = [c for c in pool if _key(c, match) == _key(cell, match)]
@@ -65,54 +67,128 @@ def find_baseline(
         if same:
             return None, f"baseline {same[0].label} is {same[0].status.upper()}"
         return None, (f"no {baseline} cell with the same {', '.join(match)} among the inputs")
-    ok.sort(key=lambda c: str((c.result.get("timing") or {}).get("finished_at") or ""))
+    ok.sort(key=ended_at)
     if len(ok) > 1:
-        note = (note + "; " if note else "") + f"{len(ok)} baseline cells match, used the latest"
+        latest = ok[-1]
+        how = f"ended {ended_at(latest)}" if ended_at(latest) else "none says when it ended"
+        note = (note + "; " if note else "") + (
+            f"{len(ok)} baseline cells match; used the one that ended last: "
+            f"{latest.folder or latest.id} ({how})"
+        )
     return ok[-1], note
+
+
+def ended_at(cell: CellRecord) -> str:
+    """When the cell really ended (``timing.ended_at``, as the cell job writes it), or ''."""
+    timing = cell.result.get("timing") or {}
+    return str(timing.get("ended_at") or timing.get("finished_at") or "")
 
 
 @dataclass(frozen=True)
 class Paired:
-    """Outcomes of a candidate and its baseline on the same (question, repeat) prompts.
+    """A candidate and its baseline on the baseline's questions (``pipeline.stats.signoff``).
 
     Attributes:
-        questions: question ids (row order of ``diffs``).
-        diffs: ``(n_questions, max_repeats)`` candidate minus baseline (1/0/-1), NaN-padded.
-        base: baseline correctness per pair (flat, key order).
-        cand: candidate correctness per pair.
-        keys: the (question, repeat) keys of the pairs.
-        unpaired: samples on either side without a partner.
+        questions: the baseline's question ids (row order).
+        outcomes: both sides' correctness, NaN where a request errored or was never asked.
+        repeats_base: the baseline's repeat indices.
+        repeats_cand: the candidate's repeat indices.
+        extra_questions: questions only the candidate has (left out).
+        rates: error and truncation rates of each side (``base_error`` etc.).
     """
 
     questions: list[str]
-    diffs: np.ndarray
-    base: np.ndarray
-    cand: np.ndarray
-    keys: list[tuple[str, int]]
-    unpaired: int
+    outcomes: Outcomes
+    repeats_base: list[int]
+    repeats_cand: list[int]
+    extra_questions: int
+    rates: dict[str, float]
+
+    @property
+    def diffs(self) -> np.ndarray:
+        """``(n, k)`` candidate minus baseline per answered pair (``(n, 1)`` when by question)."""
+        base, cand = paired_masks(self.outcomes)
+        if self.outcomes.by_repeat:
+            return cand - base
+        return question_diffs(self.outcomes)[:, None]
 
     @property
     def repeats(self) -> int:
-        """Most repeats any question has."""
-        return int(np.max(np.sum(~np.isnan(self.diffs), axis=1))) if len(self.keys) else 0
+        """Most answered pairs any question has (by repeat), else the candidate's repeats."""
+        counts = np.sum(np.isfinite(self.diffs), axis=1)
+        if not self.outcomes.by_repeat:
+            counts = np.sum(np.isfinite(self.outcomes.cand), axis=1)
+        return int(counts.max()) if counts.size else 0
+
+    @property
+    def pairing(self) -> str:
+        """How the two sides were paired, in words."""
+        if self.outcomes.by_repeat:
+            return "paired by question and repeat"
+        return (f"paired by question: repeat indices do not line up (baseline "
+                f"{_span(self.repeats_base)}, candidate {_span(self.repeats_cand)})")  # fmt: skip
+
+    def flat(self) -> tuple[np.ndarray, np.ndarray]:
+        """Baseline and candidate correctness of every answered pair (for McNemar)."""
+        base, cand = paired_masks(self.outcomes)
+        keep = np.isfinite(base) & np.isfinite(cand)
+        return base[keep], cand[keep]
+
+
+def _span(repeats: list[int]) -> str:
+    if not repeats:
+        return "none"
+    if repeats == list(range(repeats[0], repeats[-1] + 1)):
+        return f"{repeats[0]}..{repeats[-1]}"
+    return ",".join(map(str, repeats[:6])) + ("..." if len(repeats) > 6 else "")
+
+
+def _answer(record: dict[str, Any]) -> float:
+    # An errored request is no answer (NaN); a truncated one is an answer, and wrong.
+    return np.nan if record.get("error_kind") else float(bool(record["correct"]))
+
+
+def _rates(samples: Samples) -> tuple[float, float]:
+    n = max(1, len(samples))
+    errors = sum(1 for r in samples.values() if r.get("error_kind"))
+    truncated = sum(
+        1
+        for r in samples.values()
+        if not r.get("error_kind") and r.get("finish_reason") == "length"
+    )
+    return errors / n, truncated / n
+
+
+def _matrix(samples: Samples, rows: dict[str, int], columns: dict[int, int]) -> np.ndarray:
+    out = np.full((len(rows), max(1, len(columns))), np.nan)
+    for (q, r), record in samples.items():
+        if q in rows:
+            out[rows[q], columns[r]] = _answer(record)
+    return out
 
 
 def pair_samples(base: Samples, cand: Samples) -> Paired:
-    """Pair two cells' samples of one eval by (question_id, repeat)."""
-    keys = sorted(set(base) & set(cand))
-    unpaired = len(set(base) ^ set(cand))
-    b = np.array([base[k]["correct"] for k in keys], dtype=float)
-    c = np.array([cand[k]["correct"] for k in keys], dtype=float)
-    questions = sorted({q for q, _ in keys})
-    row = {q: i for i, q in enumerate(questions)}
-    by_question: dict[str, list[float]] = {}
-    for (q, _), d in zip(keys, c - b, strict=True):
-        by_question.setdefault(q, []).append(float(d))
-    width = max((len(v) for v in by_question.values()), default=0)
-    diffs = np.full((len(questions), max(width, 1)), np.nan)
-    for q, values in by_question.items():
-        diffs[row[q], : len(values)] = values
-    return Paired(questions, diffs, b, c, keys, unpaired)
+    """Both cells' samples of one eval on the baseline's questions (see ``Paired``).
+
+    By (question, repeat) when one side's repeat indices contain the other's (a sequential
+    candidate runs a prefix of the baseline's); otherwise by question, and ``pairing`` says so.
+    """
+    questions = sorted({q for q, _ in base})
+    rows = {q: i for i, q in enumerate(questions)}
+    rb, rc = sorted({r for _, r in base}), sorted({r for _, r in cand})
+    by_repeat = set(rb) <= set(rc) or set(rc) <= set(rb)
+    if by_repeat:
+        cols = {r: j for j, r in enumerate(sorted(set(rb) | set(rc)))}
+        b, c = _matrix(base, rows, cols), _matrix(cand, rows, cols)
+    else:
+        b = _matrix(base, rows, {r: j for j, r in enumerate(rb)})
+        c = _matrix(cand, rows, {r: j for j, r in enumerate(rc)})
+    asked = np.zeros(len(questions), dtype=bool)
+    asked[[rows[q] for q, _ in cand if q in rows]] = True
+    (be, bt), (ce, ct) = _rates(base), _rates(cand)
+    extra = len({q for q, _ in cand} - set(rows))
+    rates = {"base_error": be, "base_truncated": bt, "cand_error": ce, "cand_truncated": ct}
+    return Paired(questions, Outcomes(b, c, asked, by_repeat), rb, rc, extra, rates)
 
 
 def score_matrix(samples: Samples) -> np.ndarray:

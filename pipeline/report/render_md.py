@@ -38,17 +38,25 @@ def headline(report: Report) -> list[str]:
 
 
 METHOD = (
-    "Method. Against the baseline variant each candidate is paired with it by (question, repeat): "
-    "the per-question mean difference over repeats, its spread across questions (the standard "
-    "error clustered by question) and Student t bounds. GO when the one-sided upper bound of the "
-    "drop is within the margin, NO-GO when the lower bound is beyond it, else INCONCLUSIVE with "
-    "the repeats that would likely decide it (from the observed within- and between-question "
-    "variance). The p-values behind the two bounds are corrected with Holm across the cells of "
-    "this report, per check. Accept length is the token-weighted ratio sum(completion tokens) / "
-    "sum(verify steps), compared on the log scale with a delta-method SE clustered by question. "
-    "Against a reference the run's repeat-to-repeat uncertainty is combined with the reference's "
-    "own standard error; PASS / FAIL / INCONCLUSIVE follow the same rule. Validated by "
-    "benchmarks/signoff_simulation.py."
+    "Method. Against the baseline variant each candidate is paired with it on answered requests "
+    "only (an errored request is no answer, on either side; a truncated one is a wrong answer; "
+    "each side's error and truncation rates are shown beside the verdict), by (question, repeat) "
+    "when the repeat indices line up, else by question (and the check says so): the "
+    "per-question mean difference, its spread across questions (the standard error clustered by "
+    "question) and Student t bounds. GO when the one-sided upper bound of the drop is within the "
+    "margin, NO-GO when the lower bound is beyond it, else INCONCLUSIVE with the reason and the "
+    "repeats that would likely decide it. Baseline questions without an answered pair are taken "
+    "at their worst (GO) and best (NO-GO), so missing answers never make a verdict easier; fewer "
+    "than two paired questions or a non-finite standard error decide nothing. The release is GO "
+    "only if every candidate is GO (an intersection-union test: each GO is read at alpha, no "
+    "correction needed); NO-GO alarms are Holm-corrected across the cells of this report, per "
+    "check. Broken prompts: per question, a one-sided Fisher exact test on questions the "
+    "baseline gets right in most repeats and the candidate in none, Bonferroni over the "
+    "questions that could break (Tarone); any break is a FAIL, naming the questions. Accept "
+    "length is the token-weighted ratio sum(completion tokens) / sum(verify steps), compared on "
+    "the log scale with a delta-method SE clustered by question. Against a reference the run's "
+    "repeat-to-repeat uncertainty is combined with the reference's own standard error; PASS / "
+    "FAIL / INCONCLUSIVE follow the same rule. Validated by benchmarks/signoff_simulation.py."
 )
 
 

@@ -81,6 +81,8 @@ def _cells(report: Report, cells: list[CellRecord]) -> Section:
     for cell in cells:
         spec = (cell.speculative or {}).get("algorithm") or "off"
         status, verdict = cell.status.upper(), report.cell_verdict(cell)
+        note = report.cell_note(cell)
+        verdict += f" ({note})" if note else ""
         unverified = "; ".join(cell.unverified) or "-"
         folder = str(cell.folder or "(none)")
         sec.rows.append([*_who(cell), str(spec), status, verdict, unverified, folder])

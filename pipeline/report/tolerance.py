@@ -35,6 +35,8 @@ class EvalTolerance:
     reference_max_drop: float = 0.02
     accept_band: float = 0.05
     reference_accept_band: float = 0.05
+    # Share of the baseline's questions a candidate may lack (never asked) and still be GO.
+    max_absent_questions: float = 0.0
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from pipeline.report.load import CellRecord
-from pipeline.stats.multiplicity import holm
-from pipeline.stats.noninferiority import GO, INCONCLUSIVE, NO_GO, margin_test, verdicts
+from pipeline.stats.noninferiority import GO, INCONCLUSIVE, NO_GO, margin_test
+from pipeline.stats.release import family_pvalues, family_verdicts
 
 __all__ = ["GO", "INCONCLUSIVE", "NO_GO", "Check", "exit_code", "finalize", "overall", "worst"]
 from pipeline.stats.power import VarianceComponents, repeats_to_decide
@@ -26,12 +26,14 @@ NO_BASELINE, NO_REFERENCE, ERROR, INFO = "NO BASELINE", "NO REFERENCE", "ERROR",
 
 FAILING = (NO_GO, FAIL)
 UNDECIDED = (MISCONFIGURED, FAILED, MISSING, ERROR, NO_BASELINE, PLANNED, INCONCLUSIVE)
-# Worst first: how a cell's overall verdict is picked from its checks.
-SEVERITY = (NO_GO, FAIL, *UNDECIDED, UNSUPPORTED, NO_REFERENCE, GO, PASS, OK, INFO)
+# Worst first: how a cell's overall verdict is picked from its checks. A missing reference is
+# not a verdict against a cell: a GO cell without one stays GO (with a note, ``verdict_note``).
+SEVERITY = (NO_GO, FAIL, *UNDECIDED, UNSUPPORTED, GO, NO_REFERENCE, PASS, OK, INFO)
 
 BASELINE_KINDS = ("accuracy_vs_baseline", "accept_vs_baseline")
 REFERENCE_KINDS = ("accuracy_vs_reference", "accept_vs_reference")
 STAT_KINDS = (*BASELINE_KINDS, *REFERENCE_KINDS)
+BROKEN = "broken_prompts"
 KIND_TITLES = {
     "status": "cell status",
     "accept_metric": "accept metric present",
@@ -40,6 +42,7 @@ KIND_TITLES = {
     "accuracy_vs_reference": "accuracy vs reference",
     "accept_vs_reference": "accept length vs reference",
     "mcnemar": "McNemar (1 repeat) vs {baseline}",
+    "broken_prompts": "broken prompts vs {baseline}",
 }
 
 
@@ -77,6 +80,15 @@ def worst(found: Iterable[str]) -> str:
     return ranked[0] if ranked else OK
 
 
+def verdict_note(found: Iterable[Check]) -> str:
+    """What a cell's one-word verdict leaves out (empty when nothing)."""
+    checks = list(found)
+    verdict = worst(c.verdict for c in checks)
+    if verdict == GO and any(c.verdict == NO_REFERENCE for c in checks):
+        return "no reference value: judged against the baseline only"
+    return ""
+
+
 def exit_code(checks: Iterable[Check]) -> int:
     """0 all GO / PASS, 1 any NO-GO / FAIL, 2 anything undecided, failed or missing."""
     found = {c.verdict for c in checks}
@@ -91,33 +103,43 @@ def overall(code: int) -> str:
 
 
 def finalize(checks: list[Check], alpha: float, power: float, multiplicity: str) -> None:
-    """Set the verdicts of statistical checks, per kind across cells (Holm or none).
+    """Set the verdicts of statistical checks, per kind across cells.
 
-    A check read at a sequential look's level ``l`` enters with its p-values scaled by
-    ``alpha / l``, so that "adjusted <= alpha" means "nominal <= l" before correction.
+    GO is read per cell at its own level (the release is GO only if every cell is GO, an
+    intersection-union test: no correction needed); NO-GO alarms are Holm-corrected across the
+    cells of a kind (``multiplicity: holm``). A check read at a sequential look's level ``l``
+    enters with its p-values scaled by ``alpha / l``. The rule is ``pipeline.stats.release``'s,
+    the one the simulation checks.
     """
-    for kind in STAT_KINDS:
+    for kind in (*STAT_KINDS, BROKEN):
         family = [c for c in checks if c.kind == kind and c.p_go is not None]
         if not family:
             continue
-        scale = [alpha / (c.level or alpha) for c in family]
-        p_go = [min(1.0, float(c.p_go or 0) * s) for c, s in zip(family, scale, strict=True)]
-        p_nogo = [min(1.0, float(c.p_nogo or 0) * s) for c, s in zip(family, scale, strict=True)]
-        if multiplicity == "holm":
-            p_go, p_nogo = holm(p_go), holm(p_nogo)
-        found = verdicts(np.asarray(p_go), np.asarray(p_nogo), alpha)
-        # The level a single cell faces under Holm is at worst alpha / m: size extra repeats on it.
-        level = alpha / len(family) if multiplicity == "holm" else alpha
+        scale = np.array([alpha / (c.level or alpha) for c in family])
+        p_go, p_nogo = family_pvalues(
+            np.array([c.p_go for c in family], dtype=float),
+            np.array([c.p_nogo for c in family], dtype=float),
+            scale,
+            multiplicity == "holm",
+        )
+        found = family_verdicts(p_go, p_nogo, alpha)
+        # A NO-GO faces Holm's alpha / m at worst; a GO faces alpha: size extra repeats on GO's.
         for check, a, b, v in zip(family, p_go, p_nogo, found, strict=True):
-            check.numbers.update(p_go_adjusted=a, p_nogo_adjusted=b, family_size=len(family))
+            check.numbers.update(p_go_adjusted=float(a), p_nogo_adjusted=float(b),
+                                 family_size=len(family))  # fmt: skip
             check.verdict = _name(kind, str(v))
+            if v == INCONCLUSIVE and check.numbers.get("stopped_early"):
+                check.verdict = INFO  # see versus_reference.stopped_early
+                continue
             if v == INCONCLUSIVE and check.components is not None and check.distance is not None:
-                needed = repeats_to_decide(check.distance, check.components, level, power)
+                needed = repeats_to_decide(check.distance, check.components, alpha, power)
                 done = int(check.numbers.get("repeats") or 0)
                 check.numbers["extra_repeats"] = None if needed is None else max(1, needed - done)
 
 
 def _name(kind: str, verdict: str) -> str:
+    if kind == BROKEN:  # an alarm only: nothing flagged is a pass, not a proof
+        return FAIL if verdict == NO_GO else PASS
     if kind in REFERENCE_KINDS:
         return {GO: PASS, NO_GO: FAIL}.get(verdict, verdict)
     return verdict

@@ -9,12 +9,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
+from pipeline.report.describe import pts
 from pipeline.report.load import CellRecord
 from pipeline.report.pairing import Paired, SampleReader, Samples, accept_pairs, pair_samples
 from pipeline.report.samples import SampleError
 from pipeline.report.tolerance import EvalTolerance
 from pipeline.report.verdicts import (
+    BROKEN,
     ERROR,
+    INCONCLUSIVE,
     INFO,
     NO_BASELINE,
     Check,
@@ -22,11 +27,11 @@ from pipeline.report.verdicts import (
     make_check,
     stat_check,
 )
-from pipeline.stats.clustered import log_ratio_se, question_means
+from pipeline.stats.clustered import log_ratio_se
 from pipeline.stats.mcnemar import discordant_counts, mcnemar_exact
-from pipeline.stats.noninferiority import paired_drop
 from pipeline.stats.power import variance_components
 from pipeline.stats.sequential import SequentialDesign, level_at
+from pipeline.stats.signoff import Evidence, accuracy_evidence, broken_prompts
 
 ACC = "accuracy_vs_baseline"
 
@@ -35,7 +40,7 @@ def baseline_checks(
     cell: CellRecord, base: CellRecord | None, note: str, name: str, margins: EvalTolerance,
     alpha: float, read: SampleReader,
 ) -> list[Check]:  # fmt: skip
-    """Accuracy (and McNemar, accept length) of ``cell`` against its baseline on eval ``name``."""
+    """Accuracy (broken prompts, McNemar, accept length) of ``cell`` against its baseline."""
     if base is None:
         return [make_check(cell, name, ACC, NO_BASELINE, note)]
     if name not in base.evals:
@@ -45,50 +50,122 @@ def baseline_checks(
     except SampleError as err:
         return [make_check(cell, name, ACC, ERROR, str(err))]
     paired = pair_samples(b_samples, c_samples)
-    if not paired.keys:
-        message = f"no (question, repeat) in common with baseline {base.label}"
+    if not paired.outcomes.cand_asked.any():
+        message = f"no question in common with baseline {base.folder or base.label}"
         return [make_check(cell, name, ACC, ERROR, message)]
     out: list[Check] = []
     # An ungraded eval (MT-Bench-style, for accept rates) has no accuracy to compare.
     if cell.evals[name].get("graded", True) is not False:
-        out.append(accuracy_check(cell, base, note, name, margins.max_drop, alpha, paired))
+        level, how = sequential_level(cell.evals[name], alpha)
+        out.append(accuracy_check(cell, base, note, name, margins, alpha, level, how, paired))
+        out.append(broken_check(cell, base, name, alpha, level, paired))
     if paired.repeats == 1 and out:
-        b, c = discordant_counts(paired.base.astype(bool), paired.cand.astype(bool))
+        flat_b, flat_c = paired.flat()
+        b, c = discordant_counts(flat_b.astype(bool), flat_c.astype(bool))
         out.append(make_check(cell, name, "mcnemar", INFO, "", b=b, c=c, p=mcnemar_exact(b, c)))
     if cell.speculative and base.speculative:
         out.append(accept_check(cell, base, name, margins.accept_band, alpha, b_samples, c_samples))
     return out
 
 
-def sequential_level(summary: dict[str, Any], repeats: int, alpha: float) -> tuple[float, str]:
-    """The level a sequentially stopped cell is read at (its look's), else ``alpha``.
+def sequential_level(summary: dict[str, Any], alpha: float) -> tuple[float, str]:
+    """The level a sequentially stopped candidate is read at (its last look's), else ``alpha``.
 
-    A cell run with ``pipeline.stats.sequential`` records ``sequential`` (the design's fields) on
-    its eval summary; its final look decides at that look's nominal level, not at ``alpha``.
+    Only a candidate that ran looks (``role: candidate`` with ``look``) is read at a look's
+    level; a baseline or a cell that ran the fixed design is read at ``alpha``.
+
+    Raises:
+        ValueError: the ``sequential`` block is malformed (the cell is then an ERROR).
     """
     seq = summary.get("sequential")
+    if seq is None:
+        return alpha, ""
     if not isinstance(seq, dict):
+        raise ValueError(f"sequential = {seq!r} must be a mapping")
+    if seq.get("role") != "candidate" or "look" not in seq:
         return alpha, ""
     keys = ("max_repeats", "repeats_per_round", "alpha", "margin", "spending")
+    lacking = [k for k in keys[:2] if k not in seq]
+    if lacking:
+        raise ValueError(f"sequential block lacks {', '.join(lacking)}")
     design = SequentialDesign(**{k: seq[k] for k in keys if k in seq})
-    look = min(design.n_looks, max(1, math.ceil(repeats / design.repeats_per_round)))
+    look = seq["look"]
+    if isinstance(look, bool) or not isinstance(look, int) or not 1 <= look <= design.n_looks:
+        raise ValueError(f"sequential.look = {look!r} must be an integer in 1..{design.n_looks}")
     return level_at(design, look), f"sequential look {look} of {design.n_looks}"
 
 
+def _coverage(paired: Paired, ev: Evidence) -> str:
+    n = len(paired.questions)
+    parts = [f"{int(ev.n_paired)} of {n} baseline questions paired ({paired.pairing})"]
+    if ev.n_unanswered:
+        parts.append(f"{int(ev.n_unanswered)} without an answered pair, taken at their worst")
+    if ev.n_absent:
+        parts.append(f"{int(ev.n_absent)} never asked of the candidate")
+    if paired.extra_questions:
+        parts.append(f"{paired.extra_questions} only the candidate has (left out)")
+    return "; ".join(parts)
+
+
+def _why_undecided(ev: Evidence, margins: EvalTolerance, n: int) -> str:
+    # Read only when the verdict is INCONCLUSIVE: what stopped it from being decided.
+    if not ev.n_paired >= 2:
+        return f"only {int(ev.n_paired)} paired question(s): no verdict"
+    if not np.isfinite(ev.se):
+        return "the standard error is not finite: no verdict"
+    if ev.n_absent > margins.max_absent_questions * n + 1e-9:
+        allowed = 100 * margins.max_absent_questions
+        return (
+            f"{int(ev.n_absent)} of the baseline's {n} questions were never asked of the "
+            f"candidate (policy max_absent_questions allows {allowed:g}%): never GO"
+        )
+    if ev.n_unanswered:
+        return (
+            f"{int(ev.n_unanswered)} questions without an answered pair could move the "
+            f"drop by up to {pts(float(ev.worst_shift))} pts"
+        )
+    return ""
+
+
 def accuracy_check(
-    cell: CellRecord, base: CellRecord, note: str, name: str, margin: float, alpha: float,
-    paired: Paired,
+    cell: CellRecord, base: CellRecord, note: str, name: str, margins: EvalTolerance,
+    alpha: float, level: float, how: str, paired: Paired,
 ) -> Check:  # fmt: skip
-    """Paired non-inferiority of accuracy: per-question mean differences, clustered SE."""
-    drop, se, df = (float(x) for x in paired_drop(question_means(paired.diffs)))
-    level, how = sequential_level(cell.evals[name], paired.repeats, alpha)
+    """Paired non-inferiority of accuracy on answered pairs (``pipeline.stats.signoff``)."""
+    ev = accuracy_evidence(paired.outcomes, margins.max_drop, alpha, margins.max_absent_questions)
+    drop, se, df = float(ev.drop), float(ev.se), float(ev.df)
+    b_flat, c_flat = paired.flat()
+    why = _why_undecided(ev, margins, len(paired.questions))
     check = stat_check(
-        cell, name, ACC, Estimate(drop, se, df), margin, alpha, level, baseline=base.label,
-        note=note, sequential=how, n_questions=len(paired.questions), repeats=paired.repeats,
-        n_pairs=len(paired.keys), unpaired=paired.unpaired,
-        accuracy_baseline=float(paired.base.mean()), accuracy_candidate=float(paired.cand.mean()),
+        cell, name, ACC, Estimate(drop, se, max(df, 1.0)), margins.max_drop, alpha, level,
+        baseline=base.label, baseline_folder=str(base.folder or base.id), note=note,
+        sequential=how, n_questions=int(ev.n_paired), repeats=paired.repeats,
+        n_pairs=int(b_flat.size), coverage=_coverage(paired, ev),
+        pairing=paired.pairing, undecided_because=why,
+        accuracy_baseline=float(b_flat.mean()) if b_flat.size else math.nan,
+        accuracy_candidate=float(c_flat.mean()) if c_flat.size else math.nan, **paired.rates,
     )  # fmt: skip
-    check.components = variance_components(paired.diffs)
+    check.p_go, check.p_nogo = float(ev.p_go), float(ev.p_nogo)
+    if paired.outcomes.by_repeat:
+        check.components = variance_components(paired.diffs)
+    return check
+
+
+def broken_check(
+    cell: CellRecord, base: CellRecord, name: str, alpha: float, level: float, paired: Paired
+) -> Check:
+    """Questions the baseline gets right in most repeats and the candidate never."""
+    found = broken_prompts(paired.outcomes, alpha)
+    if not found.testable or ((found.p_question >= 1).all() and paired.repeats < 2):
+        message = "too few repeats for any question to show a break (needs several repeats)"
+        return make_check(cell, name, BROKEN, INFO, message)
+    flagged = found.flagged(level)
+    ids = [q for q, f in zip(paired.questions, flagged, strict=True) if f]
+    check = make_check(
+        cell, name, BROKEN, INCONCLUSIVE, "", testable=int(found.testable),
+        broken_questions=ids, p=float(found.p_cell), baseline=base.label,
+    )  # fmt: skip
+    check.p_go, check.p_nogo, check.level = math.nan, float(found.p_cell), level
     return check
 
 

@@ -51,7 +51,26 @@ def reference_checks(
         out.append(accuracy_check(cell, name, summary, samples, ref, margins, tol))
     if ref.value("accept_length") is not None and cell.speculative:
         out.append(accept_check(cell, name, summary, samples, ref, margins, tol.alpha))
+    stopped = stopped_early(summary)
+    for check in out:
+        if stopped:
+            check.numbers["stopped_early"] = stopped
     return out
+
+
+def stopped_early(summary: dict[str, Any]) -> str:
+    """Why a sequentially stopped GO cell's reference check may not decide (else '').
+
+    The stopping rule decides against the baseline; a cell it stopped with GO after a few
+    repeats has too few for a reference check to decide. The report then shows that check
+    undecided as INFO, in words, not INCONCLUSIVE: a FAIL still counts.
+    """
+    seq = summary.get("sequential")
+    if not isinstance(seq, dict) or seq.get("role") != "candidate" or seq.get("decision") != "GO":
+        return ""
+    return (f"the sequential rule stopped this cell with GO against the baseline at look "
+            f"{seq.get('look')}; too few repeats for the reference check to decide, so it is "
+            "shown, not counted")  # fmt: skip
 
 
 def _source(ref: Reference) -> dict[str, Any]:

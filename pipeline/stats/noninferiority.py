@@ -86,7 +86,8 @@ def margin_test(
     """Bounds and p-values of ``drop`` against ``margin``.
 
     A zero standard error (every pair identical, e.g. deterministic kernels at temperature 0)
-    makes the bounds equal to the estimate and the p-values 0 or 1.
+    makes the bounds equal to the estimate and the p-values 0 or 1. A non-finite standard error
+    or ``df < 1`` gives NaN p-values (no verdict).
 
     Args:
         drop: estimated drop(s).
@@ -106,6 +107,10 @@ def margin_test(
         z = (margin - drop_a) / se_a
     p_go = np.where(se_a > 0, stats.t.sf(z, df_a), np.where(drop_a <= margin, 0.0, 1.0))
     p_nogo = np.where(se_a > 0, stats.t.cdf(z, df_a), np.where(drop_a > margin, 0.0, 1.0))
+    # A NaN or infinite SE, or no degrees of freedom (one question), is no evidence at all:
+    # NaN p-values, which every reader takes as INCONCLUSIVE (NaN <= level is False).
+    known = np.isfinite(se_a) & np.isfinite(drop_a) & (df_a >= 1)
+    p_go, p_nogo = np.where(known, p_go, np.nan), np.where(known, p_nogo, np.nan)
     return MarginTest(
         drop=drop_a,
         se=se_a,

@@ -53,14 +53,19 @@ def keyed(records):
 
 
 def test_pair_samples_by_question_and_repeat():
+    # Issue 14: rows are the baseline's questions; an errored request is no answer (NaN).
     base = keyed([rec("a", 0, True), rec("a", 1, True), rec("b", 0, False), rec("c", 0, True)])
-    cand = keyed([rec("a", 0, False), rec("a", 1, True), rec("b", 0, True), rec("d", 0, True)])
+    cand = keyed([rec("a", 0, False), rec("a", 1, True), rec("b", 0, True), rec("d", 0, True),
+                  rec("c", 0, True, error="timeout")])  # fmt: skip
     paired = pair_samples(base, cand)
-    assert paired.questions == ["a", "b"]
-    assert paired.unpaired == 2  # c only in the baseline, d only in the candidate
-    np.testing.assert_array_equal(paired.diffs, [[-1.0, 0.0], [1.0, np.nan]])
+    assert paired.questions == ["a", "b", "c"]
+    assert paired.extra_questions == 1  # d only in the candidate
+    assert paired.outcomes.by_repeat and list(paired.outcomes.cand_asked) == [True, True, True]
+    np.testing.assert_array_equal(paired.diffs, [[-1.0, 0.0], [1.0, np.nan], [np.nan, np.nan]])
     assert paired.repeats == 2
-    assert list(paired.base) == [1, 1, 0] and list(paired.cand) == [0, 1, 1]
+    b, c = paired.flat()
+    assert list(b) == [1, 1, 0] and list(c) == [0, 1, 1]
+    assert paired.rates["cand_error"] == pytest.approx(1 / 5) and paired.rates["base_error"] == 0
 
 
 def test_score_matrix_pads_missing_repeats():

@@ -54,20 +54,21 @@ def test_worst(verdicts, expected):
     assert worst(verdicts) == expected
 
 
-def test_finalize_applies_holm_per_kind():
+def test_finalize_reads_go_per_cell_and_holm_corrects_no_go_alarms():
+    # Issue 14 changed this: a release is GO only if every cell is GO (intersection-union), so
+    # GO p-values are read per cell at alpha; only NO-GO alarms are Holm-corrected.
     kind = "accuracy_vs_baseline"
-    # GO p-values 0.01, 0.02, 0.04 -> Holm 0.03, 0.04, 0.04: all GO at 0.05.
-    # Without the correction a fourth check at 0.04 alone would be GO; with 4 checks Holm
-    # gives 0.04, 0.06, 0.08, 0.08 (sorted 0.01, 0.02, 0.02, 0.04 -> x4, x3, x2, x1).
-    checks = [check(INCONCLUSIVE, kind, p, 0.99, 0.05) for p in (0.01, 0.02, 0.04)]
-    finalize(checks, 0.05, 0.8, "holm")
-    assert [c.verdict for c in checks] == [GO, GO, GO]
-    assert [c.numbers["p_go_adjusted"] for c in checks] == pytest.approx([0.03, 0.04, 0.04])
     checks = [check(INCONCLUSIVE, kind, p, 0.99, 0.05) for p in (0.01, 0.02, 0.02, 0.04)]
     finalize(checks, 0.05, 0.8, "holm")
-    assert [c.verdict for c in checks] == [GO, INCONCLUSIVE, INCONCLUSIVE, INCONCLUSIVE]
-    finalize(checks, 0.05, 0.8, "none")
     assert [c.verdict for c in checks] == [GO, GO, GO, GO]
+    assert [c.numbers["p_go_adjusted"] for c in checks] == pytest.approx([0.01, 0.02, 0.02, 0.04])
+    # NO-GO p-values 0.01, 0.02, 0.02, 0.04 -> Holm 0.04, 0.06, 0.06, 0.06.
+    checks = [check(INCONCLUSIVE, kind, 0.99, p, 0.05) for p in (0.01, 0.02, 0.02, 0.04)]
+    finalize(checks, 0.05, 0.8, "holm")
+    assert [c.verdict for c in checks] == [NO_GO, INCONCLUSIVE, INCONCLUSIVE, INCONCLUSIVE]
+    assert [c.numbers["p_nogo_adjusted"] for c in checks] == pytest.approx([0.04, 0.06, 0.06, 0.06])
+    finalize(checks, 0.05, 0.8, "none")
+    assert [c.verdict for c in checks] == [NO_GO, NO_GO, NO_GO, NO_GO]
 
 
 def test_reference_checks_say_pass_and_fail():
