@@ -11,7 +11,7 @@ per question needed, by simulation on the GPQA-diamond-shaped benchmark of
 - unpaired (each run's accuracy with its own clustered SE, as two separately reported scores):
   the smallest k, or never when its SE cannot fall below the level the margin needs;
 - TensorRT-LLM's fixed threshold: its own sizing formula for a detectable drop equal to the
-  margin (its rule controls neither error rate at the margin; see signoff_simulation.md).
+  margin (its rule controls neither error rate at the margin; see signoff_rules_comparison.md).
 
 GPU-hours = repeats x 2 arms (baseline and candidate) x the hours one repeat of the benchmark
 takes; ``--hours-per-repeat`` (default: 198 questions x 8,000 tokens at 3,000 tokens/s, an

@@ -82,10 +82,13 @@ def sequential_level(summary: dict[str, Any], alpha: float) -> tuple[float, str]
         return alpha, ""
     if not isinstance(seq, dict):
         raise ValueError(f"sequential = {seq!r} must be a mapping")
-    if seq.get("role") != "candidate" or "look" not in seq:
-        return alpha, ""
     keys = ("max_repeats", "repeats_per_round", "alpha", "margin", "spending")
-    lacking = [k for k in keys[:2] if k not in seq]
+    lacking = [k for k in ("role", *keys[:2]) if k not in seq]
+    if lacking:
+        raise ValueError(f"sequential block lacks {', '.join(lacking)}")
+    if seq["role"] != "candidate":
+        return alpha, ""
+    lacking = [k for k in ("look",) if k not in seq]
     if lacking:
         raise ValueError(f"sequential block lacks {', '.join(lacking)}")
     design = SequentialDesign(**{k: seq[k] for k in keys if k in seq})

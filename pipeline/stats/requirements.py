@@ -1,6 +1,6 @@
 """The issue's item 7 requirements, evaluated on ``simulation`` results.
 
-Shared by the slow test and ``benchmarks/signoff_simulation.py``, so the table and the test
+Shared by the slow test and ``benchmarks/signoff_rules_comparison.py``, so the table and the test
 cannot disagree.
 """
 

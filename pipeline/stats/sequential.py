@@ -18,7 +18,8 @@ and the probability of a false GO (or a false NO-GO) over all looks is at most `
 Early looks are very strict (about z = 5.5 at 2 of 16 repeats), so a cell stops early only on
 clear evidence, and the last look is close to the fixed design's critical value.
 
-Checked by simulation in ``pipeline/stats/simulation.py`` and ``benchmarks/signoff_simulation.py``.
+Checked by simulation in ``pipeline/stats/simulation.py`` and
+``benchmarks/signoff_rules_comparison.py``.
 """
 
 from __future__ import annotations

@@ -218,17 +218,27 @@ def cell_verdict(
 ) -> np.ndarray:
     """One candidate alone at ``level``: what the report says of it, and what a look stops on.
 
-    NO-GO when the mean-difference check says NO-GO or a prompt breaks; GO when the mean check
-    says GO and nothing breaks; else INCONCLUSIVE. ``alpha`` is the policy's (Tarone's count);
-    ``level`` the one the p-values are read at (``alpha``, or a sequential look's).
+    ``alpha`` is the policy's (Tarone's count); ``level`` the one the p-values are read at
+    (``alpha``, or a sequential look's). See ``verdict_of``.
+    """
+    ev = accuracy_evidence(o, margin, alpha, max_absent)
+    return verdict_of(ev.p_go, ev.p_nogo, broken_prompts(o, alpha).p_cell, level)
+
+
+def verdict_of(
+    p_go: FloatArray, p_nogo: FloatArray, p_broken: FloatArray, level: FloatArray | float
+) -> np.ndarray:
+    """The verdict of one cell's checks at ``level``.
+
+    NO-GO when the mean check says NO-GO or a prompt breaks; GO when the mean check says GO and
+    nothing breaks; else INCONCLUSIVE (NaN p-values decide nothing).
     """
     from pipeline.stats.noninferiority import GO, INCONCLUSIVE, NO_GO
 
-    ev = accuracy_evidence(o, margin, alpha, max_absent)
-    broken = broken_prompts(o, alpha).p_cell <= level
     with np.errstate(invalid="ignore"):
-        go, nogo = ev.p_go <= level, ev.p_nogo <= level
-    out = np.full(np.shape(ev.drop), INCONCLUSIVE, dtype=object)
+        go, nogo = np.asarray(p_go) <= level, np.asarray(p_nogo) <= level
+        broken = np.asarray(p_broken) <= level
+    out = np.full(np.broadcast(go, nogo, broken).shape, INCONCLUSIVE, dtype=object)
     out[go & ~broken] = GO
     out[nogo | broken] = NO_GO
     return out

@@ -1,7 +1,7 @@
 """Issue 5 item 7: the sign-off rules meet the required error rates on GPQA-shaped data.
 
 The requirements and the simulation are pipeline/stats/requirements.py and simulation.py, the same
-code benchmarks/signoff_simulation.py prints; this test fails on any requirement not met.
+code benchmarks/signoff_rules_comparison.py prints; this test fails on any requirement not met.
 """
 
 from __future__ import annotations

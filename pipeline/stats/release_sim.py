@@ -1,0 +1,192 @@
+"""Monte Carlo check of the release sign-off (issue 14) through the report's own decision code.
+
+Each replication draws a baseline run and ``m`` candidate runs of a fixed question set as
+``(question, repeat)`` outcome arrays (NaN = an errored request), then decides them with the
+functions the report calls: ``signoff.accuracy_evidence`` / ``broken_prompts`` per cell (what
+``versus_baseline`` computes from samples), ``signoff.verdict_of`` per sequential look (what
+``sequential_run.look`` stops on) and ``release.family_pvalues`` / ``family_verdicts`` /
+``release_verdict`` across cells (what ``verdicts.finalize`` and the exit code apply).
+
+The question set (the issue's generator): 198 questions whose success probabilities are the
+quantiles of a Beta law with mean 0.70 and one repeat's accuracy SD 1.5 points. A drop ``d``
+takes one of three shapes: ``diffuse`` (every question loses in proportion, ``p (1 - d/mean)``),
+``uncertain`` (only the questions with 0.15 < p < 0.85 lose, in proportion) and ``few break``
+(questions the baseline nearly always gets right go to always wrong until ``d`` is lost).
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from pipeline.stats.noninferiority import GO, NO_GO
+from pipeline.stats.release import family_pvalues, family_verdicts, release_verdict
+from pipeline.stats.sequential import SequentialDesign, level_at
+from pipeline.stats.signoff import Outcomes, accuracy_evidence, broken_prompts, verdict_of
+
+SHAPES = ("diffuse", "uncertain", "few break")
+
+
+def beta_questions(n: int = 198, mean: float = 0.70, repeat_sd: float = 0.015) -> np.ndarray:
+    """Success probabilities: the ``n`` mid-quantiles of the Beta law with that mean and SD."""
+    var = mean * (1 - mean) - n * repeat_sd**2  # E[p(1-p)] = mean(1-mean) - Var(p)
+    size = mean * (1 - mean) / var - 1
+    return np.sort(stats.beta.ppf((np.arange(n) + 0.5) / n, mean * size, (1 - mean) * size))
+
+
+def with_drop(p: np.ndarray, drop: float, shape: str) -> np.ndarray:
+    """The candidate's probabilities: ``drop`` lower on average, in ``shape``."""
+    if drop == 0:
+        return p.copy()
+    if shape == "diffuse":
+        return p * (1 - drop / p.mean())
+    if shape == "uncertain":
+        mid = (p > 0.15) & (p < 0.85)
+        return np.where(mid, p * (1 - drop * len(p) / p[mid].sum()), p)
+    if shape == "few break":
+        order = np.flatnonzero(p > 0.9)[::-1][::3]  # every third of the nearly-always-right
+        lost = np.cumsum(p[order]) / len(p)
+        broken = order[: int(np.searchsorted(lost, drop - 1e-12)) + 1]
+        out = p.copy()
+        out[broken] = 0.0
+        return out
+    raise ValueError(f"shape={shape!r}: use one of {SHAPES}")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One row of the tables: truth, errors, candidates and design."""
+
+    drop: float = 0.0  # of the first candidate; the others are clean
+    shape: str = "diffuse"
+    base_errors: float = 0.0
+    cand_errors: float = 0.0
+    candidates: int = 1
+    design: SequentialDesign | None = None  # None: fixed ``repeats``
+    repeats: int = 8
+
+
+@dataclass
+class Outcome:
+    """Per replication: the first candidate's verdict, the release's, repeats used."""
+
+    first: np.ndarray
+    release: np.ndarray
+    repeats: np.ndarray
+
+
+def _outcomes(rng: np.random.Generator, errors: np.random.Generator, p: np.ndarray,
+              lead: tuple[int, ...], k: int, err: float) -> np.ndarray:  # fmt: skip
+    # Outcomes and error masks come from separate streams: the same outcomes with and without
+    # errors (common random numbers), so a table shows what the errors alone change.
+    x = (rng.random((*lead, len(p), k)) < p[:, None]).astype(float)
+    mask = errors.random(x.shape) < err
+    x[mask] = np.nan
+    return x
+
+
+def _cells(base: np.ndarray, cand: np.ndarray, margin: float, alpha: float) -> Decided:
+    # The report's per-cell numbers: evidence on answered pairs, broken-prompt p-value.
+    o = Outcomes(base, cand, np.ones(cand.shape[:-1], dtype=bool), True)
+    ev = accuracy_evidence(o, margin, alpha)
+    return ev.p_go, ev.p_nogo, broken_prompts(o, alpha).p_cell
+
+
+def _report(
+    p_go: np.ndarray, p_nogo: np.ndarray, p_broken: np.ndarray, level: np.ndarray, alpha: float
+) -> tuple[np.ndarray, np.ndarray]:
+    # verdicts.finalize across the cells (last axis), then the cell and release verdicts.
+    scale = alpha / level
+    go, nogo = family_pvalues(p_go, p_nogo, scale, correct_nogo=True)
+    acc = family_verdicts(go, nogo, alpha)
+    _, broken = family_pvalues(np.full_like(p_broken, np.nan), p_broken, scale, True)
+    cell = np.where(broken <= alpha, NO_GO, acc)
+    return cell, release_verdict(cell)
+
+
+def run_condition(
+    c: Condition, reps: int, seed: int, margin: float = 0.02, alpha: float = 0.05,
+    block: int = 250,
+) -> Outcome:  # fmt: skip
+    """Simulate ``reps`` replications of condition ``c``.
+
+    The outcome stream depends on the seed and the truth (not the error rates), so conditions
+    that differ only in errors share their outcomes.
+    """
+    p = beta_questions()
+    probs = [with_drop(p, c.drop, c.shape)] + [p] * (c.candidates - 1)
+    truth = zlib.crc32(repr((c.drop, c.shape, c.candidates, c.design, c.repeats)).encode())
+    rng = np.random.default_rng([seed, truth])
+    errors = np.random.default_rng([seed, truth, 1])
+    parts = []
+    for start in range(0, reps, block):
+        b = min(block, reps - start)
+        parts.append(_block(c, b, p, probs, (rng, errors), margin, alpha))
+    return Outcome(*(np.concatenate([x[i] for x in parts]) for i in range(3)))
+
+
+Rngs = tuple[np.random.Generator, np.random.Generator]
+Decided = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _block(
+    c: Condition, b: int, p: np.ndarray, probs: list[np.ndarray], rngs: Rngs, margin: float,
+    alpha: float,
+) -> Decided:  # fmt: skip
+    k_max = c.design.max_repeats if c.design else c.repeats
+    base = _outcomes(*rngs, p, (b, 1), k_max, c.base_errors)
+    cand = np.stack([_outcomes(*rngs, q, (b,), k_max, c.cand_errors) for q in probs], axis=1)
+    if c.design is None:
+        p_go, p_nogo, p_br = _cells(base, cand, margin, alpha)
+        level = np.full(p_go.shape, alpha)
+        used = np.full(p_go.shape, float(c.repeats))
+    else:
+        p_go, p_nogo, p_br, level, used = _sequential(c.design, base, cand, margin, alpha)
+    cell, release = _report(p_go, p_nogo, p_br, level, alpha)
+    # The baseline runs all its repeats; each candidate the repeats its stopping rule used.
+    return cell[:, 0], release, used.sum(axis=1) + k_max
+
+
+def _sequential(
+    design: SequentialDesign, base: np.ndarray, cand: np.ndarray, margin: float, alpha: float
+) -> tuple[np.ndarray, ...]:
+    shape = cand.shape[:2]
+    out = [np.full(shape, np.nan) for _ in range(5)]
+    open_ = np.ones(shape, dtype=bool)
+    for look in range(1, design.n_looks + 1):
+        k, level = design.repeats_at(look), level_at(design, look)
+        p_go, p_nogo, p_br = _cells(base[..., :k], cand[..., :k], margin, alpha)
+        stop = open_ & ((verdict_of(p_go, p_nogo, p_br, level) != "INCONCLUSIVE")
+                        | (look == design.n_looks))  # fmt: skip
+        values: tuple[np.ndarray | float, ...] = (p_go, p_nogo, p_br, level, float(k))
+        for arr, value in zip(out, values, strict=True):
+            arr[stop] = np.broadcast_to(np.asarray(value, dtype=float), shape)[stop]
+        open_ &= ~stop
+        if not open_.any():
+            break
+    return tuple(out)
+
+
+def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
+    """Wilson score 95% interval of a binomial proportion."""
+    if n == 0:
+        return (0.0, 1.0)
+    phat = successes / n
+    denom = 1 + z**2 / n
+    centre = (phat + z**2 / (2 * n)) / denom
+    half = z * np.sqrt(phat * (1 - phat) / n + z**2 / (4 * n**2)) / denom
+    return float(centre - half), float(centre + half)
+
+
+def rate(verdicts: np.ndarray, value: str) -> tuple[float, float, float]:
+    """Share of ``value`` and its Wilson interval."""
+    hits, n = int(np.sum(verdicts == value)), len(verdicts)
+    low, high = wilson(hits, n)
+    return hits / n, low, high
+
+
+__all__ = ["GO", "NO_GO", "Condition", "Outcome", "beta_questions", "rate", "run_condition",
+           "wilson", "with_drop"]  # fmt: skip
