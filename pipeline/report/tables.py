@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from pipeline.report.build import Report
 from pipeline.report.describe import pts, rel
@@ -118,17 +119,29 @@ def what_ran(cells: list[CellRecord]) -> Section:
     return sec
 
 
+def _paired_set(n: dict[str, Any]) -> str:
+    # What was compared and what was left out, beside the verdict (issue 14).
+    how = "by repeat" if str(n.get("pairing", "")).endswith("and repeat") else "by question"
+    return (
+        f"{n['n_questions']} q x {n['repeats']} ({how}); errors "
+        f"{100 * n.get('base_error', 0):.1f}% / {100 * n.get('cand_error', 0):.1f}%, truncated "
+        f"{100 * n.get('base_truncated', 0):.1f}% / {100 * n.get('cand_truncated', 0):.1f}%"
+    )
+
+
 def _accuracy(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
-    title = f"Accuracy vs the baseline variant ({base}), paired by question and repeat"
+    title = f"Accuracy vs the baseline variant ({base}), paired on answered requests"
     head = "eval|change (pts)|95% CI of the drop|one-sided drop bounds|margin|p GO / NO-GO (adj.)"
-    sec = Section(title, (WHO + head + "|verdict|repeats|extra repeats").split("|"))
+    tail = "|verdict|paired set; errors, truncated (base / cand)|extra repeats|why undecided"
+    sec = Section(title, (WHO + head + tail).split("|"))
     for cell, c in rows:
         if c.kind == "accuracy_vs_baseline" and "drop" in c.numbers:
             n = c.numbers
             ci = f"[{pts(n['ci95'][0])}, {pts(n['ci95'][1])}]"
-            size = f"{n['n_questions']} x {n['repeats']}"
             values = [pts(-n["drop"], True), ci, _pts_bounds(n), pts(n["margin"]), _p(c)]
-            sec.rows.append([*_who(cell), str(c.eval), *values, c.verdict, size, _extra(c)])
+            why = str(n.get("undecided_because") or "") if c.verdict == "INCONCLUSIVE" else ""
+            sec.rows.append([*_who(cell), str(c.eval), *values, c.verdict, _paired_set(n),
+                             _extra(c), why])  # fmt: skip
     return sec
 
 
