@@ -87,19 +87,23 @@ def look(
 ) -> str | None:
     """GO / NO-GO / None (continue) after round ``look_index`` (1-based).
 
-    The report's own rule (``pipeline.stats.signoff.cell_verdict`` on ``pipeline.report.pairing``'s
-    pairs: answered pairs only, missing answers at their worst, broken prompts) read at the
-    look's level, so a stopped cell and the report never disagree.
+    The report's own rule (``pipeline.stats.signoff`` on ``pipeline.report.pairing``'s pairs:
+    answered pairs only, missing answers at their worst, broken prompts) read at the look's
+    level; the report reads the stopped cell through ``sequential_pvalues``, which is <= alpha
+    exactly when this look stopped it, so a stopped cell and the report never disagree.
     """
     from pipeline.report.pairing import pair_samples
     from pipeline.stats.sequential import level_at
-    from pipeline.stats.signoff import cell_verdict
+    from pipeline.stats.sequential_pvalues import increment
+    from pipeline.stats.signoff import accuracy_evidence, broken_prompts, verdict_of
 
     if not records or not baseline:
         return None
     paired = pair_samples(_keyed(baseline), _keyed(records))
-    level = level_at(design, look_index)
-    found = str(cell_verdict(paired.outcomes, design.margin, design.alpha, level)[()])
+    ev = accuracy_evidence(paired.outcomes, design.margin, design.alpha)
+    broken = broken_prompts(paired.outcomes, design.alpha).p_cell
+    level, spent = level_at(design, look_index), increment(design, look_index)
+    found = str(verdict_of(ev.p_go, ev.p_nogo, broken, level, spent)[()])
     return found if found in ("GO", "NO-GO") else None
 
 

@@ -31,6 +31,7 @@ from pipeline.stats.clustered import log_ratio_se
 from pipeline.stats.mcnemar import discordant_counts, mcnemar_exact
 from pipeline.stats.power import variance_components
 from pipeline.stats.sequential import SequentialDesign, level_at
+from pipeline.stats.sequential_pvalues import bonferroni_over_looks, increment, stagewise
 from pipeline.stats.signoff import Evidence, accuracy_evidence, broken_prompts
 
 ACC = "accuracy_vs_baseline"
@@ -56,9 +57,9 @@ def baseline_checks(
     out: list[Check] = []
     # An ungraded eval (MT-Bench-style, for accept rates) has no accuracy to compare.
     if cell.evals[name].get("graded", True) is not False:
-        level, how = sequential_level(cell.evals[name], alpha)
-        out.append(accuracy_check(cell, base, note, name, margins, alpha, level, how, paired))
-        out.append(broken_check(cell, base, name, alpha, level, paired))
+        look = sequential_look(cell.evals[name])
+        out.append(accuracy_check(cell, base, note, name, margins, alpha, look, paired))
+        out.append(broken_check(cell, base, name, alpha, look, paired))
     if paired.repeats == 1 and out:
         flat_b, flat_c = paired.flat()
         b, c = discordant_counts(flat_b.astype(bool), flat_c.astype(bool))
@@ -68,34 +69,37 @@ def baseline_checks(
     return out
 
 
-def sequential_level(summary: dict[str, Any], alpha: float) -> tuple[float, str]:
-    """The level a sequentially stopped candidate is read at (its last look's), else ``alpha``.
+Look = tuple[SequentialDesign, int] | None
 
-    Only a candidate that ran looks (``role: candidate`` with ``look``) is read at a look's
-    level; a baseline or a cell that ran the fixed design is read at ``alpha``.
+
+def sequential_look(summary: dict[str, Any]) -> Look:
+    """The design and look a sequentially stopped candidate stopped at, else None.
+
+    Only a candidate that ran looks (``role: candidate``) is read through its look
+    (``pipeline.stats.sequential_pvalues``); a baseline or a cell that ran the fixed design is
+    read at alpha.
 
     Raises:
         ValueError: the ``sequential`` block is malformed (the cell is then an ERROR).
     """
     seq = summary.get("sequential")
     if seq is None:
-        return alpha, ""
+        return None
     if not isinstance(seq, dict):
         raise ValueError(f"sequential = {seq!r} must be a mapping")
     keys = ("max_repeats", "repeats_per_round", "alpha", "margin", "spending")
     lacking = [k for k in ("role", *keys[:2]) if k not in seq]
+    if seq.get("role") == "candidate" and "look" not in seq:
+        lacking.append("look")
     if lacking:
         raise ValueError(f"sequential block lacks {', '.join(lacking)}")
     if seq["role"] != "candidate":
-        return alpha, ""
-    lacking = [k for k in ("look",) if k not in seq]
-    if lacking:
-        raise ValueError(f"sequential block lacks {', '.join(lacking)}")
+        return None
     design = SequentialDesign(**{k: seq[k] for k in keys if k in seq})
     look = seq["look"]
     if isinstance(look, bool) or not isinstance(look, int) or not 1 <= look <= design.n_looks:
         raise ValueError(f"sequential.look = {look!r} must be an integer in 1..{design.n_looks}")
-    return level_at(design, look), f"sequential look {look} of {design.n_looks}"
+    return design, look
 
 
 def _coverage(paired: Paired, ev: Evidence) -> str:
@@ -132,43 +136,54 @@ def _why_undecided(ev: Evidence, margins: EvalTolerance, n: int) -> str:
 
 def accuracy_check(
     cell: CellRecord, base: CellRecord, note: str, name: str, margins: EvalTolerance,
-    alpha: float, level: float, how: str, paired: Paired,
+    alpha: float, look: Look, paired: Paired,
 ) -> Check:  # fmt: skip
-    """Paired non-inferiority of accuracy on answered pairs (``pipeline.stats.signoff``)."""
+    """Paired non-inferiority of accuracy on answered pairs (``pipeline.stats.signoff``).
+
+    A sequentially stopped candidate is read through its stagewise p-values, which are <= alpha
+    exactly when its look stopped it, and which Holm can correct across cells.
+    """
     ev = accuracy_evidence(paired.outcomes, margins.max_drop, alpha, margins.max_absent_questions)
     drop, se, df = float(ev.drop), float(ev.se), float(ev.df)
     b_flat, c_flat = paired.flat()
     why = _why_undecided(ev, margins, len(paired.questions))
     check = stat_check(
-        cell, name, ACC, Estimate(drop, se, max(df, 1.0)), margins.max_drop, alpha, level,
+        cell, name, ACC, Estimate(drop, se, max(df, 1.0)), margins.max_drop, alpha, alpha,
         baseline=base.label, baseline_folder=str(base.folder or base.id), note=note,
-        sequential=how, n_questions=int(ev.n_paired), repeats=paired.repeats,
+        sequential=f"sequential look {look[1]} of {look[0].n_looks}" if look else "",
+        look_level=level_at(*look) if look else None, n_questions=int(ev.n_paired),
+        repeats=paired.repeats,
         n_pairs=int(b_flat.size), coverage=_coverage(paired, ev),
         pairing=paired.pairing, undecided_because=why,
         accuracy_baseline=float(b_flat.mean()) if b_flat.size else math.nan,
         accuracy_candidate=float(c_flat.mean()) if c_flat.size else math.nan, **paired.rates,
     )  # fmt: skip
     check.p_go, check.p_nogo = float(ev.p_go), float(ev.p_nogo)
+    if look:
+        check.p_go = float(stagewise(*look, np.asarray(ev.p_go)))
+        check.p_nogo = float(stagewise(*look, np.asarray(ev.p_nogo)))
     if paired.outcomes.by_repeat:
         check.components = variance_components(paired.diffs)
     return check
 
 
 def broken_check(
-    cell: CellRecord, base: CellRecord, name: str, alpha: float, level: float, paired: Paired
+    cell: CellRecord, base: CellRecord, name: str, alpha: float, look: Look, paired: Paired
 ) -> Check:
     """Questions the baseline gets right in most repeats and the candidate never."""
     found = broken_prompts(paired.outcomes, alpha)
     if not found.testable or ((found.p_question >= 1).all() and paired.repeats < 2):
         message = "too few repeats for any question to show a break (needs several repeats)"
         return make_check(cell, name, BROKEN, INFO, message)
+    level = increment(*look) if look else alpha  # a look spends its share of alpha
     flagged = found.flagged(level)
     ids = [q for q, f in zip(paired.questions, flagged, strict=True) if f]
     check = make_check(
         cell, name, BROKEN, INCONCLUSIVE, "", testable=int(found.testable),
         broken_questions=ids, p=float(found.p_cell), baseline=base.label,
     )  # fmt: skip
-    check.p_go, check.p_nogo, check.level = math.nan, float(found.p_cell), level
+    p = bonferroni_over_looks(*look, found.p_cell) if look else found.p_cell
+    check.p_go, check.p_nogo, check.level = math.nan, float(p), alpha
     return check
 
 

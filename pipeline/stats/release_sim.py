@@ -4,7 +4,8 @@ Each replication draws a baseline run and ``m`` candidate runs of a fixed questi
 ``(question, repeat)`` outcome arrays (NaN = an errored request), then decides them with the
 functions the report calls: ``signoff.accuracy_evidence`` / ``broken_prompts`` per cell (what
 ``versus_baseline`` computes from samples), ``signoff.verdict_of`` per sequential look (what
-``sequential_run.look`` stops on) and ``release.family_pvalues`` / ``family_verdicts`` /
+``sequential_run.look`` stops on), ``sequential_pvalues`` (how the report reads a stopped
+candidate) and ``release.family_pvalues`` / ``family_verdicts`` /
 ``release_verdict`` across cells (what ``verdicts.finalize`` and the exit code apply).
 
 The question set (the issue's generator): 198 questions whose success probabilities are the
@@ -25,6 +26,7 @@ from scipy import stats
 from pipeline.stats.noninferiority import GO, NO_GO
 from pipeline.stats.release import family_pvalues, family_verdicts, release_verdict
 from pipeline.stats.sequential import SequentialDesign, level_at
+from pipeline.stats.sequential_pvalues import bonferroni_over_looks, increment, stagewise
 from pipeline.stats.signoff import Outcomes, accuracy_evidence, broken_prompts, verdict_of
 
 SHAPES = ("diffuse", "uncertain", "few break")
@@ -153,21 +155,27 @@ def _block(
 def _sequential(
     design: SequentialDesign, base: np.ndarray, cand: np.ndarray, margin: float, alpha: float
 ) -> tuple[np.ndarray, ...]:
+    # sequential_run.look at every look (the candidate's first k repeats against the
+    # baseline's), then what the report reads from the look each candidate stopped at.
     shape = cand.shape[:2]
-    out = [np.full(shape, np.nan) for _ in range(5)]
+    found = [np.full(shape, np.nan) for _ in range(3)]
+    stopped_at = np.full(shape, design.n_looks)
     open_ = np.ones(shape, dtype=bool)
     for look in range(1, design.n_looks + 1):
-        k, level = design.repeats_at(look), level_at(design, look)
+        k = design.repeats_at(look)
         p_go, p_nogo, p_br = _cells(base[..., :k], cand[..., :k], margin, alpha)
-        stop = open_ & ((verdict_of(p_go, p_nogo, p_br, level) != "INCONCLUSIVE")
-                        | (look == design.n_looks))  # fmt: skip
-        values: tuple[np.ndarray | float, ...] = (p_go, p_nogo, p_br, level, float(k))
-        for arr, value in zip(out, values, strict=True):
-            arr[stop] = np.broadcast_to(np.asarray(value, dtype=float), shape)[stop]
+        decided = verdict_of(p_go, p_nogo, p_br, level_at(design, look), increment(design, look))
+        stop = open_ & ((decided != "INCONCLUSIVE") | (look == design.n_looks))
+        for arr, value in zip(found, (p_go, p_nogo, p_br), strict=True):
+            arr[stop] = np.broadcast_to(value, shape)[stop]
+        stopped_at[stop] = look
         open_ &= ~stop
         if not open_.any():
             break
-    return tuple(out)
+    p_go, p_nogo = (stagewise(design, stopped_at, p) for p in found[:2])
+    p_br = bonferroni_over_looks(design, stopped_at, found[2])
+    used = stopped_at * float(design.repeats_per_round)
+    return p_go, p_nogo, p_br, np.full(shape, alpha), used
 
 
 def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:

@@ -226,18 +226,21 @@ def cell_verdict(
 
 
 def verdict_of(
-    p_go: FloatArray, p_nogo: FloatArray, p_broken: FloatArray, level: FloatArray | float
-) -> np.ndarray:
-    """The verdict of one cell's checks at ``level``.
+    p_go: FloatArray, p_nogo: FloatArray, p_broken: FloatArray, level: FloatArray | float,
+    broken_level: FloatArray | float | None = None,
+) -> np.ndarray:  # fmt: skip
+    """The verdict of one cell's checks at ``level`` (``broken_level`` for the broken prompts).
 
     NO-GO when the mean check says NO-GO or a prompt breaks; GO when the mean check says GO and
-    nothing breaks; else INCONCLUSIVE (NaN p-values decide nothing).
+    nothing breaks; else INCONCLUSIVE (NaN p-values decide nothing). A sequential look reads the
+    mean check at the look's level and the broken prompts at the alpha that look spends.
     """
+    broken_level = level if broken_level is None else broken_level
     from pipeline.stats.noninferiority import GO, INCONCLUSIVE, NO_GO
 
     with np.errstate(invalid="ignore"):
         go, nogo = np.asarray(p_go) <= level, np.asarray(p_nogo) <= level
-        broken = np.asarray(p_broken) <= level
+        broken = np.asarray(p_broken) <= broken_level
     out = np.full(np.broadcast(go, nogo, broken).shape, INCONCLUSIVE, dtype=object)
     out[go & ~broken] = GO
     out[nogo | broken] = NO_GO
