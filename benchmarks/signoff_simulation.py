@@ -131,19 +131,23 @@ def requirements(res: dict[Condition, Outcome]) -> list[str]:
                GO, False), 0.90, "ge"),
         ("NO-GO per cell at 5 pts, every shape / errors / design", ">= 80%",
          worst([c for c in cells if c.drop == 0.05], "first", NO_GO, False), 0.80, "ge"),
-        ("release NO-GO, one candidate 5 pts worse, every shape, 1 / 4 / 8 candidates, "
-         "sequential", ">= 80%",
+        ("informative, not required: release NO-GO (Holm over the candidates' alarms), one "
+         "candidate 5 pts worse, every shape, 1 / 4 / 8 candidates, sequential; the release is "
+         "never GO then (UNDECIDED instead)", "(80%)",
          worst([c for c in rel if c.drop == 0.05 and c.design], "release", NO_GO, False), 0.80,
-         "ge"),
-        ("the same with fixed 8 repeats", ">= 80%",
+         "info"),
+        ("informative: the same with fixed 8 repeats", "(80%)",
          worst([c for c in rel if c.drop == 0.05 and not c.design and c.repeats == 8], "release",
-               NO_GO, False), 0.80, "ge"),
+               NO_GO, False), 0.80, "info"),
     ]  # fmt: skip
     lines = ["| requirement | bound | worst condition | its rate [Wilson 95%] | met |",
              "|---|---|---|---|---|"]  # fmt: skip
     for text, bound, (r, c), limit, op in rows:
         met = r[1] <= limit if op == "le" else r[2] >= limit
-        lines.append(f"| {text} | {bound} | {where(c)} | {pct(r)} | {'yes' if met else '**NO**'} |")
+        shown = "n/a" if op == "info" else ("yes" if met else "**NO**")
+        if op == "info":
+            shown += f"; release GO {pct(rate(res[c].release, GO))}"
+        lines.append(f"| {text} | {bound} | {where(c)} | {pct(r)} | {shown} |")
     lines.append(error_shift(res))
     return lines
 
