@@ -1,0 +1,30 @@
+"""Issue 14: the release rule, simulated through the report's decision functions (a small run of
+benchmarks/signoff_simulation.py's conditions; the committed table has 2,000 per condition)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.stats.release_sim import GO, NO_GO, Condition, beta_questions, rate, run_condition
+from pipeline.stats.sequential import SequentialDesign
+
+pytestmark = pytest.mark.slow
+SEQ = SequentialDesign(24, 2, 0.05, 0.02)
+
+
+def test_the_question_set_is_the_issues():
+    p = beta_questions()
+    assert len(p) == 198 and p.mean() == pytest.approx(0.70, abs=1e-3)
+    assert (p * (1 - p)).sum() ** 0.5 / 198 == pytest.approx(0.015, abs=1e-4)
+
+
+def test_eight_clean_candidates_conclude_and_a_margin_candidate_rarely_passes():
+    clean = run_condition(Condition(candidates=8, design=SEQ), 300, seed=1)
+    assert rate(clean.release, GO)[2] >= 0.90  # upper Wilson end
+    at_margin = run_condition(Condition(drop=0.02, candidates=8, design=SEQ), 300, seed=2)
+    assert rate(at_margin.release, GO)[1] <= 0.05  # lower Wilson end
+
+
+def test_a_few_broken_questions_are_caught():
+    broken = run_condition(Condition(drop=0.05, shape="few break"), 300, seed=3)
+    assert rate(broken.first, NO_GO)[0] >= 0.8
