@@ -124,23 +124,22 @@ def test_a_malformed_sequential_block_is_that_cells_error(tmp_path: Path, sequen
     assert "malformed input" in error["message"] and "result.json" in error["message"]
 
 
-# 4. The baseline that really ended last, named by folder.
+# 4. The baseline that really ended last, named by folder (inputs given in any order).
 def test_baseline_is_the_one_that_ended_last(tmp_path: Path):
     truth = outcomes()
     better = truth.copy()
     better[: len(truth) // 5] = True  # an old baseline about 10 points better
-    root = tmp_path / "m"
-    write_multirun(root, ["fmha_v2", "fa3"])
-    write_cell(root / "0_m_fmha_v2", "fmha_v2", records(truth, accept=None), speculative=False)
-    write_cell(root / "1_m_fa3", "fa3", records(truth, accept=None), speculative=False)
-    write_cell(root / "2_m_fa3_old", "fa3", records(better, accept=None), speculative=False)
-    set_result(root / "1_m_fa3", timing={"ended_at": "2026-11-29T12:00:00+00:00"})
-    set_result(root / "2_m_fa3_old", timing={"ended_at": "2026-11-01T12:00:00+00:00"})
-    _, summary = run_report([root], tmp_path / "r")
+    cand, new, old = tmp_path / "cand", tmp_path / "fa3_new", tmp_path / "fa3_old"
+    write_cell(cand, "fmha_v2", records(truth, accept=None), speculative=False)
+    write_cell(new, "fa3", records(truth, accept=None), speculative=False)
+    write_cell(old, "fa3", records(better, accept=None), speculative=False)
+    set_result(new, timing={"ended_at": "2026-11-29T12:00:00+00:00"})
+    set_result(old, timing={"ended_at": "2026-11-01T12:00:00+00:00"})
+    _, summary = run_report([cand, new, old], tmp_path / "r")  # the old one listed last
     acc = check_of(summary, "fmha_v2", "accuracy_vs_baseline")
     assert acc["verdict"] == "GO"
-    assert acc["numbers"]["baseline_folder"] == str(root / "1_m_fa3")
-    assert f"used the one that ended last: {root / '1_m_fa3'}" in acc["numbers"]["note"]
+    assert acc["numbers"]["baseline_folder"] == str(new)
+    assert f"used the one that ended last: {new}" in acc["numbers"]["note"]
 
 
 # 5. Coverage: absent questions are not GO unless the policy allows; repeats by question.
