@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from typing import Any
 
@@ -12,6 +13,7 @@ from pipeline.redact import redact_argv
 from pipeline.results import SCHEMA_VERSION, config_hash
 from pipeline.schema import RootConf
 from pipeline.server import RunningServer, tail
+from pipeline.slurm_job import job_facts
 
 _NOT_MEASURED = ("faults", "latency_s", "startup_delay_s")
 
@@ -74,7 +76,7 @@ def initial_result(conf: RootConf) -> dict[str, Any]:
         "evals": {},
         "accept": {},
         "server": {},
-        "provenance": {},
+        "provenance": {"slurm": job_facts(os.environ)},  # record_plan adds the rest
         "error": None,
         "timing": {"started_at": now_iso(), "marks_s": {}},
     }

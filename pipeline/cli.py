@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import signal
+import contextlib
+import os
 import sys
 from pathlib import Path
-from types import FrameType
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -13,17 +13,14 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from pipeline.config_checks import ConfigError
+from pipeline.results import read_result
 from pipeline.schema import CONF_DIR, register_configs, to_cell_config
+from pipeline.slurm_job import StopSignal, in_submitit_job, install_stop_handlers
 
 register_configs()
 _single_run_failed: list[bool] = []
 CONFIG_ERROR = 2  # a value out of range: nothing started
 INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
-
-
-def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
-    # Turning SIGTERM into SystemExit runs every `finally`: the server is stopped, the result kept.
-    raise SystemExit(128 + signum)
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
@@ -40,14 +37,33 @@ def _app(cfg: DictConfig) -> str:
         raise SystemExit(CONFIG_ERROR) from None
     hydra_cfg = HydraConfig.get()
     cell_dir = Path(conf.output_dir or hydra_cfg.runtime.output_dir)
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    install_stop_handlers()  # SIGTERM (and SIGUSR2 under SLURM) -> the cell stops, keeps its result
     job_num = int(hydra_cfg.job.num) if hydra_cfg.mode == RunMode.MULTIRUN else 0
     started_at = now_iso()
-    result = run_cell(conf, cell_dir, job_num)
+    try:
+        result = run_cell(conf, cell_dir, job_num)
+    except StopSignal:
+        if not in_submitit_job(os.environ):
+            raise  # an in-process sweep stops as a whole; rerunning it resumes
+        result = read_result(cell_dir) or {"status": "failed"}  # the job ends with a result
     print(cell_report(result, cell_dir, started_at), flush=True)
     if hydra_cfg.mode == RunMode.RUN:
         _single_run_failed.append(result["status"] == "failed")
     return str(result["status"])
+
+
+def register_slurm_launcher() -> None:
+    """Make ``hydra/launcher=slurm`` findable when the slurm extra is installed.
+
+    Hydra finds launchers by scanning the ``hydra_plugins`` namespace, which an editable install
+    (``make install``) hides behind its import hook; registering the class works either way.
+    """
+    from hydra.core.plugins import Plugins
+
+    with contextlib.suppress(ImportError):  # no hydra-submitit-launcher: the slurm extra is off
+        from hydra_plugins.mtp_eval_launcher import MtpEvalSlurmLauncher
+
+        Plugins.instance().register(MtpEvalSlurmLauncher)
 
 
 def main() -> None:
@@ -57,6 +73,7 @@ def main() -> None:
     (``mtp-eval-report`` is the gate for sweeps). Ctrl-C ends it with one line and exit code 130:
     the cell's ``result.json`` says ``interrupted`` and its answered samples are kept.
     """
+    register_slurm_launcher()
     try:
         _app()
     except KeyboardInterrupt:

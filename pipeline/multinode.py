@@ -62,19 +62,23 @@ def first_host(nodelist: str) -> str:
 def node_plan(nodes: int, env: Mapping[str, str]) -> NodePlan | None:
     """The node plan for ``cluster.nodes`` under SLURM, None for a single-node cell.
 
+    One SLURM task per SGLang node (``tasks_per_node: 1``): the rank is the task's
+    ``SLURM_PROCID`` and the node count ``SLURM_NTASKS``, so the plan is the same whether the
+    tasks sit on N machines or, as in the single-node test SLURM, N tasks share one.
+
     Raises:
-        ValueError: several nodes were asked for outside a SLURM allocation of that size.
+        ValueError: several nodes were asked for outside a SLURM job with that many tasks.
     """
     if nodes <= 1:
         return None
-    allocated = int(env.get("SLURM_NNODES", "0") or 0)
-    if allocated != nodes or "SLURM_NODEID" not in env:
+    tasks = int(env.get("SLURM_NTASKS", "0") or 0)
+    if tasks != nodes or "SLURM_PROCID" not in env:
         raise ValueError(
-            f"cluster.nodes={nodes} needs a SLURM job on {nodes} nodes (hydra/launcher=slurm); "
-            f"this process sees SLURM_NNODES={env.get('SLURM_NNODES')!r}"
+            f"cluster.nodes={nodes} needs a SLURM job of {nodes} tasks, one per node "
+            f"(hydra/launcher=slurm); this process sees SLURM_NTASKS={env.get('SLURM_NTASKS')!r}"
         )
     host = first_host(env.get("SLURM_JOB_NODELIST", ""))
-    return NodePlan(nodes, int(env["SLURM_NODEID"]), f"{host}:{DIST_INIT_PORT}")
+    return NodePlan(nodes, int(env["SLURM_PROCID"]), f"{host}:{DIST_INIT_PORT}")
 
 
 def serve_as_worker(
@@ -90,6 +94,7 @@ def serve_as_worker(
     Returns:
         What happened, for ``node-<rank>/result.json``.
     """
+    from pipeline.redact import redact_argv
     from pipeline.server import launch, stop, tail
 
     log = cell_dir / f"node-{rank}" / "server.log"
@@ -104,5 +109,6 @@ def serve_as_worker(
         "node_rank": rank,
         "status": "failed" if exited_first else "ok",
         "exit_code": process.returncode,
+        "server_argv": redact_argv(argv),
         "log_tail": tail(log) if exited_first else "",
     }

@@ -16,6 +16,7 @@ from pipeline import server_api
 from pipeline.eval_window import MeasureError
 from pipeline.guards import GuardError
 from pipeline.keys import auth_hint
+from pipeline.resume import kept_note
 from pipeline.server import ExternalServerError, ServerStartError
 
 
@@ -55,7 +56,8 @@ def record_failure(
         hint = auth_hint(err.status, err.path, client or ClientConf())
         fail(result, "server_api", f"{err}" + (f" ({hint})" if hint else ""), "")
     elif isinstance(err, KeyboardInterrupt | SystemExit):
-        fail(result, "interrupted", f"the pipeline was interrupted ({type(err).__name__})", "")
+        reason = getattr(err, "reason", f"the pipeline was interrupted ({type(err).__name__})")
+        fail(result, "interrupted", f"{reason}; {kept_note(cell_dir)}", "")
         return err
     elif isinstance(err, OSError) and err.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
         message = f"cannot write {err.filename or cell_dir}: {err.strerror}; free space there "

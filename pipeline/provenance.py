@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.redact import redact_argv, redact_env
+from pipeline.slurm_job import job_facts
 
 _REPO = Path(__file__).resolve().parent.parent
 _PACKAGES = (
@@ -104,4 +105,5 @@ def provenance(argv: Sequence[str], env: Mapping[str, str]) -> dict[str, Any]:
         "server_argv": redact_argv(argv),
         "server_env": redact_env(dict(env)),
         "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "slurm": job_facts(os.environ),  # job id, array task, nodes; None outside SLURM
     }

@@ -86,6 +86,18 @@ def _rewrite_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
     os.replace(tmp, path)
 
 
+def kept_note(cell_dir: Path) -> str:
+    """What an interrupted cell leaves for its rerun, in words (answered samples on disk)."""
+    answered = 0
+    for path in (cell_dir / SAMPLES_DIR).glob("*.jsonl"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                answered += json.loads(line).get("error_kind") is None
+            except ValueError:  # a line torn by the interrupt
+                continue
+    return f"{answered} answered samples kept in samples/; a rerun asks only for the rest"
+
+
 def _free_name(path: Path) -> Path:
     candidate, n = path, 1
     while candidate.exists():

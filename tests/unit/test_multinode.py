@@ -22,14 +22,14 @@ def test_single_node_needs_no_plan():
 
 
 def test_two_nodes_under_slurm():
-    env = {"SLURM_NNODES": "2", "SLURM_NODEID": "1", "SLURM_JOB_NODELIST": "gpu[10-11]"}
+    env = {"SLURM_NTASKS": "2", "SLURM_PROCID": "1", "SLURM_JOB_NODELIST": "gpu[10-11]"}
     plan = node_plan(2, env)
     assert plan is not None and not plan.serves_evals
     assert plan.args() == ["--nnodes", "2", "--node-rank", "1", "--dist-init-addr", "gpu10:20000"]
 
 
 def test_several_nodes_outside_slurm_is_a_clear_error():
-    with pytest.raises(ValueError, match=r"cluster\.nodes=2 needs a SLURM job on 2 nodes"):
+    with pytest.raises(ValueError, match=r"cluster\.nodes=2 needs a SLURM job of 2 tasks"):
         node_plan(2, {})
 
 

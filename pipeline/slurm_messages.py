@@ -1,0 +1,57 @@
+"""One-line messages for what SLURM refused or lost (pure: text in, text out)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+# The #SBATCH resources a cell asks for, in the order a user reads them.
+_RESOURCES = ("partition", "account", "qos", "nodes", "ntasks-per-node", "gpus-per-node",
+              "cpus-per-task", "mem", "time")
+
+
+def asked_resources(script: str) -> str:
+    """``--gpus-per-node=8 --cpus-per-task=16 ...`` from a submission script's #SBATCH lines."""
+    found = dict(re.findall(r"^#SBATCH --([\w-]+)=(\S+)", script, flags=re.MULTILINE))
+    return " ".join(f"--{key}={found[key]}" for key in _RESOURCES if key in found)
+
+
+def sbatch_reason(stderr: str) -> str:
+    """SLURM's own reason from sbatch's error output (the last ``error:`` line, prefix cut)."""
+    errors = re.findall(r"error:\s*(.+)", stderr)
+    if not errors:
+        lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+        return lines[-1] if lines else "no message"
+    return errors[-1].replace("Batch job submission failed: ", "").strip()
+
+
+def submission_failure(stderr: str, folder: Path) -> str:
+    """The one line for a sweep whose ``sbatch`` failed.
+
+    Args:
+        stderr: what sbatch (or the OS, when it is not installed) said.
+        folder: the sweep's ``.submitit`` folder, where submitit left the submission script.
+    """
+    if "No such file or directory" in stderr and "sbatch" in stderr:
+        return (
+            "mtp-eval: sbatch not found: hydra/launcher=slurm needs SLURM's client commands "
+            "on PATH (or use hydra/launcher=local)"
+        )
+    scripts = sorted(folder.glob(".submission_file_*.sh"), key=lambda p: p.stat().st_mtime)
+    asked = asked_resources(scripts[-1].read_text()) if scripts else ""
+    where = f" (each cell asked {asked}; script {scripts[-1]})" if scripts else ""
+    return (
+        f"mtp-eval: SLURM refused the sweep's jobs: {sbatch_reason(stderr)}{where}; fit "
+        "model.tp, cluster.cpus_per_task, cluster.mem_gb, cluster.time_min or cluster.partition "
+        "to the cluster's nodes (sinfo -o '%P %c %m %G %l')"
+    )
+
+
+def lost_job_line(num: int, cell: str, job_id: str, state: str, error: str) -> str:
+    """The one line for a cell whose SLURM job ended without handing back a result."""
+    lines = [line.strip() for line in error.splitlines() if line.strip()]
+    detail = lines[-1] if lines else ""
+    return (
+        f"mtp-eval: cell #{num} ({cell}): SLURM job {job_id} ended {state} without a result "
+        f"({detail[:200]}); the report lists it as missing and a rerun of the sweep runs it"
+    )
