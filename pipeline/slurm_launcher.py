@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import contextlib
 import io
+import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -23,9 +25,16 @@ from hydra_plugins.hydra_submitit_launcher import submitit_launcher
 from hydra_plugins.hydra_submitit_launcher.config import BaseQueueConf
 from omegaconf import OmegaConf
 
-from pipeline.slurm_messages import lost_job_line, submission_failure
+from pipeline.slurm_job import install_stop_handlers
+from pipeline.slurm_messages import (
+    hopeless_reason,
+    lost_job_line,
+    never_starts,
+    submission_failure,
+)
 
 SUBMISSION_FAILED = 2
+WATCH_S = 5.0  # how often the launcher asks squeue whether pending jobs can ever start
 
 
 class SlurmLauncher(submitit_launcher.SlurmLauncher):
@@ -53,9 +62,21 @@ class SlurmLauncher(submitit_launcher.SlurmLauncher):
         except (submitit.core.utils.FailedJobError, OSError) as err:
             print(submission_failure(str(err) or echoed.getvalue(), folder), file=sys.stderr)
             raise SystemExit(SUBMISSION_FAILED) from None
+        self._wait(jobs)
         return [
             self._collect(job, n, o) for job, n, o in zip(jobs, nums, job_overrides, strict=True)
         ]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> JobReturn:
+        """Run one cell inside its SLURM job (submitit calls this there).
+
+        The cell's stop handlers go in first thing: with a short ``--time`` SLURM may send the
+        USR2 warning within the job's first seconds, and submitit's own handler would then
+        abandon the job without a result.
+        """
+        install_stop_handlers()
+        result: JobReturn = super().__call__(*args, **kwargs)
+        return result
 
     def _executor(self) -> Any:
         """The submitit SLURM executor with these parameters (as Hydra's launcher builds it)."""
@@ -74,6 +95,29 @@ class SlurmLauncher(submitit_launcher.SlurmLauncher):
             }
         )
         return executor
+
+    def _wait(self, jobs: list[Any]) -> None:
+        """Wait for every job; cancel the sweep when SLURM says its jobs can never start.
+
+        A job array asking more than any node has is accepted by sbatch and pends for ever
+        (reason ``PartitionConfig``); so do requests over a partition's or QOS's limits.
+        """
+        array_id = str(jobs[0].job_id).split("_")[0]
+        while not all(job.done() for job in jobs):
+            squeue = subprocess.run(
+                ["squeue", "-h", "-j", array_id, "-o", "%i|%T|%r"],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            reason = hopeless_reason(squeue.stdout)
+            if reason is not None:
+                subprocess.run(["scancel", array_id], check=False)
+                scripts = Path(jobs[0].paths.folder).parent.glob(f"*/{array_id}_submission.sh")
+                script = next(scripts, None)
+                print(never_starts(reason, array_id, script), file=sys.stderr)
+                raise SystemExit(SUBMISSION_FAILED)
+            time.sleep(WATCH_S)
 
     def _collect(self, job: Any, num: int, overrides: Sequence[str]) -> JobReturn:
         import submitit

@@ -47,6 +47,45 @@ def submission_failure(stderr: str, folder: Path) -> str:
     )
 
 
+# squeue reasons of a pending job that waiting cannot cure: the job asks for more than any node
+# of the partition has, or more than the partition, account or QOS allows any one job.
+HOPELESS_REASONS = (
+    "PartitionConfig",
+    "PartitionNodeLimit",
+    "PartitionTimeLimit",
+    "BadConstraints",
+    "InvalidAccount",
+    "InvalidQOS",
+    "QOSMaxGRESPerJob",
+    "QOSMaxCpuPerJobLimit",
+    "QOSMaxMemoryPerJob",
+    "QOSMaxWallDurationPerJobLimit",
+    "AssocMaxGRESPerJob",
+    "AssocMaxCpuPerJobLimit",
+    "AssocMaxWallDurationPerJobLimit",
+)
+
+
+def hopeless_reason(squeue: str) -> str | None:
+    """The first never-resolving pending reason in ``squeue -h -o '%i|%T|%r'`` output."""
+    for line in squeue.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) == 3 and parts[1] == "PENDING" and parts[2] in HOPELESS_REASONS:
+            return parts[2]
+    return None
+
+
+def never_starts(reason: str, array_id: str, script: Path | None) -> str:
+    """The one line for a sweep whose jobs SLURM accepted but will never start."""
+    asked = f" (each cell asked {asked_resources(script.read_text())})" if script else ""
+    return (
+        f"mtp-eval: SLURM will never start the sweep's jobs: pending with reason {reason}{asked}; "
+        f"cancelled job {array_id}. Fit model.tp, cluster.cpus_per_task, cluster.mem_gb, "
+        "cluster.time_min, cluster.partition or cluster.qos to what the cluster allows "
+        "(sinfo -o '%P %c %m %G %l')"
+    )
+
+
 def lost_job_line(num: int, cell: str, job_id: str, state: str, error: str) -> str:
     """The one line for a cell whose SLURM job ended without handing back a result."""
     lines = [line.strip() for line in error.splitlines() if line.strip()]
