@@ -8,6 +8,7 @@ their SGLang launcher and stop it when rank 0 writes ``NODE0_DONE`` into the sha
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Mapping
@@ -96,6 +97,7 @@ def serve_as_worker(
     """
     from pipeline.redact import redact_argv
     from pipeline.server import launch, stop, tail
+    from pipeline.slurm_job import job_facts
 
     log = cell_dir / f"node-{rank}" / "server.log"
     process = launch(argv, env, log)
@@ -110,5 +112,6 @@ def serve_as_worker(
         "status": "failed" if exited_first else "ok",
         "exit_code": process.returncode,
         "server_argv": redact_argv(argv),
+        "slurm": job_facts(os.environ),  # this node's task of the cell's job
         "log_tail": tail(log) if exited_first else "",
     }

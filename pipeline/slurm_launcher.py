@@ -27,6 +27,7 @@ from omegaconf import OmegaConf
 
 from pipeline.slurm_job import install_stop_handlers
 from pipeline.slurm_messages import (
+    CLIENT_MISSING,
     hopeless_reason,
     lost_job_line,
     never_starts,
@@ -47,7 +48,11 @@ class SlurmLauncher(submitit_launcher.SlurmLauncher):
         import submitit
 
         assert self.config is not None
-        executor = self._executor()
+        try:
+            executor = self._executor()
+        except RuntimeError:  # submitit's check: 'Could not detect "srun"'
+            print(CLIENT_MISSING, file=sys.stderr)
+            raise SystemExit(SUBMISSION_FAILED) from None
         folder = Path(str(self.params["submitit_folder"])).parent  # the array's own files
         Path(str(self.config.hydra.sweep.dir)).mkdir(parents=True, exist_ok=True)
         nums = [initial_job_idx + i for i in range(len(job_overrides))]

@@ -10,6 +10,12 @@ _RESOURCES = ("partition", "account", "qos", "nodes", "ntasks-per-node", "gpus-p
               "cpus-per-task", "mem", "time")
 
 
+CLIENT_MISSING = (
+    "mtp-eval: SLURM's client commands (sbatch, srun) are not on PATH: hydra/launcher=slurm runs "
+    "where they are (a cluster's login node), hydra/launcher=local anywhere"
+)
+
+
 def asked_resources(script: str) -> str:
     """``--gpus-per-node=8 --cpus-per-task=16 ...`` from a submission script's #SBATCH lines."""
     found = dict(re.findall(r"^#SBATCH --([\w-]+)=(\S+)", script, flags=re.MULTILINE))
@@ -33,10 +39,7 @@ def submission_failure(stderr: str, folder: Path) -> str:
         folder: the sweep's ``.submitit`` folder, where submitit left the submission script.
     """
     if "No such file or directory" in stderr and "sbatch" in stderr:
-        return (
-            "mtp-eval: sbatch not found: hydra/launcher=slurm needs SLURM's client commands "
-            "on PATH (or use hydra/launcher=local)"
-        )
+        return CLIENT_MISSING
     scripts = sorted(folder.glob(".submission_file_*.sh"), key=lambda p: p.stat().st_mtime)
     asked = asked_resources(scripts[-1].read_text()) if scripts else ""
     where = f" (each cell asked {asked}; script {scripts[-1]})" if scripts else ""
