@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 BASE   := $(VENV)/.installed-base
 
-.PHONY: demo test lint install clean
+.PHONY: demo test test-slurm lint install clean
 
 # Tests and lint: the base install plus the dev extra (pytest, ruff, mypy, the CPU torch).
 $(STAMP): pyproject.toml
@@ -38,9 +38,14 @@ demo: $(BASE)
 	  echo "mtp-eval-report exit code $$rc (0 all GO, 1 a NO-GO: the demo's fmha_v2+fp8_e4m3, 2 undecided)"; \
 	  echo "report: $(DEMO_DIR)/report/report.html"; [ $$rc -le 2 ]
 
-## test: lint, type-check, then every test tier but `gpu`
+## test: lint, type-check, then every test tier but `gpu` and `slurm`
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -m "not gpu" -q
+	$(BIN)/python -m pytest -m "not gpu and not slurm" -q
+
+## test-slurm: the `slurm` tier against a real single-node SLURM that its session fixture brings
+## up and down (.ci/slurm/cluster: root, installs Debian's slurmctld/slurmd/munge if missing)
+test-slurm: $(STAMP)
+	$(BIN)/python -m pytest -m slurm -q tests/slurm
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -66,7 +66,9 @@ class Slurm:
 
 @pytest.fixture(scope="session")
 def slurm(tmp_path_factory: pytest.TempPathFactory):
-    folder = tmp_path_factory.mktemp("slurm")
+    # .ci/run names the folder so that its exit trap can stop the daemons whatever happens here
+    named = os.environ.get("MTP_EVAL_SLURM_DIR")
+    folder = Path(named) if named else tmp_path_factory.mktemp("slurm")
     up = subprocess.run(
         [str(CLUSTER), "up", str(folder)], text=True, capture_output=True, timeout=600
     )
