@@ -129,3 +129,30 @@ def test_missing_sbatch_is_one_line(slurm, tmp_path):
                      "-m", *SMALL_CELLS, f"hydra.sweep.dir={tmp_path / 'nosbatch'}")
     assert proc.returncode == 2
     assert [line for line in proc.stderr.splitlines() if line.strip()] == [CLIENT_MISSING]
+
+
+def test_cell_cancelled_before_it_ran_is_one_line_and_the_sweep_ends(slurm, tmp_path):
+    # No result at all comes back from such a job: submitit must learn from (the stand-in) sacct
+    # that it ended, or Hydra would wait for ever (docs/cluster.md, "Accounting").
+    sweep = tmp_path / "pending"
+    one_at_a_time = [*TWO_CELLS, "cluster.max_parallel_cells=1", *SLOW]
+    proc = slurm.popen_mtp_eval("-m", *one_at_a_time, f"hydra.sweep.dir={sweep}")
+    deadline, task = time.monotonic() + 60, None
+    while task is None and time.monotonic() < deadline:
+        pending = slurm.run("squeue", "-h", "-t", "PENDING", "-o", "%i").stdout.split()
+        task = next((f"{job.split('_')[0]}_1" for job in pending if "_" in job), None)
+        time.sleep(0.2)
+    assert task is not None, "the second cell never showed as pending"
+    assert slurm.run("scancel", task).returncode == 0
+    out, _ = proc.communicate(timeout=180)
+    assert proc.returncode == 0, out[-3000:]
+    assert f"SLURM job {task} ended CANCELLED without a result" in out
+    assert "Traceback" not in out
+    assert set(results(sweep)) == {"0"} and results(sweep)["0"]["status"] == "ok"
+    assert slurm.job(task)["JobState"] == "CANCELLED"
+    code, _ = report(slurm, sweep)
+    assert code == 2  # the cancelled cell is missing: undecided, never GO
+
+    rerun = slurm.mtp_eval("-m", *one_at_a_time[:-1], f"hydra.sweep.dir={sweep}")
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    assert {k: r["status"] for k, r in results(sweep).items()} == {"0": "ok", "1": "ok"}
