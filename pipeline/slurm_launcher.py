@@ -29,6 +29,7 @@ from pipeline.slurm_job import install_stop_handlers
 from pipeline.slurm_messages import (
     CLIENT_MISSING,
     hopeless_reason,
+    listed_tasks,
     lost_job_line,
     never_starts,
     submission_failure,
@@ -67,9 +68,10 @@ class SlurmLauncher(submitit_launcher.SlurmLauncher):
         except (submitit.core.utils.FailedJobError, OSError) as err:
             print(submission_failure(str(err) or echoed.getvalue(), folder), file=sys.stderr)
             raise SystemExit(SUBMISSION_FAILED) from None
-        self._wait(jobs)
+        lost = self._wait(jobs)
         return [
-            self._collect(job, n, o) for job, n, o in zip(jobs, nums, job_overrides, strict=True)
+            self._collect(job, n, o, lost.get(job.job_id))
+            for job, n, o in zip(jobs, nums, job_overrides, strict=True)
         ]
 
     def __call__(self, *args: Any, **kwargs: Any) -> JobReturn:
@@ -101,40 +103,56 @@ class SlurmLauncher(submitit_launcher.SlurmLauncher):
         )
         return executor
 
-    def _wait(self, jobs: list[Any]) -> None:
-        """Wait for every job; cancel the sweep when SLURM says its jobs can never start.
+    def _wait(self, jobs: list[Any]) -> dict[str, str]:
+        """Wait for every job; returns the jobs that ended without a result, with what is known.
 
-        A job array asking more than any node has is accepted by sbatch and pends for ever
-        (reason ``PartitionConfig``); so do requests over a partition's or QOS's limits.
+        Asks squeue every ``WATCH_S``: a job array asking more than any node has is accepted
+        by sbatch and pends for ever (reason ``PartitionConfig``), so do requests over a
+        partition's or QOS's limits: the sweep is then cancelled. A job squeue no longer lists
+        and that left no result (cancelled before it started, killed) has ended: without
+        accounting, submitit itself would never learn that and wait for ever.
         """
         array_id = str(jobs[0].job_id).split("_")[0]
-        while not all(job.done() for job in jobs):
+        lost: dict[str, str] = {}
+        while waiting := [j for j in jobs if j.job_id not in lost and not j.done()]:
             squeue = subprocess.run(
                 ["squeue", "-h", "-j", array_id, "-o", "%i|%T|%r"],
                 capture_output=True,
                 text=True,
                 check=False,
             )
-            reason = hopeless_reason(squeue.stdout)
-            if reason is not None:
-                subprocess.run(["scancel", array_id], check=False)
-                scripts = Path(jobs[0].paths.folder).parent.glob(f"*/{array_id}_submission.sh")
-                script = next(scripts, None)
-                print(never_starts(reason, array_id, script), file=sys.stderr)
-                raise SystemExit(SUBMISSION_FAILED)
+            if squeue.returncode == 0:  # a controller that does not answer proves nothing
+                self._stop_if_hopeless(squeue.stdout, array_id, jobs[0])
+                listed = listed_tasks(squeue.stdout)
+                for job in waiting:
+                    if job.job_id not in listed and not Path(job.paths.result_pickle).exists():
+                        lost[job.job_id] = f"no longer queued; sacct says {job.state}"
             time.sleep(WATCH_S)
+        return lost
 
-    def _collect(self, job: Any, num: int, overrides: Sequence[str]) -> JobReturn:
+    def _stop_if_hopeless(self, squeue: str, array_id: str, first: Any) -> None:
+        reason = hopeless_reason(squeue)
+        if reason is not None:
+            subprocess.run(["scancel", array_id], check=False)
+            scripts = Path(first.paths.folder).parent.glob(f"*/{array_id}_submission.sh")
+            print(never_starts(reason, array_id, next(scripts, None)), file=sys.stderr)
+            raise SystemExit(SUBMISSION_FAILED)
+
+    def _collect(
+        self, job: Any, num: int, overrides: Sequence[str], lost: str | None
+    ) -> JobReturn:
         import submitit
 
         try:
-            result: JobReturn = job.results()[0]
-            return result
+            if lost is None:
+                result: JobReturn = job.results()[0]
+                return result
         except submitit.core.utils.UncompletedJobError as err:
-            cell = " ".join(filter_overrides(overrides))
-            print(lost_job_line(num, cell, job.job_id, job.state, str(err)), file=sys.stderr)
-            return JobReturn(
-                overrides=list(overrides),
-                status=JobStatus.COMPLETED,  # a FAILED return would end the whole sweep
-                _return_value=f"no result: SLURM job {job.job_id} {job.state}",
-            )
+            lost = str(err)
+        cell = " ".join(filter_overrides(overrides))
+        print(lost_job_line(num, cell, job.job_id, lost or ""), file=sys.stderr)
+        return JobReturn(
+            overrides=list(overrides),
+            status=JobStatus.COMPLETED,  # a FAILED return would end the whole sweep
+            _return_value=f"no result: SLURM job {job.job_id}",
+        )

@@ -78,6 +78,21 @@ def hopeless_reason(squeue: str) -> str | None:
     return None
 
 
+def listed_tasks(squeue: str) -> set[str]:
+    """Job ids squeue still lists (``%i``), array ranges expanded: ``12_[1-3,5%2]`` -> 12_1..."""
+    listed: set[str] = set()
+    for line in squeue.splitlines():
+        job = line.strip().split("|")[0]
+        ranged = re.fullmatch(r"(\d+)_\[([\d,-]+)(?:%\d+)?\]", job)
+        if ranged is None:
+            listed.add(job)
+            continue
+        for part in ranged.group(2).split(","):
+            low, _, high = part.partition("-")
+            listed.update(f"{ranged.group(1)}_{i}" for i in range(int(low), int(high or low) + 1))
+    return listed
+
+
 def never_starts(reason: str, array_id: str, script: Path | None) -> str:
     """The one line for a sweep whose jobs SLURM accepted but will never start."""
     asked = f" (each cell asked {asked_resources(script.read_text())})" if script else ""
@@ -89,11 +104,11 @@ def never_starts(reason: str, array_id: str, script: Path | None) -> str:
     )
 
 
-def lost_job_line(num: int, cell: str, job_id: str, state: str, error: str) -> str:
+def lost_job_line(num: int, cell: str, job_id: str, error: str) -> str:
     """The one line for a cell whose SLURM job ended without handing back a result."""
     lines = [line.strip() for line in error.splitlines() if line.strip()]
-    detail = lines[-1] if lines else ""
+    detail = lines[-1] if lines else "no detail"
     return (
-        f"mtp-eval: cell #{num} ({cell}): SLURM job {job_id} ended {state} without a result "
+        f"mtp-eval: cell #{num} ({cell}): SLURM job {job_id} ended without a result "
         f"({detail[:200]}); the report lists it as missing and a rerun of the sweep runs it"
     )

@@ -25,6 +25,16 @@ TWO_CELLS = [
 SLOW = ["server.simulated.latency_s=0.4"]
 
 
+def finish(proc, timeout: float) -> str:
+    """The sweep's output once it ended; a sweep still waiting after ``timeout`` is a failure."""
+    try:
+        return proc.communicate(timeout=timeout)[0]
+    except BaseException:
+        proc.kill()
+        proc.communicate()
+        raise
+
+
 def answered(cell_dir: Path) -> int:
     samples = cell_dir / "samples" / "mcq_sample.jsonl"
     return len(samples.read_text().splitlines()) if samples.exists() else 0
@@ -47,7 +57,7 @@ def test_cancelled_cell_is_recorded_the_sweep_goes_on_and_a_rerun_resumes(slurm,
     running = slurm.run("squeue", "-h", "-t", "RUNNING", "-o", "%i").stdout.split()
     (task,) = [job for job in running if job.endswith("_0")]
     assert slurm.run("scancel", task).returncode == 0
-    out, _ = proc.communicate(timeout=180)  # Hydra returns: no hang on the cancelled job
+    out = finish(proc, 180)  # Hydra returns: no hang on the cancelled job
     assert proc.returncode == 0, out[-3000:]
 
     cells = results(sweep)
@@ -132,8 +142,8 @@ def test_missing_sbatch_is_one_line(slurm, tmp_path):
 
 
 def test_cell_cancelled_before_it_ran_is_one_line_and_the_sweep_ends(slurm, tmp_path):
-    # No result at all comes back from such a job: submitit must learn from (the stand-in) sacct
-    # that it ended, or Hydra would wait for ever (docs/cluster.md, "Accounting").
+    # No result comes back from such a job, and SLURM forgets a pending array task it cancels
+    # (scontrol, and so sacct here, no longer know it): the launcher sees it leave squeue.
     sweep = tmp_path / "pending"
     one_at_a_time = [*TWO_CELLS, "cluster.max_parallel_cells=1", *SLOW]
     proc = slurm.popen_mtp_eval("-m", *one_at_a_time, f"hydra.sweep.dir={sweep}")
@@ -144,12 +154,11 @@ def test_cell_cancelled_before_it_ran_is_one_line_and_the_sweep_ends(slurm, tmp_
         time.sleep(0.2)
     assert task is not None, "the second cell never showed as pending"
     assert slurm.run("scancel", task).returncode == 0
-    out, _ = proc.communicate(timeout=180)
+    out = finish(proc, 180)
     assert proc.returncode == 0, out[-3000:]
-    assert f"SLURM job {task} ended CANCELLED without a result" in out
+    assert f"SLURM job {task} ended without a result (no longer queued" in out
     assert "Traceback" not in out
     assert set(results(sweep)) == {"0"} and results(sweep)["0"]["status"] == "ok"
-    assert slurm.job(task)["JobState"] == "CANCELLED"
     code, _ = report(slurm, sweep)
     assert code == 2  # the cancelled cell is missing: undecided, never GO
 

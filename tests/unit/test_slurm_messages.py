@@ -8,6 +8,7 @@ from pipeline.slurm_messages import (
     CLIENT_MISSING,
     asked_resources,
     hopeless_reason,
+    listed_tasks,
     lost_job_line,
     never_starts,
     sbatch_reason,
@@ -98,9 +99,22 @@ def test_never_starts_line(tmp_path):
 
 def test_lost_job_line_names_cell_job_state_and_last_error_line():
     error = "Job 12_1 (task: 0) with path /x\nhas not produced any output (state: CANCELLED)\n"
-    line = lost_job_line(1, "backend=fa3 kv_dtype=auto", "12_1", "CANCELLED", error)
+    line = lost_job_line(1, "backend=fa3 kv_dtype=auto", "12_1", error)
     assert line == (
-        "mtp-eval: cell #1 (backend=fa3 kv_dtype=auto): SLURM job 12_1 ended CANCELLED without a "
+        "mtp-eval: cell #1 (backend=fa3 kv_dtype=auto): SLURM job 12_1 ended without a "
         "result (has not produced any output (state: CANCELLED)); the report lists it as missing "
         "and a rerun of the sweep runs it"
     )
+
+
+@pytest.mark.parametrize(
+    ("squeue", "listed"),
+    [
+        ("12_[1-3%1]|PENDING|None\n12_0|RUNNING|None\n", {"12_0", "12_1", "12_2", "12_3"}),
+        ("12_[2,4-5]|PENDING|Resources\n", {"12_2", "12_4", "12_5"}),
+        ("13|RUNNING|None\n", {"13"}),
+        ("", set()),
+    ],
+)
+def test_listed_tasks_expands_pending_array_ranges(squeue, listed):
+    assert listed_tasks(squeue) == listed
