@@ -22,7 +22,7 @@ TWO_CELLS = [
     "client.concurrency=2",
     "client.follow_server=false",
 ]
-SLOW = ["server.simulated.latency_s=0.4"]
+SLOW = ["server.simulated.latency_s=0.2"]
 
 
 def finish(proc, timeout: float) -> str:
