@@ -61,9 +61,11 @@ def register_slurm_launcher() -> None:
     from hydra.core.plugins import Plugins
 
     with contextlib.suppress(ImportError):  # no hydra-submitit-launcher: the slurm extra is off
-        from hydra_plugins.mtp_eval_launcher import MtpEvalSlurmLauncher
+        from hydra_plugins import mtp_eval_launcher
 
-        Plugins.instance().register(MtpEvalSlurmLauncher)
+        launcher = getattr(mtp_eval_launcher, "MtpEvalSlurmLauncher", None)
+        if launcher is not None:
+            Plugins.instance().register(launcher)
 
 
 def main() -> None:
