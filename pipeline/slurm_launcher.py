@@ -126,7 +126,7 @@ class SlurmLauncher(submitit_launcher.SlurmLauncher):
                 listed = listed_tasks(squeue.stdout)
                 for job in waiting:
                     if job.job_id not in listed and not Path(job.paths.result_pickle).exists():
-                        lost[job.job_id] = f"no longer queued; sacct says {job.state}"
+                        lost[job.job_id] = "no longer queued: cancelled before it ran, or killed"
             time.sleep(WATCH_S)
         return lost
 

@@ -156,7 +156,8 @@ def test_cell_cancelled_before_it_ran_is_one_line_and_the_sweep_ends(slurm, tmp_
     assert slurm.run("scancel", task).returncode == 0
     out = finish(proc, 180)
     assert proc.returncode == 0, out[-3000:]
-    assert f"SLURM job {task} ended without a result (no longer queued" in out
+    # seen leaving squeue, or reported CANCELLED by sacct: either way one line, and on we go
+    assert f"SLURM job {task} ended without a result (" in out
     assert "Traceback" not in out
     assert set(results(sweep)) == {"0"} and results(sweep)["0"]["status"] == "ok"
     code, _ = report(slurm, sweep)
