@@ -2,9 +2,10 @@
 # make_bundle.sh: build the one archive that lets the offline H200 run a real SGLang 0.5.19 server.
 #
 # Run here (a machine that reaches PyPI), from anywhere:   bash benchmarks/live_h200/make_bundle.sh
-# Result: .gpu-bundle/sgl-site-0.5.19.tar.xz at the repo root (git-ignored), about 55 MB, holding
-# one folder `sgl-site/` to put on PYTHONPATH there. Carry it with the device tool's
-# `carry: [".gpu-bundle"]` and run benchmarks/live_h200/setup_on_gpu.sh there (README.md beside this).
+# Result: .gpu-bundle/ at the repo root (git-ignored): sgl-site-0.5.19.tar.xz (about 55 MB, one
+# folder `sgl-site/` to put on PYTHONPATH there) and flash_ops.sm90a.so.xz (SGLang's FA3 for SM90,
+# about 123 MB), each as 40-MiB chunks with a sha256 manifest. Carry the chunks over several warm
+# device calls and source benchmarks/live_h200/setup_on_gpu.sh in each (README.md beside this).
 #
 # What it does, and why:
 #   1. Downloads, with --no-deps, exactly the wheels pinned in wheels.txt for Python 3.12 on
@@ -24,8 +25,17 @@
 #      only thing carried). The check: expected files present, removed ones absent, every pin in
 #      wheels.txt installed exactly once.
 #
+#   7. Cuts the archive into chunks of CHUNK_MIB (default 40) with a sha256 manifest (chunks.py):
+#      every device call carries the repo too (about 21 MiB with the trained model's weights), and
+#      a call moves at most 64 MiB.
+#   8. (FA3=1, the default) SGLang's FA3: takes sgl_kernel/flash_ops.abi3.so from the sglang-kernel
+#      wheel, keeps only its sm_90a cubins (fatbin_slim.py), packs it with xz -9 and cuts that into
+#      chunks with a manifest too, plus flash_ops.sm90a.so.sha256 for the unpacked file.
+#      setup_on_gpu.sh assembles, verifies and installs it, so backend=fa3 runs.
+#
 # Environment: PYTHON (default python3) runs pip; it need not be 3.12. XZ_OPT overrides -9e.
-# PRUNE_EXTRA=0 keeps the files prune_extra deletes (archive about 4 MB larger).
+# PRUNE_EXTRA=0 keeps the files prune_extra deletes (archive about 4 MB larger). CHUNK_MIB sets
+# the chunk size; FA3=0 skips step 8.
 # Exit status is non-zero on any failed download or check; the archive is then not replaced.
 set -euo pipefail
 
@@ -36,7 +46,9 @@ CACHE="$REPO/.gpu-bundle-cache"
 WHEELS="$CACHE/wheels"
 SITE="$CACHE/sgl-site"
 OUTDIR="$REPO/.gpu-bundle"
-ARCHIVE="$OUTDIR/sgl-site-0.5.19.tar.xz"
+ARCHIVE="$CACHE/sgl-site-0.5.19.tar.xz"
+FA3_SO="$CACHE/flash_ops.sm90a.so"
+CHUNK_MIB="${CHUNK_MIB:-40}"
 ANTLR="antlr4-python3-runtime==4.9.3"
 
 # pip matches manylinux_2_N exactly, so name each N the wheels use (sglang 0.5.19 is 2_34). The
@@ -148,7 +160,6 @@ pack() {
   tar -C "$CACHE" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - sgl-site \
     | XZ_OPT="${XZ_OPT:--9e -T0}" xz -c > "$tmp"
   xz -t "$tmp"
-  find "$OUTDIR" -maxdepth 1 -type f ! -name "$(basename "$tmp")" -delete
   mv "$tmp" "$ARCHIVE"
   tar -tJf "$ARCHIVE" sgl-site/sglang/__init__.py sgl-site/xgrammar/__init__.py >/dev/null
   local bytes
@@ -159,8 +170,34 @@ pack() {
   fi
 }
 
+# Chunks of the archive (and of FA3) with their manifests are all that .gpu-bundle/ holds.
+chunk() {
+  "$PYTHON" "$HERE/chunks.py" split "$1" "$OUTDIR" --chunk-mib "$CHUNK_MIB"
+}
+
+# SGLang's FA3, cut to sm_90a: about 1.1 GB -> 123 MB of xz. Reused while the wheel is unchanged.
+pack_fa3() {
+  local wheel stamp
+  wheel="$(ls "$WHEELS"/sglang_kernel-0.4.5-*.whl)"
+  stamp="$CACHE/flash_ops.from-$(sha256sum "$wheel" | cut -c1-16)"
+  if [[ ! -f "$stamp" || ! -f "$FA3_SO.xz" ]]; then
+    echo "== FA3: cutting sgl_kernel/flash_ops.abi3.so to its sm_90a cubins and packing (xz -9)"
+    unzip -p "$wheel" sgl_kernel/flash_ops.abi3.so > "$CACHE/flash_ops.abi3.so"
+    "$PYTHON" "$HERE/fatbin_slim.py" "$CACHE/flash_ops.abi3.so" "$FA3_SO"
+    rm -f "$CACHE/flash_ops.abi3.so" "$CACHE"/flash_ops.from-*
+    xz -9 -T0 -k -f "$FA3_SO"
+    touch "$stamp"
+  fi
+  (cd "$CACHE" && sha256sum "$(basename "$FA3_SO")") > "$OUTDIR/flash_ops.sm90a.so.sha256"
+  chunk "$FA3_SO.xz"
+}
+
 rescue_wheels
 download
 install_site
 check_site
 pack
+find "$OUTDIR" -maxdepth 1 -type f -delete
+chunk "$ARCHIVE"
+if [[ "${FA3:-1}" == 1 ]]; then pack_fa3; fi
+echo "== .gpu-bundle/: $(ls "$OUTDIR" | wc -l) files; carry one or two chunks a call (README.md)"

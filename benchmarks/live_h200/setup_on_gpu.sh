@@ -3,8 +3,14 @@
 #
 #   . benchmarks/live_h200/setup_on_gpu.sh && python3 -m pipeline model=tiny_random server=sglang ...
 #
-# Needs .gpu-bundle/*.tar.xz (made here by make_bundle.sh, carried with carry: [".gpu-bundle"]).
-#   1. unpacks it to /tmp/sgl-site (skipped when already unpacked from the same archive);
+# Needs the chunks of .gpu-bundle/ (made here by make_bundle.sh), carried over one or more calls:
+#   0. copies the chunks and manifests this call carried to /tmp/mtp-chunks (they stay there while
+#      the machine is warm); while the site's chunks are incomplete it says which are still to
+#      carry and returns 3 (so a call that carries only chunk 1 ends cleanly);
+#   1. assembles and sha256-checks the site archive and unpacks it to /tmp/sgl-site (skipped when
+#      already unpacked from the same archive); an older single .gpu-bundle/*.tar.xz works too;
+#   1b. when every FA3 chunk has arrived: assembles, checks, unpacks flash_ops.abi3.so (sm_90a only)
+#      into sgl_kernel/ and checks its sha256, so backend=fa3 runs (else says what is missing);
 #   2. writes the tiny random Llama to /tmp/tiny-llama with the machine's own python3, torch and
 #      transformers, BEFORE the bundle's transformers 5.12.1 shadows them (skipped when present);
 #   3. exports PYTHONPATH=/tmp/sgl-site:<repo>, SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK=1 (the bundle's
@@ -20,14 +26,10 @@ _mtp_setup() {
   repo="$(pwd)"
   site="${SGL_SITE_PARENT:-/tmp}/sgl-site"
   model="${TINY_MODEL:-/tmp/tiny-llama}"
-  archive="$(ls -1 "$repo"/.gpu-bundle/*.tar.xz 2>/dev/null | head -n 1)"
   if [[ ! -f "$repo/benchmarks/live_h200/make_tiny_model.py" ]]; then
     echo "setup_on_gpu: run it from the mtp-eval repo root (not $repo)" >&2; return 1
   fi
-  if [[ -z "$archive" ]]; then
-    echo "setup_on_gpu: no .gpu-bundle/*.tar.xz: run make_bundle.sh, carry .gpu-bundle" >&2
-    return 1
-  fi
+  archive="$(_mtp_site_archive "$repo")" || return $?
   stamp="$site/.from-$(basename "$archive")-$(stat -c %s "$archive")"
   if [[ ! -f "$stamp" ]]; then
     echo "setup_on_gpu: unpacking $(basename "$archive") to $site"
@@ -40,6 +42,7 @@ filter='fully_trusted')" "$archive" "$(dirname "$site")" || return 1
     fi
     touch "$stamp"
   fi
+  _mtp_fa3 "$repo" "$site" || return 1
   # The machine's own python, with PYTHONPATH as it was before any setup (no bundle on it).
   PYTHONPATH="${MTP_EVAL_BASE_PYTHONPATH-${PYTHONPATH:-}}" \
     python3 "$repo/benchmarks/live_h200/make_tiny_model.py" "$model" || return 1
@@ -53,12 +56,59 @@ import importlib.metadata as md, sys, time
 t = time.time()
 import sglang, sgl_kernel, flashinfer, transformers, torch
 import sglang.srt.entrypoints.http_server  # the server's import chain: fastapi, xgrammar stand-in
+import importlib.util
+fa3 = importlib.util.find_spec('sgl_kernel.flash_ops') is not None
+if fa3:
+    from sgl_kernel import flash_ops  # noqa: F401  (SGLang's FA3 loads)
 print('setup_on_gpu: python', sys.version.split()[0], '| sglang', md.version('sglang'),
+      '| fa3', 'yes' if fa3 else 'no',
       '| sglang-kernel', md.version('sglang-kernel'), '| flashinfer', flashinfer.__version__,
       '| transformers', transformers.__version__, '| torch', torch.__version__,
       '| GPU', torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
       '| imports %.1f s' % (time.time() - t))
 " || { echo "setup_on_gpu: import check failed (traceback above)" >&2; return 1; }
+}
+
+# The site archive: assembled from its chunks in $MTP_CHUNKS (default /tmp/mtp-chunks), or the
+# older single .gpu-bundle/*.tar.xz. Prints its path; returns 3 while chunks are still to come.
+_mtp_site_archive() {
+  local repo="$1" chunks="${MTP_CHUNKS:-/tmp/mtp-chunks}" manifest rc
+  python3 "$repo/benchmarks/live_h200/chunks.py" stage "$repo/.gpu-bundle" --into "$chunks" >&2
+  manifest="$(ls -1 "$chunks"/sgl-site-*.tar.xz.manifest 2>/dev/null | head -n 1)"
+  if [[ -n "$manifest" ]]; then
+    local out="$chunks/$(basename "$manifest" .manifest)"
+    if [[ ! -f "$out" ]]; then
+      python3 "$repo/benchmarks/live_h200/chunks.py" assemble "$manifest" "$out" >&2
+      rc=$?; [[ $rc == 0 ]] || return $rc
+    fi
+    echo "$out"; return 0
+  fi
+  local single
+  single="$(ls -1 "$repo"/.gpu-bundle/*.tar.xz 2>/dev/null | head -n 1)"
+  if [[ -z "$single" ]]; then
+    echo "setup_on_gpu: no site chunks or .gpu-bundle/*.tar.xz: run make_bundle.sh, carry" \
+         ".gpu-bundle/sgl-site-0.5.19.tar.xz.manifest and its chunks" >&2
+    return 1
+  fi
+  echo "$single"
+}
+
+# SGLang's FA3 (sm_90a-only flash_ops.abi3.so) into the unpacked site, once all its chunks came.
+_mtp_fa3() {
+  local repo="$1" site="$2" chunks="${MTP_CHUNKS:-/tmp/mtp-chunks}" manifest so rc
+  so="$site/sgl_kernel/flash_ops.abi3.so"
+  manifest="$chunks/flash_ops.sm90a.so.xz.manifest"
+  if [[ -f "$so" ]]; then echo "setup_on_gpu: fa3: flash_ops.abi3.so installed"; return 0; fi
+  if [[ ! -f "$manifest" ]]; then echo "setup_on_gpu: fa3: not carried (backend=fa3 cannot run)"; return 0; fi
+  python3 "$repo/benchmarks/live_h200/chunks.py" assemble "$manifest" "$chunks/flash_ops.sm90a.so.xz"
+  rc=$?
+  if [[ $rc == 3 ]]; then echo "setup_on_gpu: fa3: not complete yet (backend=fa3 cannot run)"; return 0; fi
+  [[ $rc == 0 ]] || return 1
+  xz -dc "$chunks/flash_ops.sm90a.so.xz" > "$chunks/flash_ops.sm90a.so" || return 1
+  (cd "$chunks" && sha256sum -c flash_ops.sm90a.so.sha256) >&2 \
+    || { echo "setup_on_gpu: fa3: flash_ops.sm90a.so sha256 differs" >&2; return 1; }
+  mv "$chunks/flash_ops.sm90a.so" "$so" && rm -f "$chunks/flash_ops.sm90a.so.xz"
+  echo "setup_on_gpu: fa3: flash_ops.abi3.so (sm_90a) installed and verified"
 }
 
 if (return 0 2>/dev/null); then

@@ -1,0 +1,145 @@
+"""The GPU bundle travels as checksummed chunks over several device calls (issue 15, item 1).
+
+``chunks.py`` and ``setup_on_gpu.sh`` run for real (subprocess, real files): a call that carried
+only the first chunk ends with status 3 and names what is still to come; the next call assembles,
+verifies and unpacks the site and installs the FA3 library; a corrupted chunk is named. The
+sm_90a cut runs on a synthetic fatbin section.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+LIVE = REPO / "benchmarks/live_h200"
+sys.path.insert(0, str(LIVE))
+
+import fatbin_slim  # noqa: E402
+
+pytestmark = pytest.mark.integration
+
+
+def chunks(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(LIVE / "chunks.py"), *map(str, args)],
+                          capture_output=True, text=True)  # fmt: skip
+
+
+def test_split_then_assemble_gives_the_same_bytes_and_names_a_bad_chunk(tmp_path: Path) -> None:
+    data = os.urandom(300_000)
+    (tmp_path / "big.bin").write_bytes(data)
+    split = chunks("split", tmp_path / "big.bin", tmp_path / "out", "--chunk-mib", "0.1")
+    assert split.returncode == 0
+    manifest = tmp_path / "out/big.bin.manifest"
+    assert len(manifest.read_text().splitlines()) == 4  # 3 chunks of <= 104,857 bytes + the whole
+    done = chunks("assemble", manifest, tmp_path / "joined.bin")
+    assert done.returncode == 0 and (tmp_path / "joined.bin").read_bytes() == data
+    part = tmp_path / "out/big.bin.part-01"
+    part.write_bytes(b"x" + part.read_bytes()[1:])
+    bad = chunks("assemble", manifest, tmp_path / "again.bin")
+    assert bad.returncode == 1 and "big.bin.part-01" in bad.stderr
+    assert not (tmp_path / "again.bin").exists()
+    part.unlink()
+    waiting = chunks("assemble", manifest, tmp_path / "again.bin")
+    assert waiting.returncode == 3 and "big.bin.part-01" in waiting.stdout
+
+
+def fake_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "benchmarks/live_h200").mkdir(parents=True)
+    for name in ("setup_on_gpu.sh", "chunks.py", "make_tiny_model.py"):
+        shutil.copy(LIVE / name, repo / "benchmarks/live_h200" / name)
+    return repo
+
+
+def make_bundle(tmp_path: Path) -> tuple[Path, bytes]:
+    """A site archive and an FA3 library, each cut into chunks as make_bundle.sh does."""
+    site = tmp_path / "build/sgl-site"
+    (site / "sgl_kernel").mkdir(parents=True)
+    (site / "sgl_kernel/__init__.py").write_text("")
+    (site / "marker.txt").write_bytes(os.urandom(200_000))
+    archive = tmp_path / "build/sgl-site-0.5.19.tar.xz"
+    with tarfile.open(archive, "w:xz") as tar:
+        tar.add(site, arcname="sgl-site")
+    library = os.urandom(250_000)
+    so = tmp_path / "build/flash_ops.sm90a.so"
+    so.write_bytes(library)
+    subprocess.run(["xz", "-k", "-0", str(so)], check=True)
+    out = tmp_path / "chunks"
+    for path in (archive, Path(str(so) + ".xz")):
+        assert chunks("split", path, out, "--chunk-mib", "0.15").returncode == 0
+    digest = subprocess.run(["sha256sum", so.name], cwd=so.parent, capture_output=True, text=True)
+    (out / "flash_ops.sm90a.so.sha256").write_text(digest.stdout)
+    return out, library
+
+
+def source_setup(repo: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    model = tmp_path / "tiny"
+    model.mkdir(exist_ok=True)
+    recipe = {"kind": "tiny-random-llama", "version": 1, "seed": 0, "vocab_size": 4096}
+    (model / "mtp_eval_recipe.json").write_text(json.dumps(recipe) + "\n")  # made already
+    env = {**os.environ, "SGL_SITE_PARENT": str(tmp_path / "host"), "TINY_MODEL": str(model),
+           "MTP_CHUNKS": str(tmp_path / "host/chunks"), "PYTHONPATH": ""}  # fmt: skip
+    script = ". benchmarks/live_h200/setup_on_gpu.sh; echo rc=$?"
+    return subprocess.run(["bash", "-c", script], cwd=repo, env=env, capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+
+
+def carry(repo: Path, out: Path, names: list[str]) -> None:
+    """What one device call carries: exactly these files in .gpu-bundle/."""
+    shutil.rmtree(repo / ".gpu-bundle", ignore_errors=True)
+    (repo / ".gpu-bundle").mkdir()
+    for name in names:
+        shutil.copy(out / name, repo / ".gpu-bundle" / name)
+
+
+def test_setup_assembles_over_calls_and_installs_fa3(tmp_path: Path) -> None:
+    repo = fake_repo(tmp_path)
+    out, library = make_bundle(tmp_path)
+    site_parts = sorted(p.name for p in out.glob("sgl-site-*.part-*"))
+    fa3_files = sorted(p.name for p in out.glob("flash_ops*"))
+    assert len(site_parts) >= 2
+    carry(repo, out, ["sgl-site-0.5.19.tar.xz.manifest", site_parts[0]])
+    first = source_setup(repo, tmp_path)
+    assert "rc=3" in first.stdout and site_parts[1] in first.stdout + first.stderr
+    assert not (tmp_path / "host/sgl-site").exists()
+    carry(repo, out, site_parts[1:] + fa3_files)
+    second = source_setup(repo, tmp_path)
+    log = second.stdout + second.stderr
+    assert (tmp_path / "host/sgl-site/marker.txt").is_file(), log
+    assert "fa3: flash_ops.abi3.so (sm_90a) installed and verified" in log
+    assert (tmp_path / "host/sgl-site/sgl_kernel/flash_ops.abi3.so").read_bytes() == library
+    # no SGLang here: the import check that follows must fail, and say so
+    assert "import check failed" in log and "rc=1" in second.stdout
+
+
+def fatbin(entries: list[tuple[int, int, bytes]]) -> bytes:
+    """One fatbin: a 16-byte header, then (kind, arch, payload) entries with 64-byte headers."""
+    body = b""
+    for kind, arch, payload in entries:
+        header = bytearray(64)
+        struct.pack_into("<HHIQ", header, 0, kind, 0, 64, len(payload))
+        struct.pack_into("<I", header, 28, arch)
+        body += bytes(header) + payload
+    return struct.pack("<IHHQ", fatbin_slim.FATBIN_MAGIC, 1, 16, len(body)) + body
+
+
+def test_fatbin_cut_keeps_only_the_leading_sm90a_elf() -> None:
+    one = fatbin([(2, 90, b"A" * 100), (2, 80, b"B" * 50), (2, 86, b"C" * 70)])
+    two = fatbin([(2, 90, b"D" * 30), (2, 80, b"E" * 40)])
+    buf = bytearray(b"\0" * 8 + one + b"\0" * 8 + two)
+    count, zeroed = fatbin_slim.slim(buf, 0, len(buf))
+    assert (count, zeroed) == (2, 64 + 50 + 64 + 70 + 64 + 40)
+    assert len(buf) == 16 + len(one) + len(two)  # nothing moved
+    assert b"A" * 100 in buf and b"D" * 30 in buf and not set(b"BCE") & set(buf)
+    assert struct.unpack_from("<Q", buf, 8 + 8)[0] == 64 + 100
+    with pytest.raises(SystemExit, match="does not lead with sm_90a"):
+        fatbin_slim.slim(bytearray(fatbin([(2, 80, b"x")])), 0, 100)
