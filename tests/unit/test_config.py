@@ -116,3 +116,11 @@ def test_unknown_option_lists_the_valid_ones(override, listed):
     with pytest.raises(ConfigCompositionException) as info:
         compose_cell([override])
     assert "Available options" in str(info.value) and listed in str(info.value)
+
+
+def test_real_sglang_start_is_timed_to_the_second() -> None:
+    import yaml
+
+    path = Path(__file__).resolve().parents[2] / "conf/server/sglang.yaml"
+    conf = yaml.safe_load(path.read_text())
+    assert conf["health_poll_max_s"] <= 1.0  # launch-to-ready comparisons of warm starts need it
