@@ -158,3 +158,29 @@ def evaluate(target_dir: Path, draft_dir: Path, limit: int | None = None) -> dic
                                          "prompt_tokens")}
                for name, r in results.items()}  # fmt: skip
     return {"summary": summary, "evals": results}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Score a saved pair again (e.g. on a CPU): ``TARGET DRAFT [--only NAME] --out FILE``."""
+    import argparse
+    import json
+    import platform
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("target", type=Path)
+    parser.add_argument("draft", type=Path)
+    parser.add_argument("--only", choices=[e[0] for e in EVALS], default=None)
+    parser.add_argument("--out", type=Path, required=True, help="JSON file to write")
+    args = parser.parse_args(argv)
+    tok, target = load(args.target)
+    _, draft = load(args.draft)
+    results = {name: evaluate_one(name, kind, file, (col, lvl), tok, target, draft, None)
+               for name, kind, file, col, lvl in EVALS if args.only in (None, name)}  # fmt: skip
+    results["machine"] = {"device": str(target.device), "platform": platform.machine()}
+    args.out.write_text(json.dumps(results, indent=1) + "\n")
+    print(json.dumps({n: r.get("accuracy") for n, r in results.items() if n != "machine"}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
