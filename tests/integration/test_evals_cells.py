@@ -315,3 +315,15 @@ def test_n_greater_than_one_stream_completion_tokens_per_choice(tmp_path: Path) 
             assert spec.completion_tokens == served[i]["completion_tokens"]
     finally:
         sim.kill_group()
+
+
+def test_the_trained_models_evals_run_as_a_cell(tmp_path: Path, fast_sim: list[str]) -> None:
+    # model=synth_llama and its three bundled evals through a whole cell (issue 15, item 2).
+    synth = ["synth_arith", "synth_mcq", "synth_retrieval"]
+    result, cell_dir = run(tmp_path, [*fast_sim, "model=synth_llama", f"evals=[{','.join(synth)}]"])
+    assert result["status"] == "ok", result["error"]
+    counts = {n: result["evals"][n]["counts"] for n in synth}
+    assert [c["correct"] + c["wrong"] for c in counts.values()] == [200, 180, 48]
+    assert all(result["evals"][n]["graded"] for n in synth)
+    lengths = [r["prompt_tokens"] for r in samples(cell_dir, "synth_retrieval")]
+    assert len(lengths) == 48 and max(lengths) > 3 * min(lengths)  # 4k to 16.9k tokens
