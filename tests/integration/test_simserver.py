@@ -377,9 +377,27 @@ def test_crash_at_start(servers: dict[str, Sim]) -> None:
 
 def test_never_healthy(servers: dict[str, Sim]) -> None:
     sim = servers["never_healthy"]
-    time.sleep(0.8)
-    assert status(sim.url + "/health_generate") == 503 and sim.proc.poll() is None
+    # Wait for the listener (16 servers start at once), then watch it for well past the 0.2 s
+    # start-up delay after which a healthy server would answer 200.
+    first = wait_for_answer(sim.url + "/health_generate")
+    codes = [first]
+    watch_until = time.monotonic() + 1.0
+    while time.monotonic() < watch_until:
+        codes.append(status(sim.url + "/health_generate"))
+        time.sleep(0.05)
+    assert set(codes) == {503} and sim.proc.poll() is None, codes
     assert "fired up" not in sim.log()
+
+
+def wait_for_answer(url: str, timeout: float = 20.0) -> int:
+    """The first HTTP status ``url`` answers with (None while nothing listens)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        code = status(url)
+        if code is not None:
+            return code
+        time.sleep(0.02)
+    raise AssertionError(f"{url} did not answer in {timeout} s")
 
 
 def test_crash_after_requests_takes_the_process_down(servers: dict[str, Sim]) -> None:
