@@ -1,42 +1,12 @@
-"""Shared fixtures: compose a cell config like the CLI does, and check for leftover processes."""
+"""Shared fixtures (shared functions live in tests/helpers/)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
-from collections.abc import Iterator
-from pathlib import Path
-
-import psutil
 import pytest
-from hydra import compose, initialize_config_dir
 
-from pipeline.schema import RootConf, register_configs, to_cell_config
+from pipeline.schema import register_configs
 
-REPO = Path(__file__).resolve().parents[1]
-CONF = REPO / "conf"
 register_configs()
-
-
-def compose_conf(overrides: list[str]) -> RootConf:
-    """The typed config the CLI would build from these overrides."""
-    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
-        return to_cell_config(compose("config", overrides=overrides))
-
-
-def processes_mentioning(text: str) -> list[psutil.Process]:
-    """Live processes whose command line contains ``text`` (e.g. a cell folder)."""
-    found = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
-        try:
-            if proc.info["status"] == psutil.STATUS_ZOMBIE:
-                continue
-            if any(text in part for part in proc.info["cmdline"] or []):
-                found.append(proc)
-        except psutil.Error:
-            continue
-    return found
 
 
 @pytest.fixture
@@ -48,31 +18,3 @@ def fast_sim() -> list[str]:
         "server.stop_grace_s=5",
         "server.startup_timeout_s=30",
     ]
-
-
-def console_script(name: str) -> str:
-    """The installed console script ``name`` of the environment running the tests."""
-    path = Path(sys.executable).parent / name
-    assert path.is_file(), f"{path} is not installed: run `make install`"
-    return str(path)
-
-
-@contextlib.contextmanager
-def external_sim(tmp_path: Path, overrides: list[str], extra_args: list[str]) -> Iterator[str]:
-    """A simulated server started as the pipeline would for ``overrides``, run by the test.
-
-    The cell is planned with ``dry_run=true`` (its argv, environment and answer key), the server
-    started with ``extra_args`` added (e.g. keys) and stopped on exit; yields its base URL, for
-    cells that use ``server=external``.
-    """
-    from pipeline.cell import run_cell
-    from pipeline.server import HealthPolicy, managed_server
-
-    plan_dir = tmp_path / "external-sim"
-    planned = run_cell(compose_conf([*overrides, "dry_run=true"]), plan_dir)
-    argv = [*planned["server"]["argv"], *extra_args]
-    env = {**os.environ, **planned["provenance"]["server_env"]}
-    url = f"http://127.0.0.1:{argv[argv.index('--port') + 1]}"
-    policy = HealthPolicy(30, 0.05, 0.5)
-    with managed_server(argv, env, url, plan_dir / "server.log", policy, 5):
-        yield url

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.cell import run_cell
 from pipeline.server_command import SIM_LEDGER_FILE
-from tests.conftest import compose_conf, processes_mentioning
+from tests.helpers.cells import compose_conf, processes_mentioning
 
 pytestmark = pytest.mark.integration
 

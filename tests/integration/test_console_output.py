@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import console_script, processes_mentioning
+from tests.helpers.cells import console_script, processes_mentioning
 
 pytestmark = pytest.mark.integration
 QUIET = ["server.stop_grace_s=5", "server.startup_timeout_s=30"]

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO, console_script
+from tests.helpers.cells import REPO, console_script
 
 pytestmark = pytest.mark.integration
 # tomllib is Python 3.11+; the project supports 3.10, so the section is read by hand.

@@ -21,8 +21,8 @@ from evals.mtbench import turn_id
 from evals.responses import parse_chat_response, parse_chat_stream
 from pipeline.cell import run_cell
 from pipeline.server_command import SIM_LEDGER_FILE
-from tests.conftest import compose_conf, processes_mentioning
-from tests.integration.test_simserver import SPEC_ARGS, Sim, chat, sse
+from tests.helpers.cells import compose_conf, processes_mentioning
+from tests.helpers.sim import SPEC_ARGS, Sim, chat, sse
 
 pytestmark = pytest.mark.integration
 EVALS = ["gsm8k_sample", "mmlu_pro_sample", "mtbench_sample", "lm_eval_sample"]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cell import run_cell
-from tests.conftest import REPO, compose_conf, processes_mentioning
+from tests.helpers.cells import REPO, compose_conf, processes_mentioning
 
 pytestmark = pytest.mark.integration
 N_PROMPTS = 58 * 2  # bundled questions x the default 2 repeats

@@ -17,7 +17,7 @@ import pytest
 from evals.config import ClientConf
 from pipeline.cell import run_cell
 from pipeline.keys import auth_hint
-from tests.conftest import compose_conf, console_script, external_sim
+from tests.helpers.cells import compose_conf, console_script, external_sim
 
 pytestmark = pytest.mark.integration
 API_KEY = "sk-mtp-eval-test-9f8e7d6c5b4a"

@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import REPO, console_script
+from tests.helpers.cells import REPO, console_script
 
 pytestmark = [
     pytest.mark.integration,

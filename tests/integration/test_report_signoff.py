@@ -12,7 +12,7 @@ import yaml
 
 from pipeline.report.cli import main
 from pipeline.sequential_run import SequentialConf, design_of, look
-from tests.integration.test_report import records, run_report, write_cell, write_multirun
+from tests.helpers.report_cells import records, run_report, write_cell, write_multirun
 
 pytestmark = pytest.mark.integration
 

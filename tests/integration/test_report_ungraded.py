@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from tests.conftest import REPO
+from tests.helpers.cells import REPO
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,7 @@ import pytest
 from pipeline.cell import run_cell
 from pipeline.keys import with_api_key
 from pipeline.server import managed_server
-from tests.conftest import compose_conf, processes_mentioning
+from tests.helpers.cells import compose_conf, processes_mentioning
 
 pytestmark = pytest.mark.integration
 API_KEY = "sk-mtp-eval-test-9f8e7d6c5b4a"

@@ -26,7 +26,7 @@ from pipeline.report.cli import main as report_main
 from pipeline.server import HealthPolicy, free_port, managed_server
 from pipeline.server_checks import plan_gpu
 from pipeline.server_command import SIM_LEDGER_FILE, server_argv, server_env
-from tests.conftest import REPO, compose_conf, processes_mentioning
+from tests.helpers.cells import REPO, compose_conf, processes_mentioning
 
 pytestmark = pytest.mark.integration
 QUICK = [

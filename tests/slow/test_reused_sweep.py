@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, console_script
+from tests.helpers.cells import REPO, console_script
 
 pytestmark = pytest.mark.slow
 PLANT = "[{match:{prefill_attention_backend:trtllm_mha},accuracy_delta:-0.3}]"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, processes_mentioning
+from tests.helpers.cells import REPO, processes_mentioning
 
 pytestmark = pytest.mark.slow
 

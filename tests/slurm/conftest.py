@@ -8,60 +8,13 @@ the tier fails.
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO
-
-CLUSTER = REPO / ".ci" / "slurm" / "cluster"
-# Cells that fit the test node (2 CPUs, 2 counted GPUs): one CPU and 1 GB each.
-SMALL_CELLS = [
-    "hydra/launcher=slurm",
-    "cluster.cpus_per_task=1",
-    "cluster.mem_gb=1",
-    "cluster.time_min=10",
-    "client.progress=false",
-    "server.simulated.startup_delay_s=0.1",
-]
-
-
-@dataclass(frozen=True)
-class Slurm:
-    """A running test SLURM: its folder and the environment that reaches it."""
-
-    folder: Path
-    env: dict[str, str]
-
-    def run(self, *argv: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            list(argv), env=self.env, cwd=REPO, text=True, capture_output=True, timeout=timeout
-        )
-
-    def mtp_eval(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-        return self.run(sys.executable, "-m", "pipeline", *args, timeout=timeout)
-
-    def popen_mtp_eval(self, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            [sys.executable, "-m", "pipeline", *args],
-            env=self.env,
-            cwd=REPO,
-            text=True,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-
-    def job(self, job_id: str) -> dict[str, str]:
-        """SLURM's own record of a job (`scontrol -o show job`), as key=value pairs."""
-        out = self.run("scontrol", "-o", "show", "job", job_id)
-        assert out.returncode == 0, f"SLURM has no job {job_id}: {out.stderr}"
-        return dict(re.findall(r"(\w+)=(\S*)", out.stdout.splitlines()[0]))
+from tests.helpers.slurm import CLUSTER, Slurm
 
 
 @pytest.fixture(scope="session")
@@ -81,33 +34,3 @@ def slurm(tmp_path_factory: pytest.TempPathFactory):
         yield Slurm(folder, env)
     finally:
         subprocess.run([str(CLUSTER), "down", str(folder)], check=False, timeout=60)
-
-
-def results(sweep: Path) -> dict[str, dict]:
-    """Cell results by job number (the folder name's prefix)."""
-    return {
-        p.parent.name.split("_", 1)[0]: json.loads(p.read_text())
-        for p in sweep.glob("*/result.json")
-    }
-
-
-def assert_ran_on_slurm(slurm: Slurm, sweep: Path, result: dict, state: str = "COMPLETED"):
-    """The cell's recorded job is a job of this sweep that SLURM ran to ``state``."""
-    facts = result["provenance"]["slurm"]
-    assert facts and facts["nodelist"] == "localhost", facts
-    job = slurm.job(facts["job"])
-    assert job["JobState"] == state, job
-    assert job["NodeList"] == "localhost"
-    assert job["StdOut"].startswith(str(sweep / ".submitit")), job["StdOut"]
-
-
-def report(slurm: Slurm, sweep: Path) -> tuple[int, list[dict]]:
-    """mtp-eval-report's exit code and its cells, less what differs between two runs of a sweep
-    (times, and the command-line overrides: the launcher's own settings are among them)."""
-    proc = slurm.run(sys.executable, "-m", "pipeline.report.cli", str(sweep), timeout=180)
-    text = (sweep / "report" / "summary.json").read_text().replace(str(sweep), "<SWEEP>")
-    cells = json.loads(text)["cells"]
-    for cell in cells:
-        for key in ("started_at", "ended_at", "timing", "overrides"):
-            cell.pop(key, None)
-    return proc.returncode, sorted(cells, key=lambda c: json.dumps(c, sort_keys=True))

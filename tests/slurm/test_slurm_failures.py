@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.slurm_messages import CLIENT_MISSING
-from tests.conftest import processes_mentioning
-from tests.slurm.conftest import SMALL_CELLS, assert_ran_on_slurm, report, results
+from tests.helpers.cells import processes_mentioning
+from tests.helpers.slurm import SMALL_CELLS, assert_ran_on_slurm, report, results
 
 pytestmark = [pytest.mark.slurm, pytest.mark.timeout(300)]
 # Two cells (they run side by side on the 2-CPU node); slow requests keep one running long enough

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from tests.conftest import processes_mentioning
-from tests.slurm.conftest import SMALL_CELLS, assert_ran_on_slurm, report, results
+from tests.helpers.cells import processes_mentioning
+from tests.helpers.slurm import SMALL_CELLS, assert_ran_on_slurm, report, results
 
 pytestmark = [pytest.mark.slurm, pytest.mark.timeout(600)]
 

@@ -6,7 +6,7 @@ import pytest
 
 from evals.config import SamplingConf
 from pipeline.measure import REASONING_MIN_MAX_TOKENS, generation_limit_warnings, sampling_for
-from tests.conftest import compose_conf
+from tests.helpers.cells import compose_conf
 
 
 def test_sampling_comes_from_the_model_unless_the_eval_sets_its_own() -> None:

@@ -40,7 +40,7 @@ def test_worker_node_runs_until_node0_is_done(tmp_path):
     import time
 
     from pipeline.multinode import DONE_MARKER, serve_as_worker
-    from tests.conftest import processes_mentioning
+    from tests.helpers.cells import processes_mentioning
 
     argv = [sys.executable, "-c", "import time; time.sleep(60)", str(tmp_path)]
     threading.Timer(1.0, lambda: (tmp_path / DONE_MARKER).write_text("ok\n")).start()

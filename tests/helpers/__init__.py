@@ -1,0 +1,1 @@
+"""Helpers shared by several test modules (functions and classes; fixtures live in conftest)."""
