@@ -31,35 +31,3 @@ def test_two_nodes_under_slurm():
 def test_several_nodes_outside_slurm_is_a_clear_error():
     with pytest.raises(ValueError, match=r"cluster\.nodes=2 needs a SLURM job of 2 tasks"):
         node_plan(2, {})
-
-
-@pytest.mark.integration
-def test_worker_node_runs_until_node0_is_done(tmp_path):
-    import sys
-    import threading
-    import time
-
-    from pipeline.multinode import DONE_MARKER, serve_as_worker
-    from tests.helpers.cells import processes_mentioning
-
-    argv = [sys.executable, "-c", "import time; time.sleep(60)", str(tmp_path)]
-    threading.Timer(1.0, lambda: (tmp_path / DONE_MARKER).write_text("ok\n")).start()
-    started = time.monotonic()
-    outcome = serve_as_worker(argv, {}, tmp_path, rank=1, grace_s=2, poll_s=0.1)
-    assert outcome["status"] == "ok" and time.monotonic() - started < 10
-    assert processes_mentioning(str(tmp_path)) == []
-
-
-@pytest.mark.integration
-def test_worker_whose_launcher_dies_reports_it(tmp_path):
-    import sys
-
-    from pipeline.multinode import serve_as_worker
-
-    argv = [sys.executable, "-c", "import sys; print('boom'); sys.exit(3)"]
-    outcome = serve_as_worker(argv, {}, tmp_path, rank=1, grace_s=2, poll_s=0.1)
-    assert (
-        outcome["status"] == "failed"
-        and outcome["exit_code"] == 3
-        and "boom" in outcome["log_tail"]
-    )

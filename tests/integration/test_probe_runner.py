@@ -30,6 +30,8 @@ from backends.probe.reference import reference, sample_blocks  # noqa: E402
 from backends.probe.report import write_report  # noqa: E402
 from backends.probe.runner import Session, run_grid  # noqa: E402
 
+pytestmark = pytest.mark.integration
+
 GEOMETRY = Geometry(num_heads=4, num_kv_heads=2, head_dim=64, page_size=16)
 PROFILES = {"gaussian": InputProfile(), "peaked": InputProfile(sink_logit=30.0, local_logit=12.0)}
 

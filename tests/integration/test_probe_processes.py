@@ -12,6 +12,8 @@ import pytest
 from backends.probe.jit import FAST_FAILURE_S, JitWarmer
 from backends.probe.plan import Geometry
 
+pytestmark = pytest.mark.integration
+
 REPO = Path(__file__).resolve().parents[2]
 ENV = dict(os.environ, PYTHONPATH=str(REPO))
 

@@ -17,6 +17,7 @@ import pytest
 from evals.config import DatasetConf
 from evals.datasets import DatasetError, hf_fix_hint, load_rows
 
+pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
 COLS = ["Question", "Correct Answer"]
 ROWS = [{"Question": f"q{i}", "Correct Answer": f"a{i}", "Extra": str(i)} for i in range(1, 6)]
