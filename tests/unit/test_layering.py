@@ -1,0 +1,68 @@
+"""Dependencies run one way (DESIGN.md section 2), checked on the import statements of every module.
+
+``pipeline`` may import ``backends`` and ``evals``; those two never import ``pipeline`` and never
+each other. The simulated server stands in for a separate program: it imports nothing of the
+client side, only itself, the standard library and a few third-party packages.
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SIMSERVER = REPO / "pipeline" / "simserver"
+SIMSERVER_THIRD_PARTY = {"aiohttp", "numpy"}
+# Top-level packages of this project each package must not import.
+FORBIDDEN = {"backends": {"pipeline", "evals"}, "evals": {"pipeline", "backends"}}
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Absolute module names imported anywhere in ``path`` (function bodies included)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+def modules_of(package: str) -> list[Path]:
+    return sorted((REPO / package).rglob("*.py"))
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for package in FORBIDDEN for p in modules_of(package)],
+    ids=lambda p: str(p.relative_to(REPO)),
+)
+def test_backends_and_evals_import_neither_pipeline_nor_each_other(path: Path) -> None:
+    package = path.relative_to(REPO).parts[0]
+    for name in imported_modules(path):
+        assert name.split(".")[0] not in FORBIDDEN[package], f"{path} imports {name}"
+
+
+@pytest.mark.parametrize("path", sorted(SIMSERVER.rglob("*.py")), ids=lambda p: p.name)
+def test_imports_stay_inside_the_simulated_server(path: Path) -> None:
+    for name in imported_modules(path):
+        top = name.split(".")[0]
+        if top == "pipeline":
+            assert name.startswith("pipeline.simserver"), f"{path.name} imports {name}"
+        else:
+            assert top in SIMSERVER_THIRD_PARTY or top == "__future__" or _is_stdlib(top), (
+                f"{path.name} imports {name}"
+            )
+
+
+def test_the_rules_see_the_modules() -> None:
+    # A moved package would leave the parametrized tests above with nothing to check.
+    assert len(modules_of("backends")) > 10 and len(modules_of("evals")) > 10
+    assert len(list(SIMSERVER.glob("*.py"))) > 5
+
+
+def _is_stdlib(top: str) -> bool:
+    return top in sys.stdlib_module_names
