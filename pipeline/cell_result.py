@@ -12,7 +12,7 @@ from pipeline.provenance import now_iso, provenance
 from pipeline.redact import redact_argv
 from pipeline.results import SCHEMA_VERSION, config_hash
 from pipeline.schema import RootConf
-from pipeline.server import RunningServer, tail
+from pipeline.server import RunningServer
 from pipeline.slurm_job import job_facts
 
 _NOT_MEASURED = ("faults", "latency_s", "startup_delay_s")
@@ -125,8 +125,3 @@ def overhead(marks: dict[str, float]) -> dict[str, float | None]:
     after = None if stopped is None or end is None else round(end - stopped, 3)
     stop = None if stopped is None or evals_done is None else round(stopped - evals_done, 3)
     return {"to_first_request_s": before, "after_last_response_s": after, "server_stop_s": stop}
-
-
-def record_log_tail(result: dict[str, Any], server: RunningServer) -> None:
-    """Keep the end of the server log on the result (for failures after start-up)."""
-    result["server"]["log_tail"] = tail(server.log_path)

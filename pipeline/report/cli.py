@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pipeline.report.references import ReferenceError
+from pipeline.report.references import ReferenceFileError
 from pipeline.report.tolerance import ToleranceError, load_tolerance
 
 INPUT_ERROR = 2
@@ -88,7 +88,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.dirs[0] / "report" if len(args.dirs) == 1 else Path("mtp-eval-report")
         )
         paths = write_outputs(report, out)
-    except (ToleranceError, ReferenceError, ValueError) as err:
+    except (ToleranceError, ReferenceFileError, ValueError) as err:
         print(f"mtp-eval-report: {err}", file=sys.stderr)
         return INPUT_ERROR
     except Exception as err:

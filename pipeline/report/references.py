@@ -32,7 +32,7 @@ ENTRY_KEYS = {
 PROVENANCE_KEYS = ("source", "date", "setup")
 
 
-class ReferenceError(ValueError):
+class ReferenceFileError(ValueError):
     """A reference file is invalid; the message names the file and key and says the fix."""
 
 
@@ -73,20 +73,20 @@ def _load_file(path: Path) -> list[Reference]:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as err:
-        raise ReferenceError(f"{path}: not valid YAML: {err}") from err
+        raise ReferenceFileError(f"{path}: not valid YAML: {err}") from err
     if not isinstance(raw, dict) or not isinstance(raw.get("model"), str):
-        raise ReferenceError(f"{path}: needs a top-level 'model: <name>' and 'entries: [...]'")
+        raise ReferenceFileError(f"{path}: needs a top-level 'model: <name>' and 'entries: [...]'")
     unknown = sorted(
         k for k in raw if not str(k).startswith("_") and k not in ("model", "aliases", "entries")
     )
     if unknown:
-        raise ReferenceError(
+        raise ReferenceFileError(
             f"{path}: unknown key {unknown[0]}; allowed: model, aliases, "
             "entries (keys starting with _ are YAML anchors)"
         )
     entries = raw.get("entries")
     if not isinstance(entries, list) or not entries:
-        raise ReferenceError(f"{path}: entries must be a non-empty list")
+        raise ReferenceFileError(f"{path}: entries must be a non-empty list")
     models = (raw["model"], *map(str, raw.get("aliases") or []))
     return [
         Reference(path, i, tuple(m.lower() for m in models), _entry(path, i, e))
@@ -97,20 +97,20 @@ def _load_file(path: Path) -> list[Reference]:
 def _entry(path: Path, index: int, entry: Any) -> Mapping[str, Any]:
     where = f"{path}: entries[{index}]"
     if not isinstance(entry, dict):
-        raise ReferenceError(f"{where} must be a mapping")
+        raise ReferenceFileError(f"{where} must be a mapping")
     unknown = sorted(set(map(str, entry)) - ENTRY_KEYS)
     if unknown:
-        raise ReferenceError(
+        raise ReferenceFileError(
             f"{where}.{unknown[0]}: unknown key; allowed: {', '.join(sorted(ENTRY_KEYS))}"
         )
     for key in ("eval", "kv_dtype", "speculative"):
         if key not in entry:
-            raise ReferenceError(
+            raise ReferenceFileError(
                 f"{where}.{key} is missing (a name, a list, or 'any'; "
                 "speculative: null means non-speculative cells)"
             )
     if entry.get("accuracy") is None and entry.get("accept_length") is None:
-        raise ReferenceError(f"{where}: needs accuracy and / or accept_length")
+        raise ReferenceFileError(f"{where}: needs accuracy and / or accept_length")
     _check_values(where, entry)
     _check_provenance(where, entry.get("provenance"))
     return entry
@@ -128,24 +128,24 @@ def _check_values(where: str, entry: Mapping[str, Any]) -> None:
         if value is None:
             continue
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ReferenceError(f"{where}.{key} = {value!r} must be a number: {fix}")
+            raise ReferenceFileError(f"{where}.{key} = {value!r} must be a number: {fix}")
         if not low <= value <= high:
-            raise ReferenceError(f"{where}.{key} = {value} is impossible: must be {fix}")
+            raise ReferenceFileError(f"{where}.{key} = {value} is impossible: must be {fix}")
 
 
 def _check_provenance(where: str, prov: Any) -> None:
     if not isinstance(prov, dict):
-        raise ReferenceError(
+        raise ReferenceFileError(
             f"{where}.provenance is missing: every reference needs source "
             "(URL / PR / file), date (YYYY-MM-DD) and setup"
         )
     for key in PROVENANCE_KEYS:
         if not str(prov.get(key) or "").strip():
-            raise ReferenceError(f"{where}.provenance.{key} is missing or empty")
+            raise ReferenceFileError(f"{where}.provenance.{key} is missing or empty")
     try:
         datetime.date.fromisoformat(str(prov["date"]))
     except ValueError as err:
-        raise ReferenceError(
+        raise ReferenceFileError(
             f"{where}.provenance.date = {prov['date']!r} must be YYYY-MM-DD (quote it in YAML)"
         ) from err
 

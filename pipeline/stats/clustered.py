@@ -61,21 +61,6 @@ def within_question_se(matrix: FloatArray) -> float | None:
     return float(np.sqrt(np.sum(var / k)) / len(k))
 
 
-def clustered_se(values: FloatArray, clusters: Sequence[str]) -> float | None:
-    """Cluster-robust standard error of the plain mean of ``values`` (unequal cluster sizes).
-
-    ``sqrt(G / ((G - 1) N^2) * sum_g e_g^2)``, ``e_g`` the sum of residuals of cluster g
-    (reference/eval-anchors.md 8.2). None with fewer than two clusters.
-    """
-    data = np.asarray(values, dtype=float)
-    labels, index = np.unique(np.asarray(clusters), return_inverse=True)
-    groups, n = len(labels), len(data)
-    if groups < 2:
-        return None
-    sums = np.bincount(index, weights=data - data.mean(), minlength=groups)
-    return float(np.sqrt(groups / ((groups - 1) * n**2) * np.sum(sums**2)))
-
-
 def log_ratio_se(
     numerators: Sequence[FloatArray], denominators: Sequence[FloatArray], clusters: Sequence[str]
 ) -> float | None:

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.report.references import ReferenceError, find_reference, load_references
+from pipeline.report.references import ReferenceFileError, find_reference, load_references
 from pipeline.report.tolerance import REPO_CONF
 
 GOOD = {
@@ -39,7 +39,7 @@ def write(tmp_path: Path, entries: list, **top) -> Path:
 def test_bad_entries_name_file_and_key(tmp_path, change, message):
     entry = {k: v for k, v in {**GOOD, **change}.items() if v is not None or k == "speculative"}
     path = write(tmp_path, [entry])
-    with pytest.raises(ReferenceError, match=message) as err:
+    with pytest.raises(ReferenceFileError, match=message) as err:
         load_references(tmp_path)
     assert str(path) in str(err.value)
 
@@ -47,16 +47,16 @@ def test_bad_entries_name_file_and_key(tmp_path, change, message):
 @pytest.mark.parametrize("missing", ["eval", "kv_dtype", "speculative"])
 def test_matching_keys_are_required(tmp_path, missing):
     write(tmp_path, [{k: v for k, v in GOOD.items() if k != missing}])
-    with pytest.raises(ReferenceError, match=rf"entries\[0\]\.{missing} is missing"):
+    with pytest.raises(ReferenceFileError, match=rf"entries\[0\]\.{missing} is missing"):
         load_references(tmp_path)
 
 
 def test_bad_top_level(tmp_path):
     write(tmp_path, [GOOD], extra=1)
-    with pytest.raises(ReferenceError, match="unknown key extra"):
+    with pytest.raises(ReferenceFileError, match="unknown key extra"):
         load_references(tmp_path)
     (tmp_path / "m.yaml").write_text("entries: []\n")
-    with pytest.raises(ReferenceError, match="model"):
+    with pytest.raises(ReferenceFileError, match="model"):
         load_references(tmp_path)
 
 

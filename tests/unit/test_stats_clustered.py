@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 
+from evals.metrics import clustered_stderr
 from pipeline.accept_stats import ratio_stderr
 from pipeline.stats.clustered import (
-    clustered_se,
     log_ratio_se,
     question_means,
     ragged_to_matrix,
@@ -22,7 +22,7 @@ from pipeline.stats.clustered import (
     ],
 )
 def test_clustered_se_by_hand(values, clusters, se):
-    out = clustered_se(np.array(values, dtype=float), clusters)
+    out = clustered_stderr(np.array(values, dtype=float), clusters)
     assert out == (None if se is None else pytest.approx(se))
 
 

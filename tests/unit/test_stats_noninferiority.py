@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pipeline.stats.clustered import clustered_se
+from evals.metrics import clustered_stderr
 from pipeline.stats.noninferiority import (
     GO,
     INCONCLUSIVE,
@@ -35,7 +35,7 @@ def test_paired_drop_is_the_clustered_se_for_equal_cluster_sizes():
     per_repeat = rng.integers(-1, 2, size=(50, 4)).astype(float)
     _, se, _ = paired_drop(per_repeat.mean(axis=1))
     clusters = np.repeat(np.arange(50).astype(str), 4)
-    assert se == pytest.approx(clustered_se(per_repeat.ravel(), clusters))
+    assert se == pytest.approx(clustered_stderr(per_repeat.ravel(), clusters))
 
 
 def test_paired_drop_vectorised_rows_match_single_rows():
