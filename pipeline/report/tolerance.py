@@ -9,12 +9,11 @@ with ``_`` are YAML anchors and ignored. The first matching entry wins.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from backends.config_file import Check, ConfigFileError, checked, load_structured, read_mapping
 from pipeline.report.references import Reference, load_references
 
 REPO_CONF = Path(__file__).resolve().parents[2] / "conf" / "tolerance"
@@ -23,20 +22,39 @@ REFERENCE_VARIANCE = ("within", "clustered")
 MATCH_KEYS = ("model", "kv_dtype", "skip_softmax", "gpu", "speculative")
 
 
-class ToleranceError(ValueError):
+class ToleranceError(ConfigFileError):
     """A tolerance or reference file is wrong; the message names the file, the key and the fix."""
+
+
+MARGIN = Check(0.0, 1.0, open_high=True, hint="(a fraction: 0.02 = 2 points)")
 
 
 @dataclass(frozen=True)
 class EvalTolerance:
     """Margins of one eval (fractions; accept bands are relative)."""
 
-    max_drop: float = 0.02
-    reference_max_drop: float = 0.02
-    accept_band: float = 0.05
-    reference_accept_band: float = 0.05
+    max_drop: float = checked(0.02, MARGIN)
+    reference_max_drop: float = checked(0.02, MARGIN)
+    accept_band: float = checked(0.05, MARGIN)
+    reference_accept_band: float = checked(0.05, MARGIN)
     # Share of the baseline's questions a candidate may lack (never asked) and still be GO.
-    max_absent_questions: float = 0.0
+    max_absent_questions: float = checked(0.0, MARGIN)
+
+
+@dataclass(frozen=True)
+class PolicyFile:
+    """The schema of ``conf/tolerance/<name>.yaml``, as written."""
+
+    alpha: float = checked(0.05, Check(0.0, 0.5, open_low=True, open_high=True))
+    power: float = checked(0.8, Check(0.5, 1.0, open_low=True, open_high=True))
+    multiplicity: str = checked("holm", Check(choices=MULTIPLICITY))
+    baseline: str = "fa3"  # the variant every other is compared with
+    match: list[str] = checked(list(MATCH_KEYS), Check(choices=MATCH_KEYS))
+    reference_variance: str = checked("within", Check(choices=REFERENCE_VARIANCE))
+    references: str = "references"  # folder of reference files, beside the policy
+    defaults: EvalTolerance = field(default_factory=EvalTolerance)
+    # Per-eval margins over ``defaults`` (each block is an EvalTolerance; unset keys inherit).
+    evals: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -91,108 +109,25 @@ def load_tolerance(
         ToleranceError: on any invalid value, naming file and key.
     """
     path = resolve_path(name)
-    raw = _read_mapping(path)
-    _known(
-        raw,
-        path,
-        "",
-        {
-            "alpha",
-            "power",
-            "multiplicity",
-            "baseline",
-            "match",
-            "reference_variance",
-            "references",
-            "defaults",
-            "evals",
-        },
-    )
-    defaults = _eval_tolerance(raw.get("defaults") or {}, path, "defaults", EvalTolerance())
+    raw = read_mapping(path, ToleranceError)
+    policy = load_structured(PolicyFile, raw, str(path), error=ToleranceError)
     evals = {
-        str(k): _eval_tolerance(v or {}, path, f"evals.{k}", defaults)
-        for k, v in (raw.get("evals") or {}).items()
+        str(k): load_structured(
+            EvalTolerance, v, str(path), at=f"evals.{k}", base=policy.defaults, error=ToleranceError
+        )
+        for k, v in policy.evals.items()
     }
-    ref_dir = references_dir or path.parent / str(raw.get("references", "references"))
+    ref_dir = references_dir or path.parent / policy.references
     return Tolerance(
         name=path.stem,
         path=path,
-        alpha=_fraction(raw, "alpha", 0.05, path, upper=0.5),
-        power=_fraction(raw, "power", 0.8, path, lower=0.5),
-        multiplicity=_choice(raw, "multiplicity", "holm", MULTIPLICITY, path),
-        baseline=str(baseline or raw.get("baseline", "fa3")),
-        match=_match(raw.get("match", list(MATCH_KEYS)), path),
-        reference_variance=_choice(raw, "reference_variance", "within", REFERENCE_VARIANCE, path),
-        defaults=defaults,
+        alpha=policy.alpha,
+        power=policy.power,
+        multiplicity=policy.multiplicity,
+        baseline=baseline or policy.baseline,
+        match=tuple(policy.match),
+        reference_variance=policy.reference_variance,
+        defaults=policy.defaults,
         evals=evals,
         references=tuple(load_references(ref_dir)) if ref_dir.is_dir() else (),
     )
-
-
-def _read_mapping(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise ToleranceError(f"{path}: not valid YAML: {err}") from err
-    if not isinstance(data, dict):
-        raise ToleranceError(f"{path}: expected a mapping at the top level")
-    return data
-
-
-def _known(raw: dict[str, Any], path: Path, where: str, allowed: set[str]) -> None:
-    unknown = sorted(set(map(str, raw)) - allowed)
-    if unknown:
-        raise ToleranceError(
-            f"{path}: unknown key {where}{unknown[0]}; allowed: {', '.join(sorted(allowed))}"
-        )
-
-
-def _number(value: Any, path: Path, key: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ToleranceError(f"{path}: {key} = {value!r} must be a number")
-    return float(value)
-
-
-def _fraction(
-    raw: dict[str, Any],
-    key: str,
-    default: float,
-    path: Path,
-    lower: float = 0.0,
-    upper: float = 1.0,
-) -> float:
-    value = _number(raw.get(key, default), path, key)
-    if not lower < value < upper:
-        raise ToleranceError(f"{path}: {key} = {value} must be in ({lower}, {upper})")
-    return value
-
-
-def _choice(
-    raw: dict[str, Any], key: str, default: str, allowed: tuple[str, ...], path: Path
-) -> str:
-    value = str(raw.get(key, default))
-    if value not in allowed:
-        raise ToleranceError(f"{path}: {key} = {value!r}; use one of {', '.join(allowed)}")
-    return value
-
-
-def _match(value: Any, path: Path) -> tuple[str, ...]:
-    if not isinstance(value, list) or any(v not in MATCH_KEYS for v in value):
-        raise ToleranceError(f"{path}: match = {value!r} must be a list of {', '.join(MATCH_KEYS)}")
-    return tuple(value)
-
-
-def _eval_tolerance(raw: Any, path: Path, where: str, base: EvalTolerance) -> EvalTolerance:
-    if not isinstance(raw, dict):
-        raise ToleranceError(f"{path}: {where} must be a mapping of margins")
-    names = {f.name for f in fields(EvalTolerance)}
-    _known(raw, path, f"{where}.", names)
-    values = {}
-    for key, value in raw.items():
-        number = _number(value, path, f"{where}.{key}")
-        if not 0 <= number < 1:
-            raise ToleranceError(
-                f"{path}: {where}.{key} = {number} must be a fraction in [0, 1) (0.02 = 2 points)"
-            )
-        values[key] = number
-    return EvalTolerance(**{**{f.name: getattr(base, f.name) for f in fields(base)}, **values})
