@@ -54,7 +54,7 @@ class Check:
             return f"use one of {', '.join(self.choices)}" if bad else None
         if value is None or self.within(float(value)):
             return None
-        return f"must be in {self.interval()}" + (f" {self.hint}" if self.hint else "")
+        return f"must be {self.interval()}" + (f" {self.hint}" if self.hint else "")
 
     def within(self, value: float) -> bool:
         """Whether ``value`` lies in the range."""
@@ -65,11 +65,11 @@ class Check:
         return above and below
 
     def interval(self) -> str:
-        """The range as ``[0, 1)``, ``(0.0, 0.5)`` or ``>= 1``."""
+        """The range as ``in [0, 1)``, ``in (0.0, 0.5)`` or ``>= 1``."""
         if self.high is None:
             return f"{'>' if self.open_low else '>='} {self.low}"
         left, right = "(" if self.open_low else "[", ")" if self.open_high else "]"
-        return f"{left}{self.low}, {self.high}{right}"
+        return f"in {left}{self.low}, {self.high}{right}"
 
 
 def checked(default: Any, check: Check) -> Any:
@@ -210,7 +210,7 @@ def _check_fields(obj: Any, source: str, at: str, error: type[ConfigFileError]) 
         if check and problem:
             if check.choices:
                 raise error(f"{source}: {key} = {value!r}; {problem}")
-            raise error(f"{source}: {key} = {_number(value)} {problem}")
+            raise error(f"{source}: {key} = {value} {problem}")
         for sub, item in _children(key, value):
             _check_fields(item, source, sub, error)
 
@@ -226,7 +226,3 @@ def _children(key: str, value: Any) -> list[tuple[str, Any]]:
     else:
         return []
     return [(k, v) for k, v in items if dataclasses.is_dataclass(v)]
-
-
-def _number(value: Any) -> Any:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else value

@@ -9,6 +9,7 @@ in-flight requests, stops the child and exits 0; SIGQUIT from the child kills th
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import shlex
@@ -58,7 +59,7 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
         raise SimConfigError("--sim-config FILE.json is required (the simulated model)")
     conf = load_sim_config(path)
     ns, unknown = parse_argv(argv, conf.sglang_version)
-    faults = Faults.from_dict(conf.faults)
+    faults = Faults.from_dict(dataclasses.asdict(conf.faults))
     if faults.reject_message:
         raise ValueError(faults.reject_message)
     warnings: list[str] = []

@@ -2,7 +2,8 @@
 
 ``pipeline`` may import ``backends`` and ``evals``; those two never import ``pipeline`` and never
 each other. The simulated server stands in for a separate program: it imports nothing of the
-client side, only itself, the standard library and a few third-party packages.
+client side, only itself, the standard library, a few third-party packages and the one reader of
+config files that every file outside Hydra goes through (``backends.config_file``: no client logic).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 SIMSERVER = REPO / "pipeline" / "simserver"
 SIMSERVER_THIRD_PARTY = {"aiohttp", "numpy"}
+SIMSERVER_SHARED = {"backends.config_file"}
 # Top-level packages of this project each package must not import.
 FORBIDDEN = {"backends": {"pipeline", "evals"}, "evals": {"pipeline", "backends"}}
 
@@ -52,6 +54,8 @@ def test_imports_stay_inside_the_simulated_server(path: Path) -> None:
         top = name.split(".")[0]
         if top == "pipeline":
             assert name.startswith("pipeline.simserver"), f"{path.name} imports {name}"
+        elif top == "backends":
+            assert name in SIMSERVER_SHARED, f"{path.name} imports {name}"
         else:
             assert top in SIMSERVER_THIRD_PARTY or top == "__future__" or _is_stdlib(top), (
                 f"{path.name} imports {name}"
@@ -66,3 +70,9 @@ def test_the_rules_see_the_modules() -> None:
 
 def _is_stdlib(top: str) -> bool:
     return top in sys.stdlib_module_names
+
+
+def test_the_shared_config_reader_imports_nothing_of_the_project() -> None:
+    # The simulated server may import it only because it stands alone.
+    names = imported_modules(REPO / "backends" / "config_file.py")
+    assert not {n.split(".")[0] for n in names} & {"pipeline", "backends", "evals"}, names

@@ -122,23 +122,25 @@ def test_full_sim_config_loads(tmp_path: Path) -> None:
     }  # fmt: skip
     conf = load_sim_config(write(tmp_path, raw))
     assert conf.sglang_version == "0.5.23" and conf.seed == 3
-    assert conf.effects == (Effect({"kv_cache_dtype": "fp8_e5m2"}, -0.1, 0.0),)
+    assert conf.effects == [Effect({"kv_cache_dtype": "fp8_e5m2"}, -0.1, 0.0)]
 
 
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
-        ({"acuracy": 0.5}, r"unknown key\(s\) \['acuracy'\]"),
-        ({"sglang_version": "0.4.0"}, "sglang_version='0.4.0'"),
-        ({"accuracy": 1.5}, r"accuracy=1.5 must lie in \[0, 1\]"),
-        ({"accuracy": "high"}, "accuracy must be a number"),
-        ({"mean_completion_tokens": 0}, "mean_completion_tokens must be at least 1"),
-        ({"faults": {"crash_now": True}}, "unknown fault 'crash_now'"),
-        ({"faults": {"http_5xx_rate": 2}}, r"faults.http_5xx_rate=2 must be a rate in \[0, 1\]"),
-        ({"faults": {"crash_after_requests": "3"}}, "faults.crash_after_requests='3'"),
-        ({"effects": [{"match": {}}]}, r"effects\[0\]: expected"),
-        ({"effects": [{"match": {"a": 1}, "acc_delta": 1}]}, r"effects\[0\]: unknown key"),
-        ({"effects": [{"match": {"a": 1}, "accuracy_delta": "x"}]}, "accuracy_delta='x'"),
+        ({"acuracy": 0.5}, "unknown key acuracy; allowed: sglang_version, accuracy"),
+        ({"sglang_version": "0.4.0"}, "sglang_version = '0.4.0'; use one of 0.5.19"),
+        ({"accuracy": 1.5}, r"accuracy = 1.5 must be in \[0.0, 1.0\]"),
+        ({"accuracy": "high"}, "accuracy = 'high' must be a number"),
+        ({"mean_completion_tokens": 0}, "mean_completion_tokens = 0 must be >= 1"),
+        ({"faults": {"crash_now": True}}, "unknown key faults.crash_now; allowed: reject_message"),
+        ({"faults": {"http_5xx_rate": 2}}, r"faults.http_5xx_rate = 2.0 must be in \[0.0, 1.0\]"),
+        ({"faults": {"crash_after_requests": "x"}}, "faults.crash_after_requests = 'x' must be an"),
+        ({"effects": [{"match": {}}]}, r"effects\[0\].match is empty; expected"),
+        ({"effects": [{"match": {"a": 1}, "acc_delta": 1}]}, r"unknown key effects\[0\].acc_delta"),
+        ({"effects": [{"match": {"a": 1}, "accuracy_delta": "x"}]}, "accuracy_delta = 'x' must be"),
+        ({"effects": [5]}, r"effects\[0\]: expected a mapping of Effect keys"),
+        ([1], "expected a mapping of SimConfig keys"),
     ],
 )
 def test_bad_sim_config_names_the_key(tmp_path: Path, raw: dict, message: str) -> None:
