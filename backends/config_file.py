@@ -151,7 +151,9 @@ def _check_list_items(
 def _writable(node: DictConfig | ListConfig) -> None:
     """Clear the read-only flag frozen dataclasses put on their nodes, so a file can merge in."""
     OmegaConf.set_readonly(node, False)
-    for child in node.values() if isinstance(node, DictConfig) else node:
+    keys: list[Any] = list(node.keys()) if isinstance(node, DictConfig) else [*range(len(node))]
+    for key in keys:
+        child = None if OmegaConf.is_missing(node, key) else node[key]
         if isinstance(child, DictConfig | ListConfig):
             _writable(child)
 

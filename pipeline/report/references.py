@@ -8,31 +8,57 @@ whose keys must equal the cell's speculative settings (a list value allows sever
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
+from omegaconf import MISSING
 
-ENTRY_KEYS = {
-    "eval",
-    "kv_dtype",
-    "speculative",
-    "variant",
-    "gpu",
-    "accuracy",
-    "accuracy_stderr",
-    "accept_length",
-    "accept_length_stderr",
-    "provenance",
-    "note",
-}
+from backends.config_file import Check, ConfigFileError, checked, load_structured, read_mapping
+
 PROVENANCE_KEYS = ("source", "date", "setup")
+ACCURACY = Check(0.0, 1.0, hint="(a fraction: 72.5% is 0.725)")
 
 
-class ReferenceFileError(ValueError):
+@dataclass
+class Provenance:
+    """Where a reference value comes from."""
+
+    source: str = MISSING  # URL, PR or file
+    date: str = MISSING  # YYYY-MM-DD
+    setup: str = MISSING  # what was run: questions x repeats, sampling, parallelism
+
+
+@dataclass
+class Entry:
+    """One entry of a reference file: what it matches and its values."""
+
+    eval: Any = MISSING  # a name, a list of names, or any
+    kv_dtype: Any = MISSING  # a name, a list of names, or any
+    speculative: Any = MISSING  # null: non-speculative cells; any; or {key: value or list}
+    variant: Any = "any"
+    gpu: Any = "any"  # a substring of the GPU name, or a list of them
+    accuracy: float | None = checked(None, ACCURACY)
+    accuracy_stderr: float | None = checked(None, Check(0.0, 1.0))
+    accept_length: float | None = checked(None, Check(1.0, hint="(tokens per verify step)"))
+    accept_length_stderr: float | None = checked(None, Check(0.0))
+    provenance: Provenance = MISSING
+    note: str | None = None
+
+
+@dataclass
+class ReferenceFile:
+    """The schema of ``conf/tolerance/references/<model>.yaml`` (``_`` keys are YAML anchors)."""
+
+    model: str = MISSING
+    aliases: list[str] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
+
+
+class ReferenceFileError(ConfigFileError):
     """A reference file is invalid; the message names the file and key and says the fix."""
 
 
@@ -70,84 +96,42 @@ def load_references(folder: Path) -> list[Reference]:
 
 
 def _load_file(path: Path) -> list[Reference]:
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
-        raise ReferenceFileError(f"{path}: not valid YAML: {err}") from err
-    if not isinstance(raw, dict) or not isinstance(raw.get("model"), str):
-        raise ReferenceFileError(f"{path}: needs a top-level 'model: <name>' and 'entries: [...]'")
-    unknown = sorted(
-        k for k in raw if not str(k).startswith("_") and k not in ("model", "aliases", "entries")
-    )
-    if unknown:
-        raise ReferenceFileError(
-            f"{path}: unknown key {unknown[0]}; allowed: model, aliases, "
-            "entries (keys starting with _ are YAML anchors)"
-        )
-    entries = raw.get("entries")
-    if not isinstance(entries, list) or not entries:
+    raw = read_mapping(path, ReferenceFileError)
+    kept = {k: _dates_as_text(v) for k, v in raw.items() if not str(k).startswith("_")}
+    parsed = load_structured(ReferenceFile, kept, str(path), error=ReferenceFileError)
+    if not parsed.entries:
         raise ReferenceFileError(f"{path}: entries must be a non-empty list")
-    models = (raw["model"], *map(str, raw.get("aliases") or []))
+    models = (parsed.model, *parsed.aliases)
     return [
-        Reference(path, i, tuple(m.lower() for m in models), _entry(path, i, e))
-        for i, e in enumerate(entries)
+        Reference(path, i, tuple(m.lower() for m in models), _checked(path, i, e))
+        for i, e in enumerate(parsed.entries)
     ]
 
 
-def _entry(path: Path, index: int, entry: Any) -> Mapping[str, Any]:
+def _checked(path: Path, index: int, entry: Entry) -> Mapping[str, Any]:
+    """What the schema cannot say: one value at least, a provenance filled in, an ISO date."""
     where = f"{path}: entries[{index}]"
-    if not isinstance(entry, dict):
-        raise ReferenceFileError(f"{where} must be a mapping")
-    unknown = sorted(set(map(str, entry)) - ENTRY_KEYS)
-    if unknown:
-        raise ReferenceFileError(
-            f"{where}.{unknown[0]}: unknown key; allowed: {', '.join(sorted(ENTRY_KEYS))}"
-        )
-    for key in ("eval", "kv_dtype", "speculative"):
-        if key not in entry:
-            raise ReferenceFileError(
-                f"{where}.{key} is missing (a name, a list, or 'any'; "
-                "speculative: null means non-speculative cells)"
-            )
-    if entry.get("accuracy") is None and entry.get("accept_length") is None:
+    if entry.accuracy is None and entry.accept_length is None:
         raise ReferenceFileError(f"{where}: needs accuracy and / or accept_length")
-    _check_values(where, entry)
-    _check_provenance(where, entry.get("provenance"))
-    return entry
-
-
-def _check_values(where: str, entry: Mapping[str, Any]) -> None:
-    rules = {
-        "accuracy": (0.0, 1.0, "a fraction in [0, 1] (72.5% is 0.725)"),
-        "accuracy_stderr": (0.0, 1.0, "a fraction in [0, 1]"),
-        "accept_length": (1.0, float("inf"), ">= 1 (tokens per verify step, bonus included)"),
-        "accept_length_stderr": (0.0, float("inf"), ">= 0"),
-    }
-    for key, (low, high, fix) in rules.items():
-        value = entry.get(key)
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise ReferenceFileError(f"{where}.{key} = {value!r} must be a number: {fix}")
-        if not low <= value <= high:
-            raise ReferenceFileError(f"{where}.{key} = {value} is impossible: must be {fix}")
-
-
-def _check_provenance(where: str, prov: Any) -> None:
-    if not isinstance(prov, dict):
-        raise ReferenceFileError(
-            f"{where}.provenance is missing: every reference needs source "
-            "(URL / PR / file), date (YYYY-MM-DD) and setup"
-        )
     for key in PROVENANCE_KEYS:
-        if not str(prov.get(key) or "").strip():
-            raise ReferenceFileError(f"{where}.provenance.{key} is missing or empty")
+        if not getattr(entry.provenance, key).strip():
+            raise ReferenceFileError(f"{where}.provenance.{key} is empty")
     try:
-        datetime.date.fromisoformat(str(prov["date"]))
+        datetime.date.fromisoformat(entry.provenance.date)
     except ValueError as err:
         raise ReferenceFileError(
-            f"{where}.provenance.date = {prov['date']!r} must be YYYY-MM-DD (quote it in YAML)"
+            f"{where}.provenance.date = {entry.provenance.date!r} must be YYYY-MM-DD"
         ) from err
+    return dataclasses.asdict(entry)
+
+
+def _dates_as_text(node: Any) -> Any:
+    # YAML reads an unquoted 2026-07-24 as a date; the schema keeps dates as text.
+    if isinstance(node, dict):
+        return {k: _dates_as_text(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_dates_as_text(v) for v in node]
+    return node.isoformat() if isinstance(node, datetime.date) else node
 
 
 def _allows(rule: Any, value: Any) -> bool:

@@ -196,7 +196,7 @@ def test_cli_as_a_process_and_bad_references(sweep: Path, tmp_path: Path):
                            str(out), "--references", str(refs)], capture_output=True, text=True,
                           check=False)  # fmt: skip
     assert proc.returncode == 2
-    assert "m.yaml: entries[0].accuracy = 1.4 is impossible" in proc.stderr
+    assert "m.yaml: entries[0].accuracy = 1.4 must be in [0.0, 1.0]" in proc.stderr
 
 
 def test_a_folder_without_cells_is_refused(tmp_path: Path):

@@ -28,12 +28,13 @@ def write(tmp_path: Path, entries: list, **top) -> Path:
         ({"provenance": None}, r"entries\[0\]\.provenance is missing"),
         ({"provenance": {"source": "x", "date": "2026-01-01"}}, r"provenance\.setup"),
         ({"provenance": {**GOOD["provenance"], "date": "July"}}, r"provenance\.date.*YYYY-MM-DD"),
-        ({"accuracy": 72.5}, r"entries\[0\]\.accuracy = 72.5 is impossible.*0.725"),
-        ({"accuracy": -0.1}, r"accuracy = -0.1 is impossible"),
-        ({"accept_length": 0.8}, r"accept_length = 0.8 is impossible.*>= 1"),
+        ({"accuracy": 72.5}, r"entries\[0\]\.accuracy = 72.5 must be in \[0.0, 1.0\].*0.725"),
+        ({"accuracy": -0.1}, r"accuracy = -0.1 must be in \[0.0, 1.0\]"),
+        ({"accept_length": 0.8}, r"accept_length = 0.8 must be >= 1"),
         ({"accuracy": "high"}, r"accuracy = 'high' must be a number"),
-        ({"kv": "auto"}, r"entries\[0\]\.kv: unknown key"),
+        ({"kv": "auto"}, r"unknown key entries\[0\]\.kv; allowed"),
         ({"accuracy": None}, r"needs accuracy and / or accept_length"),
+        ({"provenance": {**GOOD["provenance"], "source": " "}}, r"provenance\.source is empty"),
     ],
 )
 def test_bad_entries_name_file_and_key(tmp_path, change, message):
