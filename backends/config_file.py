@@ -142,10 +142,10 @@ def _check_list_items(
         value, key = raw.get(name), f"{at}.{name}" if at else name
         if dataclasses.is_dataclass(hint) and isinstance(value, dict):
             _check_list_items(hint, value, source, key, error)  # type: ignore[arg-type]
-        item_types = typing.get_args(hint)
-        if typing.get_origin(hint) is list and dataclasses.is_dataclass(item_types[0]):
-            for i, item in enumerate(value if isinstance(value, list) else []):
-                load_structured(item_types[0], item, source, at=f"{key}[{i}]", error=error)  # type: ignore[arg-type]
+        item = typing.get_args(hint)[0] if typing.get_origin(hint) is list else None
+        if isinstance(item, type) and dataclasses.is_dataclass(item):
+            for i, row in enumerate(value if isinstance(value, list) else []):
+                load_structured(item, row, source, at=f"{key}[{i}]", error=error)
 
 
 def _writable(node: DictConfig | ListConfig) -> None:
