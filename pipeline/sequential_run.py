@@ -45,6 +45,7 @@ class SequentialConf:
 def design_of(conf: SequentialConf) -> SequentialDesign:
     """The statistical design behind the config (validates it)."""
     from pipeline.stats.sequential import SequentialDesign
+
     return SequentialDesign(
         conf.max_repeats, conf.repeats_per_round, conf.alpha, conf.margin, conf.spending
     )

@@ -138,9 +138,7 @@ class SlurmLauncher(submitit_launcher.SlurmLauncher):
             print(never_starts(reason, array_id, next(scripts, None)), file=sys.stderr)
             raise SystemExit(SUBMISSION_FAILED)
 
-    def _collect(
-        self, job: Any, num: int, overrides: Sequence[str], lost: str | None
-    ) -> JobReturn:
+    def _collect(self, job: Any, num: int, overrides: Sequence[str], lost: str | None) -> JobReturn:
         import submitit
 
         try:

@@ -6,8 +6,17 @@ import re
 from pathlib import Path
 
 # The #SBATCH resources a cell asks for, in the order a user reads them.
-_RESOURCES = ("partition", "account", "qos", "nodes", "ntasks-per-node", "gpus-per-node",
-              "cpus-per-task", "mem", "time")
+_RESOURCES = (
+    "partition",
+    "account",
+    "qos",
+    "nodes",
+    "ntasks-per-node",
+    "gpus-per-node",
+    "cpus-per-task",
+    "mem",
+    "time",
+)
 
 
 CLIENT_MISSING = (

@@ -18,6 +18,7 @@ from tests.helpers.report_cells import GPU, records, run_report, write_cell, wri
 
 pytestmark = pytest.mark.integration
 
+
 def baseline_outcomes(n: int = 120, k: int = 8, seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     p = np.where(np.arange(n) < n // 5, 0.5, np.where(np.arange(n) % 4 == 0, 0.02, 0.98))

@@ -237,8 +237,9 @@ def test_exact_softmax_cell_on_a_server_with_a_factor_in_its_env_is_a_mismatch(t
     env = "+server.env={SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR: '0.5'}"
     result = run_cell(compose_conf([*QUICK, env]), tmp_path / "cell")
     assert result["error"]["kind"] == "mismatch"
-    assert "SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR: asked None, server runs '0.5'" in (
-        result["error"]["message"]
+    assert (
+        "SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR: asked None, server runs '0.5'"
+        in (result["error"]["message"])
     )
 
 

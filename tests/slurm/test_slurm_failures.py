@@ -89,9 +89,16 @@ def test_time_limit_warning_stops_the_cell_with_what_it_has(slurm, tmp_path):
     # --time=2 with USR2 55 s ahead: SLURM warns 5-35 s in (it checks about every 30 s and may
     # signal up to 60 s early); the cell alone would need about 100 s.
     proc = slurm.mtp_eval(
-        "-m", *SMALL_CELLS, "backend=fa3", "client.concurrency=1", "client.follow_server=false",
-        "server.simulated.latency_s=0.8", "cluster.time_min=2", "hydra.launcher.signal_delay_s=55",
-        f"hydra.sweep.dir={sweep}", timeout=200,
+        "-m",
+        *SMALL_CELLS,
+        "backend=fa3",
+        "client.concurrency=1",
+        "client.follow_server=false",
+        "server.simulated.latency_s=0.8",
+        "cluster.time_min=2",
+        "hydra.launcher.signal_delay_s=55",
+        f"hydra.sweep.dir={sweep}",
+        timeout=200,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (result,) = results(sweep).values()
@@ -110,22 +117,33 @@ def test_time_limit_warning_stops_the_cell_with_what_it_has(slurm, tmp_path):
 def test_requests_no_node_can_meet_end_with_one_line(slurm, tmp_path, cells):
     sweep = tmp_path / "too_big"
     started = time.monotonic()
-    proc = slurm.mtp_eval("-m", "hydra/launcher=slurm", "model=deepseek_v3", *cells,
-                          f"hydra.sweep.dir={sweep}", timeout=120)
+    proc = slurm.mtp_eval(
+        "-m",
+        "hydra/launcher=slurm",
+        "model=deepseek_v3",
+        *cells,
+        f"hydra.sweep.dir={sweep}",
+        timeout=120,
+    )
     assert time.monotonic() - started < 60  # no wait for a job that can never start
     assert proc.returncode == 2
     lines = [line for line in proc.stderr.splitlines() if line.startswith("mtp-eval:")]
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    assert "SLURM will never start the sweep's jobs: pending with reason PartitionConfig" in (
-        lines[0]
+    assert (
+        "SLURM will never start the sweep's jobs: pending with reason PartitionConfig" in (lines[0])
     )
     assert "--gpus-per-node=8 --cpus-per-task=16 --mem=256GB" in lines[0]  # DeepSeek-V3's tp=8
     assert slurm.run("squeue", "-h").stdout.strip() == ""  # cancelled, nothing left pending
 
 
 def test_refused_submission_is_one_line(slurm, tmp_path):
-    proc = slurm.mtp_eval("-m", *SMALL_CELLS, "cluster.partition=nosuch",
-                          f"hydra.sweep.dir={tmp_path / 'refused'}", timeout=120)
+    proc = slurm.mtp_eval(
+        "-m",
+        *SMALL_CELLS,
+        "cluster.partition=nosuch",
+        f"hydra.sweep.dir={tmp_path / 'refused'}",
+        timeout=120,
+    )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr, proc.stderr
     (line,) = [line for line in proc.stderr.splitlines() if line.strip()]
@@ -135,8 +153,16 @@ def test_refused_submission_is_one_line(slurm, tmp_path):
 
 def test_missing_sbatch_is_one_line(slurm, tmp_path):
     bare_path = str(Path(sys.executable).parent)  # python, but no SLURM client
-    proc = slurm.run("env", f"PATH={bare_path}", sys.executable, "-m", "pipeline",
-                     "-m", *SMALL_CELLS, f"hydra.sweep.dir={tmp_path / 'nosbatch'}")
+    proc = slurm.run(
+        "env",
+        f"PATH={bare_path}",
+        sys.executable,
+        "-m",
+        "pipeline",
+        "-m",
+        *SMALL_CELLS,
+        f"hydra.sweep.dir={tmp_path / 'nosbatch'}",
+    )
     assert proc.returncode == 2
     assert [line for line in proc.stderr.splitlines() if line.strip()] == [CLIENT_MISSING]
 

@@ -51,8 +51,14 @@ def test_signoff_sweep_on_slurm_matches_the_local_one(slurm, tmp_path):
     for where, extra in (("slurm", SMALL_CELLS), ("local", [])):
         sweep = tmp_path / where
         proc = slurm.run(
-            sys.executable, "-m", "pipeline.signoff_cli", "--sweep-dir", str(sweep),
-            *sweep_args, *extra, timeout=400,
+            sys.executable,
+            "-m",
+            "pipeline.signoff_cli",
+            "--sweep-dir",
+            str(sweep),
+            *sweep_args,
+            *extra,
+            timeout=400,
         )
         assert f"{sweep}: exit code" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
         assert len(results(sweep)) == 4  # fa3, fmha_v2 x prefill factor 0, 0.5
@@ -68,8 +74,14 @@ def test_signoff_sweep_on_slurm_matches_the_local_one(slurm, tmp_path):
 def test_model_and_cluster_resources_reach_sbatch(slurm, tmp_path):
     sweep = tmp_path / "resources"
     proc = slurm.mtp_eval(
-        "-m", "dry_run=true", "hydra/launcher=slurm", "model.tp=2", "cluster.cpus_per_task=2",
-        "cluster.mem_gb=3", "cluster.time_min=7", f"hydra.sweep.dir={sweep}",
+        "-m",
+        "dry_run=true",
+        "hydra/launcher=slurm",
+        "model.tp=2",
+        "cluster.cpus_per_task=2",
+        "cluster.mem_gb=3",
+        "cluster.time_min=7",
+        f"hydra.sweep.dir={sweep}",
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (result,) = results(sweep).values()
@@ -88,8 +100,12 @@ def test_model_and_cluster_resources_reach_sbatch(slurm, tmp_path):
 def test_multinode_cell_takes_its_ranks_from_a_real_two_task_job(slurm, tmp_path):
     sweep = tmp_path / "multinode"
     proc = slurm.mtp_eval(
-        "-m", *SMALL_CELLS, "backend=fa3", "cluster.nodes=2",
-        "hydra.launcher.nodes=1", "hydra.launcher.tasks_per_node=2",  # both tasks on one node
+        "-m",
+        *SMALL_CELLS,
+        "backend=fa3",
+        "cluster.nodes=2",
+        "hydra.launcher.nodes=1",
+        "hydra.launcher.tasks_per_node=2",  # both tasks on one node
         f"hydra.sweep.dir={sweep}",
     )
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -110,8 +110,9 @@ def test_launcher_presets_take_resources_from_model_and_cluster(launcher):
         assert launcher_cfg["_target_"].endswith("SlurmLauncher")
 
 
-@pytest.mark.parametrize(("override", "listed"), [("backend=fa4", "fmha_v2"),
-                                                   ("model=llama4", "tiny_sim")])
+@pytest.mark.parametrize(
+    ("override", "listed"), [("backend=fa4", "fmha_v2"), ("model=llama4", "tiny_sim")]
+)
 def test_unknown_option_lists_the_valid_ones(override, listed):
     with pytest.raises(ConfigCompositionException) as info:
         compose_cell([override])

@@ -46,8 +46,10 @@ def test_plain_job_is_its_job_id():
 
 @pytest.mark.parametrize(
     ("signum", "start"),
-    [(signal.SIGUSR2, "SLURM sent SIGUSR2: the job's time limit is near"),
-     (signal.SIGTERM, "SIGTERM: the job was cancelled (scancel)")],
+    [
+        (signal.SIGUSR2, "SLURM sent SIGUSR2: the job's time limit is near"),
+        (signal.SIGTERM, "SIGTERM: the job was cancelled (scancel)"),
+    ],
 )
 def test_stop_signal_says_why_and_exits_like_the_signal(signum, start):
     stop = StopSignal(signum)
@@ -80,7 +82,10 @@ def test_only_the_first_stop_signal_interrupts():
         """
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=30,
         cwd=os.path.dirname(os.path.dirname(os.path.dirname(__file__))),
     )
     assert out.stdout.strip() == f"cleaned up after {int(signal.SIGTERM)}", out.stderr

@@ -149,4 +149,3 @@ def test_committed_weights_match_their_checksums() -> None:
     config = json.loads((MODEL / "target/config.json").read_text())
     # SGLang's transformers (5.12.1) must read the same RoPE base as the one trained with.
     assert config["rope_theta"] == config["rope_parameters"]["rope_theta"] == 100000.0
-
