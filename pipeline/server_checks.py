@@ -29,11 +29,11 @@ from backends.verify import (
     unverified_reason,
 )
 from pipeline import server_api
+from pipeline.config_checks import POLICIES
 from pipeline.outcomes import CellError
 from pipeline.schema import RootConf
 from pipeline.server import RunningServer
 
-POLICIES = ("fail", "warn")
 MISCONFIGURED = "MISCONFIGURED"
 
 
