@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from backends.config import ModelConf
 from backends.launch import (
+    ALGORITHM_ALIASES,
     ENV_KEY_PREFIX,
     EXPOSE_ENV,
     SKIP_SOFTMAX_DECODE_ENV,
@@ -157,10 +158,20 @@ def compare_server_info(requested: dict[str, object], server_info: dict) -> list
             if not found:
                 mismatch = Mismatch(key, want, None, verifiable=False)
             else:
-                mismatch = None if values_match(want, got) else Mismatch(key, want, got)
+                same = values_match(_canonical(key, want), _canonical(key, got))
+                mismatch = None if same else Mismatch(key, want, got)
         if mismatch is not None:
             mismatches.append(mismatch)
     return mismatches
+
+
+def _canonical(key: str, value: object) -> object:
+    # SGLang upper-cases the algorithm and runs NEXTN as EAGLE (sglang.md 1.2): a server that
+    # reports ``NEXTN`` or ``eagle`` runs what a cell asking for EAGLE asked for.
+    if key != "speculative_algorithm" or not isinstance(value, str):
+        return value
+    name = value.upper()
+    return ALGORITHM_ALIASES.get(name, name)
 
 
 def model_requested(model: ModelConf, launched: bool) -> dict[str, object]:

@@ -242,6 +242,15 @@ def test_exact_softmax_cell_on_a_server_with_a_factor_in_its_env_is_a_mismatch(t
     )
 
 
+@pytest.mark.parametrize("reported", ["NEXTN", "eagle"])
+def test_server_reporting_an_alias_of_the_algorithm_runs_what_was_asked(tmp_path, reported):
+    # SGLang reports NEXTN as EAGLE; an SGLang-like server that does not still runs EAGLE.
+    fault = f"+server.simulated.faults.serve_instead={{speculative_algorithm: {reported}}}"
+    result = run_cell(compose_conf([*QUICK, fault]), tmp_path / "cell")
+    assert result["status"] == "ok", result["error"]
+    assert result["observed"]["speculative_algorithm"] == reported
+
+
 # 4. A server without speculative decoding is found before the first request.
 @pytest.mark.parametrize("policy", ["fail", "warn"])
 def test_server_without_speculation_fails_before_the_first_request(tmp_path, policy):
