@@ -30,7 +30,7 @@ from pipeline.multinode import DONE_MARKER, node_plan, serve_as_worker
 from pipeline.outcomes import CellError, WorkerNodeDone, record_failure, unsupported
 from pipeline.redact import redact_text, redact_tree
 from pipeline.results import RESULT_FILE, write_json_atomic
-from pipeline.resume import claim_samples, finished_result, mark_skipped
+from pipeline.resume import claim_samples, finished_result, mark_skipped, samples_key
 from pipeline.schema import RootConf
 from pipeline.server import (
     HealthPolicy,
@@ -118,12 +118,12 @@ def _run(
         env = server_env(conf.server, plan.env)
         worker = serve_as_worker(argv, env, cell_dir, node.node_rank, conf.server.stop_grace_s)
         raise WorkerNodeDone(worker)
-    claim_samples(cell_dir, result["config_hash"])
     mark(result, "launch", clock)
     with _server(conf, plan, argv, cell_dir) as server:
         mark(result, "ready", clock)
         record_server(result, server)
         verify_server(conf, plan, server, gpu, result)
+        claim_samples(cell_dir, samples_key(result))  # after verify: what the server really ran
         mark(result, "verified", clock)
         measure_cell(conf, evals, server, cell_dir, result)
         mark(result, "evals_done", clock)

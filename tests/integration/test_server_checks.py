@@ -188,6 +188,28 @@ def test_kernels_other_than_the_label_fail_before_launch_or_are_misconfigured(tm
     assert code != 0 and verdict_of(summary, "fa3") == "MISCONFIGURED"
 
 
+def ledger_chats(server_dir: Path) -> int:
+    rows = [json.loads(x) for x in (server_dir / SIM_LEDGER_FILE).read_text().splitlines()]
+    return sum(r["endpoint"] == "chat" and r["fault"] is None for r in rows)
+
+
+@pytest.mark.parametrize("first_run", ["stopped", "complete"])
+def test_samples_of_a_misconfigured_server_never_mix_into_a_rerun(tmp_path, first_run):
+    # Found by QA: 50 answers of a flashinfer server (on_mismatch=warn, server stopped) were kept
+    # and merged into the rerun on a correct fa3 server, whose result then had no mismatch.
+    cell_dir, warn = tmp_path / "cell", "server.on_mismatch=warn"
+    stop = ["+server.simulated.faults.exit_after_requests=50"] if first_run == "stopped" else []
+    with sim_server(tmp_path / "wrong", ["backend=flashinfer", *stop]) as url:
+        wrong = run_cell(compose_conf(external(url, warn)), cell_dir)
+    assert (wrong["status"] == "ok") == (first_run == "complete"), wrong["error"]
+    with sim_server(tmp_path / "right", []) as url:
+        right = run_cell(compose_conf(external(url, warn)), cell_dir)
+    assert right["status"] == "ok" and not right.get("resumed")  # measured again, not skipped
+    assert [m for m in right["mismatches"] if m["verifiable"]] == []
+    assert ledger_chats(tmp_path / "right") == N_PROMPTS  # every sample from the right server
+    assert len(list(cell_dir.glob("samples.previous-*-misconfigured-*"))) == 1
+
+
 # 2. The model is checked; the message names the key that disagreed.
 @pytest.mark.parametrize(
     ("server_side", "key", "served"),
