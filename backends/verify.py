@@ -43,6 +43,7 @@ OBSERVED_KEYS = (
 # The algorithm a server without speculative decoding reports (None in 0.5.19, "NONE" in enums).
 NO_SPECULATION = (None, "", "NONE")
 MODELS_KEY = "/v1/models"
+DRAFT_KEY = "speculative_draft_model_path"
 OBSERVED_ENV = (SKIP_SOFTMAX_PREFILL_ENV, SKIP_SOFTMAX_DECODE_ENV)
 
 
@@ -155,6 +156,8 @@ def compare_server_info(requested: dict[str, object], server_info: dict) -> list
             mismatch = _compare_env(key, want, server_info)
         else:
             found, got = _lookup(server_info, key)
+            if key == DRAFT_KEY and got is None:  # SGLang drafts with the target (sglang.md 1.1)
+                got = _lookup(server_info, "model_path")[1]
             if not found:
                 mismatch = Mismatch(key, want, None, verifiable=False)
             else:
@@ -187,8 +190,8 @@ def model_requested(model: ModelConf, launched: bool) -> dict[str, object]:
     served = model.served_model_name or (model.name if launched else None)
     if served is not None:
         requested["served_model_name"] = served
-    if model.speculative.algorithm is not None and model.speculative.draft_model_path:
-        requested["speculative_draft_model_path"] = model.speculative.draft_model_path
+    if model.speculative.algorithm is not None:  # no draft path: the target's own MTP heads
+        requested[DRAFT_KEY] = model.speculative.draft_model_path or model.path
     return requested
 
 

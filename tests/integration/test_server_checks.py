@@ -232,6 +232,20 @@ def test_external_server_serving_another_model_fails_naming_the_key(
     assert f"{key}: asked" in result["error"]["message"] and served in result["error"]["message"]
 
 
+def test_external_server_drafting_with_another_model_than_the_targets_heads_fails(tmp_path):
+    # Found by QA: the cell (no draft path: the target's MTP heads) passed against a server that
+    # drafts with a separate model.
+    with sim_server(
+        tmp_path / "server", ["model.speculative.draft_model_path=some/eagle-head"]
+    ) as url:
+        result = run_cell(compose_conf(external(url)), tmp_path / "cell")
+    assert result["error"]["kind"] == "mismatch"
+    assert (
+        "speculative_draft_model_path: asked 'tiny-sim', server runs 'some/eagle-head'"
+        in (result["error"]["message"])
+    )
+
+
 # 3. Unverifiable settings are an explicit list, shown; on_unverified decides.
 def test_unverified_settings_are_listed_shown_and_can_fail(tmp_path, capsys):
     cell_dir = tmp_path / "cell"
@@ -259,8 +273,9 @@ def test_exact_softmax_cell_on_a_server_with_a_factor_in_its_env_is_a_mismatch(t
     env = "+server.env={SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR: '0.5'}"
     result = run_cell(compose_conf([*QUICK, env]), tmp_path / "cell")
     assert result["error"]["kind"] == "mismatch"
-    assert "SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR: asked None, server runs '0.5'" in (
-        result["error"]["message"]
+    assert (
+        "SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR: asked None, server runs '0.5'"
+        in (result["error"]["message"])
     )
 
 
