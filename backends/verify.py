@@ -9,6 +9,7 @@ server-info keys, or ``env:NAME`` for an environment variable.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from backends.config import ModelConf
@@ -168,13 +169,20 @@ def compare_server_info(requested: dict[str, object], server_info: dict) -> list
     return mismatches
 
 
+# Names SGLang takes for the same thing: it upper-cases the algorithm and runs NEXTN as EAGLE
+# (sglang.md 1.2); ``bf16`` and ``bfloat16`` are one KV dtype (both in its choice list, 3.x).
+_SPELLINGS: dict[str, tuple[Callable[[str], str], dict[str, str]]] = {
+    "speculative_algorithm": (str.upper, ALGORITHM_ALIASES),
+    "kv_cache_dtype": (str.lower, {"bfloat16": "bf16"}),
+}
+
+
 def _canonical(key: str, value: object) -> object:
-    # SGLang upper-cases the algorithm and runs NEXTN as EAGLE (sglang.md 1.2): a server that
-    # reports ``NEXTN`` or ``eagle`` runs what a cell asking for EAGLE asked for.
-    if key != "speculative_algorithm" or not isinstance(value, str):
+    """One spelling per value: a server reporting ``NEXTN`` runs the EAGLE a cell asked for."""
+    if key not in _SPELLINGS or not isinstance(value, str):
         return value
-    name = value.upper()
-    return ALGORITHM_ALIASES.get(name, name)
+    normal, aliases = _SPELLINGS[key]
+    return aliases.get(normal(value), normal(value))
 
 
 def model_requested(model: ModelConf, launched: bool) -> dict[str, object]:

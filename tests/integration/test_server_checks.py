@@ -288,6 +288,13 @@ def test_server_reporting_an_alias_of_the_algorithm_runs_what_was_asked(tmp_path
     assert result["observed"]["speculative_algorithm"] == reported
 
 
+def test_server_reporting_bfloat16_runs_the_bf16_kv_cache_asked_for(tmp_path):
+    with sim_server(tmp_path / "server", ["server.extra_args=[--kv-cache-dtype,bfloat16]"]) as url:
+        result = run_cell(compose_conf(external(url, "kv_dtype=bf16")), tmp_path / "cell")
+    assert result["status"] == "ok", result["error"]
+    assert result["observed"]["kv_cache_dtype"] == "bfloat16"
+
+
 # 4. A server without speculative decoding is found before the first request.
 @pytest.mark.parametrize("policy", ["fail", "warn"])
 def test_server_without_speculation_fails_before_the_first_request(tmp_path, policy):
