@@ -108,6 +108,9 @@ def verify_server(
     info = server_api.server_info(server.base_url, key)
     result["observed"] = observed_settings(info)
     result["cell"]["server_version"] = info.get("version")
+    result["warnings"] += _version_differs(
+        result["cell"].get("sglang_version"), info.get("version")
+    )
     _check_speculation(conf, info)
     launched = conf.server.kind != "external"
     requested = {**plan.requested, **model_requested(conf.model, launched)}
@@ -147,6 +150,16 @@ def _apply(conf: RootConf, found: list[Mismatch], result: dict[str, Any]) -> Non
         )
     result["warnings"] += [f"{MISCONFIGURED}: {_lines([m])}" for m in wrong]
     result["warnings"] += [f"unverified: {_unverified_lines([u])}" for u in result["unverified"]]
+
+
+def _version_differs(planned: object, served: object) -> list[str]:
+    if not isinstance(served, str) or not planned or served == planned:
+        return []
+    return [
+        f"the cell was planned with SGLang {planned}'s rules (server.sglang_version) but the "
+        f"server reports {served}: set server.sglang_version={served}, or null to read it from "
+        "the server"
+    ]
 
 
 def _check_speculation(conf: RootConf, info: dict[str, Any]) -> None:

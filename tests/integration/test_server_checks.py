@@ -210,6 +210,17 @@ def test_samples_of_a_misconfigured_server_never_mix_into_a_rerun(tmp_path, firs
     assert len(list(cell_dir.glob("samples.previous-*-misconfigured-*"))) == 1
 
 
+def test_sglang_version_set_other_than_the_servers_is_said(tmp_path):
+    # Found by QA: planned with 0.5.23's rules against a 0.5.19 server, and nothing was said.
+    with sim_server(tmp_path / "server", []) as url:
+        proc = cli(tmp_path / "cell", *external(url, "server.sglang_version=0.5.23"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = (
+        "planned with SGLang 0.5.23's rules (server.sglang_version) but the server reports 0.5.19"
+    )
+    assert line in proc.stdout
+
+
 # 2. The model is checked; the message names the key that disagreed.
 @pytest.mark.parametrize(
     ("server_side", "key", "served"),
