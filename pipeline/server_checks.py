@@ -31,6 +31,7 @@ from backends.verify import (
 from pipeline import server_api
 from pipeline.config_checks import POLICIES
 from pipeline.outcomes import CellError
+from pipeline.results import asked_text
 from pipeline.schema import RootConf
 from pipeline.server import RunningServer
 
@@ -195,4 +196,4 @@ def _lines(found: list[Mismatch]) -> str:
 
 
 def _unverified_lines(unverified: list[dict[str, Any]]) -> str:
-    return "; ".join(f"{u['key']}={u['requested']!r} ({u['reason']})" for u in unverified)
+    return "; ".join(f"{u['key']}={asked_text(u['requested'])} ({u['reason']})" for u in unverified)

@@ -277,6 +277,7 @@ def test_unverified_settings_are_listed_shown_and_can_fail(tmp_path, capsys):
     assert any(w.startswith(f"unverified: {name}") for w in result["warnings"])
     report(cell_dir, out=tmp_path / "r", capsys=capsys)
     assert f"{name}=0.5" in (tmp_path / "r" / "report.md").read_text()
+    assert f"{decode}=unset" in proc.stdout  # must be unset, not the word None (found by QA)
     assert strict["error"]["kind"] == "unverified" and name in strict["error"]["message"]
 
 
