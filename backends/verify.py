@@ -157,8 +157,8 @@ def compare_server_info(requested: dict[str, object], server_info: dict) -> list
             mismatch = _compare_env(key, want, server_info)
         else:
             found, got = _lookup(server_info, key)
-            if key == DRAFT_KEY and got is None:  # SGLang drafts with the target (sglang.md 1.1)
-                got = _lookup(server_info, "model_path")[1]
+            if key == DRAFT_KEY:
+                got = _draft_as_asked(requested, server_info, got)
             if not found:
                 mismatch = Mismatch(key, want, None, verifiable=False)
             else:
@@ -167,6 +167,20 @@ def compare_server_info(requested: dict[str, object], server_info: dict) -> list
         if mismatch is not None:
             mismatches.append(mismatch)
     return mismatches
+
+
+def _draft_as_asked(requested: dict[str, object], server_info: dict, draft: object) -> object:
+    """The server's draft model, the target standing for itself where the cell asked for it.
+
+    SGLang drafts with the target when no draft path is given (sglang.md 1.1). A cell asking for
+    the target's own heads on a server drafting with its target agrees, whatever the target is
+    called: ``model_path`` is checked (and named) on its own.
+    """
+    target = _lookup(server_info, "model_path")[1]
+    draft = target if draft is None else draft
+    if draft == target and requested.get(DRAFT_KEY) == requested.get("model_path"):
+        return requested.get(DRAFT_KEY)
+    return draft
 
 
 # Names SGLang takes for the same thing: it upper-cases the algorithm and runs NEXTN as EAGLE

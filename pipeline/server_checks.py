@@ -140,7 +140,7 @@ def _apply(conf: RootConf, found: list[Mismatch], result: dict[str, Any]) -> Non
     if wrong and conf.server.on_mismatch == "fail":
         raise CellError(
             "mismatch",
-            f"the server does not run what was asked: {_lines(wrong)} (set "
+            f"the server does not run what was asked: {_lines(wrong)} ({_renamed(wrong)}set "
             f"server.on_mismatch=warn to measure it anyway; the report marks it {MISCONFIGURED})",
         )
     if unchecked and conf.server.on_unverified == "fail":
@@ -151,6 +151,22 @@ def _apply(conf: RootConf, found: list[Mismatch], result: dict[str, Any]) -> Non
         )
     result["warnings"] += [f"{MISCONFIGURED}: {_lines([m])}" for m in wrong]
     result["warnings"] += [f"unverified: {_unverified_lines([u])}" for u in result["unverified"]]
+
+
+# The config key that names each model setting: the same weights under another name or path
+# (a local copy of a hub model) are fixed there, not by measuring a MISCONFIGURED cell.
+_MODEL_KEYS = {
+    "model_path": "model.path",
+    "served_model_name": "model.served_model_name",
+    "speculative_draft_model_path": "model.speculative.draft_model_path",
+}
+
+
+def _renamed(wrong: list[Mismatch]) -> str:
+    fixes = [f"{_MODEL_KEYS[m.key]}={m.observed}" for m in wrong if m.key in _MODEL_KEYS]
+    if not fixes:
+        return ""
+    return f"if the server serves the same weights under that name, set {' '.join(fixes)}; else "
 
 
 def _version_differs(planned: object, served: object) -> list[str]:

@@ -241,6 +241,11 @@ def test_external_server_serving_another_model_fails_naming_the_key(
         result = run_cell(compose_conf(external(url, *cell)), tmp_path / "cell")
     assert result["error"]["kind"] == "mismatch"
     assert f"{key}: asked" in result["error"]["message"] and served in result["error"]["message"]
+    # the fix for the same weights under another name (QA: only on_mismatch=warn was hinted)
+    assert (
+        "if the server serves the same weights under that name, set model."
+        in (result["error"]["message"])
+    )
 
 
 def test_external_server_drafting_with_another_model_than_the_targets_heads_fails(tmp_path):
