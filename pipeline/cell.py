@@ -59,7 +59,8 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
     result = initial_result(conf)
     age = time.time() - psutil.Process().create_time()  # interpreter start, imports and Hydra
     result["timing"]["marks_s"]["process_start"] = -round(age, 3)
-    previous = None if conf.dry_run else finished_result(cell_dir, result["config_hash"])
+    strict = conf.server.on_unverified == "fail"
+    previous = None if conf.dry_run else finished_result(cell_dir, result["config_hash"], strict)
     if previous is not None:
         return mark_skipped(cell_dir, previous, result["timing"]["started_at"])
     interrupted: BaseException | None = None

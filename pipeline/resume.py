@@ -23,19 +23,23 @@ HASH_FILE = "CONFIG_HASH"
 SAMPLES_DIR = "samples"
 
 
-def finished_result(cell_dir: Path, config_hash: str) -> dict[str, Any] | None:
+def finished_result(
+    cell_dir: Path, config_hash: str, strict_unverified: bool = False
+) -> dict[str, Any] | None:
     """The cell's previous result when it is ``ok`` for the same config hash.
 
     A cell measured on a server that ran something else is not finished: a rerun (after the
-    server was fixed) measures it again.
+    server was fixed) measures it again; nor is one with unverified settings when the rerun asks
+    for them to fail (``strict_unverified``: ``server.on_unverified=fail``).
     """
     try:
         previous = read_result(cell_dir)
     except ValueError:  # a damaged result.json is rerun, never trusted
         return None
-    if previous and previous.get("status") == "ok" and previous.get("config_hash") == config_hash:
-        return None if misconfigured(previous) else previous
-    return None
+    if not previous or previous.get("status") != "ok":
+        return None
+    stale = misconfigured(previous) or (strict_unverified and previous.get("unverified"))
+    return previous if previous.get("config_hash") == config_hash and not stale else None
 
 
 def samples_key(result: dict[str, Any]) -> str:

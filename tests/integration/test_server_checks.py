@@ -286,6 +286,18 @@ def test_unverified_settings_are_listed_shown_and_can_fail(tmp_path, capsys):
     assert strict["error"]["kind"] == "unverified" and name in strict["error"]["message"]
 
 
+def test_rerun_with_on_unverified_fail_is_not_skipped_as_finished(tmp_path):
+    # Found by QA: a cell finished with unverified settings (warn) was skipped as finished by a
+    # rerun with server.on_unverified=fail, so the strict policy never applied.
+    cell_dir = tmp_path / "cell"
+    with sim_server(tmp_path / "server", [], expose_env=False) as url:
+        first = run_cell(compose_conf(external(url)), cell_dir)
+        strict = run_cell(compose_conf(external(url, "server.on_unverified=fail")), cell_dir)
+    assert first["status"] == "ok" and first["unverified"]
+    assert strict["error"]["kind"] == "unverified" and not strict.get("resumed")
+    assert len(samples(cell_dir)) == N_PROMPTS  # the measured samples stay on disk
+
+
 def test_exact_softmax_cell_on_a_server_with_a_factor_in_its_env_is_a_mismatch(tmp_path):
     env = "+server.env={SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR: '0.5'}"
     result = run_cell(compose_conf([*QUICK, env]), tmp_path / "cell")
