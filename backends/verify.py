@@ -159,6 +159,8 @@ def compare_server_info(requested: dict[str, object], server_info: dict) -> list
             found, got = _lookup(server_info, key)
             if key == DRAFT_KEY:
                 got = _draft_as_asked(requested, server_info, got)
+            if key == "attention_backend" and got is None:
+                got = _split_attention(server_info)
             if not found:
                 mismatch = Mismatch(key, want, None, verifiable=False)
             else:
@@ -167,6 +169,16 @@ def compare_server_info(requested: dict[str, object], server_info: dict) -> list
         if mismatch is not None:
             mismatches.append(mismatch)
     return mismatches
+
+
+def _split_attention(server_info: dict) -> object:
+    """The backend of both phases where a server leaves ``attention_backend`` unset.
+
+    SGLang sets it to that value (sglang.md 3.1); an SGLang-like server need not.
+    """
+    prefill = _lookup(server_info, "prefill_attention_backend")[1]
+    decode = _lookup(server_info, "decode_attention_backend")[1]
+    return prefill if prefill is not None and prefill == decode else None
 
 
 def _draft_as_asked(requested: dict[str, object], server_info: dict, draft: object) -> object:

@@ -317,6 +317,16 @@ def test_server_reporting_an_alias_of_the_algorithm_runs_what_was_asked(tmp_path
     assert result["observed"]["speculative_algorithm"] == reported
 
 
+def test_server_leaving_attention_backend_unset_with_one_backend_per_phase_runs_it(tmp_path):
+    # Found by QA: prefill and decode both fa3 but attention_backend null failed as a mismatch.
+    fault = "+server.simulated.faults.serve_instead={attention_backend: null}"
+    split = "server.extra_args=[--prefill-attention-backend,fa3,--decode-attention-backend,fa3]"
+    with sim_server(tmp_path / "server", [fault, split]) as url:
+        result = run_cell(compose_conf(external(url)), tmp_path / "cell")
+    assert result["status"] == "ok", result["error"]
+    assert result["observed"]["attention_backend"] is None
+
+
 def test_server_reporting_bfloat16_runs_the_bf16_kv_cache_asked_for(tmp_path):
     with sim_server(tmp_path / "server", ["server.extra_args=[--kv-cache-dtype,bfloat16]"]) as url:
         result = run_cell(compose_conf(external(url, "kv_dtype=bf16")), tmp_path / "cell")
