@@ -119,6 +119,7 @@ def _run(
         env = server_env(conf.server, plan.env)
         worker = serve_as_worker(argv, env, cell_dir, node.node_rank, conf.server.stop_grace_s)
         raise WorkerNodeDone(worker)
+    claim_samples(cell_dir, result["config_hash"])  # a failed start leaves no other run's samples
     mark(result, "launch", clock)
     with _server(conf, plan, argv, cell_dir) as server:
         mark(result, "ready", clock)
