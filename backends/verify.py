@@ -9,10 +9,12 @@ server-info keys, or ``env:NAME`` for an environment variable.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from backends.config import ModelConf
 from backends.launch import (
+    ALGORITHM_ALIASES,
     ENV_KEY_PREFIX,
     EXPOSE_ENV,
     SKIP_SOFTMAX_DECODE_ENV,
@@ -42,6 +44,7 @@ OBSERVED_KEYS = (
 # The algorithm a server without speculative decoding reports (None in 0.5.19, "NONE" in enums).
 NO_SPECULATION = (None, "", "NONE")
 MODELS_KEY = "/v1/models"
+DRAFT_KEY = "speculative_draft_model_path"
 OBSERVED_ENV = (SKIP_SOFTMAX_PREFILL_ENV, SKIP_SOFTMAX_DECODE_ENV)
 
 
@@ -154,13 +157,58 @@ def compare_server_info(requested: dict[str, object], server_info: dict) -> list
             mismatch = _compare_env(key, want, server_info)
         else:
             found, got = _lookup(server_info, key)
+            if key == DRAFT_KEY:
+                got = _draft_as_asked(requested, server_info, got)
+            if key == "attention_backend" and got is None:
+                got = _split_attention(server_info)
             if not found:
                 mismatch = Mismatch(key, want, None, verifiable=False)
             else:
-                mismatch = None if values_match(want, got) else Mismatch(key, want, got)
+                same = values_match(_canonical(key, want), _canonical(key, got))
+                mismatch = None if same else Mismatch(key, want, got)
         if mismatch is not None:
             mismatches.append(mismatch)
     return mismatches
+
+
+def _split_attention(server_info: dict) -> object:
+    """The backend of both phases where a server leaves ``attention_backend`` unset.
+
+    SGLang sets it to that value (sglang.md 3.1); an SGLang-like server need not.
+    """
+    prefill = _lookup(server_info, "prefill_attention_backend")[1]
+    decode = _lookup(server_info, "decode_attention_backend")[1]
+    return prefill if prefill is not None and prefill == decode else None
+
+
+def _draft_as_asked(requested: dict[str, object], server_info: dict, draft: object) -> object:
+    """The server's draft model, the target standing for itself where the cell asked for it.
+
+    SGLang drafts with the target when no draft path is given (sglang.md 1.1). A cell asking for
+    the target's own heads on a server drafting with its target agrees, whatever the target is
+    called: ``model_path`` is checked (and named) on its own.
+    """
+    target = _lookup(server_info, "model_path")[1]
+    draft = target if draft is None else draft
+    if draft == target and requested.get(DRAFT_KEY) == requested.get("model_path"):
+        return requested.get(DRAFT_KEY)
+    return draft
+
+
+# Names SGLang takes for the same thing: it upper-cases the algorithm and runs NEXTN as EAGLE
+# (sglang.md 1.2); ``bf16`` and ``bfloat16`` are one KV dtype (both in its choice list, 3.x).
+_SPELLINGS: dict[str, tuple[Callable[[str], str], dict[str, str]]] = {
+    "speculative_algorithm": (str.upper, ALGORITHM_ALIASES),
+    "kv_cache_dtype": (str.lower, {"bfloat16": "bf16"}),
+}
+
+
+def _canonical(key: str, value: object) -> object:
+    """One spelling per value: a server reporting ``NEXTN`` runs the EAGLE a cell asked for."""
+    if key not in _SPELLINGS or not isinstance(value, str):
+        return value
+    normal, aliases = _SPELLINGS[key]
+    return aliases.get(normal(value), normal(value))
 
 
 def model_requested(model: ModelConf, launched: bool) -> dict[str, object]:
@@ -176,8 +224,8 @@ def model_requested(model: ModelConf, launched: bool) -> dict[str, object]:
     served = model.served_model_name or (model.name if launched else None)
     if served is not None:
         requested["served_model_name"] = served
-    if model.speculative.algorithm is not None and model.speculative.draft_model_path:
-        requested["speculative_draft_model_path"] = model.speculative.draft_model_path
+    if model.speculative.algorithm is not None:  # no draft path: the target's own MTP heads
+        requested[DRAFT_KEY] = model.speculative.draft_model_path or model.path
     return requested
 
 

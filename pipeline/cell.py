@@ -30,7 +30,7 @@ from pipeline.multinode import DONE_MARKER, node_plan, serve_as_worker
 from pipeline.outcomes import CellError, WorkerNodeDone, record_failure, unsupported
 from pipeline.redact import redact_text, redact_tree
 from pipeline.results import RESULT_FILE, write_json_atomic
-from pipeline.resume import claim_samples, finished_result, mark_skipped
+from pipeline.resume import claim_samples, finished_result, mark_skipped, samples_key
 from pipeline.schema import RootConf
 from pipeline.server import (
     HealthPolicy,
@@ -59,7 +59,8 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
     result = initial_result(conf)
     age = time.time() - psutil.Process().create_time()  # interpreter start, imports and Hydra
     result["timing"]["marks_s"]["process_start"] = -round(age, 3)
-    previous = None if conf.dry_run else finished_result(cell_dir, result["config_hash"])
+    strict = conf.server.on_unverified == "fail"
+    previous = None if conf.dry_run else finished_result(cell_dir, result["config_hash"], strict)
     if previous is not None:
         return mark_skipped(cell_dir, previous, result["timing"]["started_at"])
     interrupted: BaseException | None = None
@@ -118,12 +119,13 @@ def _run(
         env = server_env(conf.server, plan.env)
         worker = serve_as_worker(argv, env, cell_dir, node.node_rank, conf.server.stop_grace_s)
         raise WorkerNodeDone(worker)
-    claim_samples(cell_dir, result["config_hash"])
+    claim_samples(cell_dir, result["config_hash"])  # a failed start leaves no other run's samples
     mark(result, "launch", clock)
     with _server(conf, plan, argv, cell_dir) as server:
         mark(result, "ready", clock)
         record_server(result, server)
         verify_server(conf, plan, server, gpu, result)
+        claim_samples(cell_dir, samples_key(result))  # after verify: what the server really ran
         mark(result, "verified", clock)
         measure_cell(conf, evals, server, cell_dir, result)
         mark(result, "evals_done", clock)

@@ -59,8 +59,18 @@ def _share(value: Any) -> bool:
     return math.isfinite(value) and 0 <= value <= 1
 
 
+def _unset_or(ok: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: value is None or ok(value)
+
+
+def _policy(value: Any) -> bool:
+    return value in POLICIES
+
+
 FACTOR = "null (exact softmax) or a finite factor >= 0"
 COUNT, SECONDS = "an integer >= 1", "seconds > 0"
+POLICIES = ("fail", "warn")  # what a server.on_* setting may say
+SPEC_COUNT = "null (SGLang chooses) or an integer >= 1"
 RULES = (
     Rule("skip_softmax.prefill", _factor, FACTOR),
     Rule("skip_softmax.decode", _factor, FACTOR),
@@ -74,7 +84,16 @@ RULES = (
     Rule("server.external_timeout_s", _above(0), SECONDS),
     Rule("server.progress_every_s", _above(0), SECONDS),
     Rule("sequential.max_repeats", _at_least(1), COUNT),
-)
+    *(Rule(f"server.{name}", _policy, " or ".join(POLICIES))
+      for name in ("on_mismatch", "on_unverified", "on_foreign_traffic")),
+    # A speculative shape or sampling setting SGLang refuses or that measures nothing (-1 steps
+    # gave accept length 1.006 and accept rate -0.000 from the simulated server).
+    Rule("model.tp", _at_least(1), COUNT),
+    *(Rule(f"model.speculative.{name}", _unset_or(_at_least(1)), SPEC_COUNT)
+      for name in ("num_steps", "eagle_topk", "num_draft_tokens")),
+    Rule("model.sampling.max_tokens", _at_least(1), COUNT),
+    Rule("model.sampling.temperature", _at_least(0), "a finite number >= 0 (0: greedy)"),
+)  # fmt: skip
 
 
 def config_problems(conf: RootConf) -> list[str]:
@@ -109,9 +128,11 @@ def check_config(conf: RootConf) -> RootConf:
     return conf
 
 
-# The config roots the rules read: a job's overrides elsewhere (backend, kv_dtype, model, gpu)
+# The config roots the rules read: a job's overrides elsewhere (backend, kv_dtype, gpu)
 # cannot change a checked value, so jobs that differ only there are composed once.
-CHECKED_ROOTS = frozenset({"skip_softmax", "client", "server", "evals", "sequential", "experiment"})
+CHECKED_ROOTS = frozenset(
+    {"skip_softmax", "client", "server", "evals", "sequential", "experiment", "model"}
+)
 
 
 def checked_overrides(overrides: list[str]) -> tuple[str, ...]:

@@ -81,4 +81,11 @@ def misconfigured(result: dict[str, Any]) -> list[str]:
 def unverified_lines(result: dict[str, Any]) -> list[str]:
     """The settings a cell asked for that its server did not report, as ``key=value``."""
     found = result.get("unverified") or []
-    return [f"{u.get('key')}={u.get('requested')!r}" for u in found if isinstance(u, dict)]
+    return [
+        f"{u.get('key')}={asked_text(u.get('requested'))}" for u in found if isinstance(u, dict)
+    ]
+
+
+def asked_text(value: Any) -> str:
+    """A requested value in words: None is "must be unset" (exact softmax), not the word None."""
+    return "unset" if value is None else repr(value)

@@ -1,34 +1,54 @@
 """Resume: skip a cell that is already done, and keep a cell's finished samples across reruns.
 
-A cell folder remembers the config hash its samples were measured under (``samples/CONFIG_HASH``).
-On a rerun with the same hash, answered samples are kept and only the missing or errored
+A cell folder remembers the config hash its samples were measured under (``samples/CONFIG_HASH``),
+with what the server ran instead where it differed from the cell (``server.on_mismatch=warn``),
+so that samples of a misconfigured server never mix with those of a correct one. On a rerun with
+the same hash, answered samples are kept and only the missing or errored
 (question, repeat) pairs are sent again; with another hash the old samples are moved aside to
 ``samples.previous-<hash>/`` (never deleted) and the cell starts over.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
 from pathlib import Path
 from typing import Any
 
-from pipeline.results import read_result, write_json_atomic
+from pipeline.results import misconfigured, read_result, write_json_atomic
 
 HASH_FILE = "CONFIG_HASH"
 SAMPLES_DIR = "samples"
 
 
-def finished_result(cell_dir: Path, config_hash: str) -> dict[str, Any] | None:
-    """The cell's previous result when it is ``ok`` for the same config hash."""
+def finished_result(
+    cell_dir: Path, config_hash: str, strict_unverified: bool = False
+) -> dict[str, Any] | None:
+    """The cell's previous result when it is ``ok`` for the same config hash.
+
+    A cell measured on a server that ran something else is not finished: a rerun (after the
+    server was fixed) measures it again; nor is one with unverified settings when the rerun asks
+    for them to fail (``strict_unverified``: ``server.on_unverified=fail``).
+    """
     try:
         previous = read_result(cell_dir)
     except ValueError:  # a damaged result.json is rerun, never trusted
         return None
-    if previous and previous.get("status") == "ok" and previous.get("config_hash") == config_hash:
-        return previous
-    return None
+    if not previous or previous.get("status") != "ok":
+        return None
+    stale = misconfigured(previous) or (strict_unverified and previous.get("unverified"))
+    return previous if previous.get("config_hash") == config_hash and not stale else None
+
+
+def samples_key(result: dict[str, Any]) -> str:
+    """What the samples are measured under: the config hash, and what the server ran instead."""
+    wrong = misconfigured(result)
+    if not wrong:
+        return str(result["config_hash"])
+    digest = hashlib.sha256("\n".join(wrong).encode()).hexdigest()[:8]
+    return f"{result['config_hash']}-misconfigured-{digest}"
 
 
 def claim_samples(cell_dir: Path, config_hash: str) -> Path:

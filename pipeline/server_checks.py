@@ -29,11 +29,12 @@ from backends.verify import (
     unverified_reason,
 )
 from pipeline import server_api
+from pipeline.config_checks import POLICIES
 from pipeline.outcomes import CellError
+from pipeline.results import asked_text
 from pipeline.schema import RootConf
 from pipeline.server import RunningServer
 
-POLICIES = ("fail", "warn")
 MISCONFIGURED = "MISCONFIGURED"
 
 
@@ -108,6 +109,9 @@ def verify_server(
     info = server_api.server_info(server.base_url, key)
     result["observed"] = observed_settings(info)
     result["cell"]["server_version"] = info.get("version")
+    result["warnings"] += _version_differs(
+        result["cell"].get("sglang_version"), info.get("version")
+    )
     _check_speculation(conf, info)
     launched = conf.server.kind != "external"
     requested = {**plan.requested, **model_requested(conf.model, launched)}
@@ -136,7 +140,7 @@ def _apply(conf: RootConf, found: list[Mismatch], result: dict[str, Any]) -> Non
     if wrong and conf.server.on_mismatch == "fail":
         raise CellError(
             "mismatch",
-            f"the server does not run what was asked: {_lines(wrong)} (set "
+            f"the server does not run what was asked: {_lines(wrong)} ({_renamed(wrong)}set "
             f"server.on_mismatch=warn to measure it anyway; the report marks it {MISCONFIGURED})",
         )
     if unchecked and conf.server.on_unverified == "fail":
@@ -147,6 +151,32 @@ def _apply(conf: RootConf, found: list[Mismatch], result: dict[str, Any]) -> Non
         )
     result["warnings"] += [f"{MISCONFIGURED}: {_lines([m])}" for m in wrong]
     result["warnings"] += [f"unverified: {_unverified_lines([u])}" for u in result["unverified"]]
+
+
+# The config key that names each model setting: the same weights under another name or path
+# (a local copy of a hub model) are fixed there, not by measuring a MISCONFIGURED cell.
+_MODEL_KEYS = {
+    "model_path": "model.path",
+    "served_model_name": "model.served_model_name",
+    "speculative_draft_model_path": "model.speculative.draft_model_path",
+}
+
+
+def _renamed(wrong: list[Mismatch]) -> str:
+    fixes = [f"{_MODEL_KEYS[m.key]}={m.observed}" for m in wrong if m.key in _MODEL_KEYS]
+    if not fixes:
+        return ""
+    return f"if the server serves the same weights under that name, set {' '.join(fixes)}; else "
+
+
+def _version_differs(planned: object, served: object) -> list[str]:
+    if not isinstance(served, str) or not planned or served == planned:
+        return []
+    return [
+        f"the cell was planned with SGLang {planned}'s rules (server.sglang_version) but the "
+        f"server reports {served}: set server.sglang_version={served}, or null to read it from "
+        "the server"
+    ]
 
 
 def _check_speculation(conf: RootConf, info: dict[str, Any]) -> None:
@@ -182,4 +212,4 @@ def _lines(found: list[Mismatch]) -> str:
 
 
 def _unverified_lines(unverified: list[dict[str, Any]]) -> str:
-    return "; ".join(f"{u['key']}={u['requested']!r} ({u['reason']})" for u in unverified)
+    return "; ".join(f"{u['key']}={asked_text(u['requested'])} ({u['reason']})" for u in unverified)

@@ -29,10 +29,11 @@ def sglang_version(server: ServerConf, api_key: str | None = None) -> str:
         except server_api.ServerApiError as err:
             if err.status is not None:  # it answered: a refused key is explained by the caller
                 raise
-            raise server_api.ServerApiError(
-                f"server=external: {base_url} did not answer GET /server_info within "
-                f"{server.external_timeout_s:g} s (server.external_timeout_s; asked for the "
-                f"SGLang version, or set server.sglang_version): {err}"
+            raise server_api.ServerApiError(  # a refused connection fails at once: no "within"
+                f"server=external: {base_url} did not answer GET /server_info: {err} (is the "
+                f"server up at that URL? the wait is bounded by server.external_timeout_s="
+                f"{server.external_timeout_s:g} s; asked for the SGLang version, or set "
+                "server.sglang_version)"
             ) from err
         version = info.get("version")
         if isinstance(version, str):

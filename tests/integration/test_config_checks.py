@@ -21,6 +21,17 @@ CASES = [
     ("client.concurrency=0", "client.concurrency=0 is out of range: use an integer >= 1"),
     ("evals.mcq_sample.repeats=0", "evals.mcq_sample.repeats=0 is out of range: use an integer"),
     ("client.max_error_rate=1.5", "client.max_error_rate=1.5 is out of range: use 0 to 1"),
+    # Found by QA: these started a server and measured nonsense (accept rate -0.000) or failed
+    # every cell of a sweep one by one.
+    ("server.on_mismatch=ignore", "server.on_mismatch='ignore' is out of range: use fail or warn"),
+    ("server.on_unverified=off", "server.on_unverified='off' is out of range: use fail or warn"),
+    ("model.speculative.num_steps=-1", "model.speculative.num_steps=-1 is out of range: use null "
+     "(SGLang chooses) or an integer >= 1"),
+    ("model.speculative.eagle_topk=0", "model.speculative.eagle_topk=0 is out of range"),
+    ("model.speculative.num_draft_tokens=0", "model.speculative.num_draft_tokens=0 is out of"),
+    ("model.tp=0", "model.tp=0 is out of range: use an integer >= 1"),
+    ("model.sampling.max_tokens=0", "model.sampling.max_tokens=0 is out of range"),
+    ("model.sampling.temperature=-1", "model.sampling.temperature=-1.0 is out of range"),
 ]  # fmt: skip
 
 

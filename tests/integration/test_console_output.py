@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.server import free_port
 from tests.helpers.cells import console_script, processes_mentioning
 
 pytestmark = pytest.mark.integration
@@ -106,6 +107,15 @@ def test_external_url_that_never_answers_fails_within_the_bound(tmp_path, silent
     assert silent_url in result["error"]["message"]
     assert "server.external_timeout_s" in result["error"]["message"]
     assert silent_url in run.stdout and "Traceback" not in run.stdout + run.stderr
+
+
+def test_external_url_refusing_connections_says_so_without_claiming_a_wait(tmp_path):
+    # Found by QA: a refused connection failed at once, but the message said "within 60 s".
+    url = f"http://127.0.0.1:{free_port()}"
+    run = mtp_eval(tmp_path / "run", "server=external", f"server.base_url={url}", "gpu=h200")
+    message = json.loads((tmp_path / "run" / "result.json").read_text())["error"]["message"]
+    assert run.returncode == 1 and "Connection refused" in message, message
+    assert "within" not in message and "server.external_timeout_s=60 s" in message
 
 
 def test_a_note_that_ends_with_its_fix_is_printed_whole(tmp_path):

@@ -188,6 +188,39 @@ def test_kernels_other_than_the_label_fail_before_launch_or_are_misconfigured(tm
     assert code != 0 and verdict_of(summary, "fa3") == "MISCONFIGURED"
 
 
+def ledger_chats(server_dir: Path) -> int:
+    rows = [json.loads(x) for x in (server_dir / SIM_LEDGER_FILE).read_text().splitlines()]
+    return sum(r["endpoint"] == "chat" and r["fault"] is None for r in rows)
+
+
+@pytest.mark.parametrize("first_run", ["stopped", "complete"])
+def test_samples_of_a_misconfigured_server_never_mix_into_a_rerun(tmp_path, first_run):
+    # Found by QA: 50 answers of a flashinfer server (on_mismatch=warn, server stopped) were kept
+    # and merged into the rerun on a correct fa3 server, whose result then had no mismatch.
+    cell_dir, warn = tmp_path / "cell", "server.on_mismatch=warn"
+    stop = ["+server.simulated.faults.exit_after_requests=50"] if first_run == "stopped" else []
+    with sim_server(tmp_path / "wrong", ["backend=flashinfer", *stop]) as url:
+        wrong = run_cell(compose_conf(external(url, warn)), cell_dir)
+    assert (wrong["status"] == "ok") == (first_run == "complete"), wrong["error"]
+    with sim_server(tmp_path / "right", []) as url:
+        right = run_cell(compose_conf(external(url, warn)), cell_dir)
+    assert right["status"] == "ok" and not right.get("resumed")  # measured again, not skipped
+    assert [m for m in right["mismatches"] if m["verifiable"]] == []
+    assert ledger_chats(tmp_path / "right") == N_PROMPTS  # every sample from the right server
+    assert len(list(cell_dir.glob("samples.previous-*-misconfigured-*"))) == 1
+
+
+def test_sglang_version_set_other_than_the_servers_is_said(tmp_path):
+    # Found by QA: planned with 0.5.23's rules against a 0.5.19 server, and nothing was said.
+    with sim_server(tmp_path / "server", []) as url:
+        proc = cli(tmp_path / "cell", *external(url, "server.sglang_version=0.5.23"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    line = (
+        "planned with SGLang 0.5.23's rules (server.sglang_version) but the server reports 0.5.19"
+    )
+    assert line in proc.stdout
+
+
 # 2. The model is checked; the message names the key that disagreed.
 @pytest.mark.parametrize(
     ("server_side", "key", "served"),
@@ -208,6 +241,25 @@ def test_external_server_serving_another_model_fails_naming_the_key(
         result = run_cell(compose_conf(external(url, *cell)), tmp_path / "cell")
     assert result["error"]["kind"] == "mismatch"
     assert f"{key}: asked" in result["error"]["message"] and served in result["error"]["message"]
+    # the fix for the same weights under another name (QA: only on_mismatch=warn was hinted)
+    assert (
+        "if the server serves the same weights under that name, set model."
+        in (result["error"]["message"])
+    )
+
+
+def test_external_server_drafting_with_another_model_than_the_targets_heads_fails(tmp_path):
+    # Found by QA: the cell (no draft path: the target's MTP heads) passed against a server that
+    # drafts with a separate model.
+    with sim_server(
+        tmp_path / "server", ["model.speculative.draft_model_path=some/eagle-head"]
+    ) as url:
+        result = run_cell(compose_conf(external(url)), tmp_path / "cell")
+    assert result["error"]["kind"] == "mismatch"
+    assert (
+        "speculative_draft_model_path: asked 'tiny-sim', server runs 'some/eagle-head'"
+        in (result["error"]["message"])
+    )
 
 
 # 3. Unverifiable settings are an explicit list, shown; on_unverified decides.
@@ -230,7 +282,20 @@ def test_unverified_settings_are_listed_shown_and_can_fail(tmp_path, capsys):
     assert any(w.startswith(f"unverified: {name}") for w in result["warnings"])
     report(cell_dir, out=tmp_path / "r", capsys=capsys)
     assert f"{name}=0.5" in (tmp_path / "r" / "report.md").read_text()
+    assert f"{decode}=unset" in proc.stdout  # must be unset, not the word None (found by QA)
     assert strict["error"]["kind"] == "unverified" and name in strict["error"]["message"]
+
+
+def test_rerun_with_on_unverified_fail_is_not_skipped_as_finished(tmp_path):
+    # Found by QA: a cell finished with unverified settings (warn) was skipped as finished by a
+    # rerun with server.on_unverified=fail, so the strict policy never applied.
+    cell_dir = tmp_path / "cell"
+    with sim_server(tmp_path / "server", [], expose_env=False) as url:
+        first = run_cell(compose_conf(external(url)), cell_dir)
+        strict = run_cell(compose_conf(external(url, "server.on_unverified=fail")), cell_dir)
+    assert first["status"] == "ok" and first["unverified"]
+    assert strict["error"]["kind"] == "unverified" and not strict.get("resumed")
+    assert len(samples(cell_dir)) == N_PROMPTS  # the measured samples stay on disk
 
 
 def test_exact_softmax_cell_on_a_server_with_a_factor_in_its_env_is_a_mismatch(tmp_path):
@@ -241,6 +306,32 @@ def test_exact_softmax_cell_on_a_server_with_a_factor_in_its_env_is_a_mismatch(t
         "SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR: asked None, server runs '0.5'"
         in (result["error"]["message"])
     )
+
+
+@pytest.mark.parametrize("reported", ["NEXTN", "eagle"])
+def test_server_reporting_an_alias_of_the_algorithm_runs_what_was_asked(tmp_path, reported):
+    # SGLang reports NEXTN as EAGLE; an SGLang-like server that does not still runs EAGLE.
+    fault = f"+server.simulated.faults.serve_instead={{speculative_algorithm: {reported}}}"
+    result = run_cell(compose_conf([*QUICK, fault]), tmp_path / "cell")
+    assert result["status"] == "ok", result["error"]
+    assert result["observed"]["speculative_algorithm"] == reported
+
+
+def test_server_leaving_attention_backend_unset_with_one_backend_per_phase_runs_it(tmp_path):
+    # Found by QA: prefill and decode both fa3 but attention_backend null failed as a mismatch.
+    fault = "+server.simulated.faults.serve_instead={attention_backend: null}"
+    split = "server.extra_args=[--prefill-attention-backend,fa3,--decode-attention-backend,fa3]"
+    with sim_server(tmp_path / "server", [fault, split]) as url:
+        result = run_cell(compose_conf(external(url)), tmp_path / "cell")
+    assert result["status"] == "ok", result["error"]
+    assert result["observed"]["attention_backend"] is None
+
+
+def test_server_reporting_bfloat16_runs_the_bf16_kv_cache_asked_for(tmp_path):
+    with sim_server(tmp_path / "server", ["server.extra_args=[--kv-cache-dtype,bfloat16]"]) as url:
+        result = run_cell(compose_conf(external(url, "kv_dtype=bf16")), tmp_path / "cell")
+    assert result["status"] == "ok", result["error"]
+    assert result["observed"]["kv_cache_dtype"] == "bfloat16"
 
 
 # 4. A server without speculative decoding is found before the first request.
