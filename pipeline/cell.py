@@ -21,6 +21,7 @@ from backends.gpu import GpuInfo
 from backends.launch import LaunchOptions, LaunchPlan, plan_launch
 from evals.base import Eval, make_eval
 from evals.config import EvalConf
+from pipeline.cell_paths import result_path, server_log_path
 from pipeline.cell_result import initial_result, mark, overhead, record_plan, record_server
 from pipeline.gpu_slots import server_devices
 from pipeline.guards import check_error_rates, check_port_free
@@ -29,7 +30,7 @@ from pipeline.measure import measure_cell
 from pipeline.multinode import DONE_MARKER, node_plan, serve_as_worker
 from pipeline.outcomes import CellError, WorkerNodeDone, record_failure, unsupported
 from pipeline.redact import redact_text, redact_tree
-from pipeline.results import RESULT_FILE, write_json_atomic
+from pipeline.results import write_json_atomic, write_result
 from pipeline.resume import claim_samples, finished_result, mark_skipped
 from pipeline.schema import RootConf
 from pipeline.server import (
@@ -74,7 +75,7 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
         if worker is None:
             _finish(result, conf, cell_dir, clock)
     if worker is not None:  # node 0 owns result.json; this node writes only its own
-        write_json_atomic(cell_dir / f"node-{worker['node_rank']}" / RESULT_FILE, worker)
+        write_json_atomic(result_path(cell_dir / f"node-{worker['node_rank']}"), worker)
         return {**result, "status": worker["status"], "node": worker}
     if interrupted is not None:
         raise interrupted
@@ -196,7 +197,7 @@ def _server(
         argv,
         server_env(server, plan.env),
         base_url,
-        cell_dir / "server.log",
+        server_log_path(cell_dir),
         policy,
         server.stop_grace_s,
     ) as running:
@@ -215,6 +216,6 @@ def _finish(result: dict[str, Any], conf: RootConf, cell_dir: Path, clock: float
         result["error"]["log_tail"] = redact_text(result["error"]["log_tail"], secrets)
     if secrets and cell_dir.exists():
         redact_tree(cell_dir, secrets)  # SGLang prints its server_args, api_key included
-    write_json_atomic(cell_dir / RESULT_FILE, result)
+    write_result(cell_dir, result)
     if conf.cluster.nodes > 1:  # the other nodes of a multi-node cell may stop their launchers
         (cell_dir / DONE_MARKER).write_text(str(result["status"]) + "\n")

@@ -8,9 +8,11 @@ import time
 from typing import Any
 
 from backends.launch import LaunchPlan
+from pipeline.cell_paths import cell_name as cell_name_of
 from pipeline.provenance import now_iso, provenance
 from pipeline.redact import redact_argv
-from pipeline.results import SCHEMA_VERSION, config_hash
+from pipeline.result_types import SCHEMA_VERSION
+from pipeline.results import config_hash
 from pipeline.schema import RootConf
 from pipeline.server import RunningServer, tail
 from pipeline.slurm_job import job_facts
@@ -21,9 +23,8 @@ _NOT_MEASURED = ("faults", "latency_s", "startup_delay_s")
 def cell_name(conf: RootConf) -> str:
     """Human-readable identity of a cell: model/variant/kv dtype/skip-softmax factors."""
     skip = conf.skip_softmax
-    return (
-        f"{conf.model.name}/{conf.backend.name}/{conf.kv_dtype.name}"
-        f"/sp={skip.prefill}/sd={skip.decode}"
+    return cell_name_of(
+        conf.model.name, conf.backend.name, conf.kv_dtype.name, skip.prefill, skip.decode
     )
 
 

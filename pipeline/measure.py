@@ -22,9 +22,10 @@ from evals.lm_eval_bridge import LmEvalError, LmEvalEval
 from evals.lm_eval_model import HarnessTarget
 from pipeline import server_api
 from pipeline.accept_windows import Window, accept_warnings, combine, window_accept
+from pipeline.cell_paths import samples_dir, samples_path
 from pipeline.concurrency import client_concurrency, longest_first
 from pipeline.eval_window import MeasureError, check_traffic, close_window, open_window
-from pipeline.evaluation import run_eval, run_turns, samples_path, write_records
+from pipeline.evaluation import run_eval, run_turns, write_records
 from pipeline.resume import kept_samples
 from pipeline.schema import RootConf
 from pipeline.sequential_run import run_sequential
@@ -224,7 +225,7 @@ def _run_harness(
     )
     started = time.monotonic()
     try:
-        run = ev.run(target, cell_dir / "samples")
+        run = ev.run(target, samples_dir(cell_dir))
     except LmEvalError as err:
         raise MeasureError("lm_eval_failed", str(err)) from err
     wall = time.monotonic() - started

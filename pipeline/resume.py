@@ -14,26 +14,25 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pipeline.results import read_result, write_json_atomic
+from pipeline.cell_paths import HASH_FILE, samples_dir
+from pipeline.result_types import CellResult, Resumed
+from pipeline.results import read_result, write_result
 
-HASH_FILE = "CONFIG_HASH"
-SAMPLES_DIR = "samples"
 
-
-def finished_result(cell_dir: Path, config_hash: str) -> dict[str, Any] | None:
+def finished_result(cell_dir: Path, config_hash: str) -> CellResult | None:
     """The cell's previous result when it is ``ok`` for the same config hash."""
     try:
         previous = read_result(cell_dir)
     except ValueError:  # a damaged result.json is rerun, never trusted
         return None
-    if previous and previous.get("status") == "ok" and previous.get("config_hash") == config_hash:
+    if previous and previous.status == "ok" and previous.config_hash == config_hash:
         return previous
     return None
 
 
 def claim_samples(cell_dir: Path, config_hash: str) -> Path:
     """Make ``samples/`` belong to ``config_hash``, moving other measurements aside."""
-    samples = cell_dir / SAMPLES_DIR
+    samples = samples_dir(cell_dir)
     marker = samples / HASH_FILE
     if samples.exists():
         old = marker.read_text().strip() if marker.exists() else "unknown"
@@ -89,7 +88,7 @@ def _rewrite_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
 def kept_note(cell_dir: Path) -> str:
     """What an interrupted cell leaves for its rerun, in words (answered samples on disk)."""
     answered = 0
-    for path in (cell_dir / SAMPLES_DIR).glob("*.jsonl"):
+    for path in samples_dir(cell_dir).glob("*.jsonl"):
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
                 answered += json.loads(line).get("error_kind") is None
@@ -105,8 +104,8 @@ def _free_name(path: Path) -> Path:
     return candidate
 
 
-def mark_skipped(cell_dir: Path, previous: dict[str, Any], when: str) -> dict[str, Any]:
+def mark_skipped(cell_dir: Path, previous: CellResult, when: str) -> dict[str, Any]:
     """Record on the result that a rerun found the cell done and skipped it."""
-    previous.setdefault("resumed", []).append({"at": when, "action": "skipped: already ok"})
-    write_json_atomic(cell_dir / "result.json", previous)
-    return previous
+    data = previous.with_resumed(Resumed(when, "skipped: already ok"))
+    write_result(cell_dir, data)
+    return data

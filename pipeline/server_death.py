@@ -16,7 +16,7 @@ from evals.accounting import summarize_records
 from evals.base import Eval
 from evals.lm_eval_bridge import LmEvalEval
 from pipeline.accept_windows import Window, window_accept
-from pipeline.evaluation import samples_path
+from pipeline.cell_paths import samples_path
 from pipeline.resume import answered_samples
 from pipeline.server import RunningServer, probe_health, tail
 

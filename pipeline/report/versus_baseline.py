@@ -7,6 +7,7 @@ token-weighted accept length (log ratio, clustered by question).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -72,7 +73,7 @@ def baseline_checks(
 Look = tuple[SequentialDesign, int] | None
 
 
-def sequential_look(summary: dict[str, Any]) -> Look:
+def sequential_look(summary: Mapping[str, Any]) -> Look:
     """The design and look a sequentially stopped candidate stopped at, else None.
 
     Only a candidate that ran looks (``role: candidate``) is read through its look

@@ -7,6 +7,7 @@ error.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from pipeline.stats.power import VarianceComponents, variance_components
 
 
 def reference_checks(
-    cell: CellRecord, name: str, summary: dict[str, Any], margins: EvalTolerance, tol: Tolerance,
+    cell: CellRecord, name: str, summary: Mapping[str, Any], margins: EvalTolerance, tol: Tolerance,
     read: SampleReader,
 ) -> list[Check]:  # fmt: skip
     """The reference checks of ``cell`` on eval ``name`` (NO REFERENCE when none matches)."""
@@ -58,7 +59,7 @@ def reference_checks(
     return out
 
 
-def stopped_early(summary: dict[str, Any]) -> str:
+def stopped_early(summary: Mapping[str, Any]) -> str:
     """Why a sequentially stopped GO cell's reference check may not decide (else '').
 
     The stopping rule decides against the baseline; a cell it stopped with GO after a few
@@ -78,7 +79,7 @@ def _source(ref: Reference) -> dict[str, Any]:
 
 
 def _run_accuracy(
-    samples: Samples | None, summary: dict[str, Any], within: bool
+    samples: Samples | None, summary: Mapping[str, Any], within: bool
 ) -> tuple[float | None, float, int, str, Any]:
     # (accuracy, SE of the run, questions, how the SE was computed, the score matrix or None)
     if not samples:
@@ -95,7 +96,7 @@ def _run_accuracy(
 
 
 def accuracy_check(
-    cell: CellRecord, name: str, summary: dict[str, Any], samples: Samples | None,
+    cell: CellRecord, name: str, summary: Mapping[str, Any], samples: Samples | None,
     ref: Reference, margins: EvalTolerance, tol: Tolerance,
 ) -> Check:  # fmt: skip
     """Drop = reference - accuracy; SE = hypot(run SE, reference SE)."""
@@ -120,7 +121,7 @@ def accuracy_check(
 
 
 def accept_check(
-    cell: CellRecord, name: str, summary: dict[str, Any], samples: Samples | None,
+    cell: CellRecord, name: str, summary: Mapping[str, Any], samples: Samples | None,
     ref: Reference, margins: EvalTolerance, alpha: float,
 ) -> Check:  # fmt: skip
     """Drop = log(reference / accept length), SE clustered by question (delta method)."""
