@@ -11,10 +11,11 @@ from backends.launch import LaunchPlan
 from pipeline.cell_paths import cell_name as cell_name_of
 from pipeline.provenance import now_iso, provenance
 from pipeline.redact import redact_argv
+from pipeline.result_draft import ResultDraft
 from pipeline.result_types import SCHEMA_VERSION
 from pipeline.results import config_hash
 from pipeline.schema import RootConf
-from pipeline.server import RunningServer, tail
+from pipeline.server import RunningServer
 from pipeline.slurm_job import job_facts
 
 _NOT_MEASURED = ("faults", "latency_s", "startup_delay_s")
@@ -48,10 +49,10 @@ def measured_config(conf: RootConf) -> dict[str, Any]:
     return data
 
 
-def initial_result(conf: RootConf) -> dict[str, Any]:
+def initial_result(conf: RootConf) -> ResultDraft:
     """A result that says ``failed`` until the cell proves otherwise."""
     measured = measured_config(conf)
-    return {
+    return ResultDraft({
         "schema_version": SCHEMA_VERSION,
         "status": "failed",
         "simulated": conf.server.kind == "simulated",
@@ -80,33 +81,27 @@ def initial_result(conf: RootConf) -> dict[str, Any]:
         "provenance": {"slurm": job_facts(os.environ)},  # record_plan adds the rest
         "error": None,
         "timing": {"started_at": now_iso(), "marks_s": {}},
-    }
+    })
 
 
 def record_plan(
-    result: dict[str, Any], plan: LaunchPlan, argv: list[str], added_env: dict[str, str]
+    result: ResultDraft, plan: LaunchPlan, argv: list[str], added_env: dict[str, str]
 ) -> None:
     """What the cell asked the server to run and how it started it (secrets masked)."""
-    result["requested"] = dict(plan.requested)
-    result["runs"] = dict(plan.runs)
-    result["notes"] += list(plan.notes)
-    result["server"]["argv"] = redact_argv(argv)
-    result["provenance"] = provenance(argv, added_env)
-
-
-def record_server(result: dict[str, Any], server: RunningServer) -> None:
-    """Where the server ran and how long it took to become healthy."""
-    result["server"].update(
-        base_url=server.base_url,
-        ready_s=round(server.ready_s, 3),
-        log=str(server.log_path) if server.log_path else None,
+    result.set_plan(
+        plan.requested, plan.runs, list(plan.notes), redact_argv(argv), provenance(argv, added_env)
     )
-    result["timing"]["server_ready_at"] = now_iso()
 
 
-def mark(result: dict[str, Any], name: str, clock_start: float) -> None:
+def record_server(result: ResultDraft, server: RunningServer) -> None:
+    """Where the server ran and how long it took to become healthy."""
+    log = str(server.log_path) if server.log_path else None
+    result.set_server(server.base_url, round(server.ready_s, 3), log, now_iso())
+
+
+def mark(result: ResultDraft, name: str, clock_start: float) -> None:
     """Seconds since the cell started at which a step happened (``timing.marks_s``)."""
-    result["timing"]["marks_s"][name] = round(time.monotonic() - clock_start, 3)
+    result.mark(name, round(time.monotonic() - clock_start, 3))
 
 
 def overhead(marks: dict[str, float]) -> dict[str, float | None]:
@@ -127,7 +122,3 @@ def overhead(marks: dict[str, float]) -> dict[str, float | None]:
     stop = None if stopped is None or evals_done is None else round(stopped - evals_done, 3)
     return {"to_first_request_s": before, "after_last_response_s": after, "server_stop_s": stop}
 
-
-def record_log_tail(result: dict[str, Any], server: RunningServer) -> None:
-    """Keep the end of the server log on the result (for failures after start-up)."""
-    result["server"]["log_tail"] = tail(server.log_path)

@@ -144,7 +144,7 @@ def run_sequential(
     args: EvalArgs,
     path: Path,
     cell_dir: Path,
-    cell: dict[str, Any],
+    cell: CellIdentity,
     name: str,
 ) -> tuple[list[dict[str, Any]], float, dict[str, Any]]:
     """Run an eval's prompts in rounds, stopping once the look decides (I/O: sends requests).
@@ -160,9 +160,8 @@ def run_sequential(
         k: getattr(design, k)
         for k in ("max_repeats", "repeats_per_round", "alpha", "margin", "spending")
     }
-    identity = CellIdentity.from_json(cell)
-    is_baseline = identity.variant == conf.baseline
-    base_dir = None if is_baseline else find_baseline(cell_dir, identity, conf)
+    is_baseline = cell.variant == conf.baseline
+    base_dir = None if is_baseline else find_baseline(cell_dir, cell, conf)
     if base_dir is None:
         role = "baseline" if is_baseline else "no baseline cell found: fixed design, all repeats"
         new, wall = run_eval(ev, list(todo), *args, path) if todo else ([], 0.0)

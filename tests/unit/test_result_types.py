@@ -114,3 +114,19 @@ def test_the_report_reads_a_damaged_or_newer_result_as_a_failed_cell(tmp_path):
     assert by_name["a"].status == "failed" and "a/result.json: not valid JSON" in by_name["a"].note
     assert by_name["b"].status == "failed" and "schema_version 99 is newer" in by_name["b"].note
     assert by_name["b"].name.startswith("unknown/unknown/unknown/")  # not "None/None/None"
+
+
+def test_the_draft_writes_errors_as_the_cell_always_did():
+    from pipeline.result_draft import ResultDraft
+    from pipeline.result_types import ResultError
+
+    draft = ResultDraft({"status": "failed", "error": None})
+    draft.set_error("unsupported", ResultError("unsupported", "m", "", ({"outcome": "reject"},)))
+    assert list(draft.to_json()["error"]) == ["kind", "message", "reasons", "log_tail"]
+    draft.set_error("failed", ResultError("server_crash", "secret here", "secret there"))
+    draft.redact_error(lambda text: text.replace("secret", "***"))
+    assert draft.to_json() == {
+        "status": "failed",
+        "error": {"kind": "server_crash", "message": "*** here", "log_tail": "*** there"},
+    }
+    assert draft.error == ResultError("server_crash", "*** here", "*** there")
