@@ -66,6 +66,7 @@ class AcceptBlock:
     accept_length: float | None = None
     accept_rate: float | None = None
     n_with_spec: int | None = None
+    accept_length_stderr: float | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AcceptBlock:
@@ -76,7 +77,25 @@ class AcceptBlock:
             data.get("accept_length"),
             data.get("accept_rate"),
             data.get("n_with_spec"),
+            data.get("accept_length_stderr"),
         )
+
+
+@dataclass(frozen=True)
+class SequentialBlock:
+    """``evals.<name>.sequential``: the stopping design, the cell's role and its last look."""
+
+    role: Any
+    look: Any = None  # a candidate's last look (1-based)
+    decision: Any = None  # GO | NO-GO | undecided
+    design: Mapping[str, Any] = field(default_factory=dict)  # max_repeats, ..., spending
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SequentialBlock:
+        """The block as written (read leniently: ``EvalSummary.checked_sequential`` checks it)."""
+        keys = ("max_repeats", "repeats_per_round", "alpha", "margin", "spending")
+        design = {k: data[k] for k in keys if k in data}
+        return cls(data.get("role"), data.get("look"), data.get("decision"), design)
 
 
 @dataclass(frozen=True)
@@ -86,6 +105,12 @@ class EvalSummary:
     accuracy: float | None
     ci95: tuple[float | None, float | None]
     accept: AcceptBlock | None  # None: the eval has no accept window of its own
+    graded: bool = True  # False: ungraded (MT-Bench-style, accept rates only)
+    stderr: float | None = None
+    n_questions: int | None = None
+    n_repeats: int | None = None
+    rates: Mapping[str, float | None] = field(default_factory=dict)  # no_answer, truncated, error
+    sequential: SequentialBlock | None = None  # None: a fixed design (or a malformed block)
     data: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -93,9 +118,38 @@ class EvalSummary:
         """The eval block as written (MT-Bench and other ungraded evals have no accuracy)."""
         ci = as_list(data.get("ci95"))
         lo, hi = [*ci, None, None][:2]
-        own = data.get("accept")
-        accept = AcceptBlock.from_json(as_map(own)) if own else None
-        return cls(data.get("accuracy"), (lo, hi), accept, data)
+        own, seq = data.get("accept"), data.get("sequential")
+        rates = ("no_answer_rate", "truncated_rate", "error_rate")
+        return cls(
+            accuracy=data.get("accuracy"),
+            ci95=(lo, hi),
+            accept=AcceptBlock.from_json(as_map(own)) if own else None,
+            graded=data.get("graded", True) is not False,
+            stderr=data.get("stderr"),
+            n_questions=data.get("n_questions"),
+            n_repeats=data.get("n_repeats"),
+            rates={k: data.get(k) for k in rates},
+            sequential=SequentialBlock.from_json(seq) if isinstance(seq, dict) else None,
+            data=data,
+        )
+
+    def checked_sequential(self) -> SequentialBlock | None:
+        """The sequential block, checked: None when the eval ran the fixed design.
+
+        Raises:
+            ValueError: the block is not a mapping or lacks a key its role needs.
+        """
+        seq = self.data.get("sequential")
+        if seq is None:
+            return None
+        if not isinstance(seq, dict):
+            raise ValueError(f"sequential = {seq!r} must be a mapping")
+        lacking = [k for k in ("role", "max_repeats", "repeats_per_round") if k not in seq]
+        if seq.get("role") == "candidate" and "look" not in seq:
+            lacking.append("look")
+        if lacking:
+            raise ValueError(f"sequential block lacks {', '.join(lacking)}")
+        return SequentialBlock.from_json(seq)
 
 
 @dataclass(frozen=True)

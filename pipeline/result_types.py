@@ -23,6 +23,7 @@ from pipeline.result_blocks import (
     Provenance,
     ResultError,
     Resumed,
+    SequentialBlock,
     Unverified,
     as_list,
     as_map,
@@ -40,6 +41,7 @@ __all__ = [
     "Provenance",
     "ResultError",
     "Resumed",
+    "SequentialBlock",
     "Unverified",
 ]
 

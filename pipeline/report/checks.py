@@ -72,7 +72,7 @@ def _cell_checks(
 
 def accept_metric(cell: CellRecord, name: str) -> Check:
     """PASS when a speculative cell measured its accept length, else FAIL."""
-    accept = cell.result.evals[name].accept or cell.result.accept  # the eval's window, else cell's
+    accept = cell.evals[name].accept or cell.result.accept  # the eval's window, else the cell's
     value = accept.accept_length
     if accept.status == "ok" and value:
         requests = "?" if accept.n_with_spec is None else accept.n_with_spec

@@ -16,7 +16,7 @@ from pipeline.cell_paths import RESULT_FILE as RESULT
 from pipeline.cell_paths import cell_name, result_path
 from pipeline.report.expected import ExpectedJob, expected_jobs, read_yaml
 from pipeline.report.expected import base_identity as _identity_of_config
-from pipeline.result_types import STATUSES, CellResult
+from pipeline.result_types import STATUSES, CellResult, EvalSummary
 from pipeline.results import read_result
 
 MULTIRUN = "multirun.yaml"
@@ -64,9 +64,9 @@ class CellRecord:
         return self.result.unverified_lines()
 
     @property
-    def evals(self) -> dict[str, Mapping[str, Any]]:
-        """Per-eval summaries from result.json, as written (empty when none)."""
-        return {name: summary.data for name, summary in self.result.evals.items()}
+    def evals(self) -> dict[str, EvalSummary]:
+        """Per-eval summaries from result.json (empty when none)."""
+        return dict(self.result.evals)
 
 
 def load_cells(paths: Sequence[Path]) -> tuple[list[CellRecord], list[str], list[str]]:

@@ -130,3 +130,23 @@ def test_the_draft_writes_errors_as_the_cell_always_did():
         "error": {"kind": "server_crash", "message": "*** here", "log_tail": "*** there"},
     }
     assert draft.error == ResultError("server_crash", "*** here", "*** there")
+
+
+def test_an_eval_summary_typed_and_its_sequential_block_checked():
+    from pipeline.result_types import EvalSummary
+
+    seq = {"role": "candidate", "max_repeats": 8, "repeats_per_round": 2, "look": 2,
+           "decision": "GO", "alpha": 0.05}  # fmt: skip
+    summary = EvalSummary.from_json({"accuracy": 0.5, "graded": False, "sequential": seq})
+    assert not summary.graded and summary.accept is None and summary.ci95 == (None, None)
+    checked = summary.checked_sequential()
+    assert checked is not None and checked == summary.sequential
+    assert checked.look == 2 and dict(checked.design) == {
+        "max_repeats": 8, "repeats_per_round": 2, "alpha": 0.05
+    }
+    assert EvalSummary.from_json({}).checked_sequential() is None
+    with pytest.raises(ValueError, match="must be a mapping"):
+        EvalSummary.from_json({"sequential": [1]}).checked_sequential()
+    with pytest.raises(ValueError, match="lacks repeats_per_round, look"):
+        lacking = {"role": "candidate", "max_repeats": 4}
+        EvalSummary.from_json({"sequential": lacking}).checked_sequential()
