@@ -129,7 +129,7 @@ def _run(
         mark(result, "verified", clock)
         measure_cell(conf, evals, server, cell_dir, result)
         mark(result, "evals_done", clock)
-    check_error_rates(result.evals, conf.client.max_error_rate)
+    check_error_rates(result.error_rates(), conf.client.max_error_rate)
     mark(result, "stopped", clock)
     result.status = "ok"
 

@@ -12,7 +12,6 @@ from pipeline.cell_paths import cell_name as cell_name_of
 from pipeline.provenance import now_iso, provenance
 from pipeline.redact import redact_argv
 from pipeline.result_draft import ResultDraft
-from pipeline.result_types import SCHEMA_VERSION
 from pipeline.results import config_hash
 from pipeline.schema import RootConf
 from pipeline.server import RunningServer
@@ -52,36 +51,24 @@ def measured_config(conf: RootConf) -> dict[str, Any]:
 def initial_result(conf: RootConf) -> ResultDraft:
     """A result that says ``failed`` until the cell proves otherwise."""
     measured = measured_config(conf)
-    return ResultDraft({
-        "schema_version": SCHEMA_VERSION,
-        "status": "failed",
-        "simulated": conf.server.kind == "simulated",
-        "cell": {
-            "name": cell_name(conf),
-            "model": conf.model.name,
-            "model_path": conf.model.path,
-            "variant": conf.backend.name,
-            "kv_dtype": conf.kv_dtype.name,
-            "skip_softmax": dataclasses.asdict(conf.skip_softmax),
-            "speculative": dataclasses.asdict(conf.model.speculative),
-            "server_kind": conf.server.kind,
-        },
-        "config_hash": config_hash(measured),
-        "config": measured,
-        "preflight": [],
-        "warnings": [],
-        "notes": [],
-        "runs": {},
-        "requested": {},
-        "observed": {},
-        "mismatches": [],
-        "evals": {},
-        "accept": {},
-        "server": {},
-        "provenance": {"slurm": job_facts(os.environ)},  # record_plan adds the rest
-        "error": None,
-        "timing": {"started_at": now_iso(), "marks_s": {}},
-    })
+    identity = {
+        "name": cell_name(conf),
+        "model": conf.model.name,
+        "model_path": conf.model.path,
+        "variant": conf.backend.name,
+        "kv_dtype": conf.kv_dtype.name,
+        "skip_softmax": dataclasses.asdict(conf.skip_softmax),
+        "speculative": dataclasses.asdict(conf.model.speculative),
+        "server_kind": conf.server.kind,
+    }
+    return ResultDraft.start(
+        identity,
+        config_hash(measured),
+        measured,
+        simulated=conf.server.kind == "simulated",
+        slurm=job_facts(os.environ),  # record_plan adds the rest of the provenance
+        started_at=now_iso(),
+    )
 
 
 def record_plan(

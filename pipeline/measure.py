@@ -94,14 +94,15 @@ def _measure_eval(
     idle_s = conf.server.idle_timeout_s
     before = open_window(server, _key(conf), idle_s, name, conf.client.admin_api_key)
     records, new, block = _run_one(conf, name, ev, server, cell_dir, result.identity())
-    result.evals[name] = block  # summarised from its samples even if the server is gone now
+    result.set_eval(name, block)  # summarised from its samples even if the server is gone now
     if server.process is not None and server.process.poll() is not None:
         raise MeasureError(STOPPED, "the server exited")
     window = close_window(server, _key(conf), new, before)
     speculative = conf.model.speculative.algorithm is not None
-    block["accept"] = window_accept(records, window, speculative, CROSS_CHECK_REL_TOLERANCE)
-    result.warnings.extend(accept_warnings(f"eval {name}", block["accept"]))
-    check_traffic(name, block["accept"].get("traffic"), conf.server.on_foreign_traffic)
+    accept = window_accept(records, window, speculative, CROSS_CHECK_REL_TOLERANCE)
+    result.set_eval_accept(name, accept)
+    result.warnings.extend(accept_warnings(f"eval {name}", accept))
+    check_traffic(name, accept.get("traffic"), conf.server.on_foreign_traffic)
     return records, window
 
 

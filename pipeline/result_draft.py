@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pipeline.result_types import CellIdentity, ResultError
+from pipeline.result_types import SCHEMA_VERSION, CellIdentity, EvalSummary, ResultError
 
 
 class ResultDraft:
@@ -19,6 +19,49 @@ class ResultDraft:
 
     def __init__(self, data: dict[str, Any]) -> None:
         self._data = data
+
+    @classmethod
+    def start(
+        cls,
+        cell: dict[str, Any],
+        config_hash: str,
+        config: dict[str, Any],
+        *,
+        simulated: bool,
+        slurm: dict[str, Any] | None,
+        started_at: str,
+    ) -> ResultDraft:
+        """A result that says ``failed`` until the cell proves otherwise.
+
+        Args:
+            cell: what the cell is (name, model, variant, KV dtype, skip-softmax, speculative).
+            config_hash: the hash of ``config``, which decides whether a rerun measures again.
+            config: the settings that define what the cell measures.
+            simulated: whether the simulated server answers.
+            slurm: the cell's SLURM job, when it runs in one.
+            started_at: when the cell started (ISO time).
+        """
+        return cls({
+            "schema_version": SCHEMA_VERSION,
+            "status": "failed",
+            "simulated": simulated,
+            "cell": cell,
+            "config_hash": config_hash,
+            "config": config,
+            "preflight": [],
+            "warnings": [],
+            "notes": [],
+            "runs": {},
+            "requested": {},
+            "observed": {},
+            "mismatches": [],
+            "evals": {},
+            "accept": {},
+            "server": {},
+            "provenance": {"slurm": slurm},
+            "error": None,
+            "timing": {"started_at": started_at, "marks_s": {}},
+        })  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         """The result as JSON (the live mapping: later steps still change it)."""
@@ -49,11 +92,28 @@ class ResultDraft:
         found: list[str] = self._data["warnings"]
         return found
 
-    @property
-    def evals(self) -> dict[str, dict[str, Any]]:
-        """Per-eval blocks as the evals summarised them (the live mapping)."""
-        found: dict[str, dict[str, Any]] = self._data["evals"]
-        return found
+    def set_eval(self, name: str, block: dict[str, Any]) -> None:
+        """An eval's summary block, as the eval summarised it."""
+        self._data["evals"][name] = block
+
+    def set_eval_accept(self, name: str, accept: dict[str, Any]) -> None:
+        """The accept statistics of an eval's own counter window."""
+        self._data["evals"][name]["accept"] = accept
+
+    def drop_eval(self, name: str) -> None:
+        """Forget an eval's block (incomplete: its samples wait for a rerun)."""
+        self._data["evals"].pop(name, None)
+
+    def eval_measured(self, name: str) -> bool:
+        """Whether eval ``name`` was measured to the end (its own accept window is set)."""
+        return "accept" in self._data["evals"].get(name, {})
+
+    def error_rates(self) -> dict[str, float | None]:
+        """Each eval's share of requests lost to errors."""
+        return {
+            name: EvalSummary.from_json(block).rates["error_rate"]
+            for name, block in self._data["evals"].items()
+        }
 
     def identity(self) -> CellIdentity:
         """What the cell is, typed."""

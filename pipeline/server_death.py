@@ -70,20 +70,20 @@ def summarise_from_disk(
     """
     done = []
     for name, ev in evals.items():
-        if "accept" in result.evals.get(name, {}):
+        if result.eval_measured(name):
             continue  # measured to the end (a sequential eval may stop early), server figures too
         total = expected_count(ev)
         records = answered_samples(samples_path(cell_dir, name))
         if total is None or total == 0 or len(records) < total:
-            result.evals.pop(name, None)  # incomplete: its samples wait for a rerun
+            result.drop_eval(name)  # incomplete: its samples wait for a rerun
             continue
         block = {
             **head(name, ev),
             **summarize_records(records, bool(getattr(ev, "graded", True))),
             "resumed_samples": len(records),
             "summarised_from": "samples on disk (the server stopped answering)",
+            "accept": window_accept(records, Window([], None, {}), speculative, 0.10),
         }
-        block["accept"] = window_accept(records, Window([], None, {}), speculative, 0.10)
-        result.evals[name] = block
+        result.set_eval(name, block)
         done.append(name)
     return done
