@@ -21,6 +21,7 @@ from backends.gpu import GpuInfo
 from backends.launch import LaunchOptions, LaunchPlan, plan_launch
 from evals.base import Eval, make_eval
 from evals.config import EvalConf
+from pipeline.cell_paths import result_path, server_log_path
 from pipeline.cell_result import initial_result, mark, overhead, record_plan, record_server
 from pipeline.gpu_slots import server_devices
 from pipeline.guards import check_error_rates, check_port_free
@@ -29,7 +30,9 @@ from pipeline.measure import measure_cell
 from pipeline.multinode import DONE_MARKER, node_plan, serve_as_worker
 from pipeline.outcomes import CellError, WorkerNodeDone, record_failure, unsupported
 from pipeline.redact import redact_text, redact_tree
-from pipeline.results import RESULT_FILE, write_json_atomic
+from pipeline.result_draft import ResultDraft
+from pipeline.result_types import CellResult
+from pipeline.results import write_json_atomic, write_result
 from pipeline.resume import claim_samples, finished_result, mark_skipped, samples_key
 from pipeline.schema import RootConf
 from pipeline.server import (
@@ -58,11 +61,11 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
     conf = with_api_key(conf)
     result = initial_result(conf)
     age = time.time() - psutil.Process().create_time()  # interpreter start, imports and Hydra
-    result["timing"]["marks_s"]["process_start"] = -round(age, 3)
+    result.mark("process_start", -round(age, 3))
     strict = conf.server.on_unverified == "fail"
-    previous = None if conf.dry_run else finished_result(cell_dir, result["config_hash"], strict)
+    previous = None if conf.dry_run else finished_result(cell_dir, result.config_hash, strict)
     if previous is not None:
-        return mark_skipped(cell_dir, previous, result["timing"]["started_at"])
+        return mark_skipped(cell_dir, previous, result.started_at)
     interrupted: BaseException | None = None
     worker: dict[str, Any] | None = None
     try:
@@ -75,16 +78,14 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
         if worker is None:
             _finish(result, conf, cell_dir, clock)
     if worker is not None:  # node 0 owns result.json; this node writes only its own
-        write_json_atomic(cell_dir / f"node-{worker['node_rank']}" / RESULT_FILE, worker)
-        return {**result, "status": worker["status"], "node": worker}
+        write_json_atomic(result_path(cell_dir / f"node-{worker['node_rank']}"), worker)
+        return {**result.to_json(), "status": worker["status"], "node": worker}
     if interrupted is not None:
         raise interrupted
-    return result
+    return result.to_json()
 
 
-def _run(
-    conf: RootConf, cell_dir: Path, result: dict[str, Any], job_num: int, clock: float
-) -> None:
+def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, clock: float) -> None:
     cell_dir.mkdir(parents=True, exist_ok=True)
     gpu = plan_gpu(conf)
     version = sglang_version(conf.server, conf.client.api_key)
@@ -92,11 +93,11 @@ def _run(
     findings = preflight(
         conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version, options
     )
-    result["preflight"] = [dataclasses.asdict(f) for f in findings]
-    result["warnings"] += [
+    result.set_preflight([dataclasses.asdict(f) for f in findings])
+    result.warnings.extend(
         f"{f.outcome}: {f.message}" for f in findings if f.outcome not in BLOCKING
-    ]
-    result["cell"].update(gpu=dataclasses.asdict(gpu), sglang_version=version)
+    )
+    result.set_platform(dataclasses.asdict(gpu), version)
     blocking = [f for f in findings if f.outcome in BLOCKING]
     if blocking:
         unsupported(result, blocking)
@@ -113,25 +114,26 @@ def _run(
     argv = _argv(conf, plan, cell_dir, evals)
     record_plan(result, plan, argv, {**plan.env, **conf.server.env})
     if conf.dry_run:
-        result["status"] = "planned"
+        result.status = "planned"
         return
     if node is not None and not node.serves_evals:
         env = server_env(conf.server, plan.env)
         worker = serve_as_worker(argv, env, cell_dir, node.node_rank, conf.server.stop_grace_s)
         raise WorkerNodeDone(worker)
-    claim_samples(cell_dir, result["config_hash"])  # a failed start leaves no other run's samples
+    claim_samples(cell_dir, result.config_hash)  # a failed start leaves no other run's samples
     mark(result, "launch", clock)
     with _server(conf, plan, argv, cell_dir) as server:
         mark(result, "ready", clock)
         record_server(result, server)
         verify_server(conf, plan, server, gpu, result)
-        claim_samples(cell_dir, samples_key(result))  # after verify: what the server really ran
+        # After verify: the samples belong to what the server really ran.
+        claim_samples(cell_dir, samples_key(CellResult.from_json(result.to_json())))
         mark(result, "verified", clock)
         measure_cell(conf, evals, server, cell_dir, result)
         mark(result, "evals_done", clock)
-    check_error_rates(result["evals"], conf.client.max_error_rate)
+    check_error_rates(result.error_rates(), conf.client.max_error_rate)
     mark(result, "stopped", clock)
-    result["status"] = "ok"
+    result.status = "ok"
 
 
 def _repeats_for(conf: RootConf, ec: EvalConf) -> EvalConf:
@@ -198,25 +200,24 @@ def _server(
         argv,
         server_env(server, plan.env),
         base_url,
-        cell_dir / "server.log",
+        server_log_path(cell_dir),
         policy,
         server.stop_grace_s,
     ) as running:
         yield running
 
 
-def _finish(result: dict[str, Any], conf: RootConf, cell_dir: Path, clock: float) -> None:
+def _finish(result: ResultDraft, conf: RootConf, cell_dir: Path, clock: float) -> None:
     from pipeline.provenance import now_iso
 
-    result["timing"]["ended_at"] = now_iso()
+    result.set_ended(now_iso())
     mark(result, "end", clock)
-    result["timing"]["pipeline_overhead"] = overhead(result["timing"]["marks_s"])
+    result.set_overhead(overhead(result.marks))
     secrets = secrets_of(conf.client)
-    if secrets and result.get("error"):
-        result["error"]["message"] = redact_text(result["error"]["message"], secrets)
-        result["error"]["log_tail"] = redact_text(result["error"]["log_tail"], secrets)
+    if secrets:
+        result.redact_error(lambda text: redact_text(text, secrets))
     if secrets and cell_dir.exists():
         redact_tree(cell_dir, secrets)  # SGLang prints its server_args, api_key included
-    write_json_atomic(cell_dir / RESULT_FILE, result)
+    write_result(cell_dir, result.to_json())
     if conf.cluster.nodes > 1:  # the other nodes of a multi-node cell may stop their launchers
-        (cell_dir / DONE_MARKER).write_text(str(result["status"]) + "\n")
+        (cell_dir / DONE_MARKER).write_text(result.status + "\n")

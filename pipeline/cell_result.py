@@ -8,9 +8,11 @@ import time
 from typing import Any
 
 from backends.launch import LaunchPlan
+from pipeline.cell_paths import cell_name as cell_name_of
 from pipeline.provenance import now_iso, provenance
 from pipeline.redact import redact_argv
-from pipeline.results import SCHEMA_VERSION, config_hash
+from pipeline.result_draft import ResultDraft
+from pipeline.results import config_hash
 from pipeline.schema import RootConf
 from pipeline.server import RunningServer
 from pipeline.slurm_job import job_facts
@@ -21,9 +23,8 @@ _NOT_MEASURED = ("faults", "latency_s", "startup_delay_s")
 def cell_name(conf: RootConf) -> str:
     """Human-readable identity of a cell: model/variant/kv dtype/skip-softmax factors."""
     skip = conf.skip_softmax
-    return (
-        f"{conf.model.name}/{conf.backend.name}/{conf.kv_dtype.name}"
-        f"/sp={skip.prefill}/sd={skip.decode}"
+    return cell_name_of(
+        conf.model.name, conf.backend.name, conf.kv_dtype.name, skip.prefill, skip.decode
     )
 
 
@@ -47,65 +48,47 @@ def measured_config(conf: RootConf) -> dict[str, Any]:
     return data
 
 
-def initial_result(conf: RootConf) -> dict[str, Any]:
+def initial_result(conf: RootConf) -> ResultDraft:
     """A result that says ``failed`` until the cell proves otherwise."""
     measured = measured_config(conf)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "status": "failed",
-        "simulated": conf.server.kind == "simulated",
-        "cell": {
-            "name": cell_name(conf),
-            "model": conf.model.name,
-            "model_path": conf.model.path,
-            "variant": conf.backend.name,
-            "kv_dtype": conf.kv_dtype.name,
-            "skip_softmax": dataclasses.asdict(conf.skip_softmax),
-            "speculative": dataclasses.asdict(conf.model.speculative),
-            "server_kind": conf.server.kind,
-        },
-        "config_hash": config_hash(measured),
-        "config": measured,
-        "preflight": [],
-        "warnings": [],
-        "notes": [],
-        "runs": {},
-        "requested": {},
-        "observed": {},
-        "mismatches": [],
-        "evals": {},
-        "accept": {},
-        "server": {},
-        "provenance": {"slurm": job_facts(os.environ)},  # record_plan adds the rest
-        "error": None,
-        "timing": {"started_at": now_iso(), "marks_s": {}},
+    identity = {
+        "name": cell_name(conf),
+        "model": conf.model.name,
+        "model_path": conf.model.path,
+        "variant": conf.backend.name,
+        "kv_dtype": conf.kv_dtype.name,
+        "skip_softmax": dataclasses.asdict(conf.skip_softmax),
+        "speculative": dataclasses.asdict(conf.model.speculative),
+        "server_kind": conf.server.kind,
     }
+    return ResultDraft.start(
+        identity,
+        config_hash(measured),
+        measured,
+        simulated=conf.server.kind == "simulated",
+        slurm=job_facts(os.environ),  # record_plan adds the rest of the provenance
+        started_at=now_iso(),
+    )
 
 
 def record_plan(
-    result: dict[str, Any], plan: LaunchPlan, argv: list[str], added_env: dict[str, str]
+    result: ResultDraft, plan: LaunchPlan, argv: list[str], added_env: dict[str, str]
 ) -> None:
     """What the cell asked the server to run and how it started it (secrets masked)."""
-    result["requested"] = dict(plan.requested)
-    result["runs"] = dict(plan.runs)
-    result["notes"] += list(plan.notes)
-    result["server"]["argv"] = redact_argv(argv)
-    result["provenance"] = provenance(argv, added_env)
-
-
-def record_server(result: dict[str, Any], server: RunningServer) -> None:
-    """Where the server ran and how long it took to become healthy."""
-    result["server"].update(
-        base_url=server.base_url,
-        ready_s=round(server.ready_s, 3),
-        log=str(server.log_path) if server.log_path else None,
+    result.set_plan(
+        plan.requested, plan.runs, list(plan.notes), redact_argv(argv), provenance(argv, added_env)
     )
-    result["timing"]["server_ready_at"] = now_iso()
 
 
-def mark(result: dict[str, Any], name: str, clock_start: float) -> None:
+def record_server(result: ResultDraft, server: RunningServer) -> None:
+    """Where the server ran and how long it took to become healthy."""
+    log = str(server.log_path) if server.log_path else None
+    result.set_server(server.base_url, round(server.ready_s, 3), log, now_iso())
+
+
+def mark(result: ResultDraft, name: str, clock_start: float) -> None:
     """Seconds since the cell started at which a step happened (``timing.marks_s``)."""
-    result["timing"]["marks_s"][name] = round(time.monotonic() - clock_start, 3)
+    result.mark(name, round(time.monotonic() - clock_start, 3))
 
 
 def overhead(marks: dict[str, float]) -> dict[str, float | None]:

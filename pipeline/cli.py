@@ -13,6 +13,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from pipeline.config_checks import ConfigError
+from pipeline.result_types import CellResult
 from pipeline.results import read_result
 from pipeline.schema import CONF_DIR, register_configs, to_cell_config
 from pipeline.slurm_job import StopSignal, in_submitit_job, install_stop_handlers
@@ -41,15 +42,15 @@ def _app(cfg: DictConfig) -> str:
     job_num = int(hydra_cfg.job.num) if hydra_cfg.mode == RunMode.MULTIRUN else 0
     started_at = now_iso()
     try:
-        result = run_cell(conf, cell_dir, job_num)
+        result = CellResult.from_json(run_cell(conf, cell_dir, job_num))
     except StopSignal:
         if not in_submitit_job(os.environ):
             raise  # an in-process sweep stops as a whole; rerunning it resumes
-        result = read_result(cell_dir) or {"status": "failed"}  # the job ends with a result
+        result = read_result(cell_dir) or CellResult.from_json({"status": "failed"})
     print(cell_report(result, cell_dir, started_at), flush=True)
     if hydra_cfg.mode == RunMode.RUN:
-        _single_run_failed.append(result["status"] == "failed")
-    return str(result["status"])
+        _single_run_failed.append(result.status == "failed")
+    return result.status
 
 
 def register_slurm_launcher() -> None:

@@ -33,11 +33,6 @@ class MultiTurnEval(Eval, Protocol):
         ...
 
 
-def samples_path(cell_dir: Path, eval_name: str) -> Path:
-    """Where the per-request lines of an eval go."""
-    return cell_dir / "samples" / f"{eval_name}.jsonl"
-
-
 def with_meta(record: dict[str, Any], prompt: EvalPrompt) -> dict[str, Any]:
     """Add the prompt's meta (turn, subject, ...) to its record; the permutation has its own key."""
     extra = {k: v for k, v in prompt.meta.items() if k != "permutation"}

@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import socket
 from collections.abc import Mapping
-from typing import Any
 
 
 class GuardError(RuntimeError):
@@ -31,9 +30,14 @@ def check_port_free(host: str, port: int) -> None:
             ) from err
 
 
-def check_error_rates(evals: Mapping[str, Mapping[str, Any]], max_error_rate: float) -> None:
-    """Fail the cell when an eval lost too many requests to errors (its samples are kept)."""
-    bad = {name: ev.get("error_rate") or 0.0 for name, ev in evals.items()}
+def check_error_rates(rates: Mapping[str, float | None], max_error_rate: float) -> None:
+    """Fail the cell when an eval lost too many requests to errors (its samples are kept).
+
+    Args:
+        rates: each eval's error rate (None: none measured).
+        max_error_rate: the most an eval may lose.
+    """
+    bad = {name: rate or 0.0 for name, rate in rates.items()}
     over = {name: rate for name, rate in bad.items() if rate > max_error_rate}
     if over:
         listed = ", ".join(f"{name} {100 * rate:.1f}%" for name, rate in over.items())

@@ -22,9 +22,12 @@ from evals.lm_eval_bridge import LmEvalError, LmEvalEval
 from evals.lm_eval_model import HarnessTarget
 from pipeline import server_api
 from pipeline.accept_windows import Window, accept_warnings, combine, window_accept
+from pipeline.cell_paths import samples_dir, samples_path
 from pipeline.concurrency import client_concurrency, longest_first
 from pipeline.eval_window import MeasureError, check_traffic, close_window, open_window
-from pipeline.evaluation import run_eval, run_turns, samples_path, write_records
+from pipeline.evaluation import run_eval, run_turns, write_records
+from pipeline.result_draft import ResultDraft
+from pipeline.result_types import AcceptBlock, CellIdentity
 from pipeline.resume import kept_samples
 from pipeline.schema import RootConf
 from pipeline.sequential_run import run_sequential
@@ -51,15 +54,15 @@ def measure_cell(
     evals: dict[str, Eval],
     server: RunningServer,
     cell_dir: Path,
-    result: dict[str, Any],
+    result: ResultDraft,
 ) -> None:
-    """Run every eval against ``server`` and fill ``result['evals']`` and ``result['accept']``."""
+    """Run every eval against ``server`` and fill the result's eval blocks and accept block."""
     speculative = conf.model.speculative.algorithm is not None
-    result["warnings"] += generation_limit_warnings(conf)
+    result.warnings.extend(generation_limit_warnings(conf))
     every: list[dict[str, Any]] = []
     windows: list[Window] = []
     conf = _with_server_concurrency(conf, server_api.server_info(server.base_url, _key(conf)))
-    result["client"] = {"concurrency": conf.client.concurrency}
+    result.set_client(conf.client.concurrency)
     for name, ev in evals.items():
         try:
             records, window = _measure_eval(conf, name, ev, server, cell_dir, result)
@@ -69,9 +72,9 @@ def measure_cell(
         every += records
         windows.append(window)
     cell = combine(windows)
-    result["accept"] = window_accept(every, cell, speculative, CROSS_CHECK_REL_TOLERANCE)
-    result["warnings"] += accept_warnings("cell", result["accept"])
-    if result["accept"]["status"] == "missing":
+    result.accept = window_accept(every, cell, speculative, CROSS_CHECK_REL_TOLERANCE)
+    result.warnings.extend(accept_warnings("cell", result.accept))
+    if AcceptBlock.from_json(result.accept).status == "missing":
         raise MeasureError(
             "missing_accept_metric",
             "speculative decoding was requested but no response carried accept "
@@ -85,20 +88,21 @@ def _measure_eval(
     ev: Eval,
     server: RunningServer,
     cell_dir: Path,
-    result: dict[str, Any],
+    result: ResultDraft,
 ) -> tuple[list[dict[str, Any]], Window]:
     """One eval in its counter window; its block is on ``result`` before the window closes."""
     idle_s = conf.server.idle_timeout_s
     before = open_window(server, _key(conf), idle_s, name, conf.client.admin_api_key)
-    records, new, block = _run_one(conf, name, ev, server, cell_dir, result["cell"])
-    result["evals"][name] = block  # summarised from its samples even if the server is gone now
+    records, new, block = _run_one(conf, name, ev, server, cell_dir, result.identity())
+    result.set_eval(name, block)  # summarised from its samples even if the server is gone now
     if server.process is not None and server.process.poll() is not None:
         raise MeasureError(STOPPED, "the server exited")
     window = close_window(server, _key(conf), new, before)
     speculative = conf.model.speculative.algorithm is not None
-    block["accept"] = window_accept(records, window, speculative, CROSS_CHECK_REL_TOLERANCE)
-    result["warnings"] += accept_warnings(f"eval {name}", block["accept"])
-    check_traffic(name, block["accept"].get("traffic"), conf.server.on_foreign_traffic)
+    accept = window_accept(records, window, speculative, CROSS_CHECK_REL_TOLERANCE)
+    result.set_eval_accept(name, accept)
+    result.warnings.extend(accept_warnings(f"eval {name}", accept))
+    check_traffic(name, accept.get("traffic"), conf.server.on_foreign_traffic)
     return records, window
 
 
@@ -107,7 +111,7 @@ def _raise_if_stopped(
     evals: dict[str, Eval],
     server: RunningServer,
     cell_dir: Path,
-    result: dict[str, Any],
+    result: ResultDraft,
     name: str,
     err: Exception,
 ) -> None:
@@ -176,7 +180,7 @@ def _run_one(
     ev: Eval,
     server: RunningServer,
     cell_dir: Path,
-    cell: dict[str, Any],
+    cell: CellIdentity,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
     """(all records, records of requests sent now, the eval's result block without accept)."""
     sampling, _ = sampling_for(conf, name)
@@ -224,7 +228,7 @@ def _run_harness(
     )
     started = time.monotonic()
     try:
-        run = ev.run(target, cell_dir / "samples")
+        run = ev.run(target, samples_dir(cell_dir))
     except LmEvalError as err:
         raise MeasureError("lm_eval_failed", str(err)) from err
     wall = time.monotonic() - started

@@ -95,11 +95,12 @@ def serve_as_worker(
     Returns:
         What happened, for ``node-<rank>/result.json``.
     """
+    from pipeline.cell_paths import server_log_path
     from pipeline.redact import redact_argv
     from pipeline.server import launch, stop, tail
     from pipeline.slurm_job import job_facts
 
-    log = cell_dir / f"node-{rank}" / "server.log"
+    log = server_log_path(cell_dir / f"node-{rank}")
     process = launch(argv, env, log)
     try:
         while process.poll() is None and not (cell_dir / DONE_MARKER).exists():

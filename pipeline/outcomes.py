@@ -16,6 +16,8 @@ from pipeline import server_api
 from pipeline.eval_window import MeasureError
 from pipeline.guards import GuardError
 from pipeline.keys import auth_hint
+from pipeline.result_draft import ResultDraft
+from pipeline.result_types import ResultError
 from pipeline.resume import kept_note
 from pipeline.server import ExternalServerError, ServerStartError
 
@@ -37,7 +39,7 @@ class CellError(RuntimeError):
 
 
 def record_failure(
-    result: dict[str, Any], err: BaseException, cell_dir: Path, client: ClientConf | None = None
+    result: ResultDraft, err: BaseException, cell_dir: Path, client: ClientConf | None = None
 ) -> BaseException | None:
     """Put ``err`` on the result; return it when it is an interrupt to raise again.
 
@@ -69,18 +71,13 @@ def record_failure(
     return None
 
 
-def unsupported(result: dict[str, Any], blocking: list[Finding]) -> None:
+def unsupported(result: ResultDraft, blocking: list[Finding]) -> None:
     """Mark a cell the pre-flight refused, with SGLang's own messages."""
-    result["status"] = "unsupported"
-    result["error"] = {
-        "kind": "unsupported",
-        "message": " | ".join(f.message for f in blocking),
-        "reasons": [dataclasses.asdict(f) for f in blocking],
-        "log_tail": "",
-    }
+    message = " | ".join(f.message for f in blocking)
+    reasons = tuple(dataclasses.asdict(f) for f in blocking)
+    result.set_error("unsupported", ResultError("unsupported", message, "", reasons))
 
 
-def fail(result: dict[str, Any], kind: str, message: str, log_tail: str) -> None:
+def fail(result: ResultDraft, kind: str, message: str, log_tail: str) -> None:
     """Mark a cell failed with an error kind, a message and the server log's tail."""
-    result["status"] = "failed"
-    result["error"] = {"kind": kind, "message": message, "log_tail": log_tail}
+    result.set_error("failed", ResultError(kind, message, log_tail))

@@ -1,4 +1,6 @@
-"""``result.json``: the contract between a cell job and the report (DESIGN section 7).
+"""``result.json`` on disk: the contract between a cell job and the report (DESIGN section 7).
+
+Its shape is ``pipeline.result_types.CellResult``; its place is ``pipeline.cell_paths``.
 
 Written atomically (temporary file, fsync, rename) so a reader never sees half a result, and
 always written, from a ``finally``, whatever happened to the cell.
@@ -10,12 +12,12 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-SCHEMA_VERSION = 1
-RESULT_FILE = "result.json"
-STATUSES = ("ok", "failed", "unsupported", "planned")
+from pipeline.cell_paths import result_path
+from pipeline.result_types import CellResult
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -42,50 +44,35 @@ def _mode_of_new_files() -> int:
     return 0o666 & ~mask
 
 
-def read_result(cell_dir: Path) -> dict[str, Any] | None:
-    """The cell's result, or None when it has none (yet)."""
-    path = cell_dir / RESULT_FILE
+def read_result(cell_dir: Path) -> CellResult | None:
+    """The cell's result, or None when it has none (yet).
+
+    Raises:
+        ValueError: when result.json is not valid JSON, not an object, or of a newer schema.
+    """
+    path = result_path(cell_dir)
     if not path.exists():
         return None
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not valid JSON: {err}") from err
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: not a JSON object")
+    try:
+        return CellResult.from_json(data)
+    except ValueError as err:  # a newer schema_version than this reader
+        raise ValueError(f"{path}: {err}") from err
+
+
+def write_result(cell_dir: Path, result: Mapping[str, Any]) -> CellResult:
+    """Write a cell's result.json (atomically) through the typed contract; returns it typed."""
+    typed = CellResult.from_json(result)
+    write_json_atomic(result_path(cell_dir), typed.to_json())
+    return typed
 
 
 def config_hash(config: dict[str, Any]) -> str:
     """Stable short hash of the settings that define a cell's measurements."""
     blob = json.dumps(config, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
-
-
-def misconfigured(result: dict[str, Any]) -> list[str]:
-    """What a cell's server ran other than the cell asked; a cell with any is never judged.
-
-    Verified mismatches (``server.on_mismatch=warn`` let the cell go on), and kernels (``runs``)
-    other than the ones its variant's name stands for (``label_runs``).
-    """
-    found = [
-        f"{m.get('key')}: asked {m.get('requested')!r}, server runs {m.get('observed')!r}"
-        for m in result.get("mismatches") or []
-        if isinstance(m, dict) and m.get("verifiable", True)
-    ]
-    runs, label = result.get("runs") or {}, result.get("label_runs") or {}
-    if any("attention" in line.split(":", 1)[0] for line in found):
-        return found  # the backend keys already say which kernels differ
-    for phase, kernel in label.items():
-        line = f"runs.{phase}: asked {kernel!r}, server runs {runs.get(phase)!r}"
-        if kernel != "default" and phase in runs and runs[phase] != kernel and line not in found:
-            found.append(line)
-    return found
-
-
-def unverified_lines(result: dict[str, Any]) -> list[str]:
-    """The settings a cell asked for that its server did not report, as ``key=value``."""
-    found = result.get("unverified") or []
-    return [
-        f"{u.get('key')}={asked_text(u.get('requested'))}" for u in found if isinstance(u, dict)
-    ]
-
-
-def asked_text(value: Any) -> str:
-    """A requested value in words: None is "must be unset" (exact softmax), not the word None."""
-    return "unset" if value is None else repr(value)

@@ -17,15 +17,14 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pipeline.results import misconfigured, read_result, write_json_atomic
-
-HASH_FILE = "CONFIG_HASH"
-SAMPLES_DIR = "samples"
+from pipeline.cell_paths import HASH_FILE, samples_dir
+from pipeline.result_types import CellResult, Resumed
+from pipeline.results import read_result, write_result
 
 
 def finished_result(
     cell_dir: Path, config_hash: str, strict_unverified: bool = False
-) -> dict[str, Any] | None:
+) -> CellResult | None:
     """The cell's previous result when it is ``ok`` for the same config hash.
 
     A cell measured on a server that ran something else is not finished: a rerun (after the
@@ -36,24 +35,25 @@ def finished_result(
         previous = read_result(cell_dir)
     except ValueError:  # a damaged result.json is rerun, never trusted
         return None
-    if not previous or previous.get("status") != "ok":
+    if not previous or previous.status != "ok" or previous.config_hash != config_hash:
         return None
-    stale = misconfigured(previous) or (strict_unverified and previous.get("unverified"))
-    return previous if previous.get("config_hash") == config_hash and not stale else None
+    stale = previous.misconfigured() or (strict_unverified and previous.unverified)
+    return None if stale else previous
 
 
-def samples_key(result: dict[str, Any]) -> str:
+def samples_key(result: CellResult) -> str:
     """What the samples are measured under: the config hash, and what the server ran instead."""
-    wrong = misconfigured(result)
+    wrong = result.misconfigured()
+    measured = str(result.config_hash)
     if not wrong:
-        return str(result["config_hash"])
+        return measured
     digest = hashlib.sha256("\n".join(wrong).encode()).hexdigest()[:8]
-    return f"{result['config_hash']}-misconfigured-{digest}"
+    return f"{measured}-misconfigured-{digest}"
 
 
 def claim_samples(cell_dir: Path, config_hash: str) -> Path:
     """Make ``samples/`` belong to ``config_hash``, moving other measurements aside."""
-    samples = cell_dir / SAMPLES_DIR
+    samples = samples_dir(cell_dir)
     marker = samples / HASH_FILE
     if samples.exists():
         old = marker.read_text().strip() if marker.exists() else "unknown"
@@ -109,7 +109,7 @@ def _rewrite_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
 def kept_note(cell_dir: Path) -> str:
     """What an interrupted cell leaves for its rerun, in words (answered samples on disk)."""
     answered = 0
-    for path in (cell_dir / SAMPLES_DIR).glob("*.jsonl"):
+    for path in samples_dir(cell_dir).glob("*.jsonl"):
         for line in path.read_text(encoding="utf-8").splitlines():
             try:
                 answered += json.loads(line).get("error_kind") is None
@@ -125,8 +125,8 @@ def _free_name(path: Path) -> Path:
     return candidate
 
 
-def mark_skipped(cell_dir: Path, previous: dict[str, Any], when: str) -> dict[str, Any]:
+def mark_skipped(cell_dir: Path, previous: CellResult, when: str) -> dict[str, Any]:
     """Record on the result that a rerun found the cell done and skipped it."""
-    previous.setdefault("resumed", []).append({"at": when, "action": "skipped: already ok"})
-    write_json_atomic(cell_dir / "result.json", previous)
-    return previous
+    data = previous.with_resumed(Resumed(when, "skipped: already ok"))
+    write_result(cell_dir, data)
+    return data

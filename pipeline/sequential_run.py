@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from evals.config import ClientConf, SamplingConf
-from pipeline.results import misconfigured
+from pipeline.cell_paths import RESULT_FILE, samples_path
+from pipeline.result_types import CellIdentity
+from pipeline.results import read_result
 
 if TYPE_CHECKING:  # scipy.stats/optimize cost a second of import: loaded only when used
     from pipeline.stats.sequential import SequentialDesign
@@ -108,32 +110,28 @@ def look(
     return found if found in ("GO", "NO-GO") else None
 
 
-def same_cell_but_variant(candidate: dict[str, Any], other: dict[str, Any], variant: str) -> bool:
-    """Whether ``other`` is ``candidate`` with the baseline variant (all else equal)."""
-    keys = ("model", "kv_dtype", "skip_softmax", "speculative")
-    return other.get("variant") == variant and all(candidate.get(k) == other.get(k) for k in keys)
-
-
-def find_baseline(cell_dir: Path, cell: dict[str, Any], conf: SequentialConf) -> Path | None:
+def find_baseline(cell_dir: Path, cell: CellIdentity, conf: SequentialConf) -> Path | None:
     """The finished baseline cell folder for this cell, or None."""
     if conf.baseline_dir:
         return Path(conf.baseline_dir)
-    for result_path in sorted(cell_dir.parent.glob("*/result.json")):
-        if result_path.parent == cell_dir:
+    for path in sorted(cell_dir.parent.glob(f"*/{RESULT_FILE}")):
+        if path.parent == cell_dir:
             continue
         try:
-            other = json.loads(result_path.read_text(encoding="utf-8"))
+            other = read_result(path.parent)
         except (OSError, ValueError):
             continue
-        judged = other.get("status") == "ok" and not misconfigured(other)  # as the report
-        if judged and same_cell_but_variant(cell, other["cell"], conf.baseline):
-            return result_path.parent
+        if other is None:
+            continue
+        judged = other.status == "ok" and not other.misconfigured()  # as the report
+        if judged and cell.same_but_variant(other.cell, conf.baseline):
+            return path.parent
     return None
 
 
 def baseline_records(baseline_dir: Path, eval_name: str) -> list[dict[str, Any]]:
     """The baseline cell's sample lines of one eval (empty when it has none)."""
-    path = baseline_dir / "samples" / f"{eval_name}.jsonl"
+    path = samples_path(baseline_dir, eval_name)
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
@@ -147,7 +145,7 @@ def run_sequential(
     args: EvalArgs,
     path: Path,
     cell_dir: Path,
-    cell: dict[str, Any],
+    cell: CellIdentity,
     name: str,
 ) -> tuple[list[dict[str, Any]], float, dict[str, Any]]:
     """Run an eval's prompts in rounds, stopping once the look decides (I/O: sends requests).
@@ -163,7 +161,7 @@ def run_sequential(
         k: getattr(design, k)
         for k in ("max_repeats", "repeats_per_round", "alpha", "margin", "spending")
     }
-    is_baseline = cell.get("variant") == conf.baseline
+    is_baseline = cell.variant == conf.baseline
     base_dir = None if is_baseline else find_baseline(cell_dir, cell, conf)
     if base_dir is None:
         role = "baseline" if is_baseline else "no baseline cell found: fixed design, all repeats"

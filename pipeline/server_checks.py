@@ -31,7 +31,8 @@ from backends.verify import (
 from pipeline import server_api
 from pipeline.config_checks import POLICIES
 from pipeline.outcomes import CellError
-from pipeline.results import asked_text
+from pipeline.result_draft import ResultDraft
+from pipeline.result_types import asked_text
 from pipeline.schema import RootConf
 from pipeline.server import RunningServer
 
@@ -80,7 +81,7 @@ def _external_gpu_message(conf: RootConf) -> str:
     )
 
 
-def check_label_before_launch(conf: RootConf, plan: LaunchPlan, result: dict[str, Any]) -> None:
+def check_label_before_launch(conf: RootConf, plan: LaunchPlan, result: ResultDraft) -> None:
     """Fail before starting anything when SGLang will not run what the variant's name says.
 
     A dry run only warns (it starts nothing); ``server.on_mismatch=warn`` checks again, against
@@ -89,7 +90,7 @@ def check_label_before_launch(conf: RootConf, plan: LaunchPlan, result: dict[str
     _check_policy(conf)
     wrong = compare_runs(plan.label_runs, plan.runs)
     if wrong and conf.dry_run:
-        result["warnings"].append(f"{MISCONFIGURED} (planned): {_lines(wrong)}")
+        result.warnings.append(f"{MISCONFIGURED} (planned): {_lines(wrong)}")
     elif wrong and conf.server.on_mismatch == "fail":
         notes = "; ".join(plan.notes)
         raise CellError(
@@ -102,21 +103,19 @@ def check_label_before_launch(conf: RootConf, plan: LaunchPlan, result: dict[str
 
 
 def verify_server(
-    conf: RootConf, plan: LaunchPlan, server: RunningServer, gpu: GpuInfo, result: dict[str, Any]
+    conf: RootConf, plan: LaunchPlan, server: RunningServer, gpu: GpuInfo, result: ResultDraft
 ) -> None:
     """Compare what the server reports with the cell; record, warn or fail per the policies."""
     key = conf.client.api_key
     info = server_api.server_info(server.base_url, key)
-    result["observed"] = observed_settings(info)
-    result["cell"]["server_version"] = info.get("version")
-    result["warnings"] += _version_differs(
-        result["cell"].get("sglang_version"), info.get("version")
-    )
+    result.set_observed(observed_settings(info))
+    result.set_server_version(info.get("version"))
+    result.warnings.extend(_version_differs(result.identity().sglang_version, info.get("version")))
     _check_speculation(conf, info)
     launched = conf.server.kind != "external"
     requested = {**plan.requested, **model_requested(conf.model, launched)}
     requested.update(exact_softmax_requested(requested))
-    result["requested"] = requested
+    result.set_requested(requested)
     found = compare_server_info(requested, info)
     served = requested.get("served_model_name")
     if isinstance(served, str):
@@ -124,19 +123,20 @@ def verify_server(
         found += [listed] if listed is not None else []
     speculative = conf.model.speculative.algorithm is not None
     runs = observed_runs(info, gpu.family, speculative) or dict(plan.runs)
-    result["runs"], result["label_runs"] = runs, dict(plan.label_runs)
+    result.set_runs(runs, dict(plan.label_runs))
     if not any(m.verifiable and "attention" in m.key for m in found):  # else it says it already
         found += compare_runs(plan.label_runs, runs)
     _apply(conf, found, result)
 
 
-def _apply(conf: RootConf, found: list[Mismatch], result: dict[str, Any]) -> None:
-    result["mismatches"] = [dataclasses.asdict(m) for m in found]
+def _apply(conf: RootConf, found: list[Mismatch], result: ResultDraft) -> None:
+    result.set_mismatches([dataclasses.asdict(m) for m in found])
     wrong = [m for m in found if m.verifiable]
     unchecked = [m for m in found if not m.verifiable]
-    result["unverified"] = [
+    unverified = [
         {"key": m.key, "requested": m.requested, "reason": unverified_reason(m)} for m in unchecked
     ]
+    result.set_unverified(unverified)
     if wrong and conf.server.on_mismatch == "fail":
         raise CellError(
             "mismatch",
@@ -146,11 +146,11 @@ def _apply(conf: RootConf, found: list[Mismatch], result: dict[str, Any]) -> Non
     if unchecked and conf.server.on_unverified == "fail":
         raise CellError(
             "unverified",
-            f"cannot verify {_unverified_lines(result['unverified'])} (set "
+            f"cannot verify {_unverified_lines(unverified)} (set "
             "server.on_unverified=warn to go on with them listed as unverified)",
         )
-    result["warnings"] += [f"{MISCONFIGURED}: {_lines([m])}" for m in wrong]
-    result["warnings"] += [f"unverified: {_unverified_lines([u])}" for u in result["unverified"]]
+    result.warnings.extend(f"{MISCONFIGURED}: {_lines([m])}" for m in wrong)
+    result.warnings.extend(f"unverified: {_unverified_lines([u])}" for u in unverified)
 
 
 # The config key that names each model setting: the same weights under another name or path

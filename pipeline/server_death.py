@@ -16,7 +16,8 @@ from evals.accounting import summarize_records
 from evals.base import Eval
 from evals.lm_eval_bridge import LmEvalEval
 from pipeline.accept_windows import Window, window_accept
-from pipeline.evaluation import samples_path
+from pipeline.cell_paths import samples_path
+from pipeline.result_draft import ResultDraft
 from pipeline.resume import answered_samples
 from pipeline.server import RunningServer, probe_health, tail
 
@@ -60,7 +61,7 @@ def expected_count(ev: Eval) -> int | None:
 
 
 def summarise_from_disk(
-    evals: dict[str, Eval], cell_dir: Path, result: dict[str, Any], head: Head, speculative: bool
+    evals: dict[str, Eval], cell_dir: Path, result: ResultDraft, head: Head, speculative: bool
 ) -> list[str]:
     """Summarise every eval whose samples are all answered on disk; drop incomplete blocks.
 
@@ -69,20 +70,20 @@ def summarise_from_disk(
     """
     done = []
     for name, ev in evals.items():
-        if "accept" in result["evals"].get(name, {}):
+        if result.eval_measured(name):
             continue  # measured to the end (a sequential eval may stop early), server figures too
         total = expected_count(ev)
         records = answered_samples(samples_path(cell_dir, name))
         if total is None or total == 0 or len(records) < total:
-            result["evals"].pop(name, None)  # incomplete: its samples wait for a rerun
+            result.drop_eval(name)  # incomplete: its samples wait for a rerun
             continue
         block = {
             **head(name, ev),
             **summarize_records(records, bool(getattr(ev, "graded", True))),
             "resumed_samples": len(records),
             "summarised_from": "samples on disk (the server stopped answering)",
+            "accept": window_accept(records, Window([], None, {}), speculative, 0.10),
         }
-        block["accept"] = window_accept(records, Window([], None, {}), speculative, 0.10)
-        result["evals"][name] = block
+        result.set_eval(name, block)
         done.append(name)
     return done

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
 from typing import Any
@@ -10,21 +9,23 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from pipeline.results import RESULT_FILE, misconfigured, unverified_lines
+from pipeline.cell_paths import RESULT_FILE, job_order, result_path
+from pipeline.result_types import CellResult
+from pipeline.results import read_result
 
 MISCONFIGURED = "MISCONFIGURED"
 _HEADER = ("cell", "status", "accuracy (95% CI)", "accept len", "accept rate", "unverified", "note")
 NOTE_WIDTH = 90  # the table's note column; the whole first line follows the table
 
 
-def _accuracy(result: dict[str, Any]) -> str:
+def _accuracy(result: CellResult) -> str:
     parts = []
-    for name, ev in result.get("evals", {}).items():
-        if ev.get("accuracy") is None:  # ungraded evals (MT-Bench) measure accept rates only
+    for name, ev in result.evals.items():
+        if ev.accuracy is None:  # ungraded evals (MT-Bench) measure accept rates only
             continue
-        lo, hi = ev.get("ci95") or (None, None)
+        lo, hi = ev.ci95
         ci = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
-        parts.append(f"{name} {ev['accuracy']:.3f}{ci}")
+        parts.append(f"{name} {ev.accuracy:.3f}{ci}")
     return "; ".join(parts) or "-"
 
 
@@ -32,39 +33,29 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}" if isinstance(value, int | float) else "-"
 
 
-def skipped_since(result: dict[str, Any], since: str | None) -> bool:
-    """Whether a run started at ``since`` (ISO time) found the cell finished and skipped it."""
-    last = (result.get("resumed") or [{}])[-1]
-    skipped = str(last.get("action", "")).startswith("skipped")
-    return since is not None and skipped and str(last.get("at", "")) >= since
-
-
-def _note(result: dict[str, Any]) -> str:
-    error = result.get("error") or {}
-    lines = str(error.get("message") or "").splitlines()
-    note = lines[0] if lines else ""
-    wrong = misconfigured(result) if result.get("status") == "ok" else []
+def _note(result: CellResult) -> str:
+    note = result.error.first_line() if result.error else ""
+    wrong = result.misconfigured() if result.status == "ok" else []
     return "; ".join(wrong) if wrong else note  # server.on_mismatch=warn: not what was asked
 
 
-def row(result: dict[str, Any], since: str | None = None) -> tuple[str, ...]:
+def row(result: CellResult, since: str | None = None) -> tuple[str, ...]:
     """The summary columns of one result (``since``: when this run started, to mark skips)."""
-    accept = result.get("accept") or {}
     note = _note(result)
     note = note if len(note) <= NOTE_WIDTH else note[: NOTE_WIDTH - 1] + "…"
-    status = result.get("status", "?")
-    if status == "ok" and misconfigured(result):
+    status = result.status
+    if status == "ok" and result.misconfigured():
         status = f"ok, {MISCONFIGURED}"
-    status += " (simulated)" if result.get("simulated") else ""
-    if skipped_since(result, since):
+    status += " (simulated)" if result.simulated else ""
+    if result.skipped_since(since):
         status += ", skipped: already finished"
     return (
-        result.get("cell", {}).get("name", "?"),
+        result.cell.name,
         status,
         _accuracy(result),
-        _fmt(accept.get("accept_length")),
-        _fmt(accept.get("accept_rate")),
-        "; ".join(unverified_lines(result)) or "-",
+        _fmt(result.accept.accept_length),
+        _fmt(result.accept.accept_rate),
+        "; ".join(result.unverified_lines()) or "-",
         note,
     )
 
@@ -81,47 +72,40 @@ def table(rows: list[tuple[str, ...]]) -> str:
     return "\n".join(lines)
 
 
-def collect(sweep_dir: Path) -> list[tuple[Path, dict[str, Any]]]:
+def collect(sweep_dir: Path) -> list[tuple[Path, CellResult]]:
     """Every cell result under a sweep folder, in job order."""
     found = []
-    for path in sorted(sweep_dir.glob(f"*/{RESULT_FILE}"), key=_job_order):
-        found.append((path.parent, json.loads(path.read_text(encoding="utf-8"))))
+    for path in sorted(sweep_dir.glob(f"*/{RESULT_FILE}"), key=lambda p: job_order(p.parent)):
+        result = read_result(path.parent)
+        if result is not None:
+            found.append((path.parent, result))
     return found
 
 
-def _job_order(path: Path) -> tuple[int, str]:
-    head = path.parent.name.split("_", 1)[0]
-    return (int(head) if head.isdigit() else 1 << 30, path.parent.name)
-
-
-def full_notes(results: list[dict[str, Any]]) -> list[str]:
+def full_notes(results: list[CellResult]) -> list[str]:
     """Every note the table had to cut, whole: an error's first line usually ends with the fix."""
-    return [
-        f"{r.get('cell', {}).get('name', '?')}: {_note(r)}"
-        for r in results
-        if len(_note(r)) > NOTE_WIDTH
-    ]
+    return [f"{r.cell.name}: {_note(r)}" for r in results if len(_note(r)) > NOTE_WIDTH]
 
 
-def skip_lines(results: list[dict[str, Any]], since: str | None) -> list[str]:
+def skip_lines(results: list[CellResult], since: str | None) -> list[str]:
     """One line per cell that this run skipped because an earlier run finished it."""
     return [
-        f"{r.get('cell', {}).get('name', '?')}: skipped, already finished "
-        f"(result of {r.get('timing', {}).get('started_at', '?')}; delete its result.json "
+        f"{r.cell.name}: skipped, already finished "
+        f"(result of {r.started_at or '?'}; delete its result.json "
         "to measure it again)"
         for r in results
-        if skipped_since(r, since)
+        if r.skipped_since(since)
     ]
 
 
-def cell_report(result: dict[str, Any], cell_dir: Path, since: str | None = None) -> str:
+def cell_report(result: CellResult, cell_dir: Path, since: str | None = None) -> str:
     """What a single run (or one job of a sweep) prints at its end."""
     lines = [*skip_lines([result], since), table([row(result, since)]), *full_notes([result])]
-    lines += [f"warning: {w}" for w in result.get("warnings") or []]
-    lines.append(f"results: {cell_dir / RESULT_FILE}")
-    if result.get("status") == "planned":
-        lines.append("server command: " + shlex.join(result["server"].get("argv", [])))
-        env = result.get("provenance", {}).get("server_env", {})
+    lines += [f"warning: {w}" for w in result.warnings]
+    lines.append(f"results: {result_path(cell_dir)}")
+    if result.status == "planned":
+        lines.append("server command: " + shlex.join(result.server_argv))
+        env = result.provenance.server_env
         lines.append("server env: " + " ".join(f"{k}={v}" for k, v in env.items()))
     return "\n".join(lines)
 
@@ -152,8 +136,8 @@ class SweepSummaryCallback(Callback):
 
 
 def own_cells(
-    sweep_dir: Path, found: list[tuple[Path, dict[str, Any]]]
-) -> tuple[list[tuple[Path, dict[str, Any]]], list[Path]]:
+    sweep_dir: Path, found: list[tuple[Path, CellResult]]
+) -> tuple[list[tuple[Path, CellResult]], list[Path]]:
     """The results of the sweep's own jobs (its ``multirun.yaml``), and the folders left out."""
     from pipeline.report.load import sweep_folders
 

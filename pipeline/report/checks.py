@@ -7,8 +7,8 @@ are set later, after Holm's correction across cells, by ``verdicts.finalize``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from pipeline.cell_paths import result_path
 from pipeline.report.load import CellRecord
 from pipeline.report.pairing import SampleReader, find_baseline
 from pipeline.report.tolerance import Tolerance
@@ -43,7 +43,7 @@ def cell_checks(
     try:
         return _cell_checks(cell, cells, tol, read)
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as err:
-        where = cell.folder / "result.json" if cell.folder else cell.id
+        where = result_path(cell.folder) if cell.folder else cell.id
         message = f"{where}: malformed input ({type(err).__name__}: {err}); this cell is not judged"
         return [make_check(cell, None, "status", ERROR, message)]
 
@@ -63,24 +63,24 @@ def _cell_checks(
     for name, summary in cell.evals.items():
         margins = tol.for_eval(name)
         if cell.speculative:
-            out.append(accept_metric(cell, name, summary))
+            out.append(accept_metric(cell, name))
         if cell.variant != tol.baseline:
             out += baseline_checks(cell, baseline, note, name, margins, tol.alpha, read)
         out += reference_checks(cell, name, summary, margins, tol, read)
     return out
 
 
-def accept_metric(cell: CellRecord, name: str, summary: dict[str, Any]) -> Check:
+def accept_metric(cell: CellRecord, name: str) -> Check:
     """PASS when a speculative cell measured its accept length, else FAIL."""
-    accept = summary.get("accept") or cell.result.get("accept") or {}
-    value = accept.get("accept_length")
-    if accept.get("status") == "ok" and value:
-        requests = accept.get("n_with_spec", "?")
+    accept = cell.evals[name].accept or cell.result.accept  # the eval's window, else the cell's
+    value = accept.accept_length
+    if accept.status == "ok" and value:
+        requests = "?" if accept.n_with_spec is None else accept.n_with_spec
         message = f"accept length {value:.3f} over {requests} requests"
         return make_check(cell, name, "accept_metric", PASS, message, accept_length=value)
     algorithm = (cell.speculative or {}).get("algorithm")
     message = (
         f"speculative cell ({algorithm}) without an accept metric "
-        f"(accept status {accept.get('status')!r}): a missing metric is a failure, not a pass"
+        f"(accept status {accept.status!r}): a missing metric is a failure, not a pass"
     )
     return make_check(cell, name, "accept_metric", FAIL, message)

@@ -10,6 +10,7 @@ from typing import Any
 from pipeline.report.build import Report
 from pipeline.report.load import CellRecord
 from pipeline.report.tables import sort_key
+from pipeline.result_types import AcceptBlock, EvalSummary
 
 SCHEMA_VERSION = 1
 CSV_COLUMNS = [
@@ -131,31 +132,22 @@ def render_csv(report: Report) -> str:
             "verdict": report.cell_verdict(cell),
             "folder": str(cell.folder or ""),
         }
-        for name, summary in (cell.evals or {"": {}}).items():
-            accept = summary.get("accept") or {}
-            ci = summary.get("ci95") or [None, None]
+        for name, summary in (cell.evals or {"": EvalSummary.from_json({})}).items():
+            accept = summary.accept or AcceptBlock()
             writer.writerow(
                 {
                     **base,
                     "eval": name,
-                    **{
-                        k: summary.get(k)
-                        for k in (
-                            "n_questions",
-                            "n_repeats",
-                            "accuracy",
-                            "stderr",
-                            "no_answer_rate",
-                            "truncated_rate",
-                            "error_rate",
-                        )
-                    },
-                    "ci95_low": ci[0],
-                    "ci95_high": ci[1],
-                    **{
-                        k: accept.get(k)
-                        for k in ("accept_length", "accept_length_stderr", "accept_rate")
-                    },
+                    "n_questions": summary.n_questions,
+                    "n_repeats": summary.n_repeats,
+                    "accuracy": summary.accuracy,
+                    "stderr": summary.stderr,
+                    **summary.rates,
+                    "ci95_low": summary.ci95[0],
+                    "ci95_high": summary.ci95[1],
+                    "accept_length": accept.accept_length,
+                    "accept_length_stderr": accept.accept_length_stderr,
+                    "accept_rate": accept.accept_rate,
                     "vs_baseline": _verdict(report, cell, name, "accuracy_vs_baseline"),
                     "accept_vs_baseline": _verdict(report, cell, name, "accept_vs_baseline"),
                     "vs_reference": _verdict(report, cell, name, "accuracy_vs_reference"),

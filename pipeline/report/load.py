@@ -6,19 +6,21 @@ Accepted inputs: a multirun folder (``multirun.yaml`` at its top), a single cell
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pipeline.cell_paths import RESULT_FILE as RESULT
+from pipeline.cell_paths import cell_name, result_path
 from pipeline.report.expected import ExpectedJob, expected_jobs, read_yaml
 from pipeline.report.expected import base_identity as _identity_of_config
-from pipeline.results import misconfigured, unverified_lines
+from pipeline.result_types import STATUSES, CellResult, EvalSummary
+from pipeline.results import read_result
 
-RESULT, MULTIRUN = "result.json", "multirun.yaml"
-STATUSES = ("ok", "failed", "unsupported", "planned")
+MULTIRUN = "multirun.yaml"
+_UNKNOWN = "unknown"  # an identity field neither the result nor the sweep says
 # An ``ok`` result whose server ran another backend, KV dtype, speculative shape, model or kernels
 # than the cell (``server.on_mismatch=warn``): never judged, never GO.
 MISCONFIGURED = "misconfigured"
@@ -40,16 +42,15 @@ class CellRecord:
     skip_decode: Any
     speculative: dict[str, Any] | None
     gpu: str
-    result: dict[str, Any] = field(default_factory=dict)
+    result: CellResult = field(default_factory=lambda: CellResult.from_json({}))
     overrides: tuple[str, ...] = ()
     note: str = ""
 
     @property
     def name(self) -> str:
         """model/variant/kv/sp=/sd= (as the cell job names it)."""
-        return (
-            f"{self.model}/{self.variant}/{self.kv_dtype}/sp={self.skip_prefill}"
-            f"/sd={self.skip_decode}"
+        return cell_name(
+            self.model, self.variant, self.kv_dtype, self.skip_prefill, self.skip_decode
         )
 
     @property
@@ -60,12 +61,12 @@ class CellRecord:
     @property
     def unverified(self) -> list[str]:
         """Settings the cell asked for that its server did not report (so not checked)."""
-        return unverified_lines(self.result)
+        return self.result.unverified_lines()
 
     @property
-    def evals(self) -> dict[str, Any]:
+    def evals(self) -> dict[str, EvalSummary]:
         """Per-eval summaries from result.json (empty when none)."""
-        return dict(self.result.get("evals") or {})
+        return dict(self.result.evals)
 
 
 def load_cells(paths: Sequence[Path]) -> tuple[list[CellRecord], list[str], list[str]]:
@@ -179,22 +180,52 @@ def _missing(root: Path, job: ExpectedJob) -> CellRecord:
 
 
 def _missing_record(
-    cell_id: str, folder: Path | None, ident: dict[str, Any], overrides: Any, note: str
+    cell_id: str, folder: Path | None, ident: Mapping[str, Any], overrides: Any, note: str
 ) -> CellRecord:
     """A MISSING cell, described by what the sweep (or its Hydra config) says it was."""
+    spec = ident.get("speculative")
+    return _record(cell_id, folder, "missing", ident, overrides, note, Seen(speculative=spec))
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What only a result.json tells about a cell (a MISSING cell has the defaults)."""
+
+    simulated: bool = False
+    speculative: dict[str, Any] | None = None
+    gpu: str = _UNKNOWN
+    result: CellResult = field(default_factory=lambda: CellResult.from_json({}))
+
+
+def _record(
+    cell_id: str,
+    folder: Path | None,
+    status: str,
+    ident: Mapping[str, Any],
+    overrides: Any,
+    note: str,
+    seen: Seen,
+) -> CellRecord:
+    """The one place a ``CellRecord`` is made: ``ident`` holds the identity fields by name."""
+
+    def text(key: str) -> str:
+        value = ident.get(key)
+        return _UNKNOWN if value is None else str(value)
+
     return CellRecord(
         id=cell_id,
         folder=folder,
-        status="missing",
-        simulated=False,
-        model=str(ident.get("model")),
-        model_path=str(ident.get("model_path")),
-        variant=str(ident.get("variant")),
-        kv_dtype=str(ident.get("kv_dtype")),
+        status=status,
+        simulated=seen.simulated,
+        model=text("model"),
+        model_path=text("model_path"),
+        variant=text("variant"),
+        kv_dtype=text("kv_dtype"),
         skip_prefill=ident.get("skip_prefill"),
         skip_decode=ident.get("skip_decode"),
-        speculative=ident.get("speculative"),
-        gpu="unknown",
+        speculative=seen.speculative,
+        gpu=seen.gpu,
+        result=seen.result,
         overrides=overrides,
         note=note,
     )
@@ -227,55 +258,39 @@ def _identity_from_hydra(folder: Path) -> dict[str, Any]:
     return _identity_of_config(read_yaml(path) or {}, {}) if path.is_file() else {}
 
 
-def _read_result(path: Path) -> dict[str, Any]:
+def _read_result(path: Path) -> CellResult:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as err:
-        return {
-            "status": "failed",
-            "error": {"kind": "unreadable_result", "message": f"{path}: not valid JSON: {err}"},
-        }
-    if not isinstance(data, dict):
-        return {
-            "status": "failed",
-            "error": {"kind": "unreadable_result", "message": f"{path}: not a JSON object"},
-        }
-    return data
+        result = read_result(path.parent)
+    except OSError as err:
+        return CellResult.unreadable(f"{path}: not valid JSON: {err}")
+    except ValueError as err:  # the message names the file and what is wrong with it
+        return CellResult.unreadable(str(err))
+    return result or CellResult.unreadable(f"{path}: gone while the report read it")
 
 
 def _from_result(
-    folder: Path, cell_id: str, overrides: tuple[str, ...], result: dict[str, Any]
+    folder: Path, cell_id: str, overrides: tuple[str, ...], result: CellResult
 ) -> CellRecord:
-    cell = result.get("cell") or {}
-    skip = cell.get("skip_softmax") or {}
-    spec = cell.get("speculative") or {}
-    status = str(result.get("status"))
-    note = ""
+    cell, status, note = result.cell, result.status, ""
     if status not in STATUSES:
-        note = f"{folder / RESULT}: status {status!r} is not one of {', '.join(STATUSES)}"
+        note = f"{result_path(folder)}: status {status!r} is not one of {', '.join(STATUSES)}"
         status = "failed"
-    elif result.get("error"):
-        err = result["error"]
-        note = f"{err.get('kind')}: {str(err.get('message', '')).strip()[:300]}"
-    elif status == "ok" and misconfigured(result):
+    elif result.error:
+        note = f"{result.error.kind}: {result.error.message.strip()[:300]}"
+    elif status == "ok" and result.misconfigured():
         status = MISCONFIGURED
         note = "the server ran something else than the cell asked: " + "; ".join(
-            misconfigured(result)
+            result.misconfigured()
         )
-    return CellRecord(
-        id=cell_id,
-        folder=folder,
-        status=status,
-        simulated=bool(result.get("simulated")),
-        model=str(cell.get("model")),
-        model_path=str(cell.get("model_path")),
-        variant=str(cell.get("variant")),
-        kv_dtype=str(cell.get("kv_dtype")),
-        skip_prefill=skip.get("prefill"),
-        skip_decode=skip.get("decode"),
-        speculative=spec if spec.get("algorithm") else None,
-        gpu=str((cell.get("gpu") or {}).get("name") or "unknown"),
-        result=result,
-        overrides=overrides,
-        note=note,
-    )
+    ident = {
+        "model": cell.model,
+        "model_path": cell.model_path,
+        "variant": cell.variant,
+        "kv_dtype": cell.kv_dtype,
+        "skip_prefill": cell.skip_prefill,
+        "skip_decode": cell.skip_decode,
+    }
+    spec = dict(cell.speculative) if cell.speculative.get("algorithm") else None
+    gpu = cell.gpu_name or _UNKNOWN
+    seen = Seen(result.simulated, spec, gpu, result)
+    return _record(cell_id, folder, status, ident, overrides, note, seen)

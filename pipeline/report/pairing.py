@@ -80,8 +80,7 @@ def find_baseline(
 
 def ended_at(cell: CellRecord) -> str:
     """When the cell really ended (``timing.ended_at``, as the cell job writes it), or ''."""
-    timing = cell.result.get("timing") or {}
-    return str(timing.get("ended_at") or timing.get("finished_at") or "")
+    return cell.result.ended_at or ""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from typing import Any
 from pipeline.report.build import Report
 from pipeline.report.load import CellRecord
 from pipeline.report.tables import skip_text, sort_key
+from pipeline.result_types import AcceptBlock, EvalSummary
 
 COLOURS = {
     "GO": "#2e7d32",
@@ -124,18 +125,19 @@ def paired_plot(report: Report) -> bytes | None:
 def _point(
     cell: CellRecord, name: str, metric: str
 ) -> tuple[CellRecord, float, float, float] | None:
-    summary = cell.evals.get(name) or {}
+    summary = cell.evals.get(name) or EvalSummary.from_json({})
     if metric == "accuracy":
-        acc, ci = summary.get("accuracy"), summary.get("ci95")
+        acc, (low, high) = summary.accuracy, summary.ci95
         if acc is None:
             return None
-        low, high = ci if ci else (acc, acc)
+        if low is None or high is None:  # no interval: the point alone
+            low, high = acc, acc
         return cell, float(acc), float(low), float(high)
-    accept = summary.get("accept") or {}
-    value = accept.get("accept_length")
-    if accept.get("status") != "ok" or not value:
+    accept = summary.accept or AcceptBlock()
+    value = accept.accept_length
+    if accept.status != "ok" or not value:
         return None
-    half = 1.96 * float(accept.get("accept_length_stderr") or 0.0)
+    half = 1.96 * float(accept.accept_length_stderr or 0.0)
     return cell, float(value), float(value) - half, float(value) + half
 
 

@@ -6,14 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pipeline.cell_paths import samples_path
+
 
 class SampleError(ValueError):
     """A samples file is unusable; the message names file, line and field."""
-
-
-def samples_path(folder: Path, eval_name: str) -> Path:
-    """Where a cell keeps an eval's samples."""
-    return folder / "samples" / f"{eval_name}.jsonl"
 
 
 def read_samples(folder: Path, eval_name: str) -> dict[tuple[str, int], dict[str, Any]]:

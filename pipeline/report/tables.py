@@ -106,13 +106,11 @@ def what_ran(cells: list[CellRecord]) -> Section:
         if cell.status == "missing":
             continue
         result = cell.result
-        runs = result.get("runs") or {}
-        info = result.get("cell") or {}
-        provenance = result.get("provenance") or {}
-        sglang = info.get("server_version") or info.get("sglang_version")
-        flashinfer = (provenance.get("packages") or {}).get("flashinfer-python")
-        git = provenance.get("mtp_eval_git") or {}
-        commit = str(git.get("sha") or "?")[:10] + (" (dirty)" if git.get("dirty") else "")
+        runs = result.runs
+        sglang = result.cell.server_version or result.cell.sglang_version
+        flashinfer = result.provenance.packages.get("flashinfer-python")
+        git = result.provenance
+        commit = str(git.git_sha or "?")[:10] + (" (dirty)" if git.git_dirty else "")
         kernels = [str(runs.get(role) or "-") for role in KERNEL_ROLES]
         versions = [str(sglang or "?"), str(flashinfer or "not installed"), commit]
         sec.rows.append([*_who(cell), *kernels, *versions])

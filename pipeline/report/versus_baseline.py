@@ -7,7 +7,6 @@ token-weighted accept length (log ratio, clustered by question).
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
@@ -27,6 +26,7 @@ from pipeline.report.verdicts import (
     make_check,
     stat_check,
 )
+from pipeline.result_types import EvalSummary
 from pipeline.stats.clustered import log_ratio_se
 from pipeline.stats.mcnemar import discordant_counts, mcnemar_exact
 from pipeline.stats.power import variance_components
@@ -56,7 +56,7 @@ def baseline_checks(
         return [make_check(cell, name, ACC, ERROR, message)]
     out: list[Check] = []
     # An ungraded eval (MT-Bench-style, for accept rates) has no accuracy to compare.
-    if cell.evals[name].get("graded", True) is not False:
+    if cell.evals[name].graded:
         look = sequential_look(cell.evals[name])
         out.append(accuracy_check(cell, base, note, name, margins, alpha, look, paired))
         out.append(broken_check(cell, base, name, alpha, look, paired))
@@ -72,7 +72,7 @@ def baseline_checks(
 Look = tuple[SequentialDesign, int] | None
 
 
-def sequential_look(summary: dict[str, Any]) -> Look:
+def sequential_look(summary: EvalSummary) -> Look:
     """The design and look a sequentially stopped candidate stopped at, else None.
 
     Only a candidate that ran looks (``role: candidate``) is read through its look
@@ -82,21 +82,11 @@ def sequential_look(summary: dict[str, Any]) -> Look:
     Raises:
         ValueError: the ``sequential`` block is malformed (the cell is then an ERROR).
     """
-    seq = summary.get("sequential")
-    if seq is None:
+    seq = summary.checked_sequential()
+    if seq is None or seq.role != "candidate":
         return None
-    if not isinstance(seq, dict):
-        raise ValueError(f"sequential = {seq!r} must be a mapping")
-    keys = ("max_repeats", "repeats_per_round", "alpha", "margin", "spending")
-    lacking = [k for k in ("role", *keys[:2]) if k not in seq]
-    if seq.get("role") == "candidate" and "look" not in seq:
-        lacking.append("look")
-    if lacking:
-        raise ValueError(f"sequential block lacks {', '.join(lacking)}")
-    if seq["role"] != "candidate":
-        return None
-    design = SequentialDesign(**{k: seq[k] for k in keys if k in seq})
-    look = seq["look"]
+    design = SequentialDesign(**seq.design)
+    look = seq.look
     if isinstance(look, bool) or not isinstance(look, int) or not 1 <= look <= design.n_looks:
         raise ValueError(f"sequential.look = {look!r} must be an integer in 1..{design.n_looks}")
     return design, look

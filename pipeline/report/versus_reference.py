@@ -25,12 +25,13 @@ from pipeline.report.verdicts import (
     make_check,
     stat_check,
 )
+from pipeline.result_types import AcceptBlock, EvalSummary
 from pipeline.stats.clustered import log_ratio_se, question_means, within_question_se
 from pipeline.stats.power import VarianceComponents, variance_components
 
 
 def reference_checks(
-    cell: CellRecord, name: str, summary: dict[str, Any], margins: EvalTolerance, tol: Tolerance,
+    cell: CellRecord, name: str, summary: EvalSummary, margins: EvalTolerance, tol: Tolerance,
     read: SampleReader,
 ) -> list[Check]:  # fmt: skip
     """The reference checks of ``cell`` on eval ``name`` (NO REFERENCE when none matches)."""
@@ -58,18 +59,18 @@ def reference_checks(
     return out
 
 
-def stopped_early(summary: dict[str, Any]) -> str:
+def stopped_early(summary: EvalSummary) -> str:
     """Why a sequentially stopped GO cell's reference check may not decide (else '').
 
     The stopping rule decides against the baseline; a cell it stopped with GO after a few
     repeats has too few for a reference check to decide. The report then shows that check
     undecided as INFO, in words, not INCONCLUSIVE: a FAIL still counts.
     """
-    seq = summary.get("sequential")
-    if not isinstance(seq, dict) or seq.get("role") != "candidate" or seq.get("decision") != "GO":
+    seq = summary.sequential
+    if seq is None or seq.role != "candidate" or seq.decision != "GO":
         return ""
     return (f"the sequential rule stopped this cell with GO against the baseline at look "
-            f"{seq.get('look')}; too few repeats for the reference check to decide, so it is "
+            f"{seq.look}; too few repeats for the reference check to decide, so it is "
             "shown, not counted")  # fmt: skip
 
 
@@ -78,13 +79,13 @@ def _source(ref: Reference) -> dict[str, Any]:
 
 
 def _run_accuracy(
-    samples: Samples | None, summary: dict[str, Any], within: bool
+    samples: Samples | None, summary: EvalSummary, within: bool
 ) -> tuple[float | None, float, int, str, Any]:
     # (accuracy, SE of the run, questions, how the SE was computed, the score matrix or None)
     if not samples:
-        n = int(summary.get("n_questions") or 2)
+        n = int(summary.n_questions or 2)
         how = "clustered (result.json; samples unreadable)"
-        return summary.get("accuracy"), float(summary.get("stderr") or 0.0), n, how, None
+        return summary.accuracy, float(summary.stderr or 0.0), n, how, None
     matrix = score_matrix(samples)
     means = question_means(matrix)
     n = len(means)
@@ -95,7 +96,7 @@ def _run_accuracy(
 
 
 def accuracy_check(
-    cell: CellRecord, name: str, summary: dict[str, Any], samples: Samples | None,
+    cell: CellRecord, name: str, summary: EvalSummary, samples: Samples | None,
     ref: Reference, margins: EvalTolerance, tol: Tolerance,
 ) -> Check:  # fmt: skip
     """Drop = reference - accuracy; SE = hypot(run SE, reference SE)."""
@@ -105,7 +106,7 @@ def accuracy_check(
         return make_check(cell, name, "accuracy_vs_reference", ERROR, "no accuracy in result")
     value, ref_se = float(ref.value("accuracy") or 0.0), ref.value("accuracy_stderr") or 0.0
     est = Estimate(value - acc, math.hypot(se_run, ref_se), n - 1)
-    repeats = matrix.shape[1] if matrix is not None else summary.get("n_repeats")
+    repeats = matrix.shape[1] if matrix is not None else summary.n_repeats
     check = stat_check(
         cell, name, "accuracy_vs_reference", est, margins.reference_max_drop, tol.alpha,
         tol.alpha, reference=value, reference_stderr=ref_se, accuracy=acc, se_run=se_run,
@@ -120,7 +121,7 @@ def accuracy_check(
 
 
 def accept_check(
-    cell: CellRecord, name: str, summary: dict[str, Any], samples: Samples | None,
+    cell: CellRecord, name: str, summary: EvalSummary, samples: Samples | None,
     ref: Reference, margins: EvalTolerance, alpha: float,
 ) -> Check:  # fmt: skip
     """Drop = log(reference / accept length), SE clustered by question (delta method)."""
@@ -129,13 +130,13 @@ def accept_check(
         al = float(tokens.sum() / verify.sum())
         se_log, df = log_ratio_se([tokens], [verify], clusters) or 0.0, len(set(clusters)) - 1
     else:
-        accept = summary.get("accept") or {}
-        if not accept.get("accept_length"):
+        accept = summary.accept or AcceptBlock()
+        if not accept.accept_length:
             message = "speculative cell without an accept metric"
             return make_check(cell, name, "accept_vs_reference", FAIL, message)
-        al = float(accept["accept_length"])
-        se_log = float(accept.get("accept_length_stderr") or 0.0) / al
-        df = max(1, int(accept.get("n_with_spec") or 2) - 1)
+        al = float(accept.accept_length)
+        se_log = float(accept.accept_length_stderr or 0.0) / al
+        df = max(1, int(accept.n_with_spec or 2) - 1)
     value, ref_se = float(ref.value("accept_length") or 1.0), ref.value("accept_length_stderr")
     est = Estimate(math.log(value / al), math.hypot(se_log, (ref_se or 0.0) / value), df)
     band = margins.reference_accept_band

@@ -12,6 +12,7 @@ from pipeline.report.pairing import (
     score_matrix,
 )
 from pipeline.report.samples import SampleError, read_samples
+from pipeline.result_types import CellResult
 
 MATCH = ("model", "kv_dtype", "skip_softmax", "gpu", "speculative")
 
@@ -20,7 +21,8 @@ def cell(variant, kv="auto", gpu="H200", status="ok", sp=None, finished="", cid=
     return CellRecord(
         id=cid or f"{variant}/{kv}/{sp}/{finished}", folder=None, status=status, simulated=False,
         model="m", model_path="m", variant=variant, kv_dtype=kv, skip_prefill=sp,
-        skip_decode=None, speculative=None, gpu=gpu, result={"timing": {"finished_at": finished}},
+        skip_decode=None, speculative=None, gpu=gpu,
+        result=CellResult.from_json({"timing": {"finished_at": finished}}),
     )  # fmt: skip
 
 

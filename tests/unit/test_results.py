@@ -9,7 +9,8 @@ from pipeline.server_api import metric_total
 def test_atomic_write_leaves_no_temp_files(tmp_path):
     write_json_atomic(tmp_path / "result.json", {"status": "ok"})
     write_json_atomic(tmp_path / "result.json", {"status": "failed"})
-    assert read_result(tmp_path) == {"status": "failed"}
+    result = read_result(tmp_path)
+    assert result is not None and result.to_json() == {"status": "failed"}
     assert [p.name for p in tmp_path.iterdir()] == ["result.json"]
 
 

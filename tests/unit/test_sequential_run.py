@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+from pipeline.result_types import CellIdentity
 from pipeline.sequential_run import (
     SequentialConf,
     design_of,
@@ -9,7 +10,6 @@ from pipeline.sequential_run import (
     look,
     paired_diffs,
     rounds,
-    same_cell_but_variant,
 )
 
 
@@ -63,6 +63,8 @@ def test_find_baseline_matches_everything_but_the_variant(tmp_path):
         (tmp_path / name).mkdir()
         other = {**cell, "variant": variant, "kv_dtype": kv}
         (tmp_path / name / "result.json").write_text(json.dumps({"status": "ok", "cell": other}))
-    assert find_baseline(tmp_path / "2_me", cell, SequentialConf()) == tmp_path / "0_base"
-    assert same_cell_but_variant(cell, {**cell, "variant": "fa3"}, "fa3")
-    assert not same_cell_but_variant(cell, {**cell, "variant": "fa3", "model": "x"}, "fa3")
+    me = CellIdentity.from_json(cell)
+    assert find_baseline(tmp_path / "2_me", me, SequentialConf()) == tmp_path / "0_base"
+    assert me.same_but_variant(CellIdentity.from_json({**cell, "variant": "fa3"}), "fa3")
+    other_model = CellIdentity.from_json({**cell, "variant": "fa3", "model": "x"})
+    assert not me.same_but_variant(other_model, "fa3")
