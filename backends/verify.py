@@ -1,8 +1,7 @@
 """Checking that a started server runs what the cell asked for, from its ``GET /server_info``.
 
-``/server_info`` carries every resolved server argument at the top level (and again in each
-``internal_states[i]``); with ``SGLANG_EXPOSE_OWN_ENV_VARS=1`` each ``internal_states[i]`` also has
-``env_vars``, the SGLANG_* variables the server saw (reference/sglang.md 2.3). Requested keys are
+The body is read by ``backends.server_info.ServerInfo`` (resolved settings, and ``env_vars``: the
+SGLANG_* variables the server saw, with ``SGLANG_EXPOSE_OWN_ENV_VARS=1``). Requested keys are
 server-info keys, or ``env:NAME`` for an environment variable.
 """
 
@@ -20,6 +19,7 @@ from backends.launch import (
     SKIP_SOFTMAX_DECODE_ENV,
     SKIP_SOFTMAX_PREFILL_ENV,
 )
+from backends.server_info import ServerInfo
 from backends.variants import AttentionFlags, runs_of
 
 OBSERVED_KEYS = (
@@ -63,31 +63,11 @@ class Mismatch:
     verifiable: bool = True
 
 
-def _first_state(server_info: dict) -> dict:
-    states = server_info.get("internal_states")
-    if isinstance(states, list) and states and isinstance(states[0], dict):
-        return states[0]
-    return {}
-
-
-def env_vars_of(server_info: dict) -> dict[str, str] | None:
-    """``internal_states[0].env_vars``, or None when the server does not expose it."""
-    env = _first_state(server_info).get("env_vars")
-    return env if isinstance(env, dict) else None
-
-
-def _lookup(server_info: dict, key: str) -> tuple[bool, object]:
-    if key in server_info:
-        return True, server_info[key]
-    state = _first_state(server_info)
-    return (True, state[key]) if key in state else (False, None)
-
-
-def observed_settings(server_info: dict) -> dict[str, object]:
+def observed_settings(server_info: ServerInfo) -> dict[str, object]:
     """The settings a cell cares about, as the server reports them.
 
     Args:
-        server_info: The parsed ``GET /server_info`` body.
+        server_info: The server's ``GET /server_info``.
 
     Returns:
         The keys of ``OBSERVED_KEYS`` the server reports, plus ``env:NAME`` for each skip-softmax
@@ -95,10 +75,10 @@ def observed_settings(server_info: dict) -> dict[str, object]:
     """
     observed: dict[str, object] = {}
     for key in OBSERVED_KEYS:
-        found, value = _lookup(server_info, key)
+        found, value = server_info.setting(key)
         if found:
             observed[key] = value
-    env = env_vars_of(server_info) or {}
+    env = server_info.env_vars or {}
     for name in OBSERVED_ENV:
         if name in env:
             observed[ENV_KEY_PREFIX + name] = env[name]
@@ -128,8 +108,8 @@ def values_match(requested: object, observed: object) -> bool:
     return requested == observed
 
 
-def _compare_env(key: str, requested: object, server_info: dict) -> Mismatch | None:
-    env = env_vars_of(server_info)
+def _compare_env(key: str, requested: object, server_info: ServerInfo) -> Mismatch | None:
+    env = server_info.env_vars
     if env is None:
         return Mismatch(key, requested, None, verifiable=False)
     observed = env.get(key[len(ENV_KEY_PREFIX) :])
@@ -140,12 +120,12 @@ def _compare_env(key: str, requested: object, server_info: dict) -> Mismatch | N
     return None
 
 
-def compare_server_info(requested: dict[str, object], server_info: dict) -> list[Mismatch]:
+def compare_server_info(requested: dict[str, object], server_info: ServerInfo) -> list[Mismatch]:
     """Compare the requested settings with ``/server_info``.
 
     Args:
         requested: ``LaunchPlan.requested``: server-info keys, or ``env:NAME`` (None = unset).
-        server_info: The parsed ``GET /server_info`` body.
+        server_info: The server's ``GET /server_info``.
 
     Returns:
         One ``Mismatch`` per requested key the server does not confirm, in request order. Keys the
@@ -156,7 +136,7 @@ def compare_server_info(requested: dict[str, object], server_info: dict) -> list
         if key.startswith(ENV_KEY_PREFIX):
             mismatch = _compare_env(key, want, server_info)
         else:
-            found, got = _lookup(server_info, key)
+            found, got = server_info.setting(key)
             if key == DRAFT_KEY:
                 got = _draft_as_asked(requested, server_info, got)
             if key == "attention_backend" and got is None:
@@ -171,24 +151,24 @@ def compare_server_info(requested: dict[str, object], server_info: dict) -> list
     return mismatches
 
 
-def _split_attention(server_info: dict) -> object:
+def _split_attention(server_info: ServerInfo) -> object:
     """The backend of both phases where a server leaves ``attention_backend`` unset.
 
     SGLang sets it to that value (sglang.md 3.1); an SGLang-like server need not.
     """
-    prefill = _lookup(server_info, "prefill_attention_backend")[1]
-    decode = _lookup(server_info, "decode_attention_backend")[1]
+    prefill = server_info.setting("prefill_attention_backend")[1]
+    decode = server_info.setting("decode_attention_backend")[1]
     return prefill if prefill is not None and prefill == decode else None
 
 
-def _draft_as_asked(requested: dict[str, object], server_info: dict, draft: object) -> object:
+def _draft_as_asked(requested: dict[str, object], server_info: ServerInfo, draft: object) -> object:
     """The server's draft model, the target standing for itself where the cell asked for it.
 
     SGLang drafts with the target when no draft path is given (sglang.md 1.1). A cell asking for
     the target's own heads on a server drafting with its target agrees, whatever the target is
     called: ``model_path`` is checked (and named) on its own.
     """
-    target = _lookup(server_info, "model_path")[1]
+    target = server_info.setting("model_path")[1]
     draft = target if draft is None else draft
     if draft == target and requested.get(DRAFT_KEY) == requested.get("model_path"):
         return requested.get(DRAFT_KEY)
@@ -238,19 +218,19 @@ def compare_models_list(expected: str, models: dict | None) -> Mismatch | None:
     return None if expected in ids else Mismatch(MODELS_KEY, expected, ids)
 
 
-def speculation_off(server_info: dict) -> bool | None:
+def speculation_off(server_info: ServerInfo) -> bool | None:
     """Whether the server runs without speculative decoding (None: it does not say)."""
-    found, algorithm = _lookup(server_info, "speculative_algorithm")
+    found, algorithm = server_info.setting("speculative_algorithm")
     if not found:
         return None
     return algorithm in NO_SPECULATION or str(algorithm).upper() == "NONE"
 
 
-def observed_runs(server_info: dict, family: str, speculative: bool) -> dict[str, str] | None:
+def observed_runs(server_info: ServerInfo, family: str, speculative: bool) -> dict[str, str] | None:
     """The kernels the server's reported attention backends run (None: no backend reported)."""
     keys = ("attention_backend", "prefill_attention_backend", "decode_attention_backend",
             "speculative_draft_attention_backend", "speculative_attention_mode")  # fmt: skip
-    values = {k: _lookup(server_info, k)[1] for k in keys}
+    values = {k: server_info.setting(k)[1] for k in keys}
     if not any(values[k] for k in keys[:3]):
         return None
     flags = AttentionFlags(*(v if isinstance(v, str) else None for v in values.values()))

@@ -37,6 +37,7 @@ import itertools
 
 from client_throughput import publish
 
+from backends.server_info import ServerInfo
 from evals.base import EvalPrompt, make_eval
 from evals.client import ChatClient, RequestOutcome, build_chat_payload
 from evals.config import ClientConf, DatasetConf, EvalConf, SamplingConf
@@ -116,7 +117,7 @@ def part_a(folder: Path) -> list[str]:
         "|---|---|---|---|---|---|",
     ]
     with SimServer(folder, latency_s=0.25) as url:
-        info = _get_json(url + "/server_info")
+        info = ServerInfo.parse(_get_json(url + "/server_info"))
         limit = client_concurrency(info, 64)
         for label, conc in (
             (f"{limit} from /server_info", limit),

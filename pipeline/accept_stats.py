@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from backends.server_info import ServerInfo
+
 
 def spec_records(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The ``spec`` dicts of the records that carry speculative statistics."""
@@ -91,7 +93,7 @@ def per_position_acceptance(histograms: Iterable[Sequence[int]]) -> list[float]:
 
 
 def server_accept_length(
-    server_info: Mapping[str, Any], verify_by_rank: Mapping[str, float] | None = None
+    server_info: ServerInfo, verify_by_rank: Mapping[str, float] | None = None
 ) -> float | None:
     """``avg_spec_accept_length`` from /server_info over DP ranks; None when absent.
 
@@ -100,12 +102,7 @@ def server_accept_length(
     ``spec_verify_calls_total`` delta per ``dp_rank`` label, rank i being ``internal_states[i]``).
     Without those weights it is the plain mean, exact only for a single rank.
     """
-    states = server_info.get("internal_states") or []
-    values = {
-        str(i): float(s["avg_spec_accept_length"])
-        for i, s in enumerate(states)
-        if isinstance(s, Mapping) and isinstance(s.get("avg_spec_accept_length"), int | float)
-    }
+    values = server_info.accept_length_by_rank
     if not values:
         return None
     weights = {r: float((verify_by_rank or {}).get(r, 0.0)) for r in values}

@@ -21,12 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from pipeline import server_api
+from backends.server_info import LATEST, metric_total, verify_calls_by_rank
 from pipeline.accept_stats import cross_check, ratio_stderr, spec_records, summarize_accept
 
-GENERATION = "sglang:generation_tokens_total"
-VERIFY = "sglang:spec_verify_calls_total"
-REQUESTS = "sglang:num_requests_total"
+# Every release this project knows names them alike (backends.server_info.SURFACE_BY_VERSION).
+GENERATION = LATEST.metrics.generation_tokens
+VERIFY = LATEST.metrics.verify_calls
+REQUESTS = LATEST.metrics.requests
 VERIFY_BY_RANK = "spec_verify_calls_by_dp_rank"  # {dp_rank: delta}, with several DP ranks
 
 
@@ -47,7 +48,7 @@ def metric_deltas(before: str | None, after: str | None) -> dict[str, Any]:
         deltas[name] = None if a is None or b is None else b - a
     gen, verify = deltas[GENERATION], deltas[VERIFY]
     deltas["accept_length"] = gen / verify if gen is not None and verify else None
-    a_ranks, b_ranks = _by_rank(before), _by_rank(after)
+    a_ranks, b_ranks = verify_calls_by_rank(before), verify_calls_by_rank(after)
     if b_ranks and len(b_ranks) > 1:
         deltas[VERIFY_BY_RANK] = {r: v - a_ranks.get(r, 0.0) for r, v in b_ranks.items()}
     return deltas
@@ -55,14 +56,10 @@ def metric_deltas(before: str | None, after: str | None) -> dict[str, Any]:
 
 def _snapshot_total(text: str | None, name: str) -> float | None:
     """A counter's total; 0 where the server has served nothing yet (no sample exists then)."""
-    value = server_api.metric_total(text, name)
-    if value is None and text is not None and server_api.metric_total(text, REQUESTS) is None:
+    value = metric_total(text, name)
+    if value is None and text is not None and metric_total(text, REQUESTS) is None:
         return 0.0  # prometheus_client writes a labelled counter's first sample on first use
     return value
-
-
-def _by_rank(text: str | None) -> dict[str, float]:
-    return server_api.metric_by_label(text, VERIFY, "dp_rank")
 
 
 def traffic(new: Sequence[Mapping[str, Any]], deltas: Mapping[str, Any]) -> dict[str, Any] | None:

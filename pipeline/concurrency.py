@@ -13,9 +13,9 @@ end, so the tail is short. Lengths come from earlier samples of the same questio
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Protocol, TypeGuard, TypeVar
+from typing import Any, Protocol, TypeVar
 
-LIMIT_KEY = "effective_max_running_requests_per_dp"
+from backends.server_info import ServerInfo
 
 
 class _HasQuestion(Protocol):
@@ -26,46 +26,16 @@ class _HasQuestion(Protocol):
 P = TypeVar("P", bound=_HasQuestion)
 
 
-def server_concurrency(server_info: Mapping[str, Any]) -> int | None:
-    """Requests the server runs at once, from its ``/server_info``.
+def client_concurrency(server_info: ServerInfo, configured: int) -> int:
+    """The server's running limit when it reports one, else ``configured`` (client.concurrency).
 
-    ``internal_states`` has one entry per reporting scheduler, each with the per-DP-rank limit;
-    with fewer entries than ``dp_size`` ranks each entry stands for ``dp_size / len(states)``.
-
-    Args:
-        server_info: the ``/server_info`` body.
-
-    Returns:
-        The sum of the per-rank limits over all DP ranks, or None when the server does not
-        report ``internal_states[*].effective_max_running_requests_per_dp`` (not SGLang, or an
-        older version): the caller keeps its configured concurrency.
+    The limit is ``ServerInfo.running_limit``: the per-DP-rank limits summed over all ranks; an
+    older or non-SGLang server that reports none leaves the configured concurrency.
 
     Raises:
         ValueError: a limit or ``dp_size`` that is present but not a positive integer.
     """
-    states = server_info.get("internal_states")
-    if not isinstance(states, list) or not states:
-        return None
-    limits = [s.get(LIMIT_KEY) for s in states if isinstance(s, Mapping)]
-    if len(limits) != len(states) or all(x is None for x in limits):
-        return None
-    counts: list[int] = []
-    for i, limit in enumerate(limits):
-        if not _positive_int(limit):
-            raise ValueError(
-                f"/server_info internal_states[{i}].{LIMIT_KEY}={limit!r}: expected a positive "
-                "integer (is this an SGLang server?)"
-            )
-        counts.append(limit)
-    dp_size = server_info.get("dp_size", 1)
-    if not _positive_int(dp_size):
-        raise ValueError(f"/server_info dp_size={dp_size!r}: expected a positive integer")
-    return max(1, round(sum(counts) * dp_size / len(states)))
-
-
-def client_concurrency(server_info: Mapping[str, Any], configured: int) -> int:
-    """The server's running limit when it reports one, else ``configured`` (client.concurrency)."""
-    return server_concurrency(server_info) or configured
+    return server_info.running_limit() or configured
 
 
 def expected_lengths(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
@@ -101,7 +71,3 @@ def longest_first(prompts: Sequence[P], records: Iterable[Mapping[str, Any]]) ->
     lengths = expected_lengths(records)
     unknown = float("inf")
     return sorted(prompts, key=lambda p: -lengths.get(p.question_id, unknown))
-
-
-def _positive_int(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1

@@ -14,12 +14,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from backends.server_info import LATEST, metric_total
 from pipeline import server_api
 from pipeline.accept_stats import server_accept_length
 from pipeline.accept_windows import VERIFY_BY_RANK, Window, metric_deltas
 from pipeline.server import RunningServer
 
-RUNNING = "sglang:num_running_reqs"
+RUNNING = LATEST.metrics.running
 
 
 class MeasureError(RuntimeError):
@@ -53,7 +54,7 @@ def open_window(
         if err.status in (401, 403):
             raise  # a key, not a busy server: the caller's hint names it
         text = server_api.metrics_text(server.base_url, api_key)
-        running = server_api.metric_total(text, RUNNING)
+        running = metric_total(text, RUNNING)
         if text is None and "HTTP" not in str(err):
             raise  # nothing answers: the caller tells a stopped server apart
         busy = f"{running:g} requests running per /metrics" if running is not None else str(err)

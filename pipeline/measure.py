@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from backends.server_info import ServerInfo
 from evals.accounting import summarize_records
 from evals.base import Eval
 from evals.config import SamplingConf
@@ -155,7 +156,7 @@ def generation_limit_warnings(conf: RootConf) -> list[str]:
     return out
 
 
-def _with_server_concurrency(conf: RootConf, info: dict[str, Any]) -> RootConf:
+def _with_server_concurrency(conf: RootConf, info: ServerInfo) -> RootConf:
     """The config with the client's concurrency set to the server's running limit, if asked."""
     if not conf.client.follow_server:
         return conf

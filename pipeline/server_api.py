@@ -1,4 +1,7 @@
-"""The few administrative calls the pipeline makes to an SGLang server (sync, stdlib HTTP)."""
+"""The few administrative calls the pipeline makes to an SGLang server (sync, stdlib HTTP).
+
+What the answers mean (keys, endpoint names, Prometheus names) is ``backends.server_info``'s.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,8 @@ import json
 import urllib.error
 import urllib.request
 from typing import Any
+
+from backends.server_info import LATEST, ServerInfo
 
 
 class ServerApiError(RuntimeError):
@@ -51,20 +56,20 @@ def get_json(
     return data
 
 
-def server_info(
-    base_url: str, api_key: str | None = None, timeout_s: float = 60.0
-) -> dict[str, Any]:
-    """``/server_info`` (``/get_server_info`` on servers that lack the new name).
+def server_info(base_url: str, api_key: str | None = None, timeout_s: float = 60.0) -> ServerInfo:
+    """``/server_info`` parsed (``/get_server_info`` on servers that lack the new name).
 
-    Only a 404 tries the old name: a refused key or a server that does not answer is raised
+    Only a 404 tries the next name: a refused key or a server that does not answer is raised
     at once (no second wait).
     """
-    try:
-        return get_json(base_url, "/server_info", api_key, timeout_s)
-    except ServerApiError as err:
-        if err.status != 404:
-            raise
-        return get_json(base_url, "/get_server_info", api_key, timeout_s)
+    *older, last = LATEST.info_paths
+    for path in older:
+        try:
+            return ServerInfo.parse(get_json(base_url, path, api_key, timeout_s))
+        except ServerApiError as err:
+            if err.status != 404:
+                raise
+    return ServerInfo.parse(get_json(base_url, last, api_key, timeout_s))
 
 
 def flush_cache(base_url: str, key: str | None = None, timeout_s: float = 120.0) -> None:
@@ -92,27 +97,3 @@ def metrics_text(base_url: str, api_key: str | None = None) -> str | None:
     except ServerApiError:
         return None
     return body.decode("utf-8", errors="replace") if status == 200 else None
-
-
-def metric_total(text: str | None, name: str) -> float | None:
-    """Sum of a Prometheus counter over its label sets; None when absent."""
-    if not text:
-        return None
-    total, seen = 0.0, False
-    for line in text.splitlines():
-        if line.startswith(name) and line[len(name) : len(name) + 1] in ("{", " "):
-            total += float(line.rsplit(" ", 1)[-1])
-            seen = True
-    return total if seen else None
-
-
-def metric_by_label(text: str | None, name: str, label: str) -> dict[str, float]:
-    """A Prometheus counter summed per value of ``label`` (empty when absent or unlabelled)."""
-    totals: dict[str, float] = {}
-    marker = f'{label}="'
-    for line in (text or "").splitlines():
-        if not line.startswith(name + "{") or marker not in line:
-            continue
-        value = line.split(marker, 1)[1].split('"', 1)[0]
-        totals[value] = totals.get(value, 0.0) + float(line.rsplit(" ", 1)[-1])
-    return totals

@@ -16,6 +16,7 @@ from typing import Any
 
 from backends.gpu import GpuInfo, detect_gpu
 from backends.launch import LaunchPlan
+from backends.server_info import ServerInfo
 from backends.verify import (
     Mismatch,
     compare_models_list,
@@ -71,7 +72,7 @@ def _external_gpu_message(conf: RootConf) -> str:
         try:
             base_url, timeout_s = conf.server.base_url.rstrip("/"), conf.server.external_timeout_s
             info = server_api.server_info(base_url, conf.client.api_key, timeout_s)
-            device = info.get("device")
+            device = info.setting("device")[1]
         except server_api.ServerApiError:
             device = "(no answer)"
     return (
@@ -109,8 +110,8 @@ def verify_server(
     key = conf.client.api_key
     info = server_api.server_info(server.base_url, key)
     result.set_observed(observed_settings(info))
-    result.set_server_version(info.get("version"))
-    result.warnings.extend(_version_differs(result.identity().sglang_version, info.get("version")))
+    result.set_server_version(info.version)
+    result.warnings.extend(_version_differs(result.identity().sglang_version, info.version))
     _check_speculation(conf, info)
     launched = conf.server.kind != "external"
     requested = {**plan.requested, **model_requested(conf.model, launched)}
@@ -179,15 +180,16 @@ def _version_differs(planned: object, served: object) -> list[str]:
     ]
 
 
-def _check_speculation(conf: RootConf, info: dict[str, Any]) -> None:
+def _check_speculation(conf: RootConf, info: ServerInfo) -> None:
     spec = conf.model.speculative
     if spec.algorithm is None or not speculation_off(info):
         return
+    served = info.setting("speculative_algorithm")[1]
     shape = f"{spec.num_steps}/{spec.eagle_topk}/{spec.num_draft_tokens}"
     raise CellError(
         "no_speculation",
         f"the server runs without speculative decoding (/server_info speculative_algorithm="
-        f"{info.get('speculative_algorithm')!r}) but the cell asks for {spec.algorithm} {shape} "
+        f"{served!r}) but the cell asks for {spec.algorithm} {shape} "
         "(steps/topk/draft tokens); start it with --speculative-algorithm, or use a model "
         "config without speculative settings. Nothing was sent.",
     )

@@ -35,9 +35,8 @@ def sglang_version(server: ServerConf, api_key: str | None = None) -> str:
                 f"{server.external_timeout_s:g} s; asked for the SGLang version, or set "
                 "server.sglang_version)"
             ) from err
-        version = info.get("version")
-        if isinstance(version, str):
-            return version
+        if info.version is not None:
+            return info.version
     try:
         return importlib.metadata.version("sglang")
     except importlib.metadata.PackageNotFoundError as err:

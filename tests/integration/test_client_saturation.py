@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from backends.server_info import ServerInfo
 from evals.client import ChatClient, RequestOutcome, build_chat_payload
 from evals.config import ClientConf, SamplingConf
 from pipeline.concurrency import client_concurrency
@@ -89,7 +90,7 @@ def run_and_sample(url: str, concurrency: int, n: int) -> list[int]:
 
 def test_running_count_stays_at_the_server_limit(server: str) -> None:
     with urllib.request.urlopen(server + "/server_info", timeout=5) as r:
-        limit = client_concurrency(json.loads(r.read()), configured=64)
+        limit = client_concurrency(ServerInfo.parse(json.loads(r.read())), configured=64)
     assert limit == 48
     samples = run_and_sample(server, limit, 20 * limit)
     middle = samples[len(samples) // 5 : -len(samples) // 5]

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from backends.server_info import ServerInfo
 from backends.verify import observed_settings
 from evals.responses import parse_chat_response
 from pipeline.accept_stats import server_accept_length, summarize_accept
@@ -73,8 +74,8 @@ def test_accept_stats_from_live_chats_reproduce_server_identities():
 
 def test_server_info_parsers_on_live_files():
     after, before = (
-        live("server_info_after_requests.json"),
-        live("server_info_before_requests.json"),
+        ServerInfo.parse(live("server_info_after_requests.json")),
+        ServerInfo.parse(live("server_info_before_requests.json")),
     )
     assert server_accept_length(after) == pytest.approx(1.74375)
     assert server_accept_length(before) is None  # absent until the first verify step

@@ -19,6 +19,7 @@ import pytest
 
 from backends.launch import EXPOSE_ENV, plan_launch
 from backends.options import LaunchOptions
+from backends.server_info import metric_total
 from evals.base import make_eval
 from pipeline import server_api
 from pipeline.cell import run_cell
@@ -379,7 +380,7 @@ def test_first_window_of_a_fresh_server_is_cross_checked(tmp_path):
     with sim_server(tmp_path / "server", []) as url:  # SGLang: no counter sample before a request
         fresh = server_api.metrics_text(url)
     assert fresh is not None and "# TYPE sglang:num_requests counter" in fresh
-    assert server_api.metric_total(fresh, "sglang:num_requests_total") is None
+    assert metric_total(fresh, "sglang:num_requests_total") is None
     result = run_cell(compose_conf(QUICK), tmp_path / "cell")
     accept = result["evals"]["mcq_sample"]["accept"]
     assert accept["metrics"]["sglang:num_requests_total"] == N_PROMPTS

@@ -3,6 +3,7 @@ import math
 import numpy as np
 import pytest
 
+from backends.server_info import ServerInfo
 from pipeline.accept_stats import (
     cross_check,
     per_position_acceptance,
@@ -89,7 +90,7 @@ def test_ratio_stderr_matches_bootstrap_order_of_magnitude():
     ],
 )
 def test_server_accept_length(info, expected):
-    assert server_accept_length(info) == expected
+    assert server_accept_length(ServerInfo.parse(info)) == expected
 
 
 def test_cross_check_flags_large_difference():
@@ -100,7 +101,10 @@ def test_cross_check_flags_large_difference():
 
 
 def test_server_accept_length_of_dp_ranks_is_weighted_by_their_verify_steps():
-    info = {"internal_states": [{"avg_spec_accept_length": 2.0}, {"avg_spec_accept_length": 3.0}]}
+    info = ServerInfo.parse(
+        {"internal_states": [{"avg_spec_accept_length": 2.0}, {"avg_spec_accept_length": 3.0}]}
+    )
     assert server_accept_length(info, {"0": 300.0, "1": 100.0}) == pytest.approx(2.25, abs=1e-15)
     assert server_accept_length(info) == 2.5  # no weights known: the plain mean
-    assert server_accept_length({"internal_states": [{"avg_spec_accept_length": 2.7}]}) == 2.7
+    one_rank = ServerInfo.parse({"internal_states": [{"avg_spec_accept_length": 2.7}]})
+    assert server_accept_length(one_rank) == 2.7

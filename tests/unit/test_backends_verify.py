@@ -17,6 +17,7 @@ from backends.config import (
 )
 from backends.gpu import gpu_from_config
 from backends.launch import LaunchOptions, plan_launch
+from backends.server_info import ServerInfo
 from backends.verify import (
     Mismatch,
     compare_models_list,
@@ -30,6 +31,7 @@ from backends.verify import (
 )
 
 LIVE = Path(__file__).parents[1] / "data" / "live-sglang-0.5.19" / "server_info_after_requests.json"
+parse = ServerInfo.parse
 PREFILL_ENV = "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR"
 DECODE_ENV = "SGLANG_SKIP_SOFTMAX_DECODE_THRESHOLD_SCALE_FACTOR"
 
@@ -67,7 +69,7 @@ def live_plan(skip: SkipSoftmaxConf | None = None) -> dict[str, object]:
 
 
 def test_observed_settings_of_live_server(live: dict) -> None:
-    assert observed_settings(live) == {
+    assert observed_settings(parse(live)) == {
         "attention_backend": "flashinfer",
         "prefill_attention_backend": "trtllm_mha",
         "decode_attention_backend": "flashinfer",
@@ -89,13 +91,13 @@ def test_observed_settings_of_live_server(live: dict) -> None:
 
 
 def test_live_server_confirms_its_own_launch_plan(live: dict) -> None:
-    assert compare_server_info(live_plan(), live) == []
+    assert compare_server_info(live_plan(), parse(live)) == []
 
 
 def test_observed_env_comes_from_internal_states(live: dict) -> None:
     live["internal_states"][0]["env_vars"][PREFILL_ENV] = "0.5"
-    assert observed_settings(live)[f"env:{PREFILL_ENV}"] == "0.5"
-    assert compare_server_info(live_plan(SkipSoftmaxConf(prefill=0.5)), live) == []
+    assert observed_settings(parse(live))[f"env:{PREFILL_ENV}"] == "0.5"
+    assert compare_server_info(live_plan(SkipSoftmaxConf(prefill=0.5)), parse(live)) == []
 
 
 @pytest.mark.parametrize(
@@ -123,12 +125,12 @@ def test_observed_env_comes_from_internal_states(live: dict) -> None:
 def test_mismatches(live: dict, edit: Callable[[dict], object], expected: list[Mismatch]) -> None:
     for state in [live, *live["internal_states"]]:
         edit(state)
-    assert compare_server_info(live_plan(), live) == expected
+    assert compare_server_info(live_plan(), parse(live)) == expected
 
 
 def test_requested_env_missing_is_a_mismatch_when_env_vars_exposed(live: dict) -> None:
     requested = live_plan(SkipSoftmaxConf(prefill=0.5, decode=1.0))
-    assert compare_server_info(requested, live) == [
+    assert compare_server_info(requested, parse(live)) == [
         Mismatch(f"env:{PREFILL_ENV}", 0.5, None),
         Mismatch(f"env:{DECODE_ENV}", 1.0, None),
     ]
@@ -136,28 +138,28 @@ def test_requested_env_missing_is_a_mismatch_when_env_vars_exposed(live: dict) -
 
 def test_requested_env_unverifiable_without_env_vars(live: dict) -> None:
     del live["internal_states"][0]["env_vars"]
-    found = compare_server_info(live_plan(SkipSoftmaxConf(prefill=0.5)), live)
+    found = compare_server_info(live_plan(SkipSoftmaxConf(prefill=0.5)), parse(live))
     assert found == [Mismatch(f"env:{PREFILL_ENV}", 0.5, None, verifiable=False)]
 
 
 def test_env_value_differs(live: dict) -> None:
     live["internal_states"][0]["env_vars"][PREFILL_ENV] = "0.25"
-    found = compare_server_info({f"env:{PREFILL_ENV}": 0.5}, live)
+    found = compare_server_info({f"env:{PREFILL_ENV}": 0.5}, parse(live))
     assert found == [Mismatch(f"env:{PREFILL_ENV}", 0.5, "0.25")]
 
 
 def test_env_requested_unset(live: dict) -> None:
-    assert compare_server_info({f"env:{DECODE_ENV}": None}, live) == []
+    assert compare_server_info({f"env:{DECODE_ENV}": None}, parse(live)) == []
     leaked = copy.deepcopy(live)
     leaked["internal_states"][0]["env_vars"][DECODE_ENV] = "3"
-    assert compare_server_info({f"env:{DECODE_ENV}": None}, leaked) == [
+    assert compare_server_info({f"env:{DECODE_ENV}": None}, parse(leaked)) == [
         Mismatch(f"env:{DECODE_ENV}", None, "3")
     ]
 
 
 def test_key_only_in_internal_states_is_found(live: dict) -> None:
     del live["kv_cache_dtype"]
-    assert compare_server_info({"kv_cache_dtype": "auto"}, live) == []
+    assert compare_server_info({"kv_cache_dtype": "auto"}, parse(live)) == []
 
 
 @pytest.mark.parametrize(
@@ -183,12 +185,14 @@ def test_values_match(a: object, b: object, same: bool) -> None:
 
 def test_live_server_confirms_its_model_and_kernels(live: dict) -> None:
     model = ModelConf(name="x", path="MODEL", served_model_name="tiny-llama")
-    wrong = compare_server_info(model_requested(model, launched=True), live)
+    wrong = compare_server_info(model_requested(model, launched=True), parse(live))
     assert [(m.key, m.requested, m.observed) for m in wrong] == [
         ("model_path", "MODEL", "tiny-llama")  # the live server served tiny-llama
     ]
-    assert compare_server_info(model_requested(ModelConf(path="tiny-llama"), False), live) == []
-    runs = observed_runs(live, "SM90", speculative=True)
+    assert (
+        compare_server_info(model_requested(ModelConf(path="tiny-llama"), False), parse(live)) == []
+    )
+    runs = observed_runs(parse(live), "SM90", speculative=True)
     assert runs == {"prefill": "fmha_v2", "decode": "flashinfer", "verify": "flashinfer",
                     "draft": "flashinfer"}  # fmt: skip
 
@@ -231,7 +235,7 @@ def test_compare_models_list(models: dict | None, expected: Mismatch | None) -> 
     ],
 )
 def test_speculation_off(info: dict, off: bool | None) -> None:
-    assert speculation_off(info) is off
+    assert speculation_off(parse(info)) is off
 
 
 def test_kernels_other_than_the_label_are_mismatches() -> None:

@@ -1,73 +1,36 @@
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pipeline.concurrency import (
-    client_concurrency,
-    expected_lengths,
-    longest_first,
-    server_concurrency,
-)
+from backends.server_info import ServerInfo
+from pipeline.concurrency import client_concurrency, expected_lengths, longest_first
 
-LIVE = Path(__file__).parents[1] / "data" / "live-sglang-0.5.19"
 KEY = "effective_max_running_requests_per_dp"
 
 
-def info(limits: list[Any], dp_size: Any = 1) -> dict[str, Any]:
-    return {"dp_size": dp_size, "internal_states": [{KEY: x} for x in limits]}
-
-
-@pytest.mark.parametrize(
-    ("body", "expected"),
-    [
-        (info([48]), 48),
-        (info([48], dp_size=4), 192),  # one state standing for four ranks
-        (info([48, 48, 48, 48], dp_size=4), 192),  # one state per rank
-        (info([32, 16], dp_size=2), 48),  # ranks may differ
-        (info([10, 10], dp_size=4), 40),  # two states, two ranks each
-        ({"internal_states": [{KEY: 7}]}, 7),  # dp_size absent: one rank
-        ({}, None),  # not SGLang
-        ({"internal_states": []}, None),
-        ({"internal_states": [{"other": 1}]}, None),  # older SGLang without the key
-        ({"internal_states": "x"}, None),
-    ],
-)
-def test_server_concurrency(body: dict[str, Any], expected: int | None) -> None:
-    assert server_concurrency(body) == expected
-
-
-@pytest.mark.parametrize(
-    ("body", "message"),
-    [
-        (info([0]), r"internal_states\[0\]\.effective_max_running_requests_per_dp=0"),
-        (info([48, "48"], dp_size=2), r"internal_states\[1\].*'48'"),
-        (info([True]), r"internal_states\[0\].*True"),
-        (info([48], dp_size=0), r"dp_size=0"),
-        (info([48], dp_size=None), r"dp_size=None"),
-    ],
-)
-def test_server_concurrency_rejects_bad_values(body: dict[str, Any], message: str) -> None:
-    with pytest.raises(ValueError, match=message):
-        server_concurrency(body)
-
-
-@pytest.mark.parametrize("name", ["server_info_before_requests", "server_info_after_requests"])
-def test_live_sglang_server_info_gives_its_running_limit(name: str) -> None:
-    body = json.loads((LIVE / f"{name}.json").read_text())
-    assert server_concurrency(body) == 48  # speculative decoding: SGLang's default limit
+def info(limits: list[Any], dp_size: Any = 1) -> ServerInfo:
+    return ServerInfo.parse({"dp_size": dp_size, "internal_states": [{KEY: x} for x in limits]})
 
 
 @pytest.mark.parametrize(
     ("body", "configured", "expected"),
-    [(info([48]), 64, 48), (info([48], dp_size=8), 64, 384), ({}, 64, 64), ({}, 3, 3)],
+    [
+        (info([48]), 64, 48),
+        (info([48], dp_size=8), 64, 384),
+        (ServerInfo.parse({}), 64, 64),
+        (ServerInfo.parse({}), 3, 3),
+    ],
 )
-def test_client_concurrency(body: dict[str, Any], configured: int, expected: int) -> None:
+def test_client_concurrency(body: ServerInfo, configured: int, expected: int) -> None:
     assert client_concurrency(body, configured) == expected
+
+
+def test_client_concurrency_rejects_a_bad_limit() -> None:
+    with pytest.raises(ValueError, match=r"internal_states\[0\].*=0"):
+        client_concurrency(info([0]), 64)
 
 
 def rec(qid: str, tokens: Any) -> dict[str, Any]:

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
+from backends.server_info import metric_total
 from pipeline.results import config_hash, read_result, write_json_atomic
-from pipeline.server_api import metric_total
 
 
 def test_atomic_write_leaves_no_temp_files(tmp_path):

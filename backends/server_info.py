@@ -1,0 +1,185 @@
+"""SGLang's server-side HTTP surface in one place: ``GET /server_info`` keys, ``/metrics`` names.
+
+``/server_info`` (``/get_server_info`` on servers without the new name) carries every resolved
+server argument at the top level and again in each ``internal_states[i]`` (one entry per DP rank),
+which also holds ``avg_spec_accept_length`` (absent before the first verify step),
+``effective_max_running_requests_per_dp`` and, with ``SGLANG_EXPOSE_OWN_ENV_VARS=1``, ``env_vars``
+(reference/sglang.md 2.3). Prometheus counter names are in 2.4.
+
+Every key this project reads from that surface is in ``SURFACE_BY_VERSION``: supporting a new SGLang
+release's keys is an edit of that table (plus its fixture in tests/data), nothing else. It lives in
+``backends`` because ``backends.verify`` needs it and ``pipeline`` may import ``backends`` (never
+the other way round).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeGuard
+
+from backends.versions import VersionError, parse_version
+
+
+@dataclass(frozen=True)
+class MetricNames:
+    """Prometheus names (``--enable-metrics``, ``GET /metrics``) the accept windows read."""
+
+    generation_tokens: str = "sglang:generation_tokens_total"
+    verify_calls: str = "sglang:spec_verify_calls_total"
+    requests: str = "sglang:num_requests_total"
+    running: str = "sglang:num_running_reqs"
+    rank_label: str = "dp_rank"  # label of the per-DP-rank samples
+
+
+@dataclass(frozen=True)
+class SurfaceKeys:
+    """The ``/server_info`` keys and endpoints of one SGLang release."""
+
+    info_paths: tuple[str, ...] = ("/server_info", "/get_server_info")  # tried in this order
+    version: str = "version"
+    dp_size: str = "dp_size"
+    states: str = "internal_states"
+    accept_length: str = "avg_spec_accept_length"
+    running_limit: str = "effective_max_running_requests_per_dp"
+    env_vars: str = "env_vars"
+    metrics: MetricNames = field(default_factory=MetricNames)
+
+
+# From the wheels of each release (reference/sglang.md 2.3-2.4); 0.5.23 only adds top-level keys
+# this project does not read (``launch_command``, ``frontend``). A release between two entries
+# reads with the older one's keys; one before the first with the first's.
+SURFACE_BY_VERSION: dict[str, SurfaceKeys] = {
+    "0.5.19": SurfaceKeys(),
+    "0.5.20": SurfaceKeys(),
+    "0.5.23": SurfaceKeys(),
+}
+LATEST = SURFACE_BY_VERSION[max(SURFACE_BY_VERSION, key=parse_version)]
+
+
+def surface_for(version: str | None) -> SurfaceKeys:
+    """The key table of ``version``: its own entry, else the newest one before it (None: latest)."""
+    try:
+        wanted = parse_version(version) if version else None
+    except VersionError:
+        wanted = None
+    if wanted is None:
+        return LATEST
+    known = sorted(SURFACE_BY_VERSION, key=parse_version)
+    older = [v for v in known if parse_version(v) <= wanted]
+    return SURFACE_BY_VERSION[older[-1] if older else known[0]]
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """What the pipeline reads from one ``/server_info`` body (build it with ``parse``).
+
+    ``settings``: the resolved server arguments, the top level winning over ``internal_states[0]``
+    (which repeats them). ``running_limits`` keeps each state's raw value: ``running_limit``
+    validates them, so a body with a bad limit still verifies and only sizing the client fails.
+    """
+
+    settings: Mapping[str, object]
+    version: str | None
+    env_vars: Mapping[str, str] | None  # None: the server does not expose its environment
+    accept_length_by_rank: Mapping[str, float]  # rank index ("0", "1", ...) -> accept length
+    running_limits: tuple[object, ...] | None  # None: no state reports a limit
+    dp_size: object
+    keys: SurfaceKeys
+
+    @classmethod
+    def parse(cls, body: Mapping[str, Any]) -> ServerInfo:
+        """Read a decoded ``/server_info`` body with the key table of the version it reports."""
+        version = body.get(LATEST.version)
+        keys = surface_for(version if isinstance(version, str) else None)
+        raw_states = body.get(keys.states)
+        states = raw_states if isinstance(raw_states, list) else []
+        first = states[0] if states and isinstance(states[0], Mapping) else {}
+        settings = {**first, **{k: v for k, v in body.items() if k != keys.states}}
+        env = first.get(keys.env_vars)
+        return cls(
+            settings=settings,
+            version=version if isinstance(version, str) else None,
+            env_vars=env if isinstance(env, dict) else None,
+            accept_length_by_rank=_accept_lengths(states, keys.accept_length),
+            running_limits=_running_limits(states, keys.running_limit),
+            dp_size=body.get(keys.dp_size, 1),
+            keys=keys,
+        )
+
+    def setting(self, key: str) -> tuple[bool, object]:
+        """``(found, value)`` of a resolved server argument (``found`` False: not reported)."""
+        return (True, self.settings[key]) if key in self.settings else (False, None)
+
+    def running_limit(self) -> int | None:
+        """Requests the server runs at once over all DP ranks (None: it does not say).
+
+        With fewer states than ``dp_size`` ranks each state stands for ``dp_size / len(states)``.
+
+        Raises:
+            ValueError: a limit or ``dp_size`` that is present but not a positive integer.
+        """
+        if self.running_limits is None:
+            return None
+        counts: list[int] = []
+        for i, limit in enumerate(self.running_limits):
+            if not _positive_int(limit):
+                raise ValueError(
+                    f"/server_info {self.keys.states}[{i}].{self.keys.running_limit}={limit!r}: "
+                    "expected a positive integer (is this an SGLang server?)"
+                )
+            counts.append(limit)
+        dp_size = self.dp_size
+        if not _positive_int(dp_size):
+            raise ValueError(
+                f"/server_info {self.keys.dp_size}={dp_size!r}: expected a positive integer"
+            )
+        return max(1, round(sum(counts) * dp_size / len(counts)))
+
+
+def _accept_lengths(states: list[Any], key: str) -> dict[str, float]:
+    return {
+        str(i): float(s[key])
+        for i, s in enumerate(states)
+        if isinstance(s, Mapping) and isinstance(s.get(key), int | float)
+    }
+
+
+def _running_limits(states: list[Any], key: str) -> tuple[object, ...] | None:
+    limits = [s.get(key) for s in states if isinstance(s, Mapping)]
+    if not states or len(limits) != len(states) or all(x is None for x in limits):
+        return None
+    return tuple(limits)
+
+
+def _positive_int(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def metric_total(text: str | None, name: str) -> float | None:
+    """Sum of a Prometheus counter over its label sets; None when absent."""
+    if not text:
+        return None
+    total, seen = 0.0, False
+    for line in text.splitlines():
+        if line.startswith(name) and line[len(name) : len(name) + 1] in ("{", " "):
+            total += float(line.rsplit(" ", 1)[-1])
+            seen = True
+    return total if seen else None
+
+
+def metric_by_label(text: str | None, name: str, label: str) -> dict[str, float]:
+    """A Prometheus counter summed per value of ``label`` (empty when absent or unlabelled)."""
+    totals: dict[str, float] = {}
+    marker = f'{label}="'
+    for line in (text or "").splitlines():
+        if not line.startswith(name + "{") or marker not in line:
+            continue
+        value = line.split(marker, 1)[1].split('"', 1)[0]
+        totals[value] = totals.get(value, 0.0) + float(line.rsplit(" ", 1)[-1])
+    return totals
+
+
+def verify_calls_by_rank(text: str | None, keys: SurfaceKeys = LATEST) -> dict[str, float]:
+    """``spec_verify_calls_total`` per DP rank from ``/metrics`` text (empty: unlabelled/absent)."""
+    return metric_by_label(text, keys.metrics.verify_calls, keys.metrics.rank_label)
