@@ -20,7 +20,13 @@ import aiohttp
 
 from evals.config import ClientConf, SamplingConf
 from evals.progress import progress_bar
-from evals.responses import ChatResult, ResponseFormatError, parse_chat_response, parse_chat_stream
+from evals.responses import (
+    ChatResult,
+    ResponseFormatError,
+    parse_chat_response,
+    parse_chat_stream,
+    stats_request_flags,
+)
 
 T = TypeVar("T")
 RETRYABLE = frozenset({"http_5xx", "connection"})
@@ -70,9 +76,7 @@ def build_chat_payload(
         payload["chat_template_kwargs"] = dict(chat_template_kwargs)
     if stream:
         payload["stream_options"] = {"include_usage": True}
-    else:
-        payload["return_meta_info"] = True
-    payload["return_spec_tokens_details"] = True
+    payload.update(stats_request_flags(stream))
     return payload
 
 

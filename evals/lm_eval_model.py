@@ -2,8 +2,8 @@
 
 lm-eval's chat model keeps only ``choices[i].message.content`` of each response, so it loses the
 finish reason (truncation), the token counts and SGLang's speculative statistics. The subclass
-here changes nothing lm-eval sends or scores except for adding ``return_meta_info``,
-``return_spec_tokens_details`` and the model's ``chat_template_kwargs`` to each request body; it
+here changes nothing lm-eval sends or scores except for adding SGLang's statistics flags
+(``evals.responses.stats_request_flags``) and the model's ``chat_template_kwargs`` to each body; it
 parses every response with ``evals.responses.parse_chat_response`` before lm-eval reads it and
 keeps the result in a ``RequestLog`` keyed by the request's messages (lm-eval's per-sample log
 carries the same messages, which is how the two are joined).
@@ -23,7 +23,12 @@ from typing import Any
 
 from evals.client import chat_url
 from evals.config import ClientConf, SamplingConf
-from evals.responses import ChatResult, ResponseFormatError, parse_chat_response
+from evals.responses import (
+    ChatResult,
+    ResponseFormatError,
+    parse_chat_response,
+    stats_request_flags,
+)
 
 _PROMPT: contextvars.ContextVar[str | None] = contextvars.ContextVar("lm_eval_prompt", default=None)
 
@@ -72,7 +77,7 @@ def model_args(target: HarnessTarget) -> dict[str, Any]:
 
 def extra_body(target: HarnessTarget) -> dict[str, Any]:
     """What every request body carries besides lm-eval's fields."""
-    extra: dict[str, Any] = {"return_meta_info": True, "return_spec_tokens_details": True}
+    extra: dict[str, Any] = stats_request_flags(stream=False)  # lm-eval does not stream
     if target.chat_template_kwargs:
         extra["chat_template_kwargs"] = dict(target.chat_template_kwargs)
     return extra

@@ -1,4 +1,7 @@
-"""Pure parsing of SGLang chat-completion responses into typed results.
+"""SGLang's per-request HTTP surface: the flags a chat request sets, and its response parsed.
+
+Every per-request key is here (the server side is ``backends.server_info``): a new SGLang release's
+request flags or response keys are an edit of this module and its fixtures.
 
 Two places carry per-request speculative statistics (reference/sglang.md 2.1-2.2):
 ``choices[i].meta_info`` (with ``return_meta_info``; 0.5.17-0.5.20 add the aliases
@@ -14,6 +17,22 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+# Request flags that make SGLang return per-request statistics (sglang.md 2.2): the sglext details
+# (0.5.19+) on every request; the full meta_info only without streaming, since SGLang rejects
+# ``return_meta_info`` on a stream.
+META_INFO_FLAG = "return_meta_info"
+SPEC_DETAILS_FLAG = "return_spec_tokens_details"
+
+
+def stats_request_flags(stream: bool) -> dict[str, bool]:
+    """The body fields a chat request adds so that its response carries accept statistics.
+
+    Args:
+        stream: whether the request streams (then only the ``sglext`` details are asked for).
+    """
+    flags = {} if stream else {META_INFO_FLAG: True}
+    return {**flags, SPEC_DETAILS_FLAG: True}
 
 
 class ResponseFormatError(ValueError):

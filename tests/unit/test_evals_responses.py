@@ -16,6 +16,7 @@ from evals.responses import (
     SpecStats,
     parse_chat_response,
     parse_chat_stream,
+    stats_request_flags,
 )
 
 LIVE = Path(__file__).resolve().parents[1] / "data" / "live-sglang-0.5.19"  # copied from shared/
@@ -295,3 +296,14 @@ def test_fuzz_arbitrary_json_raises_only_format_error(body: Any) -> None:
     for parse in (lambda: parse_chat_response(body), lambda: parse_chat_stream([body])):
         with contextlib.suppress(ResponseFormatError):
             parse()
+
+
+@pytest.mark.parametrize(
+    ("stream", "flags"),
+    [
+        (False, {"return_meta_info": True, "return_spec_tokens_details": True}),
+        (True, {"return_spec_tokens_details": True}),  # SGLang rejects meta_info on a stream
+    ],
+)
+def test_stats_request_flags(stream: bool, flags: dict[str, bool]) -> None:
+    assert stats_request_flags(stream) == flags
