@@ -37,7 +37,7 @@ import itertools
 
 from client_throughput import publish
 
-from backends.server_info import ServerInfo
+from backends.server_info import LATEST, ServerInfo
 from evals.base import EvalPrompt, make_eval
 from evals.client import ChatClient, RequestOutcome, build_chat_payload
 from evals.config import ClientConf, DatasetConf, EvalConf, SamplingConf
@@ -95,7 +95,7 @@ def poll_running(url: str, stop: threading.Event, out: Series) -> None:
     while not stop.is_set():
         conn.request("GET", "/metrics")
         text = conn.getresponse().read().decode()
-        line = next(x for x in text.splitlines() if x.startswith("sglang:num_running_reqs{"))
+        line = next(x for x in text.splitlines() if x.startswith(LATEST.metrics.running + "{"))
         out.append((time.perf_counter(), int(float(line.rsplit(" ", 1)[1]))))
         time.sleep(0.005)
 
