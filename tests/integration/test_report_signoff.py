@@ -259,3 +259,34 @@ def test_a_fixed_design_cell_is_read_at_alpha(tmp_path: Path):
     _, summary = run_report([root], tmp_path / "r")
     acc = check_of(summary, "fmha_v2", "accuracy_vs_baseline")
     assert acc["numbers"]["level"] == 0.05 and acc["numbers"]["sequential"] == ""
+
+
+# 3 (black box, benchmarks/report_blackbox.py): a result.json whose top-level blocks have the
+# wrong type crashed the whole report (no summary, no other cell judged) or was judged as a cell
+# called None/None/None; now that cell is ERROR naming the key, and the rest is judged.
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"evals": [{"accuracy": 0.7}]},
+        {"evals": {"gpqa_diamond": "0.7"}},
+        {"cell": None},
+        {"cell": ["fmha_v2"]},
+        {"cell__gpu": "H200"},
+        {"cell__skip_softmax": 0.5},
+    ],
+)
+def test_a_result_of_the_wrong_shape_is_that_cells_error(tmp_path: Path, changes):
+    truth = outcomes()
+    root = tmp_path / "m"
+    write_multirun(root, ["fmha_v2", "fa3", "triton"])
+    write_cell(root / "0_m_fmha_v2", "fmha_v2", records(truth, accept=None), speculative=False)
+    write_cell(root / "1_m_fa3", "fa3", records(truth, accept=None), speculative=False)
+    write_cell(root / "2_m_triton", "triton", records(truth, accept=None), speculative=False)
+    set_result(root / "0_m_fmha_v2", **changes)
+    code, summary = run_report([root], tmp_path / "r")
+    assert code == 2
+    verdicts = {c["id"].rsplit("/", 1)[-1]: c["verdict"] for c in summary["cells"]}
+    assert verdicts == {"0_m_fmha_v2": "ERROR", "1_m_fa3": "NO REFERENCE", "2_m_triton": "GO"}
+    error = next(k for c in summary["cells"] for k in c["checks"] if k["verdict"] == "ERROR")
+    key = next(iter(changes)).split("__")[-1]
+    assert "result.json" in error["message"] and key in error["message"], error["message"]
