@@ -52,6 +52,11 @@ def _extra(n: dict[str, Any]) -> str:
     return f"; about {extra} more repeats would likely decide it"
 
 
+def _baseline_note(n: dict[str, Any]) -> str:
+    # Which baseline folder was used when several match, or why another one was (issue 14).
+    return f"; baseline: {n['note']}" if n.get("note") else ""
+
+
 def describe(check: Check) -> str:
     """The check's numbers in one line (or its message when it has none)."""
     n = check.numbers
@@ -65,7 +70,7 @@ def describe(check: Check) -> str:
             f"{100 * (1 - n['alpha']):g}% bounds [{pts(n['lower'])}, {pts(n['upper'])}] vs "
             f"margin {pts(n['margin'])} pts; {_p(n)}; {n['n_questions']} questions x "
             f"{n['repeats']} repeats{seq}; {_rates(n)}; {n.get('coverage', '')}"
-            f"{f'; undecided: {why}' if why else ''}{_extra(n)}"
+            f"{f'; undecided: {why}' if why else ''}{_extra(n)}{_baseline_note(n)}"
         )
     if kind == "broken_prompts" and "p" in n:
         ids = n["broken_questions"]

@@ -124,6 +124,7 @@ def _paired_set(n: dict[str, Any]) -> str:
         f"{n['n_questions']} q x {n['repeats']} ({how}); errors "
         f"{100 * n.get('base_error', 0):.1f}% / {100 * n.get('cand_error', 0):.1f}%, truncated "
         f"{100 * n.get('base_truncated', 0):.1f}% / {100 * n.get('cand_truncated', 0):.1f}%"
+        + (f"; baseline: {n['note']}" if n.get("note") else "")
     )
 
 

@@ -140,6 +140,11 @@ def test_baseline_is_the_one_that_ended_last(tmp_path: Path):
     assert acc["verdict"] == "GO"
     assert acc["numbers"]["baseline_folder"] == str(new)
     assert f"used the one that ended last: {new}" in acc["numbers"]["note"]
+    # Named where a reader looks (black box: it was only in summary.json's numbers): the check's
+    # message (console, JUnit) and the accuracy table of report.md.
+    assert f"used the one that ended last: {new}" in acc["message"]
+    table = (tmp_path / "r" / "report.md").read_text().split("## Accuracy vs the baseline")[1]
+    assert f"used the one that ended last: {new}" in table.split("\n## ")[0]
 
 
 # 5. Coverage: absent questions are not GO unless the policy allows; repeats by question.
