@@ -413,6 +413,11 @@ def one_run(cond: Condition, p: np.ndarray, rng: np.random.Generator, work: Path
     out["acc"] = acc[0]["verdict"] if acc else "-"
     out["acc_msg"] = acc[0]["message"][:300] if acc else ""
     out["release"] = summary["verdict"]
+    stopped = next(c.sequential for c in cells if c.variant == CANDIDATES[0])
+    if stopped and stopped.get("decision") in ("GO", "NO-GO") and out["verdict"] != "ERROR":
+        # A cell the stopping rule decided: the report must not say otherwise (issue 14, item 8).
+        said = {"GO": "GO", "NO-GO": "NO-GO", "FAIL": "NO-GO"}.get(out["verdict"], "other")
+        out["disagree"] = said != stopped["decision"]
     out["others"] = Counter(c["verdict"] for c in summary["cells"] if c is not first)
     return out
 
@@ -458,6 +463,8 @@ def main() -> None:
                 res = one_run(cond, p, rng, Path(tmp) / "w")
                 seen[res["verdict"]] += 1
                 rcs[res["rc"]] += 1
+                if res.get("disagree"):
+                    seen["(stopped cell and report disagree)"] += 1
                 releases[res.get("release", "-")] += 1
                 key = f"{res['verdict']}/rc{res['rc']}"
                 odd = res["rc"] not in (0, 1, 2) or res["verdict"] not in ("GO", "NO-GO")
@@ -466,7 +473,7 @@ def main() -> None:
                     print(f"  [{name}] {key} acc={res.get('acc')}: {res.get('acc_msg', '')[:240]}"
                           f" {res['stderr'][-300:]}", flush=True)  # fmt: skip
         per = (time.time() - t0) / reps
-        row = (f"| {name} | {reps} | {wilson(seen['GO'], reps)} | {wilson(seen['NO-GO'], reps)} | "
+        row = (f"| {name} | {reps} | {wilson(seen['GO'], reps)} | {wilson(seen['NO-GO'] + seen['FAIL'], reps)} | "
                f"{', '.join(f'{k} {v}' for k, v in sorted(seen.items()))} | "
                f"{', '.join(f'{k}:{v}' for k, v in sorted(rcs.items()))} | "
                f"{', '.join(f'{k} {v}' for k, v in sorted(releases.items()))} | "
@@ -474,7 +481,7 @@ def main() -> None:
         print(row, flush=True)
         rows.append(row)
     if args.out:
-        head = ("| condition | runs | first candidate GO | NO-GO | its verdicts | exit codes | "
+        head = ("| condition | runs | first candidate GO | NO-GO or FAIL | its verdicts | exit codes | "
                 "report verdicts | s/run |\n|---|---|---|---|---|---|---|---|\n")
         new = not args.out.exists()
         with args.out.open("a") as fh:
