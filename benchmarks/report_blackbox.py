@@ -473,7 +473,8 @@ def main() -> None:
                     print(f"  [{name}] {key} acc={res.get('acc')}: {res.get('acc_msg', '')[:240]}"
                           f" {res['stderr'][-300:]}", flush=True)  # fmt: skip
         per = (time.time() - t0) / reps
-        row = (f"| {name} | {reps} | {wilson(seen['GO'], reps)} | {wilson(seen['NO-GO'] + seen['FAIL'], reps)} | "
+        nogo = seen["NO-GO"] + seen["FAIL"]
+        row = (f"| {name} | {reps} | {wilson(seen['GO'], reps)} | {wilson(nogo, reps)} | "
                f"{', '.join(f'{k} {v}' for k, v in sorted(seen.items()))} | "
                f"{', '.join(f'{k}:{v}' for k, v in sorted(rcs.items()))} | "
                f"{', '.join(f'{k} {v}' for k, v in sorted(releases.items()))} | "
@@ -481,8 +482,8 @@ def main() -> None:
         print(row, flush=True)
         rows.append(row)
     if args.out:
-        head = ("| condition | runs | first candidate GO | NO-GO or FAIL | its verdicts | exit codes | "
-                "report verdicts | s/run |\n|---|---|---|---|---|---|---|---|\n")
+        head = ("| condition | runs | first candidate GO | NO-GO or FAIL | its verdicts | "
+                "exit codes | report verdicts | s/run |\n|---|---|---|---|---|---|---|---|\n")
         new = not args.out.exists()
         with args.out.open("a") as fh:
             if new:
