@@ -44,8 +44,10 @@ SPEC = {"algorithm": "EAGLE", "num_steps": 3, "eagle_topk": 1, "num_draft_tokens
         "draft_model_path": None, "extra_args": []}  # fmt: skip
 CANDIDATES = ["fmha_v2", "trtllm_mha", "flashinfer", "triton"]
 Lines = list[dict[str, Any]]
-HTTP_500 = ('HTTP 500: {"object": "error", "message": "Internal server error", '
-            '"type": "InternalServerError", "param": null, "code": 500}')  # as a real cell logs it
+HTTP_500 = (
+    'HTTP 500: {"object": "error", "message": "Internal server error", '
+    '"type": "InternalServerError", "param": null, "code": 500}'
+)  # as a real cell logs it
 SEQ: dict[str, Any] = {"max_repeats": 24, "repeats_per_round": 2, "alpha": 0.05, "margin": 0.02,
        "spending": "obrien_fleming"}  # fmt: skip
 
@@ -95,10 +97,21 @@ CONDITIONS: dict[str, Condition] = {
     "seq-5pt-diffuse": Condition(drop=5, sequential=True),
     "seq-clean-8cand": Condition(sequential=True, n_cand=8),
     "single-question": Condition(single_question=True),
-    **{f"malformed-{m}": Condition(malformed=m) for m in (
-        "seq-empty", "seq-nan-look", "seq-str-look", "seq-bad-design", "no-evals-key",
-        "accuracy-nan", "counts-str", "evals-list", "cell-missing", "samples-bad-repeat",
-    )},
+    **{
+        f"malformed-{m}": Condition(malformed=m)
+        for m in (
+            "seq-empty",
+            "seq-nan-look",
+            "seq-str-look",
+            "seq-bad-design",
+            "no-evals-key",
+            "accuracy-nan",
+            "counts-str",
+            "evals-list",
+            "cell-missing",
+            "samples-bad-repeat",
+        )
+    },
 }
 
 
@@ -358,8 +371,9 @@ def write_sweep(root: Path, cond: Condition, cells: list[Cell]) -> None:
         (folder / "cli.log").write_text("")
         if cell.sequential and cell.sequential.get("role") == "candidate":
             base = next(c for c in cells if c.variant == "fa3" and c.skip == cell.skip)
-            cell.sequential["baseline_dir"] = str(root / f"{base.num}_{MODEL}_fa3_auto_"
-                                                  f"{'exact' if not base.skip else 'skip-p0.5'}")
+            cell.sequential["baseline_dir"] = str(
+                root / f"{base.num}_{MODEL}_fa3_auto_{'exact' if not base.skip else 'skip-p0.5'}"
+            )
         res = result_json(cell)
         if cond.malformed and cell.variant == CANDIDATES[0] and cell.skip is None:
             break_result(res, cond.malformed)
@@ -375,14 +389,16 @@ def write_sweep(root: Path, cond: Condition, cells: list[Cell]) -> None:
 def add_old_baseline(root: Path, p: np.ndarray, rng: np.random.Generator) -> None:
     """A second, earlier fa3 cell 6 points better (a left-over resume copy, same job)."""
     better = np.clip(p + 0.06 * (1 - p) / np.mean(1 - p), 0, 1)
-    cell = Cell(0, "fa3", None, draw_lines(better, rng, range(K), 0, 0),
-                "2026-11-29T09:00:00+00:00")
+    cell = Cell(
+        0, "fa3", None, draw_lines(better, rng, range(K), 0, 0), "2026-11-29T09:00:00+00:00"
+    )
     cell.overrides = [f"model={MODEL}", f"evals=[{EVAL}]", "backend=fa3"]
     folder = root / "zz_old_baseline" / f"0_{MODEL}_fa3_auto_exact"
     (folder / "samples").mkdir(parents=True)
     (folder / "result.json").write_text(json.dumps(result_json(cell), indent=1))
     (folder / "samples" / f"{EVAL}.jsonl").write_text(
-        "".join(json.dumps(x) + "\n" for x in cell.lines))
+        "".join(json.dumps(x) + "\n" for x in cell.lines)
+    )
 
 
 def one_run(cond: Condition, p: np.ndarray, rng: np.random.Generator, work: Path
@@ -483,8 +499,10 @@ def main() -> None:
         print(row, flush=True)
         rows.append(row)
     if args.out:
-        head = ("| condition | runs | first candidate GO | NO-GO or FAIL | its verdicts | "
-                "exit codes | report verdicts | s/run |\n|---|---|---|---|---|---|---|---|\n")
+        head = (
+            "| condition | runs | first candidate GO | NO-GO or FAIL | its verdicts | "
+            "exit codes | report verdicts | s/run |\n|---|---|---|---|---|---|---|---|\n"
+        )
         new = not args.out.exists()
         with args.out.open("a") as fh:
             if new:

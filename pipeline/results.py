@@ -48,7 +48,8 @@ def read_result(cell_dir: Path) -> CellResult | None:
     """The cell's result, or None when it has none (yet).
 
     Raises:
-        ValueError: when result.json is not valid JSON, not an object, or of a newer schema.
+        ValueError: when result.json is not valid JSON, not an object, of a newer schema, or an
+            ``ok`` result with a block of the wrong JSON type (``shape_problems``).
     """
     path = result_path(cell_dir)
     if not path.exists():
@@ -60,9 +61,12 @@ def read_result(cell_dir: Path) -> CellResult | None:
     if not isinstance(data, dict):
         raise ValueError(f"{path}: not a JSON object")
     try:
-        return CellResult.from_json(data)
+        typed = CellResult.from_json(data)
     except ValueError as err:  # a newer schema_version than this reader
         raise ValueError(f"{path}: {err}") from err
+    if problems := shape_problems(data):
+        raise ValueError(f"{path}: " + "; ".join(f"{k} {why}" for k, why in problems.items()))
+    return typed
 
 
 def write_result(cell_dir: Path, result: Mapping[str, Any]) -> CellResult:
@@ -76,3 +80,39 @@ def config_hash(config: dict[str, Any]) -> str:
     """Stable short hash of the settings that define a cell's measurements."""
     blob = json.dumps(config, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
+
+
+# Blocks read as mappings: ``cell`` and ``evals`` objects when present (null is wrong), the rest
+# objects or null, at the top and inside ``cell``. The typed contract reads a wrong-typed block
+# as empty, which would judge an ``ok`` cell as ``None/None/None`` or with no eval summary: such
+# a result is unreadable instead.
+_REQUIRED = ("cell", "evals")
+_OPTIONAL = ("timing", "runs", "provenance", "accept", "label_runs", "error", "server")
+_CELL_OPTIONAL = ("skip_softmax", "speculative", "gpu")
+
+
+def shape_problems(data: Mapping[str, Any]) -> dict[str, str]:
+    """Top-level keys of an ``ok`` result whose blocks have the wrong JSON type, each with why."""
+    if data.get("status") != "ok":
+        return {}
+    found = {
+        k: "must be an object" for k in _REQUIRED if k in data and not isinstance(data[k], dict)
+    }
+    found |= {
+        k: "must be an object or null"
+        for k in _OPTIONAL
+        if data.get(k) is not None and not isinstance(data[k], dict)
+    }
+    cell, evals = data.get("cell"), data.get("evals")
+    inner = [
+        f"cell.{k} must be an object or null"
+        for k in _CELL_OPTIONAL
+        if isinstance(cell, dict) and cell.get(k) is not None and not isinstance(cell[k], dict)
+    ]
+    if inner:
+        found["cell"] = "; ".join(inner)
+    blocks = evals.items() if isinstance(evals, dict) else []
+    bad = [name for name, block in blocks if not isinstance(block, dict)]
+    if bad:
+        found["evals"] = "; ".join(f"evals.{n} must be an object" for n in bad)
+    return found
