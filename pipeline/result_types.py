@@ -117,7 +117,7 @@ class CellResult:
     def unreadable(cls, message: str) -> CellResult:
         """A ``failed`` stand-in for a result.json that cannot be read (``message`` says why)."""
         return cls.from_json(
-            {"status": "failed", "error": {"kind": "unreadable_result", "message": message}}
+            {"status": "failed", "error": {"kind": UNREADABLE, "message": message}}
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -163,6 +163,9 @@ class CellResult:
         """Whether a run started at ``since`` (ISO time) found the cell finished and skipped it."""
         last = self.resumed[-1] if self.resumed else Resumed("", "")
         return since is not None and last.action.startswith("skipped") and last.at >= since
+
+
+UNREADABLE = "unreadable_result"  # error kind of a result.json that cannot be read
 
 
 def asked_text(value: Any) -> str:

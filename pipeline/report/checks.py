@@ -27,6 +27,7 @@ from pipeline.report.verdicts import (
 )  # fmt: skip
 from pipeline.report.versus_baseline import baseline_checks
 from pipeline.report.versus_reference import reference_checks
+from pipeline.result_types import UNREADABLE
 
 _STATUS = {"ok": OK, "failed": FAILED, "missing": MISSING, "unsupported": UNSUPPORTED,
            "planned": PLANNED, "misconfigured": MISCONFIGURED}  # fmt: skip
@@ -51,6 +52,9 @@ def cell_checks(
 def _cell_checks(
     cell: CellRecord, cells: Sequence[CellRecord], tol: Tolerance, read: SampleReader
 ) -> list[Check]:
+    error = cell.result.error
+    if error is not None and error.kind == UNREADABLE:  # malformed input: never a verdict
+        return [make_check(cell, None, "status", ERROR, error.message)]
     out = [make_check(cell, None, "status", _STATUS[cell.status], cell.note or cell.status)]
     if cell.status != "ok":
         return out

@@ -268,7 +268,7 @@ def test_a_fixed_design_cell_is_read_at_alpha(tmp_path: Path):
 
 # 3 (black box, benchmarks/report_blackbox.py): a result.json whose blocks have the wrong JSON
 # type was judged as a cell called None/None/None, or GO with its eval summary read as empty;
-# now it is unreadable (that cell FAILED, naming the key) and the rest is judged.
+# now it is unreadable (that cell ERROR, naming the key) and the rest is judged.
 @pytest.mark.parametrize(
     "changes",
     [
@@ -291,8 +291,8 @@ def test_a_result_of_the_wrong_shape_is_that_cells_error(tmp_path: Path, changes
     code, summary = run_report([root], tmp_path / "r")
     assert code == 2
     verdicts = {c["id"].rsplit("/", 1)[-1]: c["verdict"] for c in summary["cells"]}
-    # Unreadable as a result (as invalid JSON is): FAILED, exit 2, the rest judged.
-    assert verdicts == {"0_m_fmha_v2": "FAILED", "1_m_fa3": "NO REFERENCE", "2_m_triton": "GO"}
-    error = next(k for c in summary["cells"] for k in c["checks"] if k["verdict"] == "FAILED")
+    # Unreadable as a result (as invalid JSON is): ERROR, exit 2, the rest judged.
+    assert verdicts == {"0_m_fmha_v2": "ERROR", "1_m_fa3": "NO REFERENCE", "2_m_triton": "GO"}
+    error = next(k for c in summary["cells"] for k in c["checks"] if k["verdict"] == "ERROR")
     key = next(iter(changes)).split("__")[-1]
     assert "result.json" in error["message"] and key in error["message"], error["message"]
