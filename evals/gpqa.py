@@ -11,7 +11,7 @@ import logging
 import random
 from typing import Any
 
-from evals.base import EvalPrompt, question_id
+from evals.base import SINGLE_TURN, EvalPrompt, RunShape, question_id
 from evals.config import EvalConf
 from evals.datasets import load_rows
 from evals.grading import extract_mcq_letter
@@ -55,6 +55,9 @@ def format_prompt(question: str, options: list[str]) -> str:
 
 class GpqaEval:
     """GPQA (diamond / main / extended, or any file with GPQA's columns)."""
+
+    graded = True
+    shape: RunShape = SINGLE_TURN
 
     def __init__(self, name: str, conf: EvalConf) -> None:
         """Load the rows of ``conf.dataset``; see ``evals.base.make_eval``."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from evals.base import EvalPrompt, question_id
+from evals.base import SINGLE_TURN, EvalPrompt, RunShape, question_id
 from evals.config import EvalConf
 from evals.datasets import load_rows
 from evals.grading import extract_number, normalize_number
@@ -74,6 +74,7 @@ class Gsm8kEval:
     """GSM8K or any file of word problems with a numeric answer."""
 
     graded = True
+    shape: RunShape = SINGLE_TURN
 
     def __init__(self, name: str, conf: EvalConf) -> None:
         """Load and check the rows of ``conf.dataset``; see ``evals.base.make_eval``."""

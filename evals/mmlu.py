@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evals.base import EvalPrompt, question_id
+from evals.base import SINGLE_TURN, EvalPrompt, RunShape, question_id
 from evals.config import EvalConf
 from evals.datasets import load_rows
 from evals.grading import extract_mcq_letter
@@ -46,6 +46,7 @@ class MmluEval:
     """MMLU, MMLU-Pro or any file in one of their layouts."""
 
     graded = True
+    shape: RunShape = SINGLE_TURN
 
     def __init__(self, name: str, conf: EvalConf) -> None:
         """Load and check the rows of ``conf.dataset``; see ``evals.base.make_eval``."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from evals.base import EvalPrompt, question_id
+from evals.base import MULTI_TURN, EvalPrompt, RunShape, question_id
 from evals.config import EvalConf
 from evals.datasets import load_rows
 from evals.rows import check_repeats, first_present, row_error, skip_duplicate, text_list
@@ -33,6 +33,7 @@ class MtBenchEval:
     """Multi-turn conversations; turns after the first follow the model's earlier answers."""
 
     graded = False
+    shape: RunShape = MULTI_TURN
 
     def __init__(self, name: str, conf: EvalConf) -> None:
         """Load and check the rows of ``conf.dataset``; see ``evals.base.make_eval``."""
