@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, TypeGuard
 
 from evals.config import ClientConf, EvalConf, SamplingConf
+from evals.datasets import load_rows
+from evals.rows import check_repeats
 
 # kind -> "module:factory". Modules are imported on use, so an eval's heavy imports stay lazy.
 # Adding an eval is one line here, e.g. "gsm8k": "evals.gsm8k:Gsm8kEval".
@@ -137,7 +139,11 @@ def known_kinds() -> list[str]:
 
 
 def make_eval(name: str, conf: EvalConf) -> Eval:
-    """Build the eval named ``name`` from its config.
+    """Build the eval named ``name`` from its config, loading its dataset's rows.
+
+    Rows are loaded here, apart from prompting and grading: an eval class takes
+    ``(name, conf, rows)``, so a test builds one from literal rows. A harness eval
+    (``shape: harness``) reads its own documents and takes ``(name, conf)``.
 
     Args:
         name: the eval's key under ``evals`` (used for sample files and reports).
@@ -154,5 +160,10 @@ def make_eval(name: str, conf: EvalConf) -> Eval:
     if target is None:
         raise ValueError(f"evals.{name}.kind={conf.kind!r} is unknown; use one of {known_kinds()}.")
     module_name, factory = target.split(":")
-    built: Eval = getattr(importlib.import_module(module_name), factory)(name, conf)
+    cls = getattr(importlib.import_module(module_name), factory)
+    if cls.shape == HARNESS:
+        harness: Eval = cls(name, conf)
+        return harness
+    check_repeats(name, conf.repeats)  # before a download that would be wasted
+    built: Eval = cls(name, conf, load_rows(conf.dataset, cls.columns))
     return built

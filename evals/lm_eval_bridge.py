@@ -28,7 +28,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evals.base import HARNESS, EvalPrompt, EvalRunError, HarnessRun, RequestTarget, RunShape
+from evals.base import (
+    HARNESS,
+    EvalPrompt,
+    EvalRunError,
+    HarnessEval,
+    HarnessRun,
+    RequestTarget,
+    RunShape,
+)
 from evals.config import EvalConf
 from evals.lm_eval_model import (
     RequestLog,
@@ -238,3 +246,6 @@ def _block(
         "primary": primary,
         "samples_file": f"{samples_file.parent.name}/{samples_file.name}",
     })  # fmt: skip
+
+
+_CHECKED: type[HarnessEval] = LmEvalEval  # mypy checks the class against the eval protocol
