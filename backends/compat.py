@@ -9,10 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from backends.compat_rules import RULES, message_fields
-from backends.config import BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
-from backends.gpu import GpuInfo
-from backends.options import LaunchOptions
-from backends.resolved import ResolvedCell, resolve_cell
+from backends.resolved import CellSpec, ResolvedCell, resolve_cell
 from backends.rule import ADJUST, CRASH, NO_EFFECT, REJECT, Rule
 from backends.versions import in_range
 
@@ -75,29 +72,14 @@ def is_runnable(findings: list[Finding]) -> bool:
     return not any(f.outcome in FATAL for f in findings)
 
 
-def preflight(
-    model: ModelConf,
-    backend: BackendConf,
-    kv_dtype: KvDtypeConf | str,
-    skip_softmax: SkipSoftmaxConf,
-    gpu: GpuInfo,
-    sglang_version: str,
-    options: LaunchOptions | None = None,
-) -> list[Finding]:
-    """Which compatibility rules apply to a cell on this GPU and SGLang version.
+def preflight(cell: CellSpec) -> list[Finding]:
+    """Which compatibility rules apply to a cell on its GPU and SGLang version.
 
     Args:
-        model: The model config.
-        backend: The backend variant.
-        kv_dtype: The KV-cache dtype node or its name.
-        skip_softmax: Skip-softmax factors.
-        gpu: The GPU the cell runs on (``family`` picks the rules).
-        sglang_version: SGLang version, e.g. ``"0.5.23"``.
-        options: Server-level launch options; None means the defaults (so no
-            ``--max-running-requests``: the reset-to-48 rule applies with speculation).
+        cell: The cell as configured (its ``options`` default to no ``--max-running-requests``:
+            the reset-to-48 rule applies with speculation).
 
     Returns:
         The findings in the order SGLang meets them; empty when the cell runs as asked.
     """
-    cell = resolve_cell(model, backend, kv_dtype, skip_softmax, gpu, sglang_version, options)
-    return evaluate(cell)[1]
+    return evaluate(resolve_cell(cell))[1]

@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from backends.compat import Finding, evaluate
-from backends.config import BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
-from backends.gpu import GpuInfo
+from backends.config import ModelConf
 from backends.options import LaunchOptions as LaunchOptions
-from backends.resolved import ResolvedCell, resolve_cell
+from backends.resolved import CellSpec, ResolvedCell, resolve_cell
 from backends.rule import ADJUST, NO_EFFECT
 from backends.variants import AttentionFlags, runs_of
 
@@ -151,35 +150,22 @@ def _notes(cell: ResolvedCell, findings: list[Finding]) -> list[str]:
     return notes
 
 
-def plan_launch(
-    model: ModelConf,
-    backend: BackendConf,
-    kv_dtype: KvDtypeConf | str,
-    skip_softmax: SkipSoftmaxConf,
-    gpu: GpuInfo,
-    sglang_version: str,
-    options: LaunchOptions,
-) -> LaunchPlan:
+def plan_launch(cell: CellSpec) -> LaunchPlan:
     """Plan the SGLang server of one cell.
 
     Args:
-        model: The model config (path, tp, speculative recipe, extra args).
-        backend: The backend variant; its routing for this GPU and version is applied.
-        kv_dtype: The KV-cache dtype node or its name.
-        skip_softmax: Skip-softmax factors (None: the variable is not set).
-        gpu: The GPU the server runs on.
-        sglang_version: SGLang version, e.g. ``"0.5.23"``.
-        options: Server-level settings (host, port, seed, extra args).
+        cell: The cell as configured; ``cell.options`` are the server-level settings (host,
+            port, seed, extra args).
 
     Returns:
         The launch plan. It is built even for cells the pre-flight rejects; call
         ``backends.compat.preflight`` to decide whether to start it.
     """
-    routed = resolve_cell(model, backend, kv_dtype, skip_softmax, gpu, sglang_version, options)
+    routed = resolve_cell(cell)
     adjusted, findings = evaluate(routed)
     passed_page_size = routed.page_size is not None
     return LaunchPlan(
-        args=build_args(model, routed, options),
+        args=build_args(cell.model, routed, cell.options),
         env=build_env(routed),
         requested=requested_settings(adjusted, passed_page_size),
         runs=runs_of(adjusted.flags, adjusted.family, adjusted.speculative),

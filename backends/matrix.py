@@ -19,7 +19,7 @@ from backends.config import BackendConf, GpuConf, ModelConf, SkipSoftmaxConf, Sp
 from backends.gpu import FAMILIES, GpuInfo, gpu_from_config
 from backends.matrix_render import render
 from backends.options import LaunchOptions
-from backends.resolved import resolve_cell
+from backends.resolved import CellSpec, resolve_cell
 from backends.variants import runs_of
 from backends.versions import VersionError, parse_version
 
@@ -79,7 +79,9 @@ def matrix_cell(
     options: LaunchOptions,
 ) -> MatrixCell:
     """Evaluate one cell (model already set for speculation on or off)."""
-    routed = resolve_cell(model, backend, kv_dtype, skip, family_gpu(family), version, options)
+    routed = resolve_cell(
+        CellSpec(model, backend, kv_dtype, skip, family_gpu(family), version, options)
+    )
     adjusted, findings = evaluate(routed)
     # A server that does not start runs nothing.
     runs = runs_of(adjusted.flags, family, adjusted.speculative) if is_runnable(findings) else {}

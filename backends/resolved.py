@@ -7,7 +7,7 @@ launch plan work on the resulting ``ResolvedCell`` only, so both check the flags
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from backends.config import BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
 from backends.gpu import GpuInfo
@@ -20,6 +20,21 @@ DETERMINISTIC_FLAG = "--enable-deterministic-inference"
 ADAPTIVE_FLAG = "--speculative-adaptive"
 PREFILL_CP_FLAGS = ("--enable-prefill-context-parallel", "--enable-prefill-cp")
 ATTN_CP_SIZE_FLAGS = ("--attn-cp-size", "--attention-context-parallel-size")
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    """One cell as configured: what ``resolve_cell``, ``preflight`` and ``plan_launch`` read."""
+
+    model: ModelConf  # speculative recipe, geometry, extra args
+    backend: BackendConf  # the variant; its routing for this GPU and version is applied
+    kv_dtype: KvDtypeConf | str  # the node or its ``--kv-cache-dtype`` name
+    skip_softmax: SkipSoftmaxConf  # factors (None: the variable is not set)
+    gpu: GpuInfo  # the GPU the cell runs on (``family`` picks the rules)
+    sglang_version: str  # e.g. "0.5.23"
+    # Server-level launch options; the defaults pass no --max-running-requests, so the
+    # reset-to-48 rule applies with speculation.
+    options: LaunchOptions = field(default_factory=LaunchOptions)
 
 
 @dataclass(frozen=True)
@@ -82,42 +97,22 @@ def kv_dtype_name(kv_dtype: KvDtypeConf | str) -> str:
     return kv_dtype if isinstance(kv_dtype, str) else kv_dtype.name
 
 
-def resolve_cell(
-    model: ModelConf,
-    backend: BackendConf,
-    kv_dtype: KvDtypeConf | str,
-    skip_softmax: SkipSoftmaxConf,
-    gpu: GpuInfo,
-    sglang_version: str,
-    options: LaunchOptions | None = None,
-) -> ResolvedCell:
-    """Apply the variant's routing for this GPU and version and collect the rule inputs.
-
-    Args:
-        model: The model config (speculative recipe, geometry, extra args).
-        backend: The backend variant.
-        kv_dtype: The KV-cache dtype node or its name.
-        skip_softmax: Skip-softmax factors.
-        gpu: The GPU the cell runs on.
-        sglang_version: SGLang version, e.g. ``"0.5.23"``.
-        options: Server-level launch options (None: defaults).
-
-    Returns:
-        The resolved cell.
-    """
-    opts = options or LaunchOptions()
+def resolve_cell(cell: CellSpec) -> ResolvedCell:
+    """Apply the variant's routing for the cell's GPU and version and collect the rule inputs."""
+    model, opts = cell.model, cell.options
     args = [*model.extra_args, *opts.extra_args]
-    version = parse_version(sglang_version)
+    version = parse_version(cell.sglang_version)
     spec = model.speculative
-    flags, notes = route_flags(backend, gpu.family, version, spec.algorithm is not None)
+    family = cell.gpu.family
+    flags, notes = route_flags(cell.backend, family, version, spec.algorithm is not None)
     return ResolvedCell(
-        variant=backend.name,
+        variant=cell.backend.name,
         flags=flags,
-        family=gpu.family,
+        family=family,
         version=version,
-        kv_dtype=kv_dtype_name(kv_dtype),
-        skip_prefill=skip_softmax.prefill,
-        skip_decode=skip_softmax.decode,
+        kv_dtype=kv_dtype_name(cell.kv_dtype),
+        skip_prefill=cell.skip_softmax.prefill,
+        skip_decode=cell.skip_softmax.decode,
         is_mla=model.is_mla,
         page_size=_int_flag(args, ("--page-size",), model.attention.page_size),
         algorithm=spec.algorithm.upper() if spec.algorithm else None,

@@ -36,10 +36,10 @@ def rows(folder: Path) -> list[dict[str, Any]]:
 
 def ours(url: str, folder: Path, concurrency: int) -> tuple[int, Phase]:
     """What a cell does for one eval: load, build prompts, run_eval (grade, write), summarize."""
-    from evals.base import make_eval
+    from evals.base import RequestTarget, make_eval
     from evals.config import ClientConf, DatasetConf, EvalConf, SamplingConf
     from evals.metrics import summarize
-    from pipeline.evaluation import run_eval
+    from pipeline.evaluation import EvalRun, run_eval
 
     repeats = len(rows(folder)) // 200
     dataset = DatasetConf(source="file", path=str(folder / "gpqa.csv"))
@@ -48,7 +48,8 @@ def ours(url: str, folder: Path, concurrency: int) -> tuple[int, Phase]:
     client = ClientConf(concurrency=concurrency, progress=False)
     sampling = SamplingConf(max_tokens=MAX_TOKENS)
     with Phase() as phase:
-        records, _ = run_eval(ev, ev.prompts(), url, MODEL, client, sampling, {}, out)
+        run = EvalRun(ev, RequestTarget(url, MODEL, client, sampling, {}), out)
+        records, _ = run_eval(run, ev.prompts())
     summarize(records)
     out.unlink()
     return sum(r["error_kind"] is None for r in records), phase

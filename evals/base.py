@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from pathlib import Path
+from typing import Any, Literal, Protocol, TypeGuard
 
-from evals.config import EvalConf
+from evals.config import ClientConf, EvalConf, SamplingConf
+from evals.datasets import load_rows
+from evals.rows import check_repeats
 
 # kind -> "module:factory". Modules are imported on use, so an eval's heavy imports stay lazy.
 # Adding an eval is one line here, e.g. "gsm8k": "evals.gsm8k:Gsm8kEval".
@@ -31,10 +35,46 @@ class EvalPrompt:
     meta: dict[str, Any]  # permutation etc.
 
 
+# How the runner drives an eval: each prompt once (``single_turn``); turn by turn, later turns
+# built from the model's answers (``multi_turn``: ``MultiTurnEval``); or handed whole to a harness
+# that builds, sends and grades its own requests (``harness``: ``HarnessEval``).
+RunShape = Literal["single_turn", "multi_turn", "harness"]
+SINGLE_TURN: RunShape = "single_turn"
+MULTI_TURN: RunShape = "multi_turn"
+HARNESS: RunShape = "harness"
+
+
+@dataclass(frozen=True)
+class RequestTarget:
+    """The server an eval is sent to and the settings every one of its requests uses."""
+
+    base_url: str
+    model: str  # the served model name
+    client: ClientConf
+    sampling: SamplingConf
+    chat_template_kwargs: dict[str, Any]
+
+
+class EvalRunError(RuntimeError):
+    """A harness could not run its task; the message says what failed and how to fix it."""
+
+
+@dataclass(frozen=True)
+class HarnessRun:
+    """What one harness run produced."""
+
+    records: list[dict[str, Any]]  # one per (document, repeat), samples/<eval>.jsonl format
+    lm_eval: dict[str, Any]  # evals.<name>.lm_eval of result.json
+    graded: bool  # False when the primary metric is not 0/1 (then only the harness's figures count)
+
+
 class Eval(Protocol):
     """What the cell job needs from an eval."""
 
-    name: str
+    name: str  # its key under ``evals`` (sample files, result blocks)
+    label: str  # how reports name it
+    graded: bool  # False: answers are not graded (accuracy n/a; only requests and accept count)
+    shape: RunShape  # how the runner drives it
 
     def prompts(self) -> list[EvalPrompt]:
         """All (question, repeat) prompts, in a deterministic order."""
@@ -47,6 +87,38 @@ class Eval(Protocol):
     def answer_key(self) -> list[dict[str, Any]]:
         """``{"question", "answer", "kind"}`` per question, for the simulated server."""
         ...
+
+
+class MultiTurnEval(Eval, Protocol):
+    """An eval whose later turns depend on the model's earlier answers (``shape: multi_turn``)."""
+
+    def next_turns(
+        self, records: Iterable[Mapping[str, Any]]
+    ) -> tuple[list[EvalPrompt], list[EvalPrompt]]:
+        """(turns ready to send, turns blocked by a failed earlier turn)."""
+        ...
+
+
+class HarnessEval(Eval, Protocol):
+    """An eval a harness runs whole (``shape: harness``): ``prompts`` and ``grade`` are unused."""
+
+    def run(self, target: RequestTarget, samples_dir: Path) -> HarnessRun:
+        """Run the task against ``target``, writing the harness's own log under ``samples_dir``.
+
+        Raises:
+            EvalRunError: the harness failed.
+        """
+        ...
+
+
+def is_multi_turn(ev: Eval) -> TypeGuard[MultiTurnEval]:
+    """Whether the runner sends ``ev`` turn by turn."""
+    return ev.shape == MULTI_TURN
+
+
+def is_harness(ev: Eval) -> TypeGuard[HarnessEval]:
+    """Whether a harness runs ``ev`` whole."""
+    return ev.shape == HARNESS
 
 
 def question_id(text: str) -> str:
@@ -67,7 +139,11 @@ def known_kinds() -> list[str]:
 
 
 def make_eval(name: str, conf: EvalConf) -> Eval:
-    """Build the eval named ``name`` from its config.
+    """Build the eval named ``name`` from its config, loading its dataset's rows.
+
+    Rows are loaded here, apart from prompting and grading: an eval class takes
+    ``(name, conf, rows)``, so a test builds one from literal rows. A harness eval
+    (``shape: harness``) reads its own documents and takes ``(name, conf)``.
 
     Args:
         name: the eval's key under ``evals`` (used for sample files and reports).
@@ -84,5 +160,10 @@ def make_eval(name: str, conf: EvalConf) -> Eval:
     if target is None:
         raise ValueError(f"evals.{name}.kind={conf.kind!r} is unknown; use one of {known_kinds()}.")
     module_name, factory = target.split(":")
-    built: Eval = getattr(importlib.import_module(module_name), factory)(name, conf)
+    cls = getattr(importlib.import_module(module_name), factory)
+    if cls.shape == HARNESS:
+        harness: Eval = cls(name, conf)
+        return harness
+    check_repeats(name, conf.repeats)  # before a download that would be wasted
+    built: Eval = cls(name, conf, load_rows(conf.dataset, cls.columns))
     return built

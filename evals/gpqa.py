@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import logging
 import random
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
-from evals.base import EvalPrompt, question_id
+from evals.base import SINGLE_TURN, Eval, EvalPrompt, RunShape, question_id
 from evals.config import EvalConf
-from evals.datasets import load_rows
 from evals.grading import extract_mcq_letter
+from evals.rows import check_repeats
 
 log = logging.getLogger(__name__)
 
@@ -56,14 +57,24 @@ def format_prompt(question: str, options: list[str]) -> str:
 class GpqaEval:
     """GPQA (diamond / main / extended, or any file with GPQA's columns)."""
 
-    def __init__(self, name: str, conf: EvalConf) -> None:
-        """Load the rows of ``conf.dataset``; see ``evals.base.make_eval``."""
-        if conf.repeats < 1:
-            raise ValueError(f"evals.{name}.repeats={conf.repeats}: use 1 or more.")
+    graded = True
+    shape: RunShape = SINGLE_TURN
+    columns: ClassVar[tuple[str, ...]] = COLUMNS
+
+    def __init__(self, name: str, conf: EvalConf, rows: Sequence[dict[str, Any]]) -> None:
+        """Check the config and build the questions from ``rows``; see ``evals.base.make_eval``.
+
+        Args:
+            name: the eval's key under ``evals``.
+            conf: its config.
+            rows: the dataset's rows, as ``evals.datasets.load_rows`` returns them (``columns``
+                present), or literal rows in a test.
+        """
+        check_repeats(name, conf.repeats)
         self.name = name
         self.label = conf.label or name
         self.conf = conf
-        self.questions = _unique_questions(load_rows(conf.dataset, COLUMNS), name)
+        self.questions = _unique_questions(rows, name)
 
     def prompts(self) -> list[EvalPrompt]:
         """Every question at every repeat, repeat-major (repeat 0 of all questions first)."""
@@ -95,7 +106,7 @@ class GpqaEval:
         ]
 
 
-def _unique_questions(rows: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+def _unique_questions(rows: Sequence[dict[str, Any]], name: str) -> list[dict[str, Any]]:
     # Pairing across variants is by question id, so a repeated question text would make two
     # rows collide; the first occurrence is kept and the rest reported.
     questions: dict[str, dict[str, Any]] = {}
@@ -108,3 +119,6 @@ def _unique_questions(rows: list[dict[str, Any]], name: str) -> list[dict[str, A
         choices = [str(row[c]).strip() for c in COLUMNS[1:]]
         questions[qid] = {"id": qid, "question": text, "choices": choices}
     return list(questions.values())
+
+
+_CHECKED: type[Eval] = GpqaEval  # mypy checks the class against the eval protocol

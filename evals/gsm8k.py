@@ -12,11 +12,11 @@ those columns whose ``answer`` is a GSM8K solution or a bare number.
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
-from evals.base import EvalPrompt, question_id
+from evals.base import SINGLE_TURN, Eval, EvalPrompt, RunShape, question_id
 from evals.config import EvalConf
-from evals.datasets import load_rows
 from evals.grading import extract_number, normalize_number
 from evals.rows import check_repeats, row_error, skip_duplicate
 
@@ -74,14 +74,23 @@ class Gsm8kEval:
     """GSM8K or any file of word problems with a numeric answer."""
 
     graded = True
+    shape: RunShape = SINGLE_TURN
+    columns: ClassVar[tuple[str, ...]] = COLUMNS
 
-    def __init__(self, name: str, conf: EvalConf) -> None:
-        """Load and check the rows of ``conf.dataset``; see ``evals.base.make_eval``."""
+    def __init__(self, name: str, conf: EvalConf, rows: Sequence[dict[str, Any]]) -> None:
+        """Check the config and build the questions from ``rows``; see ``evals.base.make_eval``.
+
+        Args:
+            name: the eval's key under ``evals``.
+            conf: its config.
+            rows: the dataset's rows, as ``evals.datasets.load_rows`` returns them (``columns``
+                present), or literal rows in a test.
+        """
         check_repeats(name, conf.repeats)
         self.name = name
         self.label = conf.label or name
         self.conf = conf
-        self.problems = _problems(load_rows(conf.dataset, COLUMNS), conf, name)
+        self.problems = _problems(rows, conf, name)
 
     def prompts(self) -> list[EvalPrompt]:
         """Every problem at every repeat, repeat-major."""
@@ -110,7 +119,7 @@ class Gsm8kEval:
         ]
 
 
-def _problems(rows: list[dict[str, Any]], conf: EvalConf, name: str) -> list[dict[str, Any]]:
+def _problems(rows: Sequence[dict[str, Any]], conf: EvalConf, name: str) -> list[dict[str, Any]]:
     problems: list[dict[str, Any]] = []
     seen: set[str] = set()
     for number, row in enumerate(rows, start=1):
@@ -128,3 +137,6 @@ def _problems(rows: list[dict[str, Any]], conf: EvalConf, name: str) -> list[dic
         if not skip_duplicate(seen, qid, name, number):
             problems.append({"id": qid, "question": text, "gold": gold})
     return problems
+
+
+_CHECKED: type[Eval] = Gsm8kEval  # mypy checks the class against the eval protocol

@@ -25,14 +25,20 @@ from __future__ import annotations
 import difflib
 import functools
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evals.base import EvalPrompt
+from evals.base import (
+    HARNESS,
+    EvalPrompt,
+    EvalRunError,
+    HarnessEval,
+    HarnessRun,
+    RequestTarget,
+    RunShape,
+)
 from evals.config import EvalConf
 from evals.lm_eval_model import (
-    HarnessTarget,
     RequestLog,
     auth_args,
     extra_body,
@@ -46,23 +52,15 @@ TASKS_DIR = Path(__file__).parent / "lm_eval_tasks"
 SOURCE = "lm_eval"
 
 
-class LmEvalError(RuntimeError):
+class LmEvalError(EvalRunError):
     """lm-eval could not run the task; the message says what failed and how to fix it."""
-
-
-@dataclass(frozen=True)
-class HarnessRun:
-    """What one lm-eval run produced."""
-
-    records: list[dict[str, Any]]  # one per (document, repeat), samples/<eval>.jsonl format
-    lm_eval: dict[str, Any]  # evals.<name>.lm_eval of result.json
-    graded: bool  # False when the primary metric is not 0/1 (then only lm-eval's figures count)
 
 
 class LmEvalEval:
     """One lm-eval task (or group) run against the cell's server."""
 
     graded = True
+    shape: RunShape = HARNESS
 
     def __init__(self, name: str, conf: EvalConf) -> None:
         """Check the config and that lm-eval knows the task; see ``evals.base.make_eval``."""
@@ -98,7 +96,7 @@ class LmEvalEval:
                     entries.append(entry)
         return entries
 
-    def run(self, target: HarnessTarget, samples_dir: Path) -> HarnessRun:
+    def run(self, target: RequestTarget, samples_dir: Path) -> HarnessRun:
         """Run the task against ``target``; write lm-eval's per-sample log under ``samples_dir``.
 
         Raises:
@@ -248,3 +246,6 @@ def _block(
         "primary": primary,
         "samples_file": f"{samples_file.parent.name}/{samples_file.name}",
     })  # fmt: skip
+
+
+_CHECKED: type[HarnessEval] = LmEvalEval  # mypy checks the class against the eval protocol

@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from evals.base import RequestTarget
 from evals.client import chat_url
-from evals.config import ClientConf, SamplingConf
+from evals.config import SamplingConf
 from evals.responses import (
     ChatResult,
     ResponseFormatError,
@@ -31,17 +32,6 @@ from evals.responses import (
 )
 
 _PROMPT: contextvars.ContextVar[str | None] = contextvars.ContextVar("lm_eval_prompt", default=None)
-
-
-@dataclass(frozen=True)
-class HarnessTarget:
-    """The cell's server and the settings every request of the task uses."""
-
-    base_url: str
-    model: str
-    client: ClientConf
-    sampling: SamplingConf
-    chat_template_kwargs: dict[str, Any]
 
 
 def gen_kwargs(sampling: SamplingConf) -> dict[str, Any]:
@@ -57,7 +47,7 @@ def gen_kwargs(sampling: SamplingConf) -> dict[str, Any]:
     return out
 
 
-def model_args(target: HarnessTarget) -> dict[str, Any]:
+def model_args(target: RequestTarget) -> dict[str, Any]:
     """Arguments of lm-eval's ``local-chat-completions`` model for the cell (no API key)."""
     args: dict[str, Any] = {
         "base_url": chat_url(target.base_url),
@@ -75,7 +65,7 @@ def model_args(target: HarnessTarget) -> dict[str, Any]:
     return args
 
 
-def extra_body(target: HarnessTarget) -> dict[str, Any]:
+def extra_body(target: RequestTarget) -> dict[str, Any]:
     """What every request body carries besides lm-eval's fields."""
     extra: dict[str, Any] = stats_request_flags(stream=False)  # lm-eval does not stream
     if target.chat_template_kwargs:
@@ -83,7 +73,7 @@ def extra_body(target: HarnessTarget) -> dict[str, Any]:
     return extra
 
 
-def auth_args(target: HarnessTarget) -> dict[str, Any]:
+def auth_args(target: RequestTarget) -> dict[str, Any]:
     """The API key as lm-eval's header argument (kept out of ``model_args``: result.json)."""
     key = target.client.api_key
     return {"header": {"Authorization": f"Bearer {key}"}} if key else {}

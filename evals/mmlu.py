@@ -14,11 +14,11 @@ MMLU-Pro zero-shot; grading is ``extract_mcq_letter`` over the row's letters, la
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
-from evals.base import EvalPrompt, question_id
+from evals.base import SINGLE_TURN, Eval, EvalPrompt, RunShape, question_id
 from evals.config import EvalConf
-from evals.datasets import load_rows
 from evals.grading import extract_mcq_letter
 from evals.rows import answer_index, check_repeats, row_error, skip_duplicate, text_list
 
@@ -46,14 +46,23 @@ class MmluEval:
     """MMLU, MMLU-Pro or any file in one of their layouts."""
 
     graded = True
+    shape: RunShape = SINGLE_TURN
+    columns: ClassVar[tuple[str, ...]] = ("question",)  # the options: in one of three layouts
 
-    def __init__(self, name: str, conf: EvalConf) -> None:
-        """Load and check the rows of ``conf.dataset``; see ``evals.base.make_eval``."""
+    def __init__(self, name: str, conf: EvalConf, rows: Sequence[dict[str, Any]]) -> None:
+        """Check the config and build the questions from ``rows``; see ``evals.base.make_eval``.
+
+        Args:
+            name: the eval's key under ``evals``.
+            conf: its config.
+            rows: the dataset's rows, as ``evals.datasets.load_rows`` returns them (``columns``
+                present), or literal rows in a test.
+        """
         check_repeats(name, conf.repeats)
         self.name = name
         self.label = conf.label or name
         self.conf = conf
-        self.questions = _questions(load_rows(conf.dataset, ("question",)), conf, name)
+        self.questions = _questions(rows, conf, name)
 
     def prompts(self) -> list[EvalPrompt]:
         """Every question at every repeat, repeat-major."""
@@ -126,7 +135,7 @@ def _answer(row: dict[str, Any], count: int, conf: EvalConf, number: int) -> int
     return answer_index(row[column], count, conf.dataset, number, column)
 
 
-def _questions(rows: list[dict[str, Any]], conf: EvalConf, name: str) -> list[dict[str, Any]]:
+def _questions(rows: Sequence[dict[str, Any]], conf: EvalConf, name: str) -> list[dict[str, Any]]:
     questions: list[dict[str, Any]] = []
     seen: set[str] = set()
     for number, row in enumerate(rows, start=1):
@@ -141,3 +150,6 @@ def _questions(rows: list[dict[str, Any]], conf: EvalConf, name: str) -> list[di
             {"id": qid, "question": text, "options": options, "answer": answer, "subject": subject}
         )
     return questions
+
+
+_CHECKED: type[Eval] = MmluEval  # mypy checks the class against the eval protocol

@@ -13,12 +13,11 @@ Rows: ``prompt`` (``HuggingFaceH4/mt_bench_prompts``, split ``train``) or ``turn
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, ClassVar
 
-from evals.base import EvalPrompt, question_id
+from evals.base import MULTI_TURN, EvalPrompt, MultiTurnEval, RunShape, question_id
 from evals.config import EvalConf
-from evals.datasets import load_rows
 from evals.rows import check_repeats, first_present, row_error, skip_duplicate, text_list
 
 TURN_COLUMNS = ("prompt", "turns")
@@ -33,14 +32,23 @@ class MtBenchEval:
     """Multi-turn conversations; turns after the first follow the model's earlier answers."""
 
     graded = False
+    shape: RunShape = MULTI_TURN
+    columns: ClassVar[tuple[str, ...]] = ()  # the turns: column "prompt" or "turns"
 
-    def __init__(self, name: str, conf: EvalConf) -> None:
-        """Load and check the rows of ``conf.dataset``; see ``evals.base.make_eval``."""
+    def __init__(self, name: str, conf: EvalConf, rows: Sequence[dict[str, Any]]) -> None:
+        """Check the config and build the conversations from ``rows``; see ``evals.base.make_eval``.
+
+        Args:
+            name: the eval's key under ``evals``.
+            conf: its config.
+            rows: the dataset's rows, as ``evals.datasets.load_rows`` returns them (``columns``
+                present), or literal rows in a test.
+        """
         check_repeats(name, conf.repeats)
         self.name = name
         self.label = conf.label or name
         self.conf = conf
-        self.conversations = _conversations(load_rows(conf.dataset, ()), conf, name)
+        self.conversations = _conversations(rows, conf, name)
         # question id -> (conversation, turn from 1), to rebuild histories from sample records
         self._turn_of = {
             turn_id(c["id"], t): (c, t)
@@ -128,7 +136,9 @@ class MtBenchEval:
         )
 
 
-def _conversations(rows: list[dict[str, Any]], conf: EvalConf, name: str) -> list[dict[str, Any]]:
+def _conversations(
+    rows: Sequence[dict[str, Any]], conf: EvalConf, name: str
+) -> list[dict[str, Any]]:
     conversations: list[dict[str, Any]] = []
     seen: set[str] = set()
     for number, row in enumerate(rows, start=1):
@@ -144,3 +154,6 @@ def _conversations(rows: list[dict[str, Any]], conf: EvalConf, name: str) -> lis
             category = str(row.get("category") or "")
             conversations.append({"id": cid, "turns": turns, "category": category})
     return conversations
+
+
+_CHECKED: type[MultiTurnEval] = MtBenchEval  # mypy checks the class against the eval protocol

@@ -19,6 +19,7 @@ import psutil
 from backends.compat import preflight
 from backends.gpu import GpuInfo
 from backends.launch import LaunchOptions, LaunchPlan, plan_launch
+from backends.resolved import CellSpec
 from evals.base import Eval, make_eval
 from evals.config import EvalConf
 from pipeline.cell_paths import result_path, server_log_path
@@ -90,9 +91,10 @@ def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, cloc
     gpu = plan_gpu(conf)
     version = sglang_version(conf.server, conf.client.api_key)
     options = _options(conf)
-    findings = preflight(
+    spec = CellSpec(
         conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version, options
     )
+    findings = preflight(spec)
     result.set_preflight([dataclasses.asdict(f) for f in findings])
     result.warnings.extend(
         f"{f.outcome}: {f.message}" for f in findings if f.outcome not in BLOCKING
@@ -103,9 +105,7 @@ def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, cloc
         unsupported(result, blocking)
         return
     evals = {name: make_eval(name, _repeats_for(conf, ec)) for name, ec in conf.evals.items()}
-    plan = plan_launch(
-        conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version, options
-    )
+    plan = plan_launch(spec)
     plan = _with_devices(conf, plan, gpu, job_num)
     check_label_before_launch(conf, plan, result)
     node = node_plan(conf.cluster.nodes, os.environ)

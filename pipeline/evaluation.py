@@ -1,6 +1,6 @@
 """Run one eval of a cell against its server, appending each sample to disk as it completes.
 
-Single-turn evals send each prompt once. Multi-turn evals (``next_turns``, e.g. MT-Bench) are
+Single-turn evals send each prompt once. Multi-turn evals (``shape: multi_turn``, e.g. MT-Bench) are
 sent turn by turn: all first turns, then every second turn whose first turn was answered (its
 answer in the history), and so on; a turn whose earlier turn failed is recorded as an error
 (``previous_turn_failed``) instead of being sent or dropped.
@@ -11,26 +11,24 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from evals.base import Eval, EvalPrompt
+from evals.base import Eval, EvalPrompt, RequestTarget, is_multi_turn
 from evals.client import ChatClient, RequestOutcome, build_chat_payload
-from evals.config import ClientConf, SamplingConf
 from evals.metrics import sample_record
 
 PREVIOUS_TURN_FAILED = "previous_turn_failed"
 
 
-class MultiTurnEval(Eval, Protocol):
-    """An eval whose later turns depend on the model's earlier answers."""
+@dataclass(frozen=True)
+class EvalRun:
+    """One eval of a cell as the runner sends it: the eval, where to, and its samples file."""
 
-    def next_turns(
-        self, records: Iterable[Mapping[str, Any]]
-    ) -> tuple[list[EvalPrompt], list[EvalPrompt]]:
-        """(turns ready to send, turns blocked by a failed earlier turn)."""
-        ...
+    ev: Eval
+    target: RequestTarget
+    out: Path  # samples/<eval>.jsonl, appended to
 
 
 def with_meta(record: dict[str, Any], prompt: EvalPrompt) -> dict[str, Any]:
@@ -41,23 +39,15 @@ def with_meta(record: dict[str, Any], prompt: EvalPrompt) -> dict[str, Any]:
     return record
 
 
-def run_eval(
-    ev: Eval,
-    prompts: list[EvalPrompt],
-    base_url: str,
-    model: str,
-    client: ClientConf,
-    sampling: SamplingConf,
-    chat_template_kwargs: dict[str, Any],
-    out: Path,
-) -> tuple[list[dict[str, Any]], float]:
-    """Send every prompt, grade each answer and append its sample line to ``out``.
+def run_eval(run: EvalRun, prompts: list[EvalPrompt]) -> tuple[list[dict[str, Any]], float]:
+    """Send every prompt, grade each answer and append its sample line to ``run.out``.
 
     A truncated answer (``finish_reason == "length"``) is never graded correct, whatever it says.
 
     Returns:
         The sample records (in completion order) and the wall time in seconds.
     """
+    ev, target, out = run.ev, run.target, run.out
     out.parent.mkdir(parents=True, exist_ok=True)
     records: list[dict[str, Any]] = []
     started = time.monotonic()
@@ -75,11 +65,15 @@ def run_eval(
 
         def payload_of(prompt: EvalPrompt) -> dict[str, Any]:
             return build_chat_payload(
-                prompt.messages, sampling, model, chat_template_kwargs, client.stream
+                prompt.messages,
+                target.sampling,
+                target.model,
+                target.chat_template_kwargs,
+                target.client.stream,
             )
 
         async def go() -> None:
-            async with ChatClient(base_url, model, client) as chat:
+            async with ChatClient(target.base_url, target.model, target.client) as chat:
                 await chat.run(prompts, payload_of, on_done, desc=ev.name)
 
         asyncio.run(go())
@@ -87,42 +81,31 @@ def run_eval(
 
 
 def run_turns(
-    ev: MultiTurnEval,
-    first: list[EvalPrompt],
-    kept: list[dict[str, Any]],
-    base_url: str,
-    model: str,
-    client: ClientConf,
-    sampling: SamplingConf,
-    chat_template_kwargs: dict[str, Any],
-    out: Path,
+    run: EvalRun, first: list[EvalPrompt], kept: list[dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], float]:
     """Send a multi-turn eval turn by turn (``first``: the first turns still to send).
 
     Args:
-        ev: the eval; ``next_turns`` builds each later turn from the records so far.
+        run: the eval (``shape: multi_turn``; ``next_turns`` builds each later turn from the
+            records so far), its target and samples file.
         first: first-turn prompts not answered yet.
         kept: records of an earlier run of the cell (resume); their answers are reused.
-        base_url: the server.
-        model: the served model name.
-        client: client settings.
-        sampling: sampling settings of every turn.
-        chat_template_kwargs: passed with every turn.
-        out: the samples file (appended to).
 
     Returns:
         The new records (every turn) and the wall time in seconds.
     """
+    ev = run.ev
+    if not is_multi_turn(ev):
+        raise TypeError(f"eval {ev.name} has shape {ev.shape!r}, not multi_turn")
     started = time.monotonic()
     new: list[dict[str, Any]] = []
     todo = first
-    args = (base_url, model, client, sampling, chat_template_kwargs, out)
     while True:
         if todo:
-            new += run_eval(ev, todo, *args)[0]
+            new += run_eval(run, todo)[0]
         todo, blocked = ev.next_turns([*kept, *new])
         if blocked:
-            new += write_records(out, [blocked_record(p) for p in blocked])
+            new += write_records(run.out, [blocked_record(p) for p in blocked])
         if not todo and not blocked:
             return new, time.monotonic() - started
 

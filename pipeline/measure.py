@@ -17,16 +17,14 @@ from typing import Any
 
 from backends.server_info import ServerInfo
 from evals.accounting import summarize_records
-from evals.base import Eval
+from evals.base import Eval, EvalRunError, HarnessEval, RequestTarget, is_harness, is_multi_turn
 from evals.config import SamplingConf
-from evals.lm_eval_bridge import LmEvalError, LmEvalEval
-from evals.lm_eval_model import HarnessTarget
 from pipeline import server_api
 from pipeline.accept_windows import Window, accept_warnings, combine, window_accept
 from pipeline.cell_paths import samples_dir, samples_path
 from pipeline.concurrency import client_concurrency, longest_first
 from pipeline.eval_window import MeasureError, check_traffic, close_window, open_window
-from pipeline.evaluation import run_eval, run_turns, write_records
+from pipeline.evaluation import EvalRun, run_eval, run_turns, write_records
 from pipeline.result_draft import ResultDraft
 from pipeline.result_types import AcceptBlock, CellIdentity
 from pipeline.resume import kept_samples
@@ -169,7 +167,7 @@ def _head(conf: RootConf, name: str, ev: Eval) -> dict[str, Any]:
     """The fields of an eval's result block that say what it is and how it sampled."""
     sampling, source = sampling_for(conf, name)
     return {
-        "label": getattr(ev, "label", name),
+        "label": ev.label,
         "kind": conf.evals[name].kind if name in conf.evals else None,
         "sampling": {**dataclasses.asdict(sampling), "source": source},
     }
@@ -184,30 +182,27 @@ def _run_one(
     cell: CellIdentity,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
     """(all records, records of requests sent now, the eval's result block without accept)."""
-    sampling, _ = sampling_for(conf, name)
+    target = _target(conf, name, server)
     head = _head(conf, name, ev)
-    if isinstance(ev, LmEvalEval):
-        return _run_harness(conf, name, ev, server, cell_dir, sampling, head)
+    if is_harness(ev):
+        return _run_harness(ev, target, cell_dir, head)
     path = samples_path(cell_dir, name)
     # A speculative cell asks again for samples that came back without accept statistics.
     kept = kept_samples(path, need_spec=conf.model.speculative.algorithm is not None)
     done = {(r["question_id"], r["repeat"]) for r in kept}
     todo = longest_first([p for p in ev.prompts() if (p.question_id, p.repeat) not in done], kept)
-    args = (server.base_url, _model(conf), conf.client, sampling, conf.model.chat_template_kwargs)
-    graded = bool(getattr(ev, "graded", True))
+    run = EvalRun(ev, target, path)
     extra: dict[str, Any] = {}
-    if hasattr(ev, "next_turns"):
-        new, wall = run_turns(ev, todo, kept, *args, path)  # type: ignore[arg-type]
-    elif conf.sequential.enabled and graded:
-        new, wall, extra = run_sequential(
-            conf.sequential, ev, todo, kept, args, path, cell_dir, cell, name
-        )
+    if is_multi_turn(ev):
+        new, wall = run_turns(run, todo, kept)
+    elif conf.sequential.enabled and ev.graded:
+        new, wall, extra = run_sequential(conf.sequential, run, todo, kept, cell_dir, cell)
     else:
-        new, wall = run_eval(ev, todo, *args, path) if todo else ([], 0.0)
+        new, wall = run_eval(run, todo) if todo else ([], 0.0)
     records = kept + new
     block = {
         **head,
-        **summarize_records(records, graded),
+        **summarize_records(records, ev.graded),
         "wall_time_s": round(wall, 3),
         "resumed_samples": len(kept),
         **extra,
@@ -215,25 +210,23 @@ def _run_one(
     return records, new, block
 
 
+def _target(conf: RootConf, name: str, server: RunningServer) -> RequestTarget:
+    """Where eval ``name`` sends its requests and the settings each of them carries."""
+    sampling = sampling_for(conf, name)[0]
+    kwargs = conf.model.chat_template_kwargs
+    return RequestTarget(server.base_url, _model(conf), conf.client, sampling, kwargs)
+
+
 def _run_harness(
-    conf: RootConf,
-    name: str,
-    ev: LmEvalEval,
-    server: RunningServer,
-    cell_dir: Path,
-    sampling: SamplingConf,
-    head: dict[str, Any],
+    ev: HarnessEval, target: RequestTarget, cell_dir: Path, head: dict[str, Any]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
-    target = HarnessTarget(
-        server.base_url, _model(conf), conf.client, sampling, conf.model.chat_template_kwargs
-    )
     started = time.monotonic()
     try:
         run = ev.run(target, samples_dir(cell_dir))
-    except LmEvalError as err:
+    except EvalRunError as err:
         raise MeasureError("lm_eval_failed", str(err)) from err
     wall = time.monotonic() - started
-    records = write_records(samples_path(cell_dir, name), run.records, mode="w")
+    records = write_records(samples_path(cell_dir, ev.name), run.records, mode="w")
     block = {
         **head,
         **summarize_records(records, run.graded),

@@ -17,17 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from evals.config import ClientConf, SamplingConf
 from pipeline.cell_paths import RESULT_FILE, samples_path
 from pipeline.result_types import CellIdentity
 from pipeline.results import read_result
 
 if TYPE_CHECKING:  # scipy.stats/optimize cost a second of import: loaded only when used
+    from pipeline.evaluation import EvalRun
     from pipeline.stats.sequential import SequentialDesign
 
 P = TypeVar("P")
-# run_eval's arguments between the prompts and the output path.
-EvalArgs = tuple[str, str, ClientConf, SamplingConf, dict[str, Any]]
 
 
 @dataclass
@@ -139,16 +137,15 @@ def baseline_records(baseline_dir: Path, eval_name: str) -> list[dict[str, Any]]
 
 def run_sequential(
     conf: SequentialConf,
-    ev: Any,
+    run: EvalRun,
     todo: Sequence[Any],
     kept: list[dict[str, Any]],
-    args: EvalArgs,
-    path: Path,
     cell_dir: Path,
     cell: CellIdentity,
-    name: str,
 ) -> tuple[list[dict[str, Any]], float, dict[str, Any]]:
     """Run an eval's prompts in rounds, stopping once the look decides (I/O: sends requests).
+
+    The baseline's samples are those of the eval of the same name (``run.ev.name``).
 
     Returns:
         The records sent now, the wall time, and ``{"sequential": {...}}`` for the eval's block:
@@ -165,14 +162,14 @@ def run_sequential(
     base_dir = None if is_baseline else find_baseline(cell_dir, cell, conf)
     if base_dir is None:
         role = "baseline" if is_baseline else "no baseline cell found: fixed design, all repeats"
-        new, wall = run_eval(ev, list(todo), *args, path) if todo else ([], 0.0)
+        new, wall = run_eval(run, list(todo)) if todo else ([], 0.0)
         return new, wall, {"sequential": {**fields, "role": role}}
-    baseline = baseline_records(base_dir, name)
+    baseline = baseline_records(base_dir, run.ev.name)
     sent: list[dict[str, Any]] = []
     wall, decision, look_index = 0.0, None, 0
     for look_index, group in enumerate(rounds(todo, lambda p: p.repeat, design), start=1):
         if group:
-            new, took = run_eval(ev, group, *args, path)
+            new, took = run_eval(run, group)
             sent, wall = sent + new, wall + took
         decision = look([*kept, *sent], baseline, design, look_index)
         if decision is not None:

@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.accounting import summarize_records
-from evals.base import Eval
-from evals.lm_eval_bridge import LmEvalEval
+from evals.base import Eval, is_harness
 from pipeline.accept_windows import Window, window_accept
 from pipeline.cell_paths import samples_path
 from pipeline.result_draft import ResultDraft
@@ -57,7 +56,7 @@ def answered_count(cell_dir: Path, name: str) -> int:
 
 def expected_count(ev: Eval) -> int | None:
     """Requests an eval sends in all (None where lm-eval decides)."""
-    return None if isinstance(ev, LmEvalEval) else len(ev.prompts())
+    return None if is_harness(ev) else len(ev.prompts())
 
 
 def summarise_from_disk(
@@ -79,7 +78,7 @@ def summarise_from_disk(
             continue
         block = {
             **head(name, ev),
-            **summarize_records(records, bool(getattr(ev, "graded", True))),
+            **summarize_records(records, ev.graded),
             "resumed_samples": len(records),
             "summarised_from": "samples on disk (the server stopped answering)",
             "accept": window_accept(records, Window([], None, {}), speculative, 0.10),

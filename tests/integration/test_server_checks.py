@@ -19,6 +19,7 @@ import pytest
 
 from backends.launch import EXPOSE_ENV, plan_launch
 from backends.options import LaunchOptions
+from backends.resolved import CellSpec
 from backends.server_info import metric_total
 from evals.base import make_eval
 from pipeline import server_api
@@ -49,7 +50,15 @@ def sim_server(folder: Path, overrides: list[str], expose_env: bool = True) -> I
     options = LaunchOptions(port=port, enable_metrics=True)
     version = conf.server.simulated.sglang_version
     plan = plan_launch(
-        conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, plan_gpu(conf), version, options
+        CellSpec(
+            conf.model,
+            conf.backend,
+            conf.kv_dtype,
+            conf.skip_softmax,
+            plan_gpu(conf),
+            version,
+            options,
+        )
     )
     key = [e for n, ec in conf.evals.items() for e in make_eval(n, ec).answer_key()]
     folder.mkdir(parents=True)

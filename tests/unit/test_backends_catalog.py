@@ -9,6 +9,7 @@ from backends.compat import outcome_of, preflight
 from backends.config import GpuConf, SkipSoftmaxConf
 from backends.gpu import gpu_from_config
 from backends.launch import LaunchOptions, plan_launch
+from backends.resolved import CellSpec
 
 MODELS = sorted((default_conf_dir() / "model").glob("*.yaml"))
 REAL_MODELS = {
@@ -42,11 +43,13 @@ def test_every_model_plans_on_fa3_and_fmha_v2(path: Path) -> None:
     model = load_model(path)
     backends = load_backends()
     plan = plan_launch(
-        model, backends["fa3"], "auto", SkipSoftmaxConf(), H200, "0.5.23", LaunchOptions()
+        CellSpec(model, backends["fa3"], "auto", SkipSoftmaxConf(), H200, "0.5.23", LaunchOptions())
     )
     assert plan.args[plan.args.index("--model-path") + 1] == model.path
     assert plan.args[-len(model.extra_args) or len(plan.args) :] == model.extra_args
-    fmha = preflight(model, backends["fmha_v2"], "auto", SkipSoftmaxConf(), B200, "0.5.23")
+    fmha = preflight(
+        CellSpec(model, backends["fmha_v2"], "auto", SkipSoftmaxConf(), B200, "0.5.23")
+    )
     # MLA models cannot use trtllm_mha; every other shipped model can on SM100.
     assert (outcome_of(fmha) == "crash-at-start") is model.is_mla
 
@@ -54,13 +57,15 @@ def test_every_model_plans_on_fa3_and_fmha_v2(path: Path) -> None:
 def test_qwen3_next_keeps_radix_cache_off() -> None:
     model = load_model(default_conf_dir() / "model" / "qwen3_next_80b_a3b.yaml")
     plan = plan_launch(
-        model,
-        load_backends()["fmha_v2"],
-        "bf16",
-        SkipSoftmaxConf(),
-        H200,
-        "0.5.19",
-        LaunchOptions(),
+        CellSpec(
+            model,
+            load_backends()["fmha_v2"],
+            "bf16",
+            SkipSoftmaxConf(),
+            H200,
+            "0.5.19",
+            LaunchOptions(),
+        )
     )
     assert "--disable-radix-cache" in plan.args
     assert plan.requested["speculative_algorithm"] == "EAGLE"  # NEXTN resolves to EAGLE

@@ -17,6 +17,7 @@ from backends.config import (
 )
 from backends.gpu import gpu_from_config
 from backends.launch import LaunchOptions, plan_launch
+from backends.resolved import CellSpec
 
 BACKENDS = load_backends()
 CAPABILITY = {
@@ -69,7 +70,9 @@ class Cell:
         return model, backend, self.kv, SkipSoftmaxConf(*self.skip), gpu, self.version
 
     def run(self) -> list[Finding]:
-        return preflight(*self.args(), options=LaunchOptions(max_running_requests=self.max_running))
+        return preflight(
+            CellSpec(*self.args(), options=LaunchOptions(max_running_requests=self.max_running))
+        )
 
 
 # (rule id, SGLang version range the case targets, a cell that triggers it, a cell that does not)
@@ -244,8 +247,8 @@ def test_fmha_v2_with_speculation_0519_vs_0523(family: str) -> None:
     new = Cell("fmha_v2", family, "0.5.23", spec=MTP)
     # Both start: 0.5.19 as the variant routes verify away from XQA, 0.5.23 as XQA has a mask.
     assert is_runnable(old.run()) and is_runnable(new.run())
-    old_plan = plan_launch(*old.args(), LaunchOptions())
-    new_plan = plan_launch(*new.args(), LaunchOptions())
+    old_plan = plan_launch(CellSpec(*old.args(), LaunchOptions()))
+    new_plan = plan_launch(CellSpec(*new.args(), LaunchOptions()))
     verify = {"SM90": "fa3", "SM120": "flashinfer"}[family]
     assert (old_plan.runs["prefill"], old_plan.runs["verify"]) == ("fmha_v2", verify)
     assert (new_plan.runs["prefill"], new_plan.runs["verify"]) == ("fmha_v2", "xqa")

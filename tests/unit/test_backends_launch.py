@@ -14,6 +14,7 @@ from backends.config import (
 )
 from backends.gpu import GpuInfo, gpu_from_config
 from backends.launch import LaunchOptions, plan_launch
+from backends.resolved import CellSpec
 
 BACKENDS = load_backends()
 MTP = SpeculativeConf(algorithm="NEXTN", num_steps=3, eagle_topk=1, num_draft_tokens=4)
@@ -62,7 +63,9 @@ def test_args_are_a_list_with_every_setting() -> None:
         extra_args=["--disable-radix-cache"],
         speculative=MTP,
     )
-    plan = plan_launch(model, BACKENDS["fa3"], KvDtypeConf("bf16"), OFF, gpu("9.0"), "0.5.23", opts)
+    plan = plan_launch(
+        CellSpec(model, BACKENDS["fa3"], KvDtypeConf("bf16"), OFF, gpu("9.0"), "0.5.23", opts)
+    )
     a = plan.args
     assert all(isinstance(x, str) for x in a)
     expected = {
@@ -91,7 +94,15 @@ def test_args_are_a_list_with_every_setting() -> None:
 
 def test_no_speculative_flags_without_speculation() -> None:
     plan = plan_launch(
-        NO_SPEC, BACKENDS["fa3"], "auto", OFF, gpu("9.0"), "0.5.23", LaunchOptions(random_seed=None)
+        CellSpec(
+            NO_SPEC,
+            BACKENDS["fa3"],
+            "auto",
+            OFF,
+            gpu("9.0"),
+            "0.5.23",
+            LaunchOptions(random_seed=None),
+        )
     )
     assert not [x for x in plan.args if x.startswith("--speculative")]
     assert "--random-seed" not in plan.args and "--page-size" not in plan.args
@@ -149,7 +160,9 @@ def test_no_speculative_flags_without_speculation() -> None:
 def test_fmha_v2_plan(
     cap: str, version: str, attn_flags: dict[str, str], runs: dict[str, str], routed: bool
 ) -> None:
-    plan = plan_launch(MODEL, BACKENDS["fmha_v2"], "auto", OFF, gpu(cap), version, LaunchOptions())
+    plan = plan_launch(
+        CellSpec(MODEL, BACKENDS["fmha_v2"], "auto", OFF, gpu(cap), version, LaunchOptions())
+    )
     names = (
         "--attention-backend",
         "--prefill-attention-backend",
@@ -164,7 +177,7 @@ def test_fmha_v2_plan(
 
 def test_requested_resolves_nextn_and_split_backends() -> None:
     plan = plan_launch(
-        MODEL, BACKENDS["fmha_v2"], "fp8_e4m3", OFF, gpu("9.0"), "0.5.19", LaunchOptions()
+        CellSpec(MODEL, BACKENDS["fmha_v2"], "fp8_e4m3", OFF, gpu("9.0"), "0.5.19", LaunchOptions())
     )
     assert plan.requested == {
         "prefill_attention_backend": "trtllm_mha",
@@ -187,7 +200,7 @@ def test_equal_split_backends_also_request_attention_backend() -> None:
         prefill_attention_backend="flashinfer",
         decode_attention_backend="flashinfer",
     )
-    plan = plan_launch(NO_SPEC, conf, "auto", OFF, gpu("9.0"), "0.5.23", LaunchOptions())
+    plan = plan_launch(CellSpec(NO_SPEC, conf, "auto", OFF, gpu("9.0"), "0.5.23", LaunchOptions()))
     assert plan.requested["attention_backend"] == "flashinfer"
 
 
@@ -211,7 +224,7 @@ def test_equal_split_backends_also_request_attention_backend() -> None:
 )
 def test_skip_softmax_env_and_requested(skip: SkipSoftmaxConf, env: dict[str, str]) -> None:
     plan = plan_launch(
-        MODEL, BACKENDS["fmha_v2"], "auto", skip, gpu("10.0"), "0.5.23", LaunchOptions()
+        CellSpec(MODEL, BACKENDS["fmha_v2"], "auto", skip, gpu("10.0"), "0.5.23", LaunchOptions())
     )
     assert plan.env == {"SGLANG_EXPOSE_OWN_ENV_VARS": "1", **env}
     requested_env = {k: v for k, v in plan.requested.items() if k.startswith("env:")}
@@ -220,7 +233,7 @@ def test_skip_softmax_env_and_requested(skip: SkipSoftmaxConf, env: dict[str, st
 
 def test_fa3_with_fp8_e5m2_runs_triton_and_says_so() -> None:
     plan = plan_launch(
-        MODEL, BACKENDS["fa3"], "fp8_e5m2", OFF, gpu("9.0"), "0.5.23", LaunchOptions()
+        CellSpec(MODEL, BACKENDS["fa3"], "fp8_e5m2", OFF, gpu("9.0"), "0.5.23", LaunchOptions())
     )
     assert flag(plan.args, "--attention-backend") == "fa3"  # asked for fa3 ...
     assert plan.requested["attention_backend"] == "triton"  # ... SGLang reports triton
@@ -231,7 +244,7 @@ def test_fa3_with_fp8_e5m2_runs_triton_and_says_so() -> None:
 def test_trtllm_page_size_adjust_is_predicted() -> None:
     model = ModelConf(name="m", path="p", attention=AttentionGeometry(page_size=1))
     plan = plan_launch(
-        model, BACKENDS["trtllm_mha"], "auto", OFF, gpu("10.0"), "0.5.23", LaunchOptions()
+        CellSpec(model, BACKENDS["trtllm_mha"], "auto", OFF, gpu("10.0"), "0.5.23", LaunchOptions())
     )
     assert flag(plan.args, "--page-size") == "1"
     assert plan.requested["page_size"] == 64
@@ -240,13 +253,15 @@ def test_trtllm_page_size_adjust_is_predicted() -> None:
 def test_topk1_draft_tokens_adjust_is_predicted() -> None:
     spec = SpeculativeConf(algorithm="EAGLE", num_steps=3, eagle_topk=1, num_draft_tokens=8)
     plan = plan_launch(
-        ModelConf(speculative=spec),
-        BACKENDS["flashinfer"],
-        "auto",
-        OFF,
-        gpu("9.0"),
-        "0.5.23",
-        LaunchOptions(),
+        CellSpec(
+            ModelConf(speculative=spec),
+            BACKENDS["flashinfer"],
+            "auto",
+            OFF,
+            gpu("9.0"),
+            "0.5.23",
+            LaunchOptions(),
+        )
     )
     assert flag(plan.args, "--speculative-num-draft-tokens") == "8"
     assert plan.requested["speculative_num_draft_tokens"] == 4

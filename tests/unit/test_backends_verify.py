@@ -17,6 +17,7 @@ from backends.config import (
 )
 from backends.gpu import gpu_from_config
 from backends.launch import LaunchOptions, plan_launch
+from backends.resolved import CellSpec
 from backends.server_info import ServerInfo
 from backends.verify import (
     Mismatch,
@@ -64,7 +65,7 @@ def live_plan(skip: SkipSoftmaxConf | None = None) -> dict[str, object]:
     h200 = gpu_from_config(GpuConf(detect=False, compute_capability="9.0"))
     opts = LaunchOptions(max_running_requests=None)
     return plan_launch(
-        model, backend, "auto", skip or SkipSoftmaxConf(), h200, "0.5.19", opts
+        CellSpec(model, backend, "auto", skip or SkipSoftmaxConf(), h200, "0.5.19", opts)
     ).requested
 
 

@@ -176,7 +176,7 @@ def test_unparseable_row_names_file_row_and_column(
 ) -> None:
     path = write_jsonl(tmp_path / "bad.jsonl", rows)
     with pytest.raises(DatasetError) as err:
-        Gsm8kEval("g", EvalConf(kind="gsm8k", dataset=DatasetConf(source="file", path=str(path))))
+        make_eval("g", EvalConf(kind="gsm8k", dataset=DatasetConf(source="file", path=str(path))))
     message = str(err.value)
     assert str(path) in message
     for fragment in fragments:
@@ -188,13 +188,13 @@ def test_duplicate_problem_is_kept_once(tmp_path: Path) -> None:
         tmp_path / "dup.jsonl",
         [{"question": "Q", "answer": "#### 1"}, {"question": " Q ", "answer": "#### 2"}],
     )
-    ev = Gsm8kEval("g", EvalConf(kind="gsm8k", dataset=DatasetConf(source="file", path=str(path))))
+    ev = make_eval("g", EvalConf(kind="gsm8k", dataset=DatasetConf(source="file", path=str(path))))
     assert [p["gold"] for p in ev.problems] == ["1"]
 
 
 def test_repeats_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match=r"evals\.g\.repeats=0"):
-        Gsm8kEval("g", EvalConf(kind="gsm8k", repeats=0))
+        make_eval("g", EvalConf(kind="gsm8k", repeats=0))
 
 
 def test_hub_loader_reads_gsm8k_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -204,5 +204,5 @@ def test_hub_loader_reads_gsm8k_layout(tmp_path: Path, monkeypatch: pytest.Monke
     folder.mkdir()
     write_jsonl(folder / "test.jsonl", [{"question": "Q?", "answer": "2 + 2 = 4\n#### 4"}])
     dataset = DatasetConf(source="hf", path=str(folder), split="test")
-    (prompt,) = Gsm8kEval("g", EvalConf(kind="gsm8k", dataset=dataset)).prompts()
+    (prompt,) = make_eval("g", EvalConf(kind="gsm8k", dataset=dataset)).prompts()
     assert prompt.answer == "4"

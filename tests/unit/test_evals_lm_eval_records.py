@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from evals.base import RequestTarget
 from evals.config import ClientConf, DatasetConf, EvalConf, SamplingConf
 from evals.lm_eval_bridge import LmEvalError, LmEvalEval
 from evals.lm_eval_model import (
-    HarnessTarget,
     RequestLog,
     extra_body,
     gen_kwargs,
@@ -183,8 +183,8 @@ def test_invalid_extraction_is_no_answer() -> None:
     assert rec["extracted"] is None
 
 
-def target(**sampling: Any) -> HarnessTarget:
-    return HarnessTarget(
+def target(**sampling: Any) -> RequestTarget:
+    return RequestTarget(
         base_url="http://h:1",
         model="m",
         client=ClientConf(concurrency=8, max_retries=2, request_timeout_s=99.5, api_key="sekrit"),

@@ -25,7 +25,7 @@ def from_file(path: Path, repeats: int = 1) -> MmluEval:
     conf = EvalConf(
         kind="mmlu", dataset=DatasetConf(source="file", path=str(path)), repeats=repeats
     )
-    return MmluEval("m", conf)
+    return make_eval("m", conf)
 
 
 def bundled(name: str) -> MmluEval:
@@ -211,5 +211,5 @@ def test_hub_loader_reads_both_layouts(
     folder.mkdir()
     write_jsonl(folder / "test.jsonl", [row])
     dataset = DatasetConf(source="hf", path=str(folder), split="test")
-    (prompt,) = MmluEval("m", EvalConf(kind="mmlu", dataset=dataset)).prompts()
+    (prompt,) = make_eval("m", EvalConf(kind="mmlu", dataset=dataset)).prompts()
     assert prompt.answer == "B"

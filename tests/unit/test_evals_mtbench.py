@@ -23,7 +23,7 @@ def from_rows(tmp_path: Path, rows: list[dict[str, Any]], repeats: int = 1) -> M
     conf = EvalConf(
         kind="mtbench", dataset=DatasetConf(source="file", path=str(path)), repeats=repeats
     )
-    return MtBenchEval("mt", conf)
+    return make_eval("mt", conf)
 
 
 def record(qid: str, repeat: int, response: str | None = "ok", error: str | None = None) -> dict:
@@ -209,5 +209,5 @@ def test_hub_loader_reads_list_columns(tmp_path: Path, monkeypatch: pytest.Monke
     conf = EvalConf(
         kind="mtbench", dataset=DatasetConf(source="hf", path=str(folder), split="train")
     )
-    ev = MtBenchEval("mt", conf)
+    ev = make_eval("mt", conf)
     assert ev.conversations[0]["turns"] == ["Write.", "Shorter."]
