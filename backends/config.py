@@ -1,7 +1,7 @@
 """Typed config nodes for what the server runs: model, backend variant, KV dtype, skip-softmax, GPU.
 
 These dataclasses are the schema under the YAML in ``conf/`` (registered in Hydra's ConfigStore by
-``pipeline.schema``) and the typed objects the pure functions of ``backends`` take.
+``pipeline.config.schema``) and the typed objects the pure functions of ``backends`` take.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ def ours(url: str, folder: Path, concurrency: int) -> tuple[int, Phase]:
     from evals.base import RequestTarget, make_eval
     from evals.config import ClientConf, DatasetConf, EvalConf, SamplingConf
     from evals.metrics import summarize
-    from pipeline.evaluation import EvalRun, run_eval
+    from pipeline.measuring.evaluation import EvalRun, run_eval
 
     repeats = len(rows(folder)) // 200
     dataset = DatasetConf(source="file", path=str(folder / "gpqa.csv"))

@@ -40,17 +40,17 @@ CONFIGS = {
 }
 SUSPECTS = {
     "python -c pass (interpreter)": "pass",
-    "import pipeline.cli (Hydra app module)": "import pipeline.cli",
-    "import pipeline.cell (everything a cell imports)": "import pipeline.cell",
+    "import pipeline.cli.app (Hydra app module)": "import pipeline.cli.app",
+    "import pipeline.cell.job (everything a cell imports)": "import pipeline.cell.job",
     "import torch (backends.gpu's fallback without nvidia-smi)": "import torch",
     "import scipy.stats (evals.metrics, at import time)": "import scipy.stats",
     "import evals.client": "import evals.client",
     "import tqdm": "import tqdm",
     "git provenance (two git subprocesses)": (
-        "from pipeline.provenance import git_state; git_state()"
+        "from pipeline.cell.provenance import git_state; git_state()"
     ),
     "package versions (metadata)": (
-        "from pipeline.provenance import package_versions; package_versions()"
+        "from pipeline.cell.provenance import package_versions; package_versions()"
     ),
     "load the bundled eval (make_eval + prompts)": (
         "from evals.base import make_eval; from evals.config import EvalConf, DatasetConf; "

@@ -11,8 +11,8 @@ rotating order, at server latency 0 and 50 ms. Reported per client (medians of t
   its whole life (``wait4``), which unlike req/s does not depend on other load on the host.
 
 What each worker does per request is what the tool does in use: ours runs
-``pipeline.evaluation.run_eval`` (grading, one sample line per answer on disk); lm-eval runs
-``simple_evaluate`` with ``local-chat-completions`` on a task read from a local JSONL
+``pipeline.measuring.evaluation.run_eval`` (grading, one sample line per answer on disk);
+lm-eval runs ``simple_evaluate`` with ``local-chat-completions`` on a task read from a local JSONL
 (``TaskManager(include_defaults=False)``: no indexing of its built-in tasks); sgl-eval runs its
 ``gpqa`` benchmark with ``--from-dataset``; the bare client only sends and JSON-decodes.
 

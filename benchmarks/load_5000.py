@@ -58,8 +58,8 @@ def run(out: Path) -> dict[str, float]:
     sys.argv = ["mtp-eval"]
     from hydra import compose, initialize_config_dir
 
-    from pipeline.cell import run_cell
-    from pipeline.schema import register_configs, to_cell_config
+    from pipeline.cell.job import run_cell
+    from pipeline.config.schema import register_configs, to_cell_config
 
     out.mkdir(parents=True, exist_ok=True)
     data = out / "load_questions.csv"

@@ -1,8 +1,8 @@
 """Black-box check of ``mtp-eval-report`` on synthetic sweeps written to disk (issue 14 follow-up).
 
 An independent generator: it imports nothing from ``pipeline`` for the truth, the files or the
-verdicts (only a sequential candidate's stopping asks ``pipeline.sequential_run.look``, as a real
-sequential cell does). Each replication writes a sweep folder as a real run leaves it (Hydra's
+verdicts (only a sequential candidate's stopping asks ``pipeline.sweeps.sequential_run.look``, as a
+real sequential cell does). Each replication writes a sweep folder as a real run leaves it (Hydra's
 ``multirun.yaml``, one folder per job with ``.hydra/overrides.yaml``, ``result.json`` and
 ``samples/gpqa_diamond.jsonl``; lines and error lines shaped like a simulated-server cell's), runs
 the installed ``mtp-eval-report`` on it as a subprocess, and reads back the exit code and
@@ -313,8 +313,8 @@ def plan_cells(cond: Condition, rng: np.random.Generator, p: np.ndarray) -> list
 
 def sequential_candidate(q: np.ndarray, rng: np.random.Generator, cond: Condition,
                          baseline: Lines) -> tuple[Lines, dict[str, Any]]:  # fmt: skip
-    """Rounds of 2 repeats, a look after each, as ``pipeline.sequential_run`` runs them."""
-    from pipeline.sequential_run import SequentialConf, design_of, look
+    """Rounds of 2 repeats, a look after each, as ``pipeline.sweeps.sequential_run`` runs them."""
+    from pipeline.sweeps.sequential_run import SequentialConf, design_of, look
 
     design = design_of(SequentialConf(True, **SEQ))
     lines: list[dict[str, Any]] = []

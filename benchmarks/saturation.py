@@ -2,14 +2,16 @@
 
 Part A, the simulated SGLang server (constant 250 ms per request, speculation on, so
 ``/server_info`` reports SGLang's default running limit of 48): our client at the concurrency
-``pipeline.concurrency.client_concurrency`` derives from ``/server_info``, and at fixed 32 and 64,
+``pipeline.measuring.concurrency.client_concurrency`` derives from ``/server_info``, and at
+fixed 32 and 64,
 while a thread samples ``sglang:num_running_reqs`` from ``/metrics`` every 5 ms.
 
 Part B, the tail: a model of SGLang's scheduler on loopback (at most 48 running, the rest
 queued, each request running for its completion length x a fixed step), questions whose lengths
 are heavy-tailed (a few long reasoning answers) and vary from repeat to repeat. Repeat 0 runs
 first; repeats 1-3 then run in file order, or longest first by repeat 0's lengths
-(``pipeline.concurrency.longest_first``). The scheduler logs every change of its running count.
+(``pipeline.measuring.concurrency.longest_first``). The scheduler logs every change of its
+running count.
 
 Usage: ``python benchmarks/saturation.py [--write]``.
 """
@@ -42,7 +44,7 @@ from evals.base import EvalPrompt, make_eval
 from evals.client import ChatClient, RequestOutcome, build_chat_payload
 from evals.config import ClientConf, DatasetConf, EvalConf, SamplingConf
 from evals.metrics import sample_record
-from pipeline.concurrency import client_concurrency, longest_first
+from pipeline.measuring.concurrency import client_concurrency, longest_first
 
 OUT = ROOT / "benchmarks" / "results" / "saturation.md"
 Series = list[tuple[float, int]]  # (seconds, running requests) at each change or sample

@@ -1,5 +1,5 @@
 """``python -m pipeline`` runs the ``mtp-eval`` app."""
 
-from pipeline.cli import main
+from pipeline.cli.app import main
 
 main()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.schema import register_configs
+from pipeline.config.schema import register_configs
 
 register_configs()
 

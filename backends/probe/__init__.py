@@ -4,5 +4,5 @@ Nothing here is imported by the rest of ``backends`` or ``pipeline`` at import t
 module of this package imports FlashInfer or initialises CUDA when it is imported: ``config`` and
 ``plan`` are pure Python, the torch maths (``inputs``, ``reference``, ``metrics``) runs on CPU
 torch as well, and ``kernels`` imports FlashInfer inside its functions. The entry point is
-``mtp-eval-probe`` (``pipeline/probe_cli.py``).
+``mtp-eval-probe`` (``pipeline/cli/probe.py``).
 """

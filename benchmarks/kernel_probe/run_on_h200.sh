@@ -41,7 +41,7 @@ main() {
   (nvcc --version || true) | tail -1
   # shellcheck disable=SC2046
   timeout --signal=TERM --kill-after=15 $((BUDGET + 100)) \
-    python3 -m pipeline.probe_cli $(model_args) "probe=$GRID" "probe.budget_s=$BUDGET" \
+    python3 -m pipeline.cli.probe $(model_args) "probe=$GRID" "probe.budget_s=$BUDGET" \
       "probe.out_dir=$OUT" hydra.run.dir=/tmp/probe-hydra "$@"
   local rc=$?
   echo "== mtp-eval-probe exit code $rc"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipeline.cell_paths import result_path
 from pipeline.report.load import CellRecord
 from pipeline.report.pairing import SampleReader, find_baseline
 from pipeline.report.tolerance import Tolerance
@@ -27,7 +26,8 @@ from pipeline.report.verdicts import (
 )  # fmt: skip
 from pipeline.report.versus_baseline import baseline_checks
 from pipeline.report.versus_reference import reference_checks
-from pipeline.result_types import UNREADABLE
+from pipeline.results.cell_paths import result_path
+from pipeline.results.result_types import UNREADABLE
 
 _STATUS = {"ok": OK, "failed": FAILED, "missing": MISSING, "unsupported": UNSUPPORTED,
            "planned": PLANNED, "misconfigured": MISCONFIGURED}  # fmt: skip

@@ -10,7 +10,7 @@ from typing import Any
 from pipeline.report.build import Report
 from pipeline.report.load import CellRecord
 from pipeline.report.tables import sort_key
-from pipeline.result_types import AcceptBlock, EvalSummary
+from pipeline.results.result_types import AcceptBlock, EvalSummary
 
 SCHEMA_VERSION = 1
 CSV_COLUMNS = [

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline.cell_paths import RESULT_FILE as RESULT
-from pipeline.cell_paths import cell_name, result_path
 from pipeline.report.expected import ExpectedJob, expected_jobs, read_yaml
 from pipeline.report.expected import base_identity as _identity_of_config
-from pipeline.result_types import STATUSES, CellResult, EvalSummary
-from pipeline.results import read_result
+from pipeline.results.cell_paths import RESULT_FILE as RESULT
+from pipeline.results.cell_paths import cell_name, result_path
+from pipeline.results.result_types import STATUSES, CellResult, EvalSummary
+from pipeline.results.store import read_result
 
 MULTIRUN = "multirun.yaml"
 _UNKNOWN = "unknown"  # an identity field neither the result nor the sweep says

@@ -8,7 +8,7 @@ from typing import Any
 from pipeline.report.build import Report
 from pipeline.report.load import CellRecord
 from pipeline.report.tables import skip_text, sort_key
-from pipeline.result_types import AcceptBlock, EvalSummary
+from pipeline.results.result_types import AcceptBlock, EvalSummary
 
 COLOURS = {
     "GO": "#2e7d32",

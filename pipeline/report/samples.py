@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pipeline.cell_paths import samples_path
+from pipeline.results.cell_paths import samples_path
 
 
 class SampleError(ValueError):

@@ -26,7 +26,7 @@ from pipeline.report.verdicts import (
     make_check,
     stat_check,
 )
-from pipeline.result_types import EvalSummary
+from pipeline.results.result_types import EvalSummary
 from pipeline.stats.clustered import log_ratio_se
 from pipeline.stats.mcnemar import discordant_counts, mcnemar_exact
 from pipeline.stats.power import variance_components

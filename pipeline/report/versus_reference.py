@@ -25,7 +25,7 @@ from pipeline.report.verdicts import (
     make_check,
     stat_check,
 )
-from pipeline.result_types import AcceptBlock, EvalSummary
+from pipeline.results.result_types import AcceptBlock, EvalSummary
 from pipeline.stats.clustered import log_ratio_se, question_means, within_question_se
 from pipeline.stats.power import VarianceComponents, variance_components
 

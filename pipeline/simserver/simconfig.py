@@ -1,6 +1,6 @@
 """The ``--sim-config`` file: the simulated model, its answer key and the fault flags.
 
-The JSON holds the fields of ``pipeline.schema.SimulatedConf`` plus ``answer_key`` (JSONL of
+The JSON holds the fields of ``pipeline.config.schema.SimulatedConf`` plus ``answer_key`` (JSONL of
 ``{"question", "answer", "kind"}``) and ``ledger`` (JSONL written per served completion). It is
 read as every config file outside Hydra is (``backends.config_file``), so that a typo stops the
 server with the file, the key and the fix named.

@@ -1,6 +1,6 @@
 """The one sign-off rule of a candidate against its baseline.
 
-Shared by the report, the sequential stopping rule (``pipeline/sequential_run.py``) and the
+Shared by the report, the sequential stopping rule (``pipeline/sweeps/sequential_run.py``) and the
 simulation that validates both.
 
 Everything works on arrays whose last two axes are (question, repeat), so a report (one cell),

@@ -11,7 +11,7 @@ from pathlib import Path
 import psutil
 from hydra import compose, initialize_config_dir
 
-from pipeline.schema import RootConf, register_configs, to_cell_config
+from pipeline.config.schema import RootConf, register_configs, to_cell_config
 
 REPO = Path(__file__).resolve().parents[2]
 CONF = REPO / "conf"
@@ -53,8 +53,8 @@ def external_sim(tmp_path: Path, overrides: list[str], extra_args: list[str]) ->
     started with ``extra_args`` added (e.g. keys) and stopped on exit; yields its base URL, for
     cells that use ``server=external``.
     """
-    from pipeline.cell import run_cell
-    from pipeline.server import HealthPolicy, managed_server
+    from pipeline.cell.job import run_cell
+    from pipeline.serving.server import HealthPolicy, managed_server
 
     plan_dir = tmp_path / "external-sim"
     planned = run_cell(compose_conf([*overrides, "dry_run=true"]), plan_dir)

@@ -12,7 +12,7 @@ import numpy as np
 import yaml
 
 from evals.metrics import summarize
-from pipeline.accept_stats import summarize_accept
+from pipeline.measuring.accept_stats import summarize_accept
 from pipeline.report.cli import main
 from pipeline.report.expected import BASIC_SWEEPER
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cell import run_cell
-from pipeline.server_command import SIM_LEDGER_FILE
+from pipeline.cell.job import run_cell
+from pipeline.serving.server_command import SIM_LEDGER_FILE
 from tests.helpers.cells import compose_conf, processes_mentioning
 
 pytestmark = pytest.mark.integration

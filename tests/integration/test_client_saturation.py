@@ -22,8 +22,8 @@ import pytest
 from backends.server_info import ServerInfo
 from evals.client import ChatClient, RequestOutcome, build_chat_payload
 from evals.config import ClientConf, SamplingConf
-from pipeline.concurrency import client_concurrency
-from pipeline.server import HealthPolicy, free_port, managed_server
+from pipeline.measuring.concurrency import client_concurrency
+from pipeline.serving.server import HealthPolicy, free_port, managed_server
 
 pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from pipeline.config_checks import ConfigError, config_problems
+from pipeline.config.checks import ConfigError, config_problems
 from tests.helpers.cells import compose_conf, console_script, processes_mentioning
 
 pytestmark = pytest.mark.integration

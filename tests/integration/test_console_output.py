@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.server import free_port
+from pipeline.serving.server import free_port
 from tests.helpers.cells import console_script, processes_mentioning
 
 pytestmark = pytest.mark.integration

@@ -19,8 +19,8 @@ import pytest
 from evals.base import make_eval
 from evals.mtbench import turn_id
 from evals.responses import parse_chat_response, parse_chat_stream
-from pipeline.cell import run_cell
-from pipeline.server_command import SIM_LEDGER_FILE
+from pipeline.cell.job import run_cell
+from pipeline.serving.server_command import SIM_LEDGER_FILE
 from tests.helpers.cells import compose_conf, processes_mentioning
 from tests.helpers.sim import SPEC_ARGS, Sim, chat, sse
 

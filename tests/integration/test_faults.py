@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cell import run_cell
+from pipeline.cell.job import run_cell
 from tests.helpers.cells import REPO, compose_conf, processes_mentioning
 
 pytestmark = pytest.mark.integration
@@ -139,7 +139,7 @@ import resource, signal, sys
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)   # writes past the limit fail with EFBIG instead
 resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[1]), int(sys.argv[1])))
 sys.argv = ["mtp-eval", *sys.argv[2:]]
-from pipeline.cli import main
+from pipeline.cli.app import main
 main()
 """
 

@@ -15,8 +15,8 @@ import subprocess
 import pytest
 
 from evals.config import ClientConf
-from pipeline.cell import run_cell
-from pipeline.keys import auth_hint
+from pipeline.cell.job import run_cell
+from pipeline.serving.keys import auth_hint
 from tests.helpers.cells import compose_conf, console_script, external_sim
 
 pytestmark = pytest.mark.integration
@@ -114,7 +114,7 @@ def test_auth_hint_table(status, path, client, expected):
 
 def test_start_up_progress_masks_the_keys_sglang_logs(tmp_path, capsys):
     # SGLang logs its server_args, keys included; the progress line quotes the last log line.
-    from pipeline.server import HealthPolicy, ServerStartError, free_port, wait_healthy
+    from pipeline.serving.server import HealthPolicy, ServerStartError, free_port, wait_healthy
 
     log = tmp_path / "server.log"
     log.write_text(f"server_args=ServerArgs(api_key='{API_KEY}', admin_api_key='{ADMIN_KEY}')\n")

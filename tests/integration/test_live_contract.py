@@ -20,8 +20,8 @@ import pytest
 from backends.server_info import ServerInfo
 from backends.verify import observed_settings
 from evals.responses import parse_chat_response
-from pipeline.accept_stats import server_accept_length, summarize_accept
-from pipeline.server import HealthPolicy, free_port, managed_server
+from pipeline.measuring.accept_stats import server_accept_length, summarize_accept
+from pipeline.serving.server import HealthPolicy, free_port, managed_server
 
 LIVE = Path(__file__).resolve().parents[1] / "data" / "live-sglang-0.5.19"
 CHATS = ["chat_completion_return_meta_info_and_spec_details.json", "chat_completion_2.json"]

@@ -2,7 +2,7 @@
 
 ``tests/data/sweep-schema1-f95dc87/`` is a real sweep (fmha_v2 / fa3 / trtllm_mha on the simulated
 server, 10 questions x 2 repeats) made by mtp-eval at commit f95dc87, the last commit before the
-typed contract (``pipeline.result_types``); only the files the report reads were kept.
+typed contract (``pipeline.results.result_types``); only the files the report reads were kept.
 ``tests/data/sweep-schema1-f95dc87.report/`` holds that commit's own report of it (paths and the
 time replaced by placeholders). The installed ``mtp-eval-report`` of today must write the same,
 and the installed ``mtp-eval`` of today must write results of the same shape (keys, their order,

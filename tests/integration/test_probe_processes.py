@@ -47,7 +47,7 @@ def test_jit_child_failure_is_reported_fast():
 @pytest.mark.skipif(_cuda(), reason="on a GPU host this would run the probe")
 def test_cli_without_gpu_exits_2_and_says_why(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "pipeline.probe_cli", f"hydra.run.dir={tmp_path}"],
+        [sys.executable, "-m", "pipeline.cli.probe", f"hydra.run.dir={tmp_path}"],
         cwd=REPO,
         env=ENV,
         capture_output=True,
@@ -64,7 +64,7 @@ def test_cli_rejects_an_mla_model_before_touching_torch(tmp_path):
         [
             sys.executable,
             "-m",
-            "pipeline.probe_cli",
+            "pipeline.cli.probe",
             "model=deepseek_v3",
             f"hydra.run.dir={tmp_path}",
         ],
@@ -81,7 +81,7 @@ def test_cli_rejects_an_mla_model_before_touching_torch(tmp_path):
 def test_imports_stay_lazy():
     code = (
         "import sys\n"
-        "import pipeline.probe_cli, backends.probe.app\n"
+        "import pipeline.cli.probe, backends.probe.app\n"
         "import backends.probe.report, backends.probe.plots\n"
         "print(sorted(m for m in ('torch', 'flashinfer', 'matplotlib') if m in sys.modules))\n"
         "import backends.probe.runner, backends.probe.kernels, backends.probe.jit\n"

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from pipeline.report.cli import main
-from pipeline.sequential_run import SequentialConf, design_of, look
+from pipeline.sweeps.sequential_run import SequentialConf, design_of, look
 from tests.helpers.report_cells import records, run_report, write_cell, write_multirun
 
 pytestmark = pytest.mark.integration

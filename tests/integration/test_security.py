@@ -8,9 +8,9 @@ import os
 import psutil
 import pytest
 
-from pipeline.cell import run_cell
-from pipeline.keys import with_api_key
-from pipeline.server import managed_server
+from pipeline.cell.job import run_cell
+from pipeline.serving.keys import with_api_key
+from pipeline.serving.server import managed_server
 from tests.helpers.cells import compose_conf, processes_mentioning
 
 pytestmark = pytest.mark.integration
@@ -76,7 +76,7 @@ def test_key_variable_must_be_set(monkeypatch):
 
 
 def test_server_listens_on_loopback_only(tmp_path, fast_sim):
-    from pipeline.server import HealthPolicy, free_port
+    from pipeline.serving.server import HealthPolicy, free_port
 
     conf = compose_conf(fast_sim)
     assert conf.server.host == "127.0.0.1"

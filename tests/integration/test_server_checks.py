@@ -22,12 +22,12 @@ from backends.options import LaunchOptions
 from backends.resolved import CellSpec
 from backends.server_info import metric_total
 from evals.base import make_eval
-from pipeline import server_api
-from pipeline.cell import run_cell
+from pipeline.cell.job import run_cell
 from pipeline.report.cli import main as report_main
-from pipeline.server import HealthPolicy, free_port, managed_server
-from pipeline.server_checks import plan_gpu
-from pipeline.server_command import SIM_LEDGER_FILE, server_argv, server_env
+from pipeline.serving import server_api
+from pipeline.serving.server import HealthPolicy, free_port, managed_server
+from pipeline.serving.server_checks import plan_gpu
+from pipeline.serving.server_command import SIM_LEDGER_FILE, server_argv, server_env
 from tests.helpers.cells import REPO, compose_conf, processes_mentioning
 
 pytestmark = pytest.mark.integration

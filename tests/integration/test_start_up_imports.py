@@ -23,7 +23,7 @@ def test_cell_start_up_path_stays_light():
         "statsmodels",
     ]
     code = (
-        "import sys, pipeline.cli, pipeline.cell, pipeline.measure; "
+        "import sys, pipeline.cli.app, pipeline.cell.job, pipeline.measuring.measure; "
         f"print([m for m in {heavy!r} if m in sys.modules])"
     )
     out = subprocess.run(

@@ -129,7 +129,7 @@ def test_signoff_wrapper_runs_the_sweep_then_gates_on_the_report(tmp_path):
         [
             sys.executable,
             "-m",
-            "pipeline.signoff_cli",
+            "pipeline.cli.signoff",
             "--sweep-dir",
             str(sweep),
             "server=simulated",

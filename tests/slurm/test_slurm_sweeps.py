@@ -53,7 +53,7 @@ def test_signoff_sweep_on_slurm_matches_the_local_one(slurm, tmp_path):
         proc = slurm.run(
             sys.executable,
             "-m",
-            "pipeline.signoff_cli",
+            "pipeline.cli.signoff",
             "--sweep-dir",
             str(sweep),
             *sweep_args,

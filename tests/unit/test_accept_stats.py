@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from backends.server_info import ServerInfo
-from pipeline.accept_stats import (
+from pipeline.measuring.accept_stats import (
     cross_check,
     per_position_acceptance,
     ratio_stderr,

@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.accept_windows import (
+from pipeline.measuring.accept_windows import (
     GENERATION,
     REQUESTS,
     VERIFY,

@@ -6,7 +6,7 @@ from typing import Any
 import pytest
 
 from backends.server_info import ServerInfo
-from pipeline.concurrency import client_concurrency, expected_lengths, longest_first
+from pipeline.measuring.concurrency import client_concurrency, expected_lengths, longest_first
 
 KEY = "effective_max_running_requests_per_dp"
 

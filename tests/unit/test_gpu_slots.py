@@ -1,6 +1,6 @@
 import pytest
 
-from pipeline.gpu_slots import cell_devices, server_devices, visible_devices
+from pipeline.serving.gpu_slots import cell_devices, server_devices, visible_devices
 
 EIGHT = [str(i) for i in range(8)]
 

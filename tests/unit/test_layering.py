@@ -76,3 +76,33 @@ def test_the_shared_config_reader_imports_nothing_of_the_project() -> None:
     # The simulated server may import it only because it stands alone.
     names = imported_modules(REPO / "backends" / "config_file.py")
     assert not {n.split(".")[0] for n in names} & {"pipeline", "backends", "evals"}, names
+
+
+# Sub-packages of ``pipeline`` that sit at the bottom: the result contract is read by the report
+# and written by the cell, so it imports neither; the report reads only what cells wrote.
+PIPELINE_ALLOWED = {
+    "results": {"results"},
+    "report": {"report", "results", "stats"},
+    "stats": {"stats"},
+}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for sub in PIPELINE_ALLOWED for p in modules_of(f"pipeline/{sub}")],
+    ids=lambda p: str(p.relative_to(REPO)),
+)
+def test_the_result_contract_and_the_report_import_only_what_lies_below(path: Path) -> None:
+    sub = path.relative_to(REPO).parts[1]
+    for name in imported_modules(path):
+        parts = name.split(".")
+        if parts[0] == "pipeline":
+            assert len(parts) > 1 and parts[1] in PIPELINE_ALLOWED[sub], f"{path} imports {name}"
+
+
+def test_the_pipeline_root_holds_only_the_entry_point() -> None:
+    # Every module lives in a sub-package whose name says which part it is (docs/architecture.md).
+    assert sorted(p.name for p in (REPO / "pipeline").glob("*.py")) == [
+        "__init__.py",
+        "__main__.py",
+    ]

@@ -5,7 +5,11 @@ import dataclasses
 import pytest
 
 from evals.config import SamplingConf
-from pipeline.measure import REASONING_MIN_MAX_TOKENS, generation_limit_warnings, sampling_for
+from pipeline.measuring.measure import (
+    REASONING_MIN_MAX_TOKENS,
+    generation_limit_warnings,
+    sampling_for,
+)
 from tests.helpers.cells import compose_conf
 
 

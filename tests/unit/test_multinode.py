@@ -1,6 +1,6 @@
 import pytest
 
-from pipeline.multinode import first_host, node_plan
+from pipeline.serving.multinode import first_host, node_plan
 
 
 @pytest.mark.parametrize(

@@ -19,7 +19,7 @@ from backends.probe.plan import (
     probe_kv_dtype,
     variant_kernel,
 )
-from pipeline.probe_cli import register_probe_configs, to_probe_config
+from pipeline.cli.probe import register_probe_configs, to_probe_config
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 register_probe_configs()

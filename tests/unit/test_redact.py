@@ -1,6 +1,6 @@
 import pytest
 
-from pipeline.redact import MASK, redact_argv, redact_env, redact_text
+from pipeline.results.redact import MASK, redact_argv, redact_env, redact_text
 
 
 @pytest.mark.parametrize(

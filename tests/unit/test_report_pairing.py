@@ -12,7 +12,7 @@ from pipeline.report.pairing import (
     score_matrix,
 )
 from pipeline.report.samples import SampleError, read_samples
-from pipeline.result_types import CellResult
+from pipeline.results.result_types import CellResult
 
 MATCH = ("model", "kv_dtype", "skip_softmax", "gpu", "speculative")
 

@@ -7,9 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.cell_paths import cell_name, job_order, result_path, samples_path, server_log_path
-from pipeline.result_types import SCHEMA_VERSION, CellResult, Resumed
-from pipeline.results import read_result, write_result
+from pipeline.results.cell_paths import (
+    cell_name,
+    job_order,
+    result_path,
+    samples_path,
+    server_log_path,
+)
+from pipeline.results.result_types import SCHEMA_VERSION, CellResult, Resumed
+from pipeline.results.store import read_result, write_result
 
 OLD_SWEEP = Path(__file__).parents[1] / "data" / "sweep-schema1-f95dc87"
 OLD_RESULTS = sorted(OLD_SWEEP.glob("*/result.json"))
@@ -117,8 +123,8 @@ def test_the_report_reads_a_damaged_or_newer_result_as_a_failed_cell(tmp_path):
 
 
 def test_the_draft_writes_errors_as_the_cell_always_did():
-    from pipeline.result_draft import ResultDraft
-    from pipeline.result_types import ResultError
+    from pipeline.results.result_draft import ResultDraft
+    from pipeline.results.result_types import ResultError
 
     draft = ResultDraft({"status": "failed", "error": None})
     draft.set_error("unsupported", ResultError("unsupported", "m", "", ({"outcome": "reject"},)))
@@ -133,7 +139,7 @@ def test_the_draft_writes_errors_as_the_cell_always_did():
 
 
 def test_an_eval_summary_typed_and_its_sequential_block_checked():
-    from pipeline.result_types import EvalSummary
+    from pipeline.results.result_types import EvalSummary
 
     seq = {"role": "candidate", "max_repeats": 8, "repeats_per_round": 2, "look": 2,
            "decision": "GO", "alpha": 0.05}  # fmt: skip

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from backends.server_info import metric_total
-from pipeline.results import config_hash, read_result, write_json_atomic
+from pipeline.results.store import config_hash, read_result, write_json_atomic
 
 
 def test_atomic_write_leaves_no_temp_files(tmp_path):
@@ -49,7 +49,7 @@ def test_metric_total_sums_label_sets_and_ignores_prefix_names():
 
 
 def test_overhead_excludes_server_start_and_stop():
-    from pipeline.cell_result import overhead
+    from pipeline.cell.cell_result import overhead
 
     marks = {
         "launch": 0.5,

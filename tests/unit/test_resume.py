@@ -1,7 +1,7 @@
 import json
 
-from pipeline.results import write_json_atomic
-from pipeline.resume import claim_samples, finished_result, kept_samples, mark_skipped
+from pipeline.results.store import write_json_atomic
+from pipeline.sweeps.resume import claim_samples, finished_result, kept_samples, mark_skipped
 
 
 def line(qid, repeat, error=None, correct=True):

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from pipeline.result_types import CellIdentity
-from pipeline.sequential_run import (
+from pipeline.results.result_types import CellIdentity
+from pipeline.sweeps.sequential_run import (
     SequentialConf,
     design_of,
     find_baseline,

@@ -18,7 +18,7 @@ def test_slurm_preset_targets_the_projects_launcher():
 def test_cli_registers_the_launcher_from_outside_the_checkout(tmp_path):
     code = (
         "import hydra_plugins.mtp_eval_launcher as m; from hydra.core.plugins import Plugins; "
-        "from pipeline.cli import register_slurm_launcher; register_slurm_launcher(); "
+        "from pipeline.cli.app import register_slurm_launcher; register_slurm_launcher(); "
         "name = 'hydra_plugins.mtp_eval_launcher.MtpEvalSlurmLauncher'; "
         "print(m.__file__, name in Plugins.instance().class_name_to_class)"
     )

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from evals.metrics import clustered_stderr
-from pipeline.accept_stats import ratio_stderr
+from pipeline.measuring.accept_stats import ratio_stderr
 from pipeline.stats.clustered import (
     log_ratio_se,
     question_means,

@@ -1,0 +1,1 @@
+"""The cell job: one cell end to end (``job.run_cell``), its guards, how it ends badly."""

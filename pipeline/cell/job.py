@@ -1,0 +1,223 @@
+"""One cell end to end: pre-flight, launch, verify, evals, accept statistics, result.json, stop.
+
+``run_cell`` always leaves a ``result.json`` (written atomically in a ``finally``) whose
+``status`` is ``ok``, ``failed``, ``unsupported`` or ``planned`` (dry run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from backends.compat import preflight
+from backends.gpu import GpuInfo
+from backends.launch import LaunchOptions, LaunchPlan, plan_launch
+from backends.resolved import CellSpec
+from evals.base import Eval, make_eval
+from evals.config import EvalConf
+from pipeline.cell.cell_result import initial_result, mark, overhead, record_plan, record_server
+from pipeline.cell.guards import check_error_rates, check_port_free
+from pipeline.cell.outcomes import CellError, WorkerNodeDone, record_failure, unsupported
+from pipeline.config.schema import RootConf
+from pipeline.measuring.measure import measure_cell
+from pipeline.results.cell_paths import result_path, server_log_path
+from pipeline.results.redact import redact_text, redact_tree
+from pipeline.results.result_draft import ResultDraft
+from pipeline.results.result_types import CellResult
+from pipeline.results.store import write_json_atomic, write_result
+from pipeline.serving.gpu_slots import server_devices
+from pipeline.serving.keys import secrets_of, with_api_key
+from pipeline.serving.multinode import DONE_MARKER, node_plan, serve_as_worker
+from pipeline.serving.server import (
+    HealthPolicy,
+    RunningServer,
+    external_server,
+    free_port,
+    managed_server,
+)
+from pipeline.serving.server_checks import check_label_before_launch, plan_gpu, verify_server
+from pipeline.serving.server_command import server_argv, server_env
+from pipeline.serving.versions import sglang_version
+from pipeline.sweeps.resume import claim_samples, finished_result, mark_skipped, samples_key
+
+BLOCKING = ("reject", "crash-at-start")
+
+
+def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]:
+    """Run one cell and write its ``result.json``; returns the result dict.
+
+    Args:
+        conf: the typed config of the cell.
+        cell_dir: its output folder.
+        job_num: Hydra's job number in a sweep (picks the GPU slot with ``server.gpus=auto``).
+    """
+    clock = time.monotonic()
+    conf = with_api_key(conf)
+    result = initial_result(conf)
+    age = time.time() - psutil.Process().create_time()  # interpreter start, imports and Hydra
+    result.mark("process_start", -round(age, 3))
+    strict = conf.server.on_unverified == "fail"
+    previous = None if conf.dry_run else finished_result(cell_dir, result.config_hash, strict)
+    if previous is not None:
+        return mark_skipped(cell_dir, previous, result.started_at)
+    interrupted: BaseException | None = None
+    worker: dict[str, Any] | None = None
+    try:
+        _run(conf, cell_dir, result, job_num, clock)
+    except WorkerNodeDone as done:
+        worker = done.outcome
+    except BaseException as err:  # recorded, never lost; an interrupt is raised again below
+        interrupted = record_failure(result, err, cell_dir, conf.client)
+    finally:
+        if worker is None:
+            _finish(result, conf, cell_dir, clock)
+    if worker is not None:  # node 0 owns result.json; this node writes only its own
+        write_json_atomic(result_path(cell_dir / f"node-{worker['node_rank']}"), worker)
+        return {**result.to_json(), "status": worker["status"], "node": worker}
+    if interrupted is not None:
+        raise interrupted
+    return result.to_json()
+
+
+def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, clock: float) -> None:
+    cell_dir.mkdir(parents=True, exist_ok=True)
+    gpu = plan_gpu(conf)
+    version = sglang_version(conf.server, conf.client.api_key)
+    options = _options(conf)
+    spec = CellSpec(
+        conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version, options
+    )
+    findings = preflight(spec)
+    result.set_preflight([dataclasses.asdict(f) for f in findings])
+    result.warnings.extend(
+        f"{f.outcome}: {f.message}" for f in findings if f.outcome not in BLOCKING
+    )
+    result.set_platform(dataclasses.asdict(gpu), version)
+    blocking = [f for f in findings if f.outcome in BLOCKING]
+    if blocking:
+        unsupported(result, blocking)
+        return
+    evals = {name: make_eval(name, _repeats_for(conf, ec)) for name, ec in conf.evals.items()}
+    plan = plan_launch(spec)
+    plan = _with_devices(conf, plan, gpu, job_num)
+    check_label_before_launch(conf, plan, result)
+    node = node_plan(conf.cluster.nodes, os.environ)
+    if node is not None:  # one SGLang launcher per node, node 0 serving HTTP
+        plan = dataclasses.replace(plan, args=[*plan.args, *node.args()])
+    argv = _argv(conf, plan, cell_dir, evals)
+    record_plan(result, plan, argv, {**plan.env, **conf.server.env})
+    if conf.dry_run:
+        result.status = "planned"
+        return
+    if node is not None and not node.serves_evals:
+        env = server_env(conf.server, plan.env)
+        worker = serve_as_worker(argv, env, cell_dir, node.node_rank, conf.server.stop_grace_s)
+        raise WorkerNodeDone(worker)
+    claim_samples(cell_dir, result.config_hash)  # a failed start leaves no other run's samples
+    mark(result, "launch", clock)
+    with _server(conf, plan, argv, cell_dir) as server:
+        mark(result, "ready", clock)
+        record_server(result, server)
+        verify_server(conf, plan, server, gpu, result)
+        # After verify: the samples belong to what the server really ran.
+        claim_samples(cell_dir, samples_key(CellResult.from_json(result.to_json())))
+        mark(result, "verified", clock)
+        measure_cell(conf, evals, server, cell_dir, result)
+        mark(result, "evals_done", clock)
+    check_error_rates(result.error_rates(), conf.client.max_error_rate)
+    mark(result, "stopped", clock)
+    result.status = "ok"
+
+
+def _repeats_for(conf: RootConf, ec: EvalConf) -> EvalConf:
+    # Sequential stopping: prompts for every repeat exist; the measuring loop sends them in rounds.
+    if conf.sequential.enabled:
+        return dataclasses.replace(ec, repeats=conf.sequential.max_repeats)
+    return ec
+
+
+def _options(conf: RootConf) -> LaunchOptions:
+    server = conf.server
+    port = server.port or (free_port(server.host) if server.kind != "external" else 30000)
+    return LaunchOptions(
+        host=server.host,
+        port=port,
+        random_seed=server.random_seed,
+        mem_fraction_static=server.mem_fraction_static,
+        max_running_requests=server.max_running_requests,
+        enable_metrics=server.enable_metrics,
+        api_key=conf.client.api_key,
+        admin_api_key=conf.client.admin_api_key,
+        extra_args=tuple(server.extra_args),
+    )
+
+
+def _with_devices(conf: RootConf, plan: LaunchPlan, gpu: GpuInfo, job_num: int) -> LaunchPlan:
+    devices = server_devices(conf.server.gpus, job_num, conf.model.tp, os.environ, gpu.count)
+    if devices is None:
+        return plan
+    return dataclasses.replace(plan, env={**plan.env, "CUDA_VISIBLE_DEVICES": devices})
+
+
+def _argv(conf: RootConf, plan: LaunchPlan, cell_dir: Path, evals: dict[str, Eval]) -> list[str]:
+    if conf.server.kind == "external":
+        return []
+    key = [entry for ev in evals.values() for entry in ev.answer_key()]
+    return server_argv(conf.server, plan.args, plan.env, cell_dir, key)
+
+
+@contextlib.contextmanager
+def _server(
+    conf: RootConf, plan: LaunchPlan, argv: list[str], cell_dir: Path
+) -> Iterator[RunningServer]:
+    server = conf.server
+    policy = HealthPolicy(
+        server.startup_timeout_s,
+        server.health_poll_initial_s,
+        server.health_poll_max_s,
+        server.progress_every_s,
+        tuple(secrets_of(conf.client)),
+    )
+    if server.kind == "external":
+        if not server.base_url:
+            raise CellError("config", "server=external needs server.base_url=http://host:port")
+        bounded = dataclasses.replace(policy, timeout_s=server.external_timeout_s)
+        with external_server(server.base_url.rstrip("/"), bounded) as running:
+            yield running
+        return
+    port = plan.args[plan.args.index("--port") + 1]
+    if server.port:  # a port we chose is free by construction; one the user chose may not be
+        check_port_free(server.host, int(port))
+    base_url = f"http://{server.host}:{port}"
+    with managed_server(
+        argv,
+        server_env(server, plan.env),
+        base_url,
+        server_log_path(cell_dir),
+        policy,
+        server.stop_grace_s,
+    ) as running:
+        yield running
+
+
+def _finish(result: ResultDraft, conf: RootConf, cell_dir: Path, clock: float) -> None:
+    from pipeline.cell.provenance import now_iso
+
+    result.set_ended(now_iso())
+    mark(result, "end", clock)
+    result.set_overhead(overhead(result.marks))
+    secrets = secrets_of(conf.client)
+    if secrets:
+        result.redact_error(lambda text: redact_text(text, secrets))
+    if secrets and cell_dir.exists():
+        redact_tree(cell_dir, secrets)  # SGLang prints its server_args, api_key included
+    write_result(cell_dir, result.to_json())
+    if conf.cluster.nodes > 1:  # the other nodes of a multi-node cell may stop their launchers
+        (cell_dir / DONE_MARKER).write_text(result.status + "\n")

@@ -1,0 +1,109 @@
+"""Where a measurement came from: code version, library versions, host, argv and environment."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pipeline.results.redact import redact_argv, redact_env
+from pipeline.serving.slurm_job import job_facts
+
+_REPO = Path(__file__).resolve().parents[2]
+_PACKAGES = (
+    "mtp-eval",
+    "sglang",
+    "flashinfer-python",
+    "torch",
+    "sglang-kernel",
+    "lm-eval",
+    "hydra-core",
+    "aiohttp",
+)
+
+
+def now_iso() -> str:
+    """Current UTC time, ISO 8601."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def git_state(repo: Path = _REPO) -> dict[str, Any]:
+    """Commit and dirty flag of the mtp-eval checkout (None outside a git checkout)."""
+
+    def git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(
+                ["git", "-C", str(repo), *args],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                check=True,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip()
+
+    sha = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"sha": sha, "dirty": bool(status) if status is not None else None}
+
+
+def package_versions(names: Sequence[str] = _PACKAGES) -> dict[str, str | None]:
+    """Installed versions (from metadata, without importing the packages)."""
+    out: dict[str, str | None] = {}
+    for name in names:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def cuda_driver_version() -> str | None:
+    """The CUDA version the driver supports, from nvidia-smi's banner (None without a GPU)."""
+    if shutil.which("nvidia-smi") is None:
+        return None
+    try:
+        out = subprocess.run(["nvidia-smi"], capture_output=True, text=True, timeout=15).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"CUDA Version:\s*([0-9.]+)", out)
+    return found.group(1) if found else None
+
+
+def host_facts() -> dict[str, Any]:
+    """Host name, OS, Python and CUDA of the machine running the pipeline."""
+    return {
+        "hostname": socket.gethostname(),
+        "platform": platform.platform(),
+        "python": sys.version.split()[0],
+        "cuda_driver": cuda_driver_version(),
+    }
+
+
+def provenance(argv: Sequence[str], env: Mapping[str, str]) -> dict[str, Any]:
+    """Everything that says where a cell's numbers came from, secrets redacted.
+
+    Args:
+        argv: the server's full command line.
+        env: the variables the pipeline added to the server's environment.
+    """
+    return {
+        "mtp_eval_git": git_state(),
+        "packages": package_versions(),
+        "host": host_facts(),
+        "pipeline_argv": redact_argv(sys.argv),
+        "server_argv": redact_argv(argv),
+        "server_env": redact_env(dict(env)),
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+        "slurm": job_facts(os.environ),  # job id, array task, nodes; None outside SLURM
+    }

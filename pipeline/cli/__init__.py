@@ -1,0 +1,1 @@
+"""The console entry points: ``mtp-eval``, ``mtp-eval-probe``, ``mtp-eval-signoff``."""

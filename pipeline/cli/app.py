@@ -1,0 +1,94 @@
+"""``mtp-eval``: the Hydra app that runs one cell per job (``-m`` sweeps over cells)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.types import RunMode
+from omegaconf import DictConfig
+
+from pipeline.config.checks import ConfigError
+from pipeline.config.schema import CONF_DIR, register_configs, to_cell_config
+from pipeline.results.result_types import CellResult
+from pipeline.results.store import read_result
+from pipeline.serving.slurm_job import StopSignal, in_submitit_job, install_stop_handlers
+
+register_configs()
+_single_run_failed: list[bool] = []
+CONFIG_ERROR = 2  # a value out of range: nothing started
+INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
+
+
+@hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
+def _app(cfg: DictConfig) -> str:
+    from pipeline.cell.job import run_cell
+    from pipeline.cell.provenance import now_iso
+    from pipeline.sweeps.summary import cell_report
+
+    try:
+        conf = to_cell_config(cfg)
+    except ConfigError as err:  # one line per value, no traceback; ends a sweep before its cell
+        for line in err.problems:
+            print(f"mtp-eval: {line}", file=sys.stderr)
+        raise SystemExit(CONFIG_ERROR) from None
+    hydra_cfg = HydraConfig.get()
+    cell_dir = Path(conf.output_dir or hydra_cfg.runtime.output_dir)
+    install_stop_handlers()  # SIGTERM (and SIGUSR2 under SLURM) -> the cell stops, keeps its result
+    job_num = int(hydra_cfg.job.num) if hydra_cfg.mode == RunMode.MULTIRUN else 0
+    started_at = now_iso()
+    try:
+        result = CellResult.from_json(run_cell(conf, cell_dir, job_num))
+    except StopSignal:
+        if not in_submitit_job(os.environ):
+            raise  # an in-process sweep stops as a whole; rerunning it resumes
+        result = read_result(cell_dir) or CellResult.from_json({"status": "failed"})
+    print(cell_report(result, cell_dir, started_at), flush=True)
+    if hydra_cfg.mode == RunMode.RUN:
+        _single_run_failed.append(result.status == "failed")
+    return result.status
+
+
+def register_slurm_launcher() -> None:
+    """Make ``hydra/launcher=slurm`` findable when the slurm extra is installed.
+
+    Hydra finds launchers by scanning the ``hydra_plugins`` namespace, which an editable install
+    (``make install``) hides behind its import hook; registering the class works either way.
+    """
+    from hydra.core.plugins import Plugins
+
+    with contextlib.suppress(ImportError):  # no hydra-submitit-launcher: the slurm extra is off
+        from hydra_plugins import mtp_eval_launcher
+
+        launcher = getattr(mtp_eval_launcher, "MtpEvalSlurmLauncher", None)
+        if launcher is not None:
+            Plugins.instance().register(launcher)
+
+
+def main() -> None:
+    """Entry point of the ``mtp-eval`` console script.
+
+    A single run exits 1 when its cell failed; a multirun exits 0 once every cell has a result
+    (``mtp-eval-report`` is the gate for sweeps). Ctrl-C ends it with one line and exit code 130:
+    the cell's ``result.json`` says ``interrupted`` and its answered samples are kept.
+    """
+    register_slurm_launcher()
+    try:
+        _app()
+    except KeyboardInterrupt:
+        print(
+            "mtp-eval: interrupted (Ctrl-C); the server was stopped, answered samples are kept, "
+            "and the same command resumes the cell",
+            file=sys.stderr,
+        )
+        sys.exit(INTERRUPTED)
+    if any(_single_run_failed):
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

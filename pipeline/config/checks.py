@@ -1,0 +1,182 @@
+"""Values that type-check but make no sense, refused when the config is composed.
+
+Hydra's schema catches a wrong key or type; these rules catch a right type with a value that
+would start a server for nothing or be silently ignored (``skip_softmax.prefill=-1``, ``nan``,
+``evals=[]``, ``client.concurrency=0``, ``repeats: 0``). Each problem is one line that names the
+key, the value and the allowed range. A sweep checks every job's values before its first cell
+(``SweepCheckCallback``), so a bad value in the last cell does not cost the first ones.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any
+
+from hydra.experimental.callback import Callback
+from omegaconf import DictConfig, OmegaConf, open_dict, read_write
+
+from pipeline.config.schema import RootConf
+
+
+class ConfigError(ValueError):
+    """The composed config holds values outside their allowed range (one line per problem)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One key's allowed range: ``ok(value)`` decides, ``allowed`` says it in words."""
+
+    key: str  # dotted path into the config, e.g. client.concurrency
+    ok: Callable[[Any], bool]
+    allowed: str
+
+    def value(self, conf: RootConf) -> Any:
+        """The key's value in ``conf``."""
+        return attrgetter(self.key)(conf)
+
+
+def _factor(value: Any) -> bool:
+    return value is None or (math.isfinite(value) and value >= 0)
+
+
+def _at_least(low: float) -> Callable[[Any], bool]:
+    return lambda value: value is not None and math.isfinite(value) and value >= low
+
+
+def _above(low: float) -> Callable[[Any], bool]:
+    return lambda value: value is not None and math.isfinite(value) and value > low
+
+
+def _share(value: Any) -> bool:
+    return math.isfinite(value) and 0 <= value <= 1
+
+
+def _unset_or(ok: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: value is None or ok(value)
+
+
+def _policy(value: Any) -> bool:
+    return value in POLICIES
+
+
+FACTOR = "null (exact softmax) or a finite factor >= 0"
+COUNT, SECONDS = "an integer >= 1", "seconds > 0"
+POLICIES = ("fail", "warn")  # what a server.on_* setting may say
+SPEC_COUNT = "null (SGLang chooses) or an integer >= 1"
+RULES = (
+    Rule("skip_softmax.prefill", _factor, FACTOR),
+    Rule("skip_softmax.decode", _factor, FACTOR),
+    Rule("client.concurrency", _at_least(1), COUNT),
+    Rule("client.max_concurrency", _at_least(1), COUNT),
+    Rule("client.request_timeout_s", _above(0), SECONDS),
+    Rule("client.max_retries", _at_least(0), "an integer >= 0"),
+    Rule("client.max_error_rate", _share, "0 to 1"),
+    Rule("client.progress_every_s", _above(0), SECONDS),
+    Rule("server.startup_timeout_s", _above(0), SECONDS),
+    Rule("server.external_timeout_s", _above(0), SECONDS),
+    Rule("server.progress_every_s", _above(0), SECONDS),
+    Rule("sequential.max_repeats", _at_least(1), COUNT),
+    *(Rule(f"server.{name}", _policy, " or ".join(POLICIES))
+      for name in ("on_mismatch", "on_unverified", "on_foreign_traffic")),
+    # A speculative shape or sampling setting SGLang refuses or that measures nothing (-1 steps
+    # gave accept length 1.006 and accept rate -0.000 from the simulated server).
+    Rule("model.tp", _at_least(1), COUNT),
+    *(Rule(f"model.speculative.{name}", _unset_or(_at_least(1)), SPEC_COUNT)
+      for name in ("num_steps", "eagle_topk", "num_draft_tokens")),
+    Rule("model.sampling.max_tokens", _at_least(1), COUNT),
+    Rule("model.sampling.temperature", _at_least(0), "a finite number >= 0 (0: greedy)"),
+)  # fmt: skip
+
+
+def config_problems(conf: RootConf) -> list[str]:
+    """Every out-of-range value of ``conf``, one line each (empty when all make sense)."""
+    problems = [
+        f"{rule.key}={rule.value(conf)!r} is out of range: use {rule.allowed}"
+        for rule in RULES
+        if not rule.ok(rule.value(conf))
+    ]
+    if not conf.evals:
+        problems.append(
+            "evals=[] selects no eval: name at least one, e.g. evals=[mcq_sample] "
+            "(the options are the files in conf/evals/)"
+        )
+    problems += [
+        f"evals.{name}.repeats={ev.repeats!r} is out of range: use {COUNT}"
+        for name, ev in conf.evals.items()
+        if ev.repeats < 1
+    ]
+    return problems
+
+
+def check_config(conf: RootConf) -> RootConf:
+    """``conf`` itself when every value makes sense.
+
+    Raises:
+        ConfigError: one line per value out of range.
+    """
+    problems = config_problems(conf)
+    if problems:
+        raise ConfigError(problems)
+    return conf
+
+
+# The config roots the rules read: a job's overrides elsewhere (backend, kv_dtype, gpu)
+# cannot change a checked value, so jobs that differ only there are composed once.
+CHECKED_ROOTS = frozenset(
+    {"skip_softmax", "client", "server", "evals", "sequential", "experiment", "model"}
+)
+
+
+def checked_overrides(overrides: list[str]) -> tuple[str, ...]:
+    """The overrides of a job that can change a checked value."""
+    roots = (o.lstrip("+~").split("=", 1)[0].split(".", 1)[0].split("@", 1)[0] for o in overrides)
+    return tuple(o for o, root in zip(overrides, roots, strict=True) if root in CHECKED_ROOTS)
+
+
+def sweep_problems(config: DictConfig) -> list[str]:
+    """Every job's out-of-range values, each with the first job that has it (basic sweeper).
+
+    Args:
+        config: the multirun's config as Hydra gives it to ``on_multirun_start``.
+    """
+    from hydra.core.global_hydra import GlobalHydra
+
+    from pipeline.report.expected import sweep_jobs
+
+    hydra = OmegaConf.to_container(config.hydra, resolve=False)
+    jobs = sweep_jobs({str(k): v for k, v in hydra.items()}) if isinstance(hydra, dict) else None
+    distinct = dict.fromkeys(checked_overrides(job) for job in jobs or [])
+    loader = GlobalHydra.instance().config_loader()
+    first_job: dict[str, str] = {}
+    for overrides in distinct:  # about 0.2 s each: composing every job would cost a sweep's
+        job = loader.load_sweep_config(config, list(overrides))
+        with read_write(job), open_dict(job):
+            del job["hydra"]
+        try:
+            conf = OmegaConf.to_object(job)
+        except Exception:  # a wrong key or type: Hydra reports it when the job composes
+            continue
+        assert isinstance(conf, RootConf), type(conf)
+        for problem in config_problems(conf):
+            first_job.setdefault(problem, " ".join(overrides) or "every job")
+    return [f"{problem} (in {where})" for problem, where in first_job.items()]
+
+
+class SweepCheckCallback(Callback):
+    """Refuses a sweep with a value out of range before its first cell starts (exit code 2)."""
+
+    def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Called by Hydra before the first job of a multirun."""
+        problems = sweep_problems(config)
+        for line in problems:
+            print(f"mtp-eval: {line}", file=sys.stderr)
+        if problems:  # SystemExit passes Hydra's callback guard (it catches Exception only)
+            raise SystemExit(2)

@@ -1,0 +1,151 @@
+"""The config schema: dataclasses registered in Hydra's ConfigStore under the YAML in ``conf/``.
+
+A wrong key or type in any YAML file or override fails when Hydra composes the config, before a
+server starts. ``to_cell_config`` turns the composed DictConfig into these typed objects once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hydra.core.config_store import ConfigStore
+from omegaconf import DictConfig, OmegaConf
+
+from backends.config import BackendConf, GpuConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
+from evals.config import ClientConf, EvalConf, SamplingConf
+from pipeline.sweeps.sequential_run import SequentialConf
+
+# The config folder as an absolute path, for every Hydra app of the project: a relative one is
+# read as a Python module when the app runs from an installed console script or `python -m`
+# ("Primary config module 'conf' not found").
+CONF_DIR = str(Path(__file__).resolve().parents[2] / "conf")
+
+
+@dataclass
+class CellModelConf(ModelConf):
+    """A model plus the sampling settings its evals use (the same for every variant)."""
+
+    sampling: SamplingConf = field(default_factory=SamplingConf)
+
+
+@dataclass
+class SimulatedConf:
+    """The simulated model behind ``server=simulated`` (see ``pipeline.simserver``)."""
+
+    sglang_version: str = "0.5.19"  # which SGLang's key names to imitate: 0.5.19 or 0.5.23
+    accuracy: float = 0.72  # chance of answering a question correctly
+    accept_length: float = 2.6  # mean tokens per verify step (bonus token included)
+    # Rules that move accuracy / accept length for some cells, e.g.
+    # {match: {attention_backend: trtllm_mha}, accuracy_delta: -0.06}.
+    effects: list[dict[str, Any]] = field(default_factory=list)
+    mean_completion_tokens: int = 160
+    latency_s: float = 0.0  # added per request
+    startup_delay_s: float = 0.5  # time spent answering 503 before ready
+    seed: int = 0
+    faults: dict[str, Any] = field(default_factory=dict)  # fault-injection flags (see --help)
+    # The GPU it pretends to run on when none is detected (gpu=auto on a CPU machine).
+    gpu_name: str = "NVIDIA H200 (simulated)"
+    gpu_compute_capability: str = "9.0"
+
+
+@dataclass
+class ServerConf:
+    """How the server of a cell is started, reached and stopped."""
+
+    kind: str = "simulated"  # simulated | sglang | external | docker
+    command: list[str] = field(
+        default_factory=list
+    )  # launcher argv prefix; [] = the kind's default
+    host: str = "127.0.0.1"
+    port: int | None = None  # None: a free loopback port
+    base_url: str | None = None  # server=external: where the running server is
+    sglang_version: str | None = None  # None: read it from the server; used by the pre-flight
+    startup_timeout_s: float = 900.0
+    # server=external: how long to wait for the URL to answer at all (its health and version)
+    external_timeout_s: float = 60.0
+    progress_every_s: float = 30.0  # a line while the server starts: elapsed, last log line
+    health_poll_initial_s: float = 0.2  # first back-off of the health poll
+    health_poll_max_s: float = 5.0
+    stop_grace_s: float = 30.0  # SIGTERM -> SIGKILL
+    random_seed: int = 0  # --random-seed: SGLang picks a random one otherwise
+    mem_fraction_static: float | None = None
+    max_running_requests: int | None = None
+    enable_metrics: bool = True
+    extra_args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    gpus: str | None = None  # CUDA_VISIBLE_DEVICES of the server: None inherit, auto, "0,1"
+    docker_image: str | None = None  # server=docker
+    docker_args: list[str] = field(default_factory=list)
+    # fail | warn, on every server kind: the server runs another backend, KV dtype, speculative
+    # shape or model than asked (warn: measured, and the report marks the cell MISCONFIGURED).
+    on_mismatch: str = "fail"
+    on_unverified: str = "warn"  # fail | warn: a setting the server does not report (listed)
+    # warn | fail: the server counted requests the pipeline did not send (another client).
+    on_foreign_traffic: str = "warn"
+    idle_timeout_s: float = 120.0  # /flush_cache waits this long for the server to be idle
+    simulated: SimulatedConf = field(default_factory=SimulatedConf)
+
+
+@dataclass
+class ClusterConf:
+    """Resources per cell for the submitit launchers (``hydra/launcher=slurm`` or ``local``)."""
+
+    partition: str | None = None
+    account: str | None = None
+    qos: str | None = None
+    time_min: int = 240  # a cell: server start-up (minutes on big models) plus every eval
+    nodes: int = 1  # >1: --nnodes/--node-rank/--dist-init-addr from SLURM; node 0 runs the evals
+    cpus_per_task: int = 16
+    mem_gb: int = 256
+    max_parallel_cells: int = 8
+    local_gpus_per_cell: int = 0  # submitit_local: GPUs per cell (0 for the simulated server)
+
+
+@dataclass
+class RootConf:
+    """The whole config of one cell."""
+
+    model: CellModelConf = field(default_factory=CellModelConf)
+    backend: BackendConf = field(default_factory=BackendConf)
+    kv_dtype: KvDtypeConf = field(default_factory=KvDtypeConf)
+    skip_softmax: SkipSoftmaxConf = field(default_factory=SkipSoftmaxConf)
+    gpu: GpuConf = field(default_factory=GpuConf)
+    evals: dict[str, EvalConf] = field(default_factory=dict)
+    server: ServerConf = field(default_factory=ServerConf)
+    client: ClientConf = field(default_factory=ClientConf)
+    cluster: ClusterConf = field(default_factory=ClusterConf)
+    sequential: SequentialConf = field(default_factory=SequentialConf)  # early stopping
+    dry_run: bool = False  # print argv, env and pre-flight for the cell; start nothing
+    output_dir: str | None = None  # None: Hydra's job output dir
+    tags: list[str] = field(default_factory=list)
+
+
+def skip_softmax_name(prefill: float | None, decode: float | None) -> str:
+    """The skip-softmax part of a cell folder's name: ``exact``, ``skip-p0.5``, ``skip-p0.5-d0.3``.
+
+    None and 0 both leave the kernel exact, so neither shows up (``spNone_sdNone`` before).
+    """
+    parts = [f"{tag}{factor:g}" for tag, factor in (("p", prefill), ("d", decode)) if factor]
+    return "skip-" + "-".join(parts) if parts else "exact"
+
+
+def register_configs() -> None:
+    """Register the schema so that ``conf/config.yaml`` can build on it, and its resolver."""
+    ConfigStore.instance().store(name="mtp_eval_schema", node=RootConf)
+    OmegaConf.register_new_resolver("skip_softmax_name", skip_softmax_name, replace=True)
+
+
+def to_cell_config(cfg: DictConfig) -> RootConf:
+    """Convert the composed config into typed objects.
+
+    Raises:
+        ConfigError: a value out of its allowed range (``pipeline.config.checks``), one line
+            per problem, before anything starts.
+    """
+    from pipeline.config.checks import check_config
+
+    obj = OmegaConf.to_object(cfg)
+    assert isinstance(obj, RootConf), type(obj)
+    return check_config(obj)

@@ -1,0 +1,194 @@
+"""Accept statistics per eval and per cell, with the server's own figures beside them (pure).
+
+Each eval runs in its own window: ``/flush_cache`` before it (zeroes ``avg_spec_accept_length``),
+a ``/metrics`` snapshot before and after, ``/server_info`` after. Per window this module puts the
+per-request figures (``pipeline.measuring.accept_stats.summarize_accept``) beside:
+- the server's ``avg_spec_accept_length``, cross-checked with the per-request equivalent
+  (accepted tokens per verify step without the prefill token) of the requests sent in the window;
+- the Prometheus counter deltas, whose Δgeneration_tokens / Δverify_calls is cross-checked with
+  the token-weighted accept length of the same requests;
+- the uncertainty of the accept rate and of each per-position acceptance (ratio estimators
+  clustered by request, as the accept length's).
+The cell combines its windows: counters add up, and the server figures are averaged weighted by
+each window's verify steps, which is what one ``/server_info`` read over the whole cell would give.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from backends.server_info import LATEST, metric_total, verify_calls_by_rank
+from pipeline.measuring.accept_stats import (
+    cross_check,
+    ratio_stderr,
+    spec_records,
+    summarize_accept,
+)
+
+# Every release this project knows names them alike (backends.server_info.SURFACE_BY_VERSION).
+GENERATION = LATEST.metrics.generation_tokens
+VERIFY = LATEST.metrics.verify_calls
+REQUESTS = LATEST.metrics.requests
+VERIFY_BY_RANK = "spec_verify_calls_by_dp_rank"  # {dp_rank: delta}, with several DP ranks
+
+
+@dataclass(frozen=True)
+class Window:
+    """What one eval's window observed."""
+
+    new: list[dict[str, Any]]  # records of requests sent in the window (not resumed ones)
+    server_value: float | None  # avg_spec_accept_length read at its end
+    deltas: dict[str, Any]  # metric_deltas of the window
+
+
+def metric_deltas(before: str | None, after: str | None) -> dict[str, Any]:
+    """Counter deltas between two ``/metrics`` texts and their accept length (None: unknown)."""
+    deltas: dict[str, Any] = {}
+    for name in (GENERATION, VERIFY, REQUESTS):
+        a, b = _snapshot_total(before, name), _snapshot_total(after, name)
+        deltas[name] = None if a is None or b is None else b - a
+    gen, verify = deltas[GENERATION], deltas[VERIFY]
+    deltas["accept_length"] = gen / verify if gen is not None and verify else None
+    a_ranks, b_ranks = verify_calls_by_rank(before), verify_calls_by_rank(after)
+    if b_ranks and len(b_ranks) > 1:
+        deltas[VERIFY_BY_RANK] = {r: v - a_ranks.get(r, 0.0) for r, v in b_ranks.items()}
+    return deltas
+
+
+def _snapshot_total(text: str | None, name: str) -> float | None:
+    """A counter's total; 0 where the server has served nothing yet (no sample exists then)."""
+    value = metric_total(text, name)
+    if value is None and text is not None and metric_total(text, REQUESTS) is None:
+        return 0.0  # prometheus_client writes a labelled counter's first sample on first use
+    return value
+
+
+def traffic(new: Sequence[Mapping[str, Any]], deltas: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Requests the server counted in the window against those the pipeline sent.
+
+    Every answered request was counted once; a retried one at most once per attempt. More than
+    that is another client's traffic (``foreign`` > 0), which the server-level figures include.
+    """
+    counted = deltas.get(REQUESTS)
+    if counted is None:
+        return None
+    sent = sum(1 for r in new if r.get("error_kind") is None)
+    attempts = sum(max(int(r.get("attempts") or 1), 1) for r in new if r.get("attempts") != 0)
+    foreign = max(0.0, counted - max(attempts, sent))
+    return {"counted": counted, "sent": sent, "attempts": attempts, "foreign": foreign}
+
+
+def uncertainty(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Clustered standard errors of the accept rate and of each per-position acceptance."""
+    specs = spec_records(records)
+    if not specs:
+        return {"accept_rate_stderr": None, "per_position_acceptance_stderr": []}
+    correct = np.array([s["num_correct_drafts"] for s in specs], dtype=float)
+    proposed = np.array([s["num_proposed_drafts"] for s in specs], dtype=float)
+    width = max((len(s["histogram"]) for s in specs), default=0)
+    hist = np.zeros((len(specs), width))
+    for row, s in enumerate(specs):
+        hist[row, : len(s["histogram"])] = s["histogram"]
+    steps = hist.sum(axis=1)
+    at_least = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1]  # steps with >= i correct drafts
+    positions = [ratio_stderr(at_least[:, i], steps) for i in range(1, width)]
+    return {
+        "accept_rate_stderr": ratio_stderr(correct, proposed) if proposed.sum() else None,
+        "per_position_acceptance_stderr": positions if steps.sum() else [],
+    }
+
+
+def counters_check(
+    per_request: Mapping[str, Any], deltas: Mapping[str, Any], rel_tolerance: float
+) -> dict[str, Any]:
+    """Δgeneration_tokens / Δverify_calls against the token-weighted per-request accept length."""
+    expected, observed = per_request.get("accept_length"), deltas.get("accept_length")
+    if expected is None or observed is None:
+        return {"metrics": observed, "per_request": expected, "agrees": None}
+    rel = abs(observed - expected) / expected
+    return {
+        "metrics": observed,
+        "per_request": expected,
+        "relative_difference": rel,
+        "agrees": rel <= rel_tolerance,
+    }
+
+
+def window_accept(
+    records: Sequence[dict[str, Any]], window: Window, speculative: bool, rel_tolerance: float
+) -> dict[str, Any]:
+    """Accept statistics of one eval: all its records, and its window's server figures."""
+    out = summarize_accept(records, speculative)
+    if out["status"] == "ok":
+        out.update(uncertainty(records))
+    sent = summarize_accept(window.new, speculative)
+    out.update(
+        server_avg_spec_accept_length=window.server_value,
+        metrics=window.deltas,
+        cross_check=cross_check(sent, window.server_value, rel_tolerance),
+        metrics_cross_check=counters_check(sent, window.deltas, rel_tolerance),
+        traffic=traffic(window.new, window.deltas),
+    )
+    return out
+
+
+def combine(windows: Sequence[Window]) -> Window:
+    """One window for the whole cell: counters summed, server figures verify-weighted."""
+    new = [r for w in windows for r in w.new]
+    deltas: dict[str, Any] = {}
+    for name in (GENERATION, VERIFY, REQUESTS):
+        values = [w.deltas.get(name) for w in windows]
+        deltas[name] = None if not values or None in values else sum(values)
+    gen, verify = deltas[GENERATION], deltas[VERIFY]
+    deltas["accept_length"] = gen / verify if gen is not None and verify else None
+    weighted = [(w.server_value, _verify_weight(w)) for w in windows if w.server_value is not None]
+    total = sum(weight for _, weight in weighted)
+    server = sum(v * weight for v, weight in weighted) / total if total else None
+    if len(weighted) == 1:
+        server = weighted[0][0]  # exactly what the server said, no rounding through weights
+    return Window(new, server, deltas)
+
+
+def _verify_weight(window: Window) -> float:
+    counted = window.deltas.get(VERIFY)
+    if counted:
+        return float(counted)
+    return float(sum(s["verify_ct"] for s in spec_records(window.new)))
+
+
+def accept_warnings(scope: str, accept: Mapping[str, Any]) -> list[str]:
+    """Warnings for the cross-checks of ``accept`` that disagree beyond their tolerance."""
+    out = []
+    if accept.get("status") == "missing":
+        out.append(
+            f"{scope}: the cell asks for speculative decoding but no request carried accept "
+            "statistics (return_meta_info / return_spec_tokens_details)"
+        )
+    check = accept.get("cross_check") or {}
+    if check.get("agrees") is False:
+        out.append(
+            f"{scope}: server-level avg_spec_accept_length {check['server']:.3f} differs from "
+            f"the per-request totals {check['per_request']:.3f} by "
+            f"{100 * check['relative_difference']:.1f}% (more than the log-interval effect)"
+        )
+    seen = accept.get("traffic") or {}
+    if seen.get("foreign") and scope != "cell":  # each eval's window says it, with its numbers
+        out.append(
+            f"{scope}: the server counted {seen['counted']:g} requests but the pipeline sent "
+            f"{seen['sent']} ({seen['attempts']} attempts): another client used the server, and "
+            "its requests are in the server-level figures (server.on_foreign_traffic=fail "
+            "fails the cell)"
+        )
+    counters = accept.get("metrics_cross_check") or {}
+    if counters.get("agrees") is False:
+        out.append(
+            f"{scope}: Prometheus generation_tokens / spec_verify_calls "
+            f"{counters['metrics']:.3f} differs from the per-request accept length "
+            f"{counters['per_request']:.3f} by {100 * counters['relative_difference']:.1f}% "
+            "(requests the client did not receive, or counters of another client)"
+        )
+    return out

@@ -1,0 +1,1 @@
+"""The result contract: ``result.json`` as typed values, where a cell's files lie, provenance."""

@@ -1,0 +1,187 @@
+"""``result.json`` as a typed, frozen value: every reader of a cell's result goes through it.
+
+``CellResult.from_json`` accepts every result a released pipeline wrote (schema_version 1, and
+the results from before some blocks existed: a missing block reads as empty, never as the string
+"None"); ``to_json`` gives back the exact mapping it was read from, so a result read and written
+again stays byte-identical (blocks this module does not type are kept, never dropped).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.results.result_blocks import (
+    SCHEMA_VERSION,
+    STATUSES,
+    AcceptBlock,
+    CellIdentity,
+    EvalSummary,
+    Mismatch,
+    Provenance,
+    ResultError,
+    Resumed,
+    SequentialBlock,
+    Unverified,
+    as_list,
+    as_map,
+    as_text,
+)
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "STATUSES",
+    "AcceptBlock",
+    "CellIdentity",
+    "CellResult",
+    "EvalSummary",
+    "Mismatch",
+    "Provenance",
+    "ResultError",
+    "Resumed",
+    "SequentialBlock",
+    "Unverified",
+]
+
+
+@dataclass(frozen=True)
+class CellResult:
+    """One cell's ``result.json``, typed; ``raw`` is the mapping it was read from (``to_json``)."""
+
+    schema_version: int
+    status: str
+    simulated: bool
+    cell: CellIdentity
+    config_hash: str | None
+    warnings: tuple[str, ...]
+    runs: Mapping[str, Any]
+    label_runs: Mapping[str, Any]
+    mismatches: tuple[Mismatch, ...]
+    unverified: tuple[Unverified, ...]
+    evals: Mapping[str, EvalSummary]
+    accept: AcceptBlock
+    error: ResultError | None
+    started_at: str | None
+    ended_at: str | None  # ``timing.ended_at`` (``finished_at`` in early results)
+    resumed: tuple[Resumed, ...]
+    server_argv: tuple[str, ...]
+    provenance: Provenance
+    raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> CellResult:
+        """Read a result as any released pipeline wrote it (schema_version 1 or none).
+
+        Raises:
+            ValueError: when ``schema_version`` is newer than this reader knows.
+        """
+        version = int(data.get("schema_version") or SCHEMA_VERSION)
+        if version > SCHEMA_VERSION:
+            raise ValueError(
+                f"schema_version {version} is newer than this mtp-eval reads ({SCHEMA_VERSION}): "
+                "update mtp-eval to read it"
+            )
+        timing, error = as_map(data.get("timing")), data.get("error")
+        ended = timing.get("ended_at") or timing.get("finished_at")
+        return cls(
+            schema_version=version,
+            status=as_text(data.get("status"), "?"),
+            simulated=bool(data.get("simulated")),
+            cell=CellIdentity.from_json(as_map(data.get("cell"))),
+            config_hash=None if data.get("config_hash") is None else str(data["config_hash"]),
+            warnings=tuple(str(w) for w in as_list(data.get("warnings"))),
+            runs=as_map(data.get("runs")),
+            label_runs=as_map(data.get("label_runs")),
+            mismatches=tuple(_mismatch(m) for m in as_list(data.get("mismatches")) if _is_map(m)),
+            unverified=tuple(_unverified(u) for u in as_list(data.get("unverified")) if _is_map(u)),
+            evals={
+                k: EvalSummary.from_json(as_map(v)) for k, v in as_map(data.get("evals")).items()
+            },
+            accept=AcceptBlock.from_json(as_map(data.get("accept"))),
+            error=ResultError.from_json(as_map(error)) if error else None,
+            started_at=None if timing.get("started_at") is None else str(timing["started_at"]),
+            ended_at=None if not ended else str(ended),
+            resumed=tuple(
+                Resumed(as_text(r.get("at")), as_text(r.get("action")))
+                for r in as_list(data.get("resumed"))
+                if _is_map(r)
+            ),
+            server_argv=tuple(str(a) for a in as_list(as_map(data.get("server")).get("argv"))),
+            provenance=Provenance.from_json(as_map(data.get("provenance"))),
+            raw=data,
+        )
+
+    @classmethod
+    def unreadable(cls, message: str) -> CellResult:
+        """A ``failed`` stand-in for a result.json that cannot be read (``message`` says why)."""
+        return cls.from_json(
+            {"status": "failed", "error": {"kind": UNREADABLE, "message": message}}
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as written: ``from_json(x).to_json() == x``, key order included."""
+        return dict(self.raw)
+
+    def with_resumed(self, entry: Resumed) -> dict[str, Any]:
+        """The result as JSON with ``entry`` added to ``resumed`` (a rerun that found it)."""
+        data = self.to_json()
+        data["resumed"] = [*as_list(self.raw.get("resumed")), dataclasses.asdict(entry)]
+        return data
+
+    def misconfigured(self) -> list[str]:
+        """What the server ran other than the cell asked; a cell with any is never judged.
+
+        Verified mismatches (``server.on_mismatch=warn`` let the cell go on), and kernels
+        (``runs``) other than the ones its variant's name stands for (``label_runs``).
+        """
+        found = [
+            f"{m.key}: asked {m.requested!r}, server runs {m.observed!r}"
+            for m in self.mismatches
+            if m.verifiable
+        ]
+        if any("attention" in line.split(":", 1)[0] for line in found):
+            return found  # the backend keys already say which kernels differ
+        runs = self.runs
+        for phase, kernel in self.label_runs.items():
+            line = f"runs.{phase}: asked {kernel!r}, server runs {runs.get(phase)!r}"
+            if (
+                kernel != "default"
+                and phase in runs
+                and runs[phase] != kernel
+                and line not in found
+            ):
+                found.append(line)
+        return found
+
+    def unverified_lines(self) -> list[str]:
+        """The settings the cell asked for that its server did not report, as ``key=value``."""
+        return [f"{u.key}={asked_text(u.requested)}" for u in self.unverified]
+
+    def skipped_since(self, since: str | None) -> bool:
+        """Whether a run started at ``since`` (ISO time) found the cell finished and skipped it."""
+        last = self.resumed[-1] if self.resumed else Resumed("", "")
+        return since is not None and last.action.startswith("skipped") and last.at >= since
+
+
+UNREADABLE = "unreadable_result"  # error kind of a result.json that cannot be read
+
+
+def asked_text(value: Any) -> str:
+    """A requested value in words: None is "must be unset" (exact softmax), not the word None."""
+    return "unset" if value is None else repr(value)
+
+
+def _is_map(value: Any) -> bool:
+    return isinstance(value, Mapping)
+
+
+def _mismatch(m: Mapping[str, Any]) -> Mismatch:
+    return Mismatch(
+        str(m.get("key")), m.get("requested"), m.get("observed"), m.get("verifiable", True)
+    )
+
+
+def _unverified(u: Mapping[str, Any]) -> Unverified:
+    return Unverified(str(u.get("key")), u.get("requested"))

@@ -1,0 +1,46 @@
+"""Which SGLang release a cell is planned for (its compatibility rules depend on it)."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+from pipeline.config.schema import ServerConf
+from pipeline.serving import server_api
+
+
+def sglang_version(server: ServerConf, api_key: str | None = None) -> str:
+    """The SGLang version of the server a cell will use.
+
+    Order: ``server.sglang_version`` when set; the simulated server's imitated version; the
+    running server's ``/server_info`` for ``server=external`` (asked with ``api_key``, waiting
+    at most ``server.external_timeout_s``); the installed ``sglang`` package.
+
+    Raises:
+        ValueError: nothing tells the version; the message says which key to set.
+    """
+    if server.sglang_version:
+        return server.sglang_version
+    if server.kind == "simulated":
+        return server.simulated.sglang_version
+    if server.kind == "external" and server.base_url:
+        base_url = server.base_url.rstrip("/")
+        try:
+            info = server_api.server_info(base_url, api_key, server.external_timeout_s)
+        except server_api.ServerApiError as err:
+            if err.status is not None:  # it answered: a refused key is explained by the caller
+                raise
+            raise server_api.ServerApiError(  # a refused connection fails at once: no "within"
+                f"server=external: {base_url} did not answer GET /server_info: {err} (is the "
+                f"server up at that URL? the wait is bounded by server.external_timeout_s="
+                f"{server.external_timeout_s:g} s; asked for the SGLang version, or set "
+                "server.sglang_version)"
+            ) from err
+        if info.version is not None:
+            return info.version
+    try:
+        return importlib.metadata.version("sglang")
+    except importlib.metadata.PackageNotFoundError as err:
+        raise ValueError(
+            "cannot tell which SGLang version to plan for: sglang is not installed here; set "
+            "server.sglang_version=0.5.23 (or the version the server runs)"
+        ) from err

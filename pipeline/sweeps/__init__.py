@@ -1,0 +1,1 @@
+"""Sweeps: skip finished cells on resume, stop repeats early, summarise a multirun."""

@@ -1,0 +1,184 @@
+"""Sequential early stopping inside a cell (issue 5, item 5): repeats in rounds, a look after each.
+
+The baseline variant's cell runs all ``max_repeats`` first (list it first in the sweep). A
+candidate cell finds the baseline's folder next to its own (same model, KV dtype, skip-softmax
+factors and speculative recipe, ``variant`` = ``sequential.baseline``), runs its repeats in rounds
+and after each round pairs its samples with the baseline's by (question, repeat) and asks
+``pipeline.stats.sequential.decide``: GO or NO-GO stops the eval, None runs the next round. The
+design spends alpha over the looks, so the error rates stay at ``alpha`` however often it looks.
+Without a baseline folder the cell runs every repeat (the fixed design) and says why.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pipeline.results.cell_paths import RESULT_FILE, samples_path
+from pipeline.results.result_types import CellIdentity
+from pipeline.results.store import read_result
+
+if TYPE_CHECKING:  # scipy.stats/optimize cost a second of import: loaded only when used
+    from pipeline.measuring.evaluation import EvalRun
+    from pipeline.stats.sequential import SequentialDesign
+
+P = TypeVar("P")
+
+
+@dataclass
+class SequentialConf:
+    """``sequential:`` in the config: off unless ``enabled``."""
+
+    enabled: bool = False
+    max_repeats: int = 16  # repeats at the last look (the baseline runs all of them)
+    repeats_per_round: int = 2  # repeats added before each look
+    alpha: float = 0.05  # one-sided error rate of each decision over all looks
+    margin: float = 0.02  # the largest acceptable accuracy drop (0.02 = 2 points)
+    spending: str = "obrien_fleming"  # obrien_fleming | pocock
+    baseline: str = "fa3"  # the variant a candidate is paired with
+    baseline_dir: str | None = None  # None: the sibling cell folder of the baseline variant
+
+
+def design_of(conf: SequentialConf) -> SequentialDesign:
+    """The statistical design behind the config (validates it)."""
+    from pipeline.stats.sequential import SequentialDesign
+
+    return SequentialDesign(
+        conf.max_repeats, conf.repeats_per_round, conf.alpha, conf.margin, conf.spending
+    )
+
+
+def rounds(prompts: Sequence[P], repeat_of: Any, design: SequentialDesign) -> list[list[P]]:
+    """Prompts split into rounds by repeat index: round j holds repeats [(j-1)r, jr)."""
+    out: list[list[P]] = [[] for _ in range(design.n_looks)]
+    for prompt in prompts:
+        out[min(repeat_of(prompt) // design.repeats_per_round, design.n_looks - 1)].append(prompt)
+    return out
+
+
+def paired_diffs(
+    records: Iterable[dict[str, Any]], baseline: Iterable[dict[str, Any]]
+) -> dict[str, list[float]]:
+    """Candidate minus baseline score per question, over the (question, repeat) pairs both have."""
+    base = {
+        (r["question_id"], r["repeat"]): float(bool(r["correct"]))
+        for r in baseline
+        if r.get("error_kind") is None
+    }
+    out: dict[str, list[float]] = {}
+    for r in sorted(records, key=lambda r: (r["question_id"], r["repeat"])):
+        key = (r["question_id"], r["repeat"])
+        if key in base and r.get("error_kind") is None:
+            out.setdefault(key[0], []).append(float(bool(r["correct"])) - base[key])
+    return out
+
+
+def _keyed(records: Iterable[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
+    return {(str(r["question_id"]), int(r["repeat"])): r for r in records}
+
+
+def look(
+    records: Sequence[dict[str, Any]],
+    baseline: Sequence[dict[str, Any]],
+    design: SequentialDesign,
+    look_index: int,
+) -> str | None:
+    """GO / NO-GO / None (continue) after round ``look_index`` (1-based).
+
+    The report's own rule (``pipeline.stats.signoff`` on ``pipeline.report.pairing``'s pairs:
+    answered pairs only, missing answers at their worst, broken prompts) read at the look's
+    level; the report reads the stopped cell through ``sequential_pvalues``, which is <= alpha
+    exactly when this look stopped it, so a stopped cell and the report never disagree.
+    """
+    from pipeline.report.pairing import pair_samples
+    from pipeline.stats.sequential import level_at
+    from pipeline.stats.sequential_pvalues import increment
+    from pipeline.stats.signoff import accuracy_evidence, broken_prompts, verdict_of
+
+    if not records or not baseline:
+        return None
+    paired = pair_samples(_keyed(baseline), _keyed(records))
+    ev = accuracy_evidence(paired.outcomes, design.margin, design.alpha)
+    broken = broken_prompts(paired.outcomes, design.alpha).p_cell
+    level, spent = level_at(design, look_index), increment(design, look_index)
+    found = str(verdict_of(ev.p_go, ev.p_nogo, broken, level, spent)[()])
+    return found if found in ("GO", "NO-GO") else None
+
+
+def find_baseline(cell_dir: Path, cell: CellIdentity, conf: SequentialConf) -> Path | None:
+    """The finished baseline cell folder for this cell, or None."""
+    if conf.baseline_dir:
+        return Path(conf.baseline_dir)
+    for path in sorted(cell_dir.parent.glob(f"*/{RESULT_FILE}")):
+        if path.parent == cell_dir:
+            continue
+        try:
+            other = read_result(path.parent)
+        except (OSError, ValueError):
+            continue
+        if other is None:
+            continue
+        judged = other.status == "ok" and not other.misconfigured()  # as the report
+        if judged and cell.same_but_variant(other.cell, conf.baseline):
+            return path.parent
+    return None
+
+
+def baseline_records(baseline_dir: Path, eval_name: str) -> list[dict[str, Any]]:
+    """The baseline cell's sample lines of one eval (empty when it has none)."""
+    path = samples_path(baseline_dir, eval_name)
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def run_sequential(
+    conf: SequentialConf,
+    run: EvalRun,
+    todo: Sequence[Any],
+    kept: list[dict[str, Any]],
+    cell_dir: Path,
+    cell: CellIdentity,
+) -> tuple[list[dict[str, Any]], float, dict[str, Any]]:
+    """Run an eval's prompts in rounds, stopping once the look decides (I/O: sends requests).
+
+    The baseline's samples are those of the eval of the same name (``run.ev.name``).
+
+    Returns:
+        The records sent now, the wall time, and ``{"sequential": {...}}`` for the eval's block:
+        the design, the cell's role, the last look and its decision.
+    """
+    from pipeline.measuring.evaluation import run_eval
+
+    design = design_of(conf)
+    fields = {
+        k: getattr(design, k)
+        for k in ("max_repeats", "repeats_per_round", "alpha", "margin", "spending")
+    }
+    is_baseline = cell.variant == conf.baseline
+    base_dir = None if is_baseline else find_baseline(cell_dir, cell, conf)
+    if base_dir is None:
+        role = "baseline" if is_baseline else "no baseline cell found: fixed design, all repeats"
+        new, wall = run_eval(run, list(todo)) if todo else ([], 0.0)
+        return new, wall, {"sequential": {**fields, "role": role}}
+    baseline = baseline_records(base_dir, run.ev.name)
+    sent: list[dict[str, Any]] = []
+    wall, decision, look_index = 0.0, None, 0
+    for look_index, group in enumerate(rounds(todo, lambda p: p.repeat, design), start=1):
+        if group:
+            new, took = run_eval(run, group)
+            sent, wall = sent + new, wall + took
+        decision = look([*kept, *sent], baseline, design, look_index)
+        if decision is not None:
+            break
+    info = {
+        **fields,
+        "role": "candidate",
+        "baseline_dir": str(base_dir),
+        "look": look_index,
+        "decision": decision or "undecided",
+    }
+    return sent, wall, {"sequential": info}
