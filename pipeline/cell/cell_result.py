@@ -15,6 +15,7 @@ from pipeline.results.redact import redact_argv
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.store import config_hash
 from pipeline.serving.server import RunningServer
+from pipeline.serving.server_kind import server_kind
 from pipeline.serving.slurm_job import job_facts
 
 _NOT_MEASURED = ("faults", "latency_s", "startup_delay_s")
@@ -40,7 +41,7 @@ def measured_config(conf: RootConf) -> dict[str, Any]:
         "server_kind": conf.server.kind,
         "server_extra_args": list(conf.server.extra_args),
     }
-    if conf.server.kind == "simulated":
+    if server_kind(conf.server).simulated:
         # Fault injection and latency change how a run goes, not what it measures: a rerun
         # without them resumes the same cell.
         sim = dataclasses.asdict(conf.server.simulated)
@@ -65,7 +66,7 @@ def initial_result(conf: RootConf) -> ResultDraft:
         identity,
         config_hash(measured),
         measured,
-        simulated=conf.server.kind == "simulated",
+        simulated=server_kind(conf.server).simulated,
         slurm=job_facts(os.environ),  # record_plan adds the rest of the provenance
         started_at=now_iso(),
     )

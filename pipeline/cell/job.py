@@ -44,6 +44,7 @@ from pipeline.serving.server import (
 )
 from pipeline.serving.server_checks import check_label_before_launch, plan_gpu, verify_server
 from pipeline.serving.server_command import server_argv, server_env
+from pipeline.serving.server_kind import server_kind
 from pipeline.serving.versions import sglang_version
 from pipeline.sweeps.resume import claim_samples, finished_result, mark_skipped, samples_key
 
@@ -145,7 +146,7 @@ def _repeats_for(conf: RootConf, ec: EvalConf) -> EvalConf:
 
 def _options(conf: RootConf) -> LaunchOptions:
     server = conf.server
-    port = server.port or (free_port(server.host) if server.kind != "external" else 30000)
+    port = server.port or (free_port(server.host) if server_kind(server).launched else 30000)
     return LaunchOptions(
         host=server.host,
         port=port,
@@ -167,7 +168,7 @@ def _with_devices(conf: RootConf, plan: LaunchPlan, gpu: GpuInfo, job_num: int) 
 
 
 def _argv(conf: RootConf, plan: LaunchPlan, cell_dir: Path, evals: dict[str, Eval]) -> list[str]:
-    if conf.server.kind == "external":
+    if not server_kind(conf.server).launched:
         return []
     key = [entry for ev in evals.values() for entry in ev.answer_key()]
     return server_argv(conf.server, plan.args, plan.env, cell_dir, key)
@@ -185,7 +186,7 @@ def _server(
         server.progress_every_s,
         tuple(secrets_of(conf.client)),
     )
-    if server.kind == "external":
+    if server_kind(server).external:
         if not server.base_url:
             raise CellError("config", "server=external needs server.base_url=http://host:port")
         bounded = dataclasses.replace(policy, timeout_s=server.external_timeout_s)

@@ -36,6 +36,7 @@ from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_types import asked_text
 from pipeline.serving import server_api
 from pipeline.serving.server import RunningServer
+from pipeline.serving.server_kind import server_kind
 
 MISCONFIGURED = "MISCONFIGURED"
 
@@ -48,16 +49,16 @@ def plan_gpu(conf: RootConf) -> GpuInfo:
             or where no NVIDIA GPU is found for a server this host starts.
     """
     gpu = detect_gpu(conf.gpu)
-    kind = conf.server.kind
-    if kind == "simulated" and gpu.source == "none":
+    kind = server_kind(conf.server)
+    if kind.simulated and gpu.source == "none":
         sim = conf.server.simulated
         override = dataclasses.replace(
             conf.gpu, detect=False, name=sim.gpu_name, compute_capability=sim.gpu_compute_capability
         )
         return detect_gpu(override)
-    if kind == "external" and conf.gpu.detect:
+    if kind.external and conf.gpu.detect:
         raise CellError("config", _external_gpu_message(conf))
-    if kind in ("sglang", "docker") and gpu.source == "none":
+    if kind.gpu_here and gpu.source == "none":
         raise CellError(
             "no_gpu",
             "no NVIDIA GPU detected here; set gpu=... to plan for one (e.g. gpu=h200; conf/gpu/ "
@@ -113,7 +114,7 @@ def verify_server(
     result.set_server_version(info.version)
     result.warnings.extend(_version_differs(result.identity().sglang_version, info.version))
     _check_speculation(conf, info)
-    launched = conf.server.kind != "external"
+    launched = server_kind(conf.server).launched
     requested = {**plan.requested, **model_requested(conf.model, launched)}
     requested.update(exact_softmax_requested(requested))
     result.set_requested(requested)

@@ -9,11 +9,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.config.schema import ServerConf
+from pipeline.serving.server_kind import server_kind
 
 SIM_CONFIG_FILE = "simulated_server.json"
 SIM_ANSWER_KEY_FILE = "simulated_answer_key.jsonl"
@@ -24,16 +24,10 @@ def program(server: ServerConf) -> list[str]:
     """The launcher in front of SGLang's arguments."""
     if server.command:
         return list(server.command)
-    if server.kind == "simulated":
-        return [sys.executable, "-m", "pipeline.simserver"]
-    if server.kind == "sglang":
-        return [sys.executable, "-m", "sglang.launch_server"]
-    if server.kind == "docker":
-        return ["python3", "-m", "sglang.launch_server"]
-    raise ValueError(
-        f"server.kind={server.kind!r} starts no process "
-        "(choose simulated, sglang, docker or external)"
-    )
+    kind = server_kind(server)
+    if not kind.launched:
+        raise ValueError(f"server.kind={server.kind!r} starts no process (choose another kind)")
+    return list(kind.program)
 
 
 def docker_wrap(
@@ -84,9 +78,10 @@ def server_argv(
 ) -> list[str]:
     """The complete argv that starts the server of a cell."""
     argv = [*program(server), *sglang_args, *server.extra_args]
-    if server.kind == "simulated":
+    kind = server_kind(server)
+    if kind.simulated:
         argv += ["--sim-config", str(write_simulated_config(server, cell_dir, answer_key))]
-    if server.kind == "docker":
+    if kind.docker:
         argv = docker_wrap(server, argv, added_env, name=f"mtp-eval-{os.getpid()}")
     return argv
 

@@ -6,6 +6,7 @@ import importlib.metadata
 
 from pipeline.config.schema import ServerConf
 from pipeline.serving import server_api
+from pipeline.serving.server_kind import server_kind
 
 
 def sglang_version(server: ServerConf, api_key: str | None = None) -> str:
@@ -20,9 +21,10 @@ def sglang_version(server: ServerConf, api_key: str | None = None) -> str:
     """
     if server.sglang_version:
         return server.sglang_version
-    if server.kind == "simulated":
+    kind = server_kind(server)
+    if kind.simulated:
         return server.simulated.sglang_version
-    if server.kind == "external" and server.base_url:
+    if kind.external and server.base_url:
         base_url = server.base_url.rstrip("/")
         try:
             info = server_api.server_info(base_url, api_key, server.external_timeout_s)
