@@ -35,6 +35,7 @@ class LaunchPlan:
     requested: dict[str, object]  # /server_info keys and values the server must report
     runs: dict[str, str]  # kernels that really run: {"prefill": "fmha_v2", "decode": "xqa", ...}
     notes: list[str]  # routing decisions worth recording on the cell
+    port: int  # the server's --port (``options.port``): where the pipeline reaches it
     # Kernels the variant's name stands for on this GPU and version (its routing included, before
     # SGLang's own adjustments): a cell whose ``runs`` differ did not run what its label says.
     label_runs: dict[str, str] = field(default_factory=dict)
@@ -170,5 +171,6 @@ def plan_launch(cell: CellSpec) -> LaunchPlan:
         requested=requested_settings(adjusted, passed_page_size),
         runs=runs_of(adjusted.flags, adjusted.family, adjusted.speculative),
         notes=_notes(adjusted, findings),
+        port=cell.options.port,
         label_runs=runs_of(routed.flags, routed.family, routed.speculative),
     )

@@ -193,10 +193,9 @@ def _server(
         with external_server(server.base_url.rstrip("/"), bounded) as running:
             yield running
         return
-    port = plan.args[plan.args.index("--port") + 1]
     if server.port:  # a port we chose is free by construction; one the user chose may not be
-        check_port_free(server.host, int(port))
-    base_url = f"http://{server.host}:{port}"
+        check_port_free(server.host, plan.port)
+    base_url = f"http://{server.host}:{plan.port}"
     with managed_server(
         argv,
         server_env(server, plan.env),

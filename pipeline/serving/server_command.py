@@ -76,8 +76,12 @@ def server_argv(
     cell_dir: Path,
     answer_key: Sequence[dict[str, str]],
 ) -> list[str]:
-    """The complete argv that starts the server of a cell."""
-    argv = [*program(server), *sglang_args, *server.extra_args]
+    """The complete argv that starts the server of a cell.
+
+    ``server.extra_args`` are already in ``sglang_args``: ``backends.launch.build_args`` puts them
+    last (so they win), the only place they enter the argv.
+    """
+    argv = [*program(server), *sglang_args]
     kind = server_kind(server)
     if kind.simulated:
         argv += ["--sim-config", str(write_simulated_config(server, cell_dir, answer_key))]

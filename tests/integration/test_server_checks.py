@@ -47,7 +47,9 @@ def sim_server(folder: Path, overrides: list[str], expose_env: bool = True) -> I
     """The simulated server started as a user starts SGLang: argv of a cell with ``overrides``."""
     conf = compose_conf([*QUICK, *overrides])
     port = free_port()
-    options = LaunchOptions(port=port, enable_metrics=True)
+    options = LaunchOptions(
+        port=port, enable_metrics=True, extra_args=tuple(conf.server.extra_args)
+    )
     version = conf.server.simulated.sglang_version
     plan = plan_launch(
         CellSpec(
@@ -400,6 +402,7 @@ def test_dp2_server_accept_length_is_weighted_by_verify_steps(tmp_path):
     cell_dir = tmp_path / "cell"
     result = run_cell(compose_conf([*QUICK, "server.extra_args=[--dp-size,2]"]), cell_dir)
     assert result["status"] == "ok", result["error"]
+    assert result["provenance"]["server_argv"].count("--dp-size") == 1  # enters the argv once
     truth = ledger_truth(cell_dir)  # accepted tokens over verify steps, both ranks together
     assert result["evals"]["mcq_sample"]["accept"]["server_avg_spec_accept_length"] == (
         pytest.approx(truth, rel=1e-12)

@@ -68,6 +68,7 @@ def test_args_are_a_list_with_every_setting() -> None:
     )
     a = plan.args
     assert all(isinstance(x, str) for x in a)
+    assert plan.port == 31000  # the cell reaches the server here, never re-parsing the argv
     expected = {
         "--model-path": "/models/m",
         "--served-model-name": "m",
