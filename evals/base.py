@@ -89,6 +89,28 @@ class Eval(Protocol):
         ...
 
 
+class RowsEval:
+    """What every eval built from dataset rows shares: its name, label and config."""
+
+    graded = True
+    shape: RunShape = SINGLE_TURN
+
+    def __init__(self, name: str, conf: EvalConf) -> None:
+        """Check the config and keep it; a subclass then builds its questions from rows.
+
+        A subclass takes ``(name, conf, rows)``: rows as ``evals.datasets.load_rows`` returns
+        them (its ``columns`` present; see ``make_eval``), or literal rows in a test.
+
+        Args:
+            name: the eval's key under ``evals``.
+            conf: its config.
+        """
+        check_repeats(name, conf.repeats)
+        self.name = name
+        self.label = conf.label or name
+        self.conf = conf
+
+
 class MultiTurnEval(Eval, Protocol):
     """An eval whose later turns depend on the model's earlier answers (``shape: multi_turn``)."""
 

@@ -12,10 +12,9 @@ import random
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from evals.base import SINGLE_TURN, Eval, EvalPrompt, RunShape, question_id
+from evals.base import Eval, EvalPrompt, RowsEval, question_id
 from evals.config import EvalConf
 from evals.grading import extract_mcq_letter
-from evals.rows import check_repeats
 
 log = logging.getLogger(__name__)
 
@@ -54,26 +53,14 @@ def format_prompt(question: str, options: list[str]) -> str:
     return QUERY_TEMPLATE.format(Question=question, **dict(zip(LETTERS, options, strict=True)))
 
 
-class GpqaEval:
+class GpqaEval(RowsEval):
     """GPQA (diamond / main / extended, or any file with GPQA's columns)."""
 
-    graded = True
-    shape: RunShape = SINGLE_TURN
     columns: ClassVar[tuple[str, ...]] = COLUMNS
 
     def __init__(self, name: str, conf: EvalConf, rows: Sequence[dict[str, Any]]) -> None:
-        """Check the config and build the questions from ``rows``; see ``evals.base.make_eval``.
-
-        Args:
-            name: the eval's key under ``evals``.
-            conf: its config.
-            rows: the dataset's rows, as ``evals.datasets.load_rows`` returns them (``columns``
-                present), or literal rows in a test.
-        """
-        check_repeats(name, conf.repeats)
-        self.name = name
-        self.label = conf.label or name
-        self.conf = conf
+        """Build the questions from ``rows`` (see ``RowsEval``)."""
+        super().__init__(name, conf)
         self.questions = _unique_questions(rows, name)
 
     def prompts(self) -> list[EvalPrompt]:

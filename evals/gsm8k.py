@@ -15,10 +15,10 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from evals.base import SINGLE_TURN, Eval, EvalPrompt, RunShape, question_id
+from evals.base import Eval, EvalPrompt, RowsEval, question_id
 from evals.config import EvalConf
 from evals.grading import extract_number, normalize_number
-from evals.rows import check_repeats, row_error, skip_duplicate
+from evals.rows import row_error, skip_duplicate
 
 COLUMNS = ("question", "answer")
 # lm-eval tasks/gsm8k/gsm8k-cot-llama.yaml doc_to_text (zero-shot here; no trailing newline).
@@ -70,26 +70,14 @@ def format_prompt(question: str) -> str:
     return PROMPT_TEMPLATE.format(question=question)
 
 
-class Gsm8kEval:
+class Gsm8kEval(RowsEval):
     """GSM8K or any file of word problems with a numeric answer."""
 
-    graded = True
-    shape: RunShape = SINGLE_TURN
     columns: ClassVar[tuple[str, ...]] = COLUMNS
 
     def __init__(self, name: str, conf: EvalConf, rows: Sequence[dict[str, Any]]) -> None:
-        """Check the config and build the questions from ``rows``; see ``evals.base.make_eval``.
-
-        Args:
-            name: the eval's key under ``evals``.
-            conf: its config.
-            rows: the dataset's rows, as ``evals.datasets.load_rows`` returns them (``columns``
-                present), or literal rows in a test.
-        """
-        check_repeats(name, conf.repeats)
-        self.name = name
-        self.label = conf.label or name
-        self.conf = conf
+        """Build the questions from ``rows`` (see ``RowsEval``)."""
+        super().__init__(name, conf)
         self.problems = _problems(rows, conf, name)
 
     def prompts(self) -> list[EvalPrompt]:

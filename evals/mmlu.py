@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from evals.base import SINGLE_TURN, Eval, EvalPrompt, RunShape, question_id
+from evals.base import Eval, EvalPrompt, RowsEval, question_id
 from evals.config import EvalConf
 from evals.grading import extract_mcq_letter
-from evals.rows import answer_index, check_repeats, row_error, skip_duplicate, text_list
+from evals.rows import answer_index, row_error, skip_duplicate, text_list
 
 LETTERS = "ABCDEFGHIJ"
 QUERY_TEMPLATE = (
@@ -42,26 +42,14 @@ def format_prompt(question: str, options: list[str]) -> str:
     return QUERY_TEMPLATE.format(letters=letters, block=question_block(question, options))
 
 
-class MmluEval:
+class MmluEval(RowsEval):
     """MMLU, MMLU-Pro or any file in one of their layouts."""
 
-    graded = True
-    shape: RunShape = SINGLE_TURN
     columns: ClassVar[tuple[str, ...]] = ("question",)  # the options: in one of three layouts
 
     def __init__(self, name: str, conf: EvalConf, rows: Sequence[dict[str, Any]]) -> None:
-        """Check the config and build the questions from ``rows``; see ``evals.base.make_eval``.
-
-        Args:
-            name: the eval's key under ``evals``.
-            conf: its config.
-            rows: the dataset's rows, as ``evals.datasets.load_rows`` returns them (``columns``
-                present), or literal rows in a test.
-        """
-        check_repeats(name, conf.repeats)
-        self.name = name
-        self.label = conf.label or name
-        self.conf = conf
+        """Build the questions from ``rows`` (see ``RowsEval``)."""
+        super().__init__(name, conf)
         self.questions = _questions(rows, conf, name)
 
     def prompts(self) -> list[EvalPrompt]:

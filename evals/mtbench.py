@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from evals.base import MULTI_TURN, EvalPrompt, MultiTurnEval, RunShape, question_id
+from evals.base import MULTI_TURN, EvalPrompt, MultiTurnEval, RowsEval, RunShape, question_id
 from evals.config import EvalConf
-from evals.rows import check_repeats, first_present, row_error, skip_duplicate, text_list
+from evals.rows import first_present, row_error, skip_duplicate, text_list
 
 TURN_COLUMNS = ("prompt", "turns")
 
@@ -28,7 +28,7 @@ def turn_id(conversation: str, turn: int) -> str:
     return question_id(f"{conversation}#turn{turn}")
 
 
-class MtBenchEval:
+class MtBenchEval(RowsEval):
     """Multi-turn conversations; turns after the first follow the model's earlier answers."""
 
     graded = False
@@ -36,18 +36,8 @@ class MtBenchEval:
     columns: ClassVar[tuple[str, ...]] = ()  # the turns: column "prompt" or "turns"
 
     def __init__(self, name: str, conf: EvalConf, rows: Sequence[dict[str, Any]]) -> None:
-        """Check the config and build the conversations from ``rows``; see ``evals.base.make_eval``.
-
-        Args:
-            name: the eval's key under ``evals``.
-            conf: its config.
-            rows: the dataset's rows, as ``evals.datasets.load_rows`` returns them (``columns``
-                present), or literal rows in a test.
-        """
-        check_repeats(name, conf.repeats)
-        self.name = name
-        self.label = conf.label or name
-        self.conf = conf
+        """Build the conversations from ``rows`` (see ``RowsEval``)."""
+        super().__init__(name, conf)
         self.conversations = _conversations(rows, conf, name)
         # question id -> (conversation, turn from 1), to rebuild histories from sample records
         self._turn_of = {
