@@ -120,11 +120,21 @@ def cross_check(
     totals, so short runs differ by a few percent; beyond ``rel_tolerance`` it is a warning.
     """
     expected = per_request.get("server_equivalent_accept_length")
-    if server_value is None or expected is None:
-        return {"server": server_value, "per_request": expected, "agrees": None}
-    rel = abs(server_value - expected) / expected
+    return agreement("server", server_value, expected, rel_tolerance)
+
+
+def agreement(
+    source: str, observed: float | None, expected: float | None, rel_tolerance: float
+) -> dict[str, Any]:
+    """``observed`` (named ``source``) against the per-request ``expected``, relative tolerance.
+
+    ``agrees`` is None when either figure is missing.
+    """
+    if observed is None or expected is None:
+        return {source: observed, "per_request": expected, "agrees": None}
+    rel = abs(observed - expected) / expected
     return {
-        "server": server_value,
+        source: observed,
         "per_request": expected,
         "relative_difference": rel,
         "agrees": rel <= rel_tolerance,

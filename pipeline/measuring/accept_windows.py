@@ -23,6 +23,7 @@ import numpy as np
 
 from backends.server_info import LATEST, metric_total, verify_calls_by_rank
 from pipeline.measuring.accept_stats import (
+    agreement,
     cross_check,
     ratio_stderr,
     spec_records,
@@ -107,15 +108,7 @@ def counters_check(
 ) -> dict[str, Any]:
     """Δgeneration_tokens / Δverify_calls against the token-weighted per-request accept length."""
     expected, observed = per_request.get("accept_length"), deltas.get("accept_length")
-    if expected is None or observed is None:
-        return {"metrics": observed, "per_request": expected, "agrees": None}
-    rel = abs(observed - expected) / expected
-    return {
-        "metrics": observed,
-        "per_request": expected,
-        "relative_difference": rel,
-        "agrees": rel <= rel_tolerance,
-    }
+    return agreement("metrics", observed, expected, rel_tolerance)
 
 
 def window_accept(
