@@ -75,8 +75,9 @@ def _install_wheel(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     subprocess.run([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(tmp_path),
                     str(src)], check=True, timeout=300)  # fmt: skip
     wheel = next(tmp_path.glob("mtp_eval-*.whl"))
-    subprocess.run([*pip, "install", "--no-deps", "--prefix", str(prefix), str(wheel)],
-                   check=True, timeout=300)  # fmt: skip
+    # --ignore-installed: without it pip uninstalls the venv's own (editable) mtp-eval first.
+    subprocess.run([*pip, "install", "--no-deps", "--ignore-installed", "--prefix", str(prefix),
+                    str(wheel)], check=True, timeout=300)  # fmt: skip
     site = sysconfig.get_path("purelib", vars={"base": str(prefix), "platbase": str(prefix)})
     # The wheel's packages shadow the checkout's editable install (its finder comes last).
     return prefix, {**os.environ, "PYTHONPATH": site}
@@ -103,3 +104,4 @@ def test_a_wheel_install_runs_every_script_and_a_cell_from_elsewhere(tmp_path):
     assert cell.returncode == 0, cell.stdout[-3000:] + cell.stderr[-3000:]
     result = json.loads((work / "cell" / "result.json").read_text(encoding="utf-8"))
     assert result["status"] == "ok" and result["evals"]
+    assert Path(console_script("mtp-eval")).is_file()  # the venv's own install is untouched
