@@ -8,6 +8,8 @@ Two places carry per-request speculative statistics (reference/sglang.md 2.1-2.2
 ``spec_accepted_drafts``/``spec_proposed_drafts``/``spec_accept_histogram``, 0.5.23 drops them)
 and ``sglext.spec_tokens_details`` (with ``return_spec_tokens_details``; one object for n == 1,
 a list for n > 1). ``sglext`` is preferred; a response with neither gives ``spec=None``.
+The prefill time comes from ``meta_info``'s timestamps (``--enable-metrics``), so a stream,
+which has no meta_info, gives ``prefill_s=None``.
 Structural garbage raises ``ResponseFormatError`` naming the field; nothing else is raised.
 """
 
@@ -63,6 +65,7 @@ class ChatResult:
     prompt_tokens: int | None
     completion_tokens: int | None
     spec: SpecStats | None
+    prefill_s: float | None = None  # see ``prefill_seconds``
 
 
 # Canonical key first, then the 0.5.17-0.5.20 alias that 0.5.23 removed.
@@ -146,6 +149,33 @@ def spec_from_fields(
     )
 
 
+# meta_info timestamps (time.time() of the scheduler) that SGLang adds with --enable-metrics.
+PREFILL_START_KEY = "forward_entry_time"
+PREFILL_END_KEY = "prefill_finished_time"
+
+
+def prefill_seconds(meta: object) -> float | None:
+    """The server's own prefill time of one request: ``prefill_finished_time - forward_entry_time``.
+
+    Both are wall-clock timestamps of SGLang's scheduler, present in ``meta_info`` only when the
+    server runs with ``--enable-metrics``. The span is not this request's prefill alone: with
+    chunked prefill, or other requests prefilled or decoded in the same batches, their work
+    falls inside it too, so compare it across cells run with the same load.
+
+    Args:
+        meta: a choice's ``meta_info`` (anything else gives None).
+
+    Returns:
+        Seconds, or None when a key is absent or not a finite number, or the span is negative.
+    """
+    if type(meta) is not dict:
+        return None
+    start, end = _float(meta.get(PREFILL_START_KEY)), _float(meta.get(PREFILL_END_KEY))
+    if start is None or end is None or end < start:
+        return None
+    return end - start
+
+
 def _details_for_choice(sglext: object, choice: int) -> object:
     if type(sglext) is not dict:
         return None
@@ -222,6 +252,7 @@ def parse_chat_response(body: object, choice: int = 0) -> ChatResult:
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         spec=_spec(body.get("sglext"), meta, choice, completion_tokens),
+        prefill_s=prefill_seconds(meta),
     )
 
 

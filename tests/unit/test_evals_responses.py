@@ -16,6 +16,7 @@ from evals.responses import (
     SpecStats,
     parse_chat_response,
     parse_chat_stream,
+    prefill_seconds,
     stats_request_flags,
 )
 
@@ -92,6 +93,55 @@ def test_live_responses_parse_with_sglext_preferred(name: str) -> None:
         result.finish_reason == "length"
         and result.content == body["choices"][0]["message"]["content"]
     )
+
+
+# (file, forward_entry_time, prefill_finished_time) as a real 0.5.19 server with --enable-metrics
+# wrote them (tests/data/live-sglang-0.5.19/).
+LIVE_PREFILL = [
+    ("chat_completion_2.json", 1795945487.1061804, 1795945487.1522942),
+    ("chat_completion_return_meta_info_and_spec_details.json", 1795945485.4710093, 1795945485.5178778),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "start", "end"), LIVE_PREFILL)
+def test_live_responses_carry_the_prefill_time(name: str, start: float, end: float) -> None:
+    result = parse_chat_response(json.loads((LIVE / name).read_text()))
+    assert result.prefill_s == end - start and 0.04 < end - start < 0.05
+
+
+def test_live_generate_meta_info_gives_the_prefill_time() -> None:
+    meta = json.loads((LIVE / "generate.json").read_text())["meta_info"]
+    assert prefill_seconds(meta) == 1795945487.5484264 - 1795945487.5047
+
+
+@pytest.mark.parametrize(
+    ("meta", "expected"),
+    [
+        ({"forward_entry_time": 100.0, "prefill_finished_time": 100.25}, 0.25),
+        ({"forward_entry_time": 100, "prefill_finished_time": 101}, 1.0),  # JSON integers
+        ({"forward_entry_time": 5.0, "prefill_finished_time": 5.0}, 0.0),
+        ({"forward_entry_time": 100.0}, None),  # a key absent
+        ({"prefill_finished_time": 100.0}, None),
+        ({}, None),  # no --enable-metrics
+        ({"forward_entry_time": "100", "prefill_finished_time": 101.0}, None),
+        ({"forward_entry_time": 100.0, "prefill_finished_time": None}, None),
+        ({"forward_entry_time": True, "prefill_finished_time": 2.0}, None),  # a bool is no time
+        ({"forward_entry_time": 100.0, "prefill_finished_time": float("nan")}, None),
+        ({"forward_entry_time": 101.0, "prefill_finished_time": 100.0}, None),  # negative
+        (None, None),
+        ([100.0, 101.0], None),
+    ],
+)
+def test_prefill_seconds(meta: object, expected: float | None) -> None:
+    assert prefill_seconds(meta) == expected
+
+
+def test_prefill_time_is_none_without_meta_info_or_in_a_stream() -> None:
+    assert parse_chat_response(body_without()).prefill_s is None  # no timing keys
+    no_meta = copy.deepcopy(BODY)
+    del no_meta["choices"][0]["meta_info"]
+    assert parse_chat_response(no_meta).prefill_s is None
+    assert parse_chat_stream(STREAM).prefill_s is None
 
 
 @pytest.mark.parametrize(
