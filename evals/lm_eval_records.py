@@ -133,6 +133,7 @@ def _record(
         "prompt_tokens": result.prompt_tokens if result else None,
         "completion_tokens": result.completion_tokens if result else None,
         "latency_s": None,  # lm-eval queues requests itself; its timing is not the server's
+        "prefill_s": result.prefill_s if result else None,  # the server's own, so it counts
         "attempts": logged.attempts if logged else 0,
         "error_kind": error_kind,
         "error": error,

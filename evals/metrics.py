@@ -61,6 +61,7 @@ def sample_record(
         "prompt_tokens": result.prompt_tokens if result else None,
         "completion_tokens": result.completion_tokens if result else None,
         "latency_s": outcome.latency_s,
+        "prefill_s": result.prefill_s if result else None,
         "attempts": outcome.attempts,
         "error_kind": outcome.error_kind,
         "error": outcome.error,
@@ -100,6 +101,27 @@ def clustered_stderr(scores: np.ndarray, clusters: Sequence[str]) -> float | Non
 def _mean_of(records: Sequence[dict[str, Any]], key: str) -> float | None:
     values = [r[key] for r in records if isinstance(r.get(key), int | float)]
     return float(np.mean(values)) if values else None
+
+
+def prefill_summary(records: Sequence[dict[str, Any]]) -> dict[str, float | None]:
+    """The server's prefill time over the requests whose record has one (``prefill_s``).
+
+    ``mean_prefill_s`` is the mean per request; ``prefill_s_per_1k_prompt_tokens`` is the summed
+    prefill time per 1,000 summed prompt tokens (requests with both), the figure that compares
+    attention backends on prompts of different lengths. Both are None when no request has a
+    prefill time (a server without ``--enable-metrics``, a stream, records from before it).
+    """
+    sized = [
+        r
+        for r in records
+        if isinstance(r.get("prefill_s"), int | float) and isinstance(r.get("prompt_tokens"), int)
+    ]
+    tokens = sum(r["prompt_tokens"] for r in sized)
+    per_1k = 1000.0 * sum(r["prefill_s"] for r in sized) / tokens if tokens > 0 else None
+    return {
+        "mean_prefill_s": _mean_of(records, "prefill_s"),
+        "prefill_s_per_1k_prompt_tokens": per_1k,
+    }
 
 
 def _interval(accuracy: float, stderr: float | None, groups: int) -> list[float] | None:
@@ -142,7 +164,8 @@ def summarize(
 
     Returns:
         Counts, accuracy, clustered standard error, 95% interval, per-repeat accuracies
-        (keyed by the repeat as a string), rates, mean token counts and wall time. Accuracy
+        (keyed by the repeat as a string), rates, mean token counts, the server's prefill time
+        (``prefill_summary``) and wall time. Accuracy
         fields are None without samples.
     """
     classes = [outcome_class(r) for r in records]
@@ -156,5 +179,6 @@ def summarize(
         "mean_completion_tokens": _mean_of(records, "completion_tokens"),
         "mean_prompt_tokens": _mean_of(records, "prompt_tokens"),
         "total_completion_tokens": int(sum(r.get("completion_tokens") or 0 for r in records)),
+        **prefill_summary(records),
         "wall_time_s": wall_time_s,
     }

@@ -81,6 +81,11 @@ class AcceptBlock:
         )
 
 
+def _seconds(value: Any) -> float | None:
+    """A number of seconds as written, None for null, absent or not a number."""
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
 @dataclass(frozen=True)
 class SequentialBlock:
     """``evals.<name>.sequential``: the stopping design, the cell's role and its last look."""
@@ -111,6 +116,10 @@ class EvalSummary:
     n_repeats: int | None = None
     rates: Mapping[str, float | None] = field(default_factory=dict)  # no_answer, truncated, error
     sequential: SequentialBlock | None = None  # None: a fixed design (or a malformed block)
+    # The server's prefill time (``evals.metrics.prefill_summary``); None in results from before it
+    # or from a server without --enable-metrics.
+    mean_prefill_s: float | None = None
+    prefill_s_per_1k_prompt_tokens: float | None = None
     data: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -130,6 +139,8 @@ class EvalSummary:
             n_repeats=data.get("n_repeats"),
             rates={k: data.get(k) for k in rates},
             sequential=SequentialBlock.from_json(seq) if isinstance(seq, dict) else None,
+            mean_prefill_s=_seconds(data.get("mean_prefill_s")),
+            prefill_s_per_1k_prompt_tokens=_seconds(data.get("prefill_s_per_1k_prompt_tokens")),
             data=data,
         )
 

@@ -8,7 +8,14 @@ import pytest
 
 from evals.base import EvalPrompt
 from evals.client import RequestOutcome
-from evals.metrics import clustered_stderr, outcome_class, prompt_hash, sample_record, summarize
+from evals.metrics import (
+    clustered_stderr,
+    outcome_class,
+    prefill_summary,
+    prompt_hash,
+    sample_record,
+    summarize,
+)
 from evals.responses import ChatResult, SpecStats
 
 PROMPT = EvalPrompt(
@@ -18,7 +25,7 @@ SPEC = SpecStats(29, 34, 87, 64, 2.2, 0.39, (10, 11, 1, 7), "sglext")
 
 
 def outcome(finish: str | None = "stop", error_kind: str | None = None) -> RequestOutcome:
-    result = None if error_kind else ChatResult("Answer: B", "why", finish, 20, 64, SPEC)
+    result = None if error_kind else ChatResult("Answer: B", "why", finish, 20, 64, SPEC, 0.04)
     return RequestOutcome(result, error_kind, "boom" if error_kind else None, 200, 1, 0.5)
 
 
@@ -28,8 +35,8 @@ def test_sample_record_fields() -> None:
         "question_id": "q1", "repeat": 2, "permutation": [1, 0, 2, 3],
         "prompt_hash": prompt_hash(PROMPT.messages), "answer": "B", "response": "Answer: B",
         "reasoning_content": "why", "extracted": "B", "correct": True, "finish_reason": "stop",
-        "prompt_tokens": 20, "completion_tokens": 64, "latency_s": 0.5, "attempts": 1,
-        "error_kind": None, "error": None,
+        "prompt_tokens": 20, "completion_tokens": 64, "latency_s": 0.5, "prefill_s": 0.04,
+        "attempts": 1, "error_kind": None, "error": None,
         "spec": {"verify_ct": 29, "num_correct_drafts": 34, "num_proposed_drafts": 87,
                  "completion_tokens": 64, "accept_length": 2.2, "accept_rate": 0.39,
                  "histogram": (10, 11, 1, 7), "source": "sglext"},
@@ -141,3 +148,33 @@ def test_summarize_edge_cases() -> None:
     assert empty["n_samples"] == 0 and empty["accuracy"] is None and empty["ci95"] is None
     single = summarize([rec("a", 0, True), rec("a", 1, False)])
     assert single["accuracy"] == 0.5 and single["stderr"] is None and single["ci95"] is None
+
+
+@pytest.mark.parametrize(
+    ("prefill", "prompt", "mean", "per_1k"),
+    [
+        ([0.1, 0.3], [1000, 3000], 0.2, 0.1),
+        ([0.1, None], [1000, 3000], 0.1, 0.1),  # only the request with a time counts
+        ([0.2, 0.4], [1000, None], 0.3, 0.2),  # the mean has both, per 1k only the sized one
+        ([None, None], [1000, 3000], None, None),  # no --enable-metrics
+        ([0.0, 0.0], [0, 0], 0.0, None),  # no prompt tokens to divide by
+        (["0.1", 0.2], [1000, 1000], 0.2, 0.2),  # a string is no time
+    ],
+)
+def test_prefill_summary(
+    prefill: list[Any], prompt: list[Any], mean: float | None, per_1k: float | None
+) -> None:
+    records = [rec(f"q{i}", 0, True, prefill_s=p, prompt_tokens=t) for i, (p, t) in
+               enumerate(zip(prefill, prompt, strict=True))]  # fmt: skip
+    out = summarize(records)
+    got = (out["mean_prefill_s"], out["prefill_s_per_1k_prompt_tokens"])
+    assert got == ((mean, per_1k) if None in (mean, per_1k) else pytest.approx((mean, per_1k)))
+    assert prefill_summary(records) == dict(zip(PREFILL_KEYS, got, strict=True))
+
+
+PREFILL_KEYS = ("mean_prefill_s", "prefill_s_per_1k_prompt_tokens")
+
+
+def test_summarize_of_records_from_before_prefill_times() -> None:
+    out = summarize([rec("a", 0, True), rec("b", 0, False)])  # no prefill_s key at all
+    assert out["mean_prefill_s"] is None and out["prefill_s_per_1k_prompt_tokens"] is None

@@ -44,6 +44,7 @@ def test_typed_fields_of_an_old_ok_result():
     assert result.cell.gpu_name == "NVIDIA H200 (simulated)"
     summary = result.evals["mcq_sample"]
     assert summary.accuracy == pytest.approx(0.7) and summary.ci95[0] is not None
+    assert (summary.mean_prefill_s, summary.prefill_s_per_1k_prompt_tokens) == (None, None)
     assert result.accept.status == "ok"
     assert result.accept.accept_length == pytest.approx(2.5797, 1e-3)
     assert result.ended_at and result.started_at and result.misconfigured() == []
@@ -158,3 +159,19 @@ def test_an_eval_summary_typed_and_its_sequential_block_checked():
     with pytest.raises(ValueError, match="lacks repeats_per_round, look"):
         lacking = {"role": "candidate", "max_repeats": 4}
         EvalSummary.from_json({"sequential": lacking}).checked_sequential()
+
+
+@pytest.mark.parametrize(
+    ("written", "expected"),
+    [
+        ({"mean_prefill_s": 0.05, "prefill_s_per_1k_prompt_tokens": 0.02}, (0.05, 0.02)),
+        ({"mean_prefill_s": 1, "prefill_s_per_1k_prompt_tokens": None}, (1.0, None)),
+        ({}, (None, None)),  # written before prefill times were recorded
+        ({"mean_prefill_s": "0.05", "prefill_s_per_1k_prompt_tokens": True}, (None, None)),
+    ],
+)
+def test_an_eval_summary_reads_its_prefill_time(written, expected):
+    from pipeline.results.result_types import EvalSummary
+
+    summary = EvalSummary.from_json({"accuracy": 0.5, **written})
+    assert (summary.mean_prefill_s, summary.prefill_s_per_1k_prompt_tokens) == expected
