@@ -18,7 +18,7 @@ from pipeline.serving.server import RunningServer
 from pipeline.serving.server_kind import server_kind
 from pipeline.serving.slurm_job import job_facts
 
-_NOT_MEASURED = ("faults", "latency_s", "startup_delay_s")
+_NOT_MEASURED = ("faults", "latency_s", "prefill_s_per_1k_tokens", "startup_delay_s")
 
 
 def cell_name(conf: RootConf) -> str:

@@ -42,6 +42,9 @@ class SimulatedConf:
     effects: list[dict[str, Any]] = field(default_factory=list)
     mean_completion_tokens: int = 160
     latency_s: float = 0.0  # added per request
+    # Prefill time per 1,000 prompt tokens, waited per request and reported in meta_info's
+    # forward_entry_time / prefill_finished_time with --enable-metrics (made up: no GPU here).
+    prefill_s_per_1k_tokens: float = 0.002
     startup_delay_s: float = 0.5  # time spent answering 503 before ready
     seed: int = 0
     faults: dict[str, Any] = field(default_factory=dict)  # fault-injection flags (see --help)

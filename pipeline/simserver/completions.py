@@ -1,8 +1,8 @@
 """``/v1/chat/completions`` and ``/generate``: faults, generation, responses and the ledger.
 
-Per request: draw the rate fault, wait the configured latency, generate every choice, apply the
-stop faults (crash / hang once enough requests were answered), count the request, write the
-ledger, then answer (or break the answer as the fault says).
+Per request: draw the rate fault, wait the configured latency and the prompt's prefill time,
+generate every choice, apply the stop faults (crash / hang once enough requests were answered),
+count the request, write the ledger, then answer (or break the answer as the fault says).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pipeline.simserver import payloads
 from pipeline.simserver.faults import rate_fault, stop_fault
 from pipeline.simserver.jobs import BadRequest, Job, parse_chat, parse_generate
 from pipeline.simserver.payloads import Served
-from pipeline.simserver.runtime import Runtime, answer, ledger_row
+from pipeline.simserver.runtime import Runtime, answer, ledger_row, prefill_time
 from pipeline.simserver.state import Ledger, ServerState
 from pipeline.simserver.streaming import stream_chat, stream_generate
 
@@ -75,7 +75,7 @@ class CompletionHandlers:
             fault = rate_fault(rt.faults, rt.conf.seed, key, state.attempt(key))
             if rt.latency_s:
                 await asyncio.sleep(rt.latency_s)
-            served = self._generate(job, fault == "truncation", received)
+            served = await self._generate(job, fault == "truncation", received)
             stop = stop_fault(rt.faults, state.completed)
             if stop is not None:
                 self._log_rows(served, job, stop)
@@ -97,13 +97,20 @@ class CompletionHandlers:
         missing = self.rt.faults.missing_spec_keys and self.rt.spec_on
         return "missing_spec_keys" if missing else None
 
-    def _generate(self, job: Job, truncated: bool, received: float) -> list[Served]:
+    async def _generate(self, job: Job, truncated: bool, received: float) -> list[Served]:
+        # One prefill for the whole request (its choices, or a /generate batch), as long as its
+        # longest prompt's; each choice reports its own prompt's span from the same start.
+        forward = time.time()
+        prefill = [prefill_time(self.rt, item.prompt_tokens) for item in job.items]
+        if max(prefill, default=0.0) > 0:
+            await asyncio.sleep(max(prefill))
         rid = uuid.uuid4().hex
         out = []
         for i, item in enumerate(job.items):
             completion, spec = answer(self.rt, item.prompt, item.question, job.cap, truncated)
             sub = rid if i == 0 else f"{rid}_{i}"
-            out.append(Served(sub, completion, item.prompt_tokens, spec, received, time.time()))
+            times = (received, forward, forward + prefill[i], time.time())
+            out.append(Served(sub, completion, item.prompt_tokens, spec, *times))
         return out
 
     def _log_rows(self, served: list[Served], job: Job, fault: str | None) -> None:

@@ -43,6 +43,8 @@ class Served:
     prompt_tokens: int
     spec: SpecDraw | None  # None without speculation
     received: float  # time.time() when the request arrived
+    forward_entry: float  # time.time() when its prefill began (after the configured latency)
+    prefill_finished: float  # forward_entry + its prompt's simulated prefill time
     finished: float  # time.time() when generation ended
 
     @property
@@ -89,20 +91,19 @@ def meta_info(s: Served, f: Flavour, sent: float) -> dict[str, Any]:
     """The full ``meta_info`` of one finished choice, keys in SGLang's order."""
     n = s.completion_tokens
     e2e = max(s.finished - s.received, 1e-6)
+    dispatched = (s.received + s.forward_entry) / 2  # made up, but in order
     m: dict[str, Any] = {"id": s.rid, "finish_reason": finish_reason_obj(s)}
     m["prompt_tokens"] = s.prompt_tokens
     m.update(weight_version="default", num_retractions=0)
-    if f.timing_fields:  # made-up but ordered: received <= dispatched <= forward <= prefill done
-        m.update(forward_entry_time=s.received + 0.2 * e2e)
-        m.update(prefill_finished_time=s.received + 0.3 * e2e, queue_time=0.1 * e2e)
+    if f.timing_fields:  # received <= dispatched <= forward entry <= prefill finished <= finished
+        m.update(forward_entry_time=s.forward_entry, prefill_finished_time=s.prefill_finished)
+        m["queue_time"] = s.forward_entry - dispatched
     m.update(reasoning_tokens=0, completion_tokens=n, cached_tokens=0)
     m["weight_versions"] = [{"version": "default", "start": 0, "end": n}]
     m.update(cached_tokens_details=None, dp_rank=None, e2e_latency=e2e)
     m.update(spec_meta(s, f))
     if f.timing_fields:
-        m.update(
-            request_received_ts=s.received, api_server_dispatch_finish_ts=s.received + 0.1 * e2e
-        )
+        m.update(request_received_ts=s.received, api_server_dispatch_finish_ts=dispatched)
         m.update(request_finished_ts=s.finished, decode_throughput=n / e2e)
         m["response_sent_to_client_ts"] = sent
     return m

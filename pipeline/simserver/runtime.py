@@ -57,6 +57,11 @@ class Runtime:
         return self.conf.latency_s + self.faults.latency_s
 
 
+def prefill_time(rt: Runtime, prompt_tokens: int) -> float:
+    """Seconds the simulated prefill of ``prompt_tokens`` takes: linear in the prompt's length."""
+    return rt.conf.prefill_s_per_1k_tokens * max(prompt_tokens, 0) / 1000.0
+
+
 def cell_id(args: Mapping[str, Any], env: Mapping[str, str], targets: CellTargets) -> str:
     """A short stable id of the cell: the keys that change acceptance plus SGLANG_* variables."""
     sig = {k: args.get(k) for k in _CELL_KEYS}

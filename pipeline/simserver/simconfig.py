@@ -72,6 +72,7 @@ class SimConfig:
     effects: list[Effect] = field(default_factory=list)
     mean_completion_tokens: int = checked(160, Check(1))
     latency_s: float = 0.0
+    prefill_s_per_1k_tokens: float = checked(0.002, Check(0.0))
     startup_delay_s: float = 0.5
     seed: int = checked(0, Check(0))
     faults: FaultFlags = field(default_factory=FaultFlags)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cell.job import run_cell
+from pipeline.results.result_types import CellResult
 from pipeline.serving.server_command import SIM_LEDGER_FILE
 from tests.helpers.cells import compose_conf, processes_mentioning
 
@@ -138,3 +139,21 @@ def test_latency_fault_slows_but_succeeds(tmp_path, fast_sim):
     )
     assert result["status"] == "ok"
     assert result["evals"]["mcq_sample"]["wall_time_s"] > 0.05
+
+
+def test_the_servers_prefill_time_reaches_samples_and_the_eval_summary(tmp_path, fast_sim):
+    # 0.4 s per 1,000 prompt tokens: the simulated server waits it and reports it in meta_info.
+    rate = 0.4
+    overrides = [*fast_sim, f"server.simulated.prefill_s_per_1k_tokens={rate}"]
+    result, cell_dir = run(tmp_path, overrides)
+    assert result["status"] == "ok", result["error"]
+    records = samples(cell_dir)
+    assert len({r["prompt_tokens"] for r in records}) > 1  # prompts of several lengths
+    for r in records:  # timestamps near 1.8e9 s carry about 2.4e-7 s of float resolution
+        assert r["prefill_s"] == pytest.approx(rate * r["prompt_tokens"] / 1000, abs=1e-6)
+    ev = result["evals"]["mcq_sample"]
+    mean = sum(r["prefill_s"] for r in records) / len(records)
+    assert ev["mean_prefill_s"] == pytest.approx(mean, rel=1e-9)
+    assert ev["prefill_s_per_1k_prompt_tokens"] == pytest.approx(rate, rel=1e-4)
+    typed = CellResult.from_json(result).evals["mcq_sample"]
+    assert typed.prefill_s_per_1k_prompt_tokens == ev["prefill_s_per_1k_prompt_tokens"]

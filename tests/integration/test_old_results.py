@@ -55,6 +55,8 @@ _TIMED = ("wall_time_s",)  # per-eval fields that measure time
 # What the cell asks the server for may grow when a check is added (the draft model path since
 # the issue-13 QA): the old entries stay, with their values.
 _GROWS = "requested"
+# Per-eval fields added since (each eval's prefill time, issue 15 item 3): new, never changed.
+_ADDED_EVAL_KEYS = ("mean_prefill_s", "prefill_s_per_1k_prompt_tokens")
 
 
 def _shape(value: Any) -> Any:
@@ -82,6 +84,8 @@ def test_the_cell_writes_what_the_old_code_wrote(tmp_path):
         grown = {k: v for k, v in new[_GROWS].items() if k in old[_GROWS]}
         assert grown == old[_GROWS], old_path.parent.name
         new[_GROWS] = grown
+        for block in new["evals"].values():
+            assert [block.pop(k) is not None for k in _ADDED_EVAL_KEYS] == [True, True]
         assert _shape(new) == _shape(old), old_path.parent.name
         assert {k: new.get(k) for k in _SAME} == {k: old.get(k) for k in _SAME}
         for name, block in old["evals"].items():

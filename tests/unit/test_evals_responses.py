@@ -99,8 +99,8 @@ def test_live_responses_parse_with_sglext_preferred(name: str) -> None:
 # wrote them (tests/data/live-sglang-0.5.19/).
 LIVE_PREFILL = [
     ("chat_completion_2.json", 1795945487.1061804, 1795945487.1522942),
-    ("chat_completion_return_meta_info_and_spec_details.json", 1795945485.4710093, 1795945485.5178778),
-]  # fmt: skip
+    (LIVE_FILES[1], 1795945485.4710093, 1795945485.5178778),
+]
 
 
 @pytest.mark.parametrize(("name", "start", "end"), LIVE_PREFILL)

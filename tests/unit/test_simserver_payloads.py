@@ -64,7 +64,7 @@ def served(tokens: int = 41, spec: bool = True, finish: str = "stop") -> Served:
     words = tuple(["w"] + [" w"] * (tokens - 1))
     completion = Completion(words, finish, "q", "mcq", True, "A")
     draw = draw_spec(random.Random(0), tokens, thresholds(0.6, 3)) if spec else None
-    return Served("rid", completion, 12, draw, 1000.0, 1000.5)
+    return Served("rid", completion, 12, draw, 1000.0, 1000.1, 1000.3, 1000.5)
 
 
 V19 = Flavour("0.5.19", 4, timing_fields=True)
@@ -101,6 +101,15 @@ def test_meta_info_values_follow_sglang() -> None:
 def test_no_spec_keys_without_verify_steps(s: Served, flavour: Flavour) -> None:
     assert not any(k.startswith("spec_") for k in payloads.meta_info(s, flavour, 0.0))
     assert payloads.sglext([s], flavour) is None
+
+
+def test_timing_fields_in_order_with_the_served_prefill() -> None:
+    m = payloads.meta_info(served(), V19, 1000.6)
+    order = ["request_received_ts", "api_server_dispatch_finish_ts", "forward_entry_time",
+             "prefill_finished_time", "request_finished_ts",
+             "response_sent_to_client_ts"]  # fmt: skip
+    assert [m[k] for k in order] == [1000.0, 1000.05, 1000.1, 1000.3, 1000.5, 1000.6]
+    assert m["queue_time"] == pytest.approx(0.05) and m["e2e_latency"] == pytest.approx(0.5)
 
 
 def test_timing_fields_only_with_metrics() -> None:
