@@ -1,4 +1,8 @@
-"""``summary.json`` (everything, machine-readable) and ``cells.csv`` (one row per cell x eval)."""
+"""``summary.json`` (everything, machine-readable) and ``cells.csv`` (one row per cell x eval).
+
+``cells.csv`` gains the prefill-time columns (``PREFILL_COLUMNS``, last) only when some eval has
+a prefill time (a server run with ``--enable-metrics``).
+"""
 
 from __future__ import annotations
 
@@ -43,6 +47,8 @@ CSV_COLUMNS = [
     "accept_vs_reference",
     "folder",
 ]
+# Appended only when some eval has a prefill time, so a report of older results stays as it was.
+PREFILL_COLUMNS = ["mean_prefill_s", "prefill_s_per_1k_prompt_tokens"]
 
 
 def _cell(report: Report, cell: CellRecord) -> dict[str, Any]:
@@ -116,7 +122,9 @@ def _verdict(report: Report, cell: CellRecord, name: str, kind: str) -> str:
 def render_csv(report: Report) -> str:
     """cells.csv text."""
     out = io.StringIO()
-    writer = csv.DictWriter(out, CSV_COLUMNS, lineterminator="\n")
+    timed = any(e.mean_prefill_s is not None for c in report.cells for e in c.evals.values())
+    columns = CSV_COLUMNS + (PREFILL_COLUMNS if timed else [])
+    writer = csv.DictWriter(out, columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for cell in sorted(report.cells, key=sort_key):
         base = {
@@ -152,6 +160,8 @@ def render_csv(report: Report) -> str:
                     "accept_vs_baseline": _verdict(report, cell, name, "accept_vs_baseline"),
                     "vs_reference": _verdict(report, cell, name, "accuracy_vs_reference"),
                     "accept_vs_reference": _verdict(report, cell, name, "accept_vs_reference"),
+                    "mean_prefill_s": summary.mean_prefill_s,
+                    "prefill_s_per_1k_prompt_tokens": summary.prefill_s_per_1k_prompt_tokens,
                 }
             )
     return out.getvalue()

@@ -71,8 +71,9 @@ def sections(report: Report) -> list[Section]:
     checks = sorted(report.checks, key=lambda k: (sort_key(by_id[k.cell_id]), k.eval or ""))
     rows = [(by_id[c.cell_id], c) for c in checks]
     base = report.tolerance.baseline
-    found = [_cells(report, cells), what_ran(cells), _accuracy(rows, base), _accept(rows, base),
-             _references(rows, base), _other(rows, base), _problems(cells)]  # fmt: skip
+    found = [_cells(report, cells), what_ran(cells), _prefill(cells), _accuracy(rows, base),
+             _accept(rows, base), _references(rows, base), _other(rows, base),
+             _problems(cells)]  # fmt: skip
     return [s for s in found if s.rows]
 
 
@@ -115,6 +116,32 @@ def what_ran(cells: list[CellRecord]) -> Section:
         versions = [str(sglang or "?"), str(flashinfer or "not installed"), commit]
         sec.rows.append([*_who(cell), *kernels, *versions])
     return sec
+
+
+PREFILL_INTRO = (
+    "The server's own prefill time per request (SGLang's meta_info prefill_finished_time - "
+    "forward_entry_time, with --enable-metrics), averaged over the eval's requests that have it. "
+    "It is scheduler wall clock: with chunked prefill or other requests in the same batches, "
+    "their work is inside it too, so compare cells run under the same load."
+)
+
+
+def _prefill(cells: list[CellRecord]) -> Section:
+    head = "eval|mean prefill (s)|prefill s per 1k prompt tokens|mean prompt tokens"
+    sec = Section("Prefill time", (WHO + head).split("|"), intro=PREFILL_INTRO)
+    for cell in cells:
+        for name, ev in cell.evals.items():
+            if ev.mean_prefill_s is not None:
+                tokens = ev.data.get("mean_prompt_tokens")
+                values = [_number(ev.mean_prefill_s, ".4f"),
+                          _number(ev.prefill_s_per_1k_prompt_tokens, ".4f"),
+                          _number(tokens, ".0f")]  # fmt: skip
+                sec.rows.append([*_who(cell), name, *values])
+    return sec
+
+
+def _number(value: Any, spec: str) -> str:
+    return format(value, spec) if isinstance(value, int | float) else "-"
 
 
 def _paired_set(n: dict[str, Any]) -> str:

@@ -202,3 +202,30 @@ def test_cli_as_a_process_and_bad_references(sweep: Path, tmp_path: Path):
 
 def test_a_folder_without_cells_is_refused(tmp_path: Path):
     assert main([str(tmp_path), "--out", str(tmp_path / "r")]) == 2
+
+
+def timed(recs: list[dict], prefill_s: float) -> list[dict]:
+    return [{**r, "prefill_s": prefill_s} for r in recs]  # 50 prompt tokens each
+
+
+def test_prefill_time_shown_per_cell_where_present(tmp_path: Path):
+    root = tmp_path / "multirun"
+    write_multirun(root, ["fmha_v2", "fa3", "triton"])
+    base = baseline_outcomes(n=40, k=2)
+    write_cell(root / "0_m_fmha_v2", "fmha_v2", timed(records(base), 0.02))
+    write_cell(root / "1_m_fa3", "fa3", timed(records(base), 0.03))
+    write_cell(root / "2_m_triton", "triton", records(base))  # a server without --enable-metrics
+    out = tmp_path / "report"
+    run_report([root], out)
+    md = (out / "report.md").read_text()
+    table = md.split("## Prefill time", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| NVIDIA")]
+    assert [row.rstrip(" |").split(" | ")[4:] for row in rows] == [
+        ["fa3", "gpqa_diamond", "0.0300", "0.6000", "50"],
+        ["fmha_v2", "gpqa_diamond", "0.0200", "0.4000", "50"],
+    ]
+    assert "Prefill time" in (out / "report.html").read_text()
+    csv_rows = {r["variant"]: r for r in csv.DictReader((out / "cells.csv").open())}
+    assert float(csv_rows["fa3"]["prefill_s_per_1k_prompt_tokens"]) == pytest.approx(0.6)
+    assert float(csv_rows["fmha_v2"]["mean_prefill_s"]) == pytest.approx(0.02)
+    assert csv_rows["triton"]["mean_prefill_s"] == ""
