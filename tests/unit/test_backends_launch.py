@@ -39,8 +39,36 @@ def flag(args: list[str], name: str) -> str | None:
 
 
 def test_shipped_backend_variants() -> None:
-    assert set(BACKENDS) == {"fa3", "fmha_v2", "flashinfer", "triton", "trtllm_mha"}
+    assert set(BACKENDS) == {
+        *("fa3", "fmha_v2", "flashinfer", "triton", "trtllm_mha"),
+        *("fa3_repeat", "fmha_v2_fi"),  # the A/A control and fmha_v2's FlashInfer verify route
+    }
     assert all(conf.name == stem for stem, conf in BACKENDS.items())
+
+
+@pytest.mark.parametrize(
+    ("variant", "same_as"),
+    [
+        ("fa3_repeat", BACKENDS["fa3"]),
+        ("fmha_v2_fi", BackendConf(name="fmha_v2", attention_backend="trtllm_mha",
+                                   verify_backend="flashinfer")),
+    ],
+)  # fmt: skip
+@pytest.mark.parametrize(("cap", "version"), [("9.0", "0.5.19"), ("9.0", "0.5.23")])
+def test_variant_aliases_launch_the_same_flags(
+    variant: str, same_as: BackendConf, cap: str, version: str
+) -> None:
+    """The alias variants pass exactly the flags of what they stand for (SM90, 0.5.19)."""
+
+    def args(backend: BackendConf) -> list[str]:
+        spec = CellSpec(MODEL, backend, KvDtypeConf(), OFF, gpu(cap), version, LaunchOptions())
+        return plan_launch(spec).args
+
+    if version == "0.5.23" and variant == "fmha_v2_fi":
+        # From 0.5.23 fmha_v2 verifies on XQA itself; the alias keeps FlashInfer's verify.
+        assert flag(args(BACKENDS[variant]), "--decode-attention-backend") == "flashinfer"
+        return
+    assert args(BACKENDS[variant]) == args(same_as)
 
 
 def test_args_are_a_list_with_every_setting() -> None:

@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# live_signoff.sh: the live release sign-off of issue 15 on the lent H200, as a chain of device
+# calls that each run the same command from the repo root:
+#
+#   bash benchmarks/live_h200/live_signoff.sh tick WAIT_S     (carry: the chunks of this call)
+#
+# The machine keeps /tmp only while warm (30 s after a call), so the calls run back to back and the
+# work runs detached (setsid) between them. Each tick stages the chunks it carried, starts every
+# phase whose inputs are there, waits up to WAIT_S seconds (less once the report is written),
+# prints the state and copies the logs and results to $OUT. Phases (state in /tmp/live/state):
+#   hf         machine python (transformers 5.17): HF greedy reference of the check prompts, then
+#              skip_fraction.py on every long-context prompt, which picks the moderate and
+#              aggressive skip-softmax factors (needs only the repo: starts on the first call);
+#   warm-*     once the site archive is unpacked: one bare SGLang server per FlashInfer-JIT
+#              configuration (fmha_v2_fi and flashinfer, bf16 and fp8 KV), started in parallel so
+#              their compiles overlap; each compares its greedy output with HF's and times each
+#              long prompt's prefill alone, then stops;
+#   base-*     once FA3 is installed: the fa3 baseline cells (auto and fp8_e4m3 KV, all repeats),
+#              and warm-fa3 / warm-fmha_v2 (greedy check of the fa3 and fa3-verify routes);
+#   s-*        once the baselines and the factors exist: the candidate sweeps in parallel, each
+#              paired with its KV dtype's fa3 cell by sequential stopping (sequential.baseline_dir);
+#   report     mtp-eval-report over every sweep folder, then one archive of all outputs.
+# Cells share the GPU: SGLang sizes its KV pool from the memory free when it starts, so each
+# server gets --max-total-tokens and a mem_fraction_static high enough that servers starting
+# together cannot starve each other.
+set -u
+LIVE=${LIVE:-/tmp/live}
+STATE=$LIVE/state
+R=${MTP_REPO:-/tmp/mtp-repo}
+SELF=$(readlink -f "$0")
+# A rehearsal on a CPU machine: LIVE_SERVER=simulated LIVE_HF_PYTHON=<a python with torch and
+# transformers> LIVE_REPEATS=2 LIVE_SKIP_LIMIT=1 (the same phases against the simulated server).
+SERVER_KIND=${LIVE_SERVER:-sglang}
+HF_PY=${LIVE_HF_PYTHON:-python3}
+N=${LIVE_REPEATS:-8}
+# What every cell and warm-up server of the sign-off shares (one place: the report pairs them).
+COMMON=(model=synth_llama server=$SERVER_KIND server.sglang_version=0.5.19 gpu=h200
+  server.mem_fraction_static=0.6 server.max_running_requests=128 client.concurrency=128
+  'server.extra_args=[--sampling-backend,pytorch,--max-total-tokens,1000000]'
+  server.startup_timeout_s=1500 server.stop_grace_s=20
+  model.sampling.temperature=0.6 'evals=[synth_mcq,synth_arith,synth_retrieval]'
+  evals.synth_mcq.repeats=$N evals.synth_arith.repeats=$N evals.synth_retrieval.repeats=$N
+  sequential.enabled=true sequential.max_repeats=$N sequential.repeats_per_round=2)
+
+log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$LIVE/logs/ticks.log"; }
+has() { [[ -f $STATE/$1.$2 ]]; }
+
+# Run "$SELF phase ARGS" detached under NAME; its exit status lands in $STATE/NAME.rc.
+launch() {
+  local name=$1; shift
+  has "$name" started && return 0
+  touch "$STATE/$name.started"
+  cp "$SELF" "$LIVE/bin/$name.sh"   # the phase reads a frozen copy: later ticks may update $SELF
+  setsid nohup bash -c "bash '$LIVE/bin/$name.sh' $*; echo \$? > '$STATE/$name.rc'" \
+    > "$LIVE/logs/$name.log" 2>&1 < /dev/null &
+  log "started $name ($*)"
+}
+
+sync_repo() {  # the call's copy of the repo -> $R (code only; outputs stay)
+  mkdir -p "$R"
+  tar -C "$1" --exclude=./.gpu-bundle --exclude=./outputs --exclude=./.git -cf - . | tar -C "$R" -xf -
+}
+
+stage_and_setup() {  # 0 when SGLang's site is usable; exports the environment then
+  local rc
+  export MTP_EVAL_BASE_PYTHONPATH="${MTP_EVAL_BASE_PYTHONPATH-${PYTHONPATH:-}}"
+  if [[ $SERVER_KIND == simulated ]]; then
+    touch "$STATE/fa3.ready" "$STATE/site.ready"; export PYTHONPATH="$R"; return 0
+  fi
+  if has fa3 ready; then  # done on an earlier call: only the exports (no import check again)
+    export SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK=1 SGLANG_EXPOSE_OWN_ENV_VARS=1
+    export FLASHINFER_WORKSPACE_BASE=/tmp/flashinfer-ws
+  else
+    . benchmarks/live_h200/setup_on_gpu.sh > "$LIVE/logs/setup.last.log" 2>&1
+    rc=$?
+    grep -h "setup_on_gpu" "$LIVE/logs/setup.last.log" | tail -4
+    [[ $rc == 0 ]] || return $rc
+  fi
+  export PYTHONPATH="/tmp/sgl-site:$R${MTP_EVAL_BASE_PYTHONPATH:+:$MTP_EVAL_BASE_PYTHONPATH}"
+  [[ -f /tmp/sgl-site/sgl_kernel/flash_ops.abi3.so ]] && touch "$STATE/fa3.ready"
+  touch "$STATE/site.ready"
+}
+
+start_phases() {
+  launch hf phase_hf
+  if has site ready; then
+    for w in "fmha_v2_fi auto" "fmha_v2_fi fp8_e4m3" "flashinfer auto" "flashinfer fp8_e4m3"; do
+      set -- $w; launch "warm-$1-$2" phase_warm "$1" "$2"
+    done
+  fi
+  if has fa3 ready; then
+    launch warm-fa3-auto phase_warm fa3 auto
+    launch warm-fmha_v2-auto phase_warm fmha_v2 auto
+    launch base-auto phase_sweep base-auto backend=fa3 kv_dtype=auto
+    launch base-fp8 phase_sweep base-fp8 backend=fa3 kv_dtype=fp8_e4m3
+  fi
+  if has base-auto rc && has base-fp8 rc && [[ -f $LIVE/factors.env ]]; then
+    start_candidates
+  fi
+  local all=1
+  for s in base-auto base-fp8 s-a1 s-a2 s-a3 s-f1 s-f2 s-f3; do has "$s" rc || all=0; done
+  [[ $all == 1 ]] && launch report phase_report
+}
+
+start_candidates() {
+  . "$LIVE/factors.env"
+  local a f
+  a=$(baseline_of base-auto) f=$(baseline_of base-fp8)
+  launch s-a1 phase_sweep s-a1 backend=fmha_v2 kv_dtype=auto skip_softmax.prefill=0,"$SKIP_MODERATE" $a
+  launch s-a2 phase_sweep s-a2 backend=fmha_v2 kv_dtype=auto skip_softmax.prefill="$SKIP_AGGRESSIVE" $a
+  launch s-a3 phase_sweep s-a3 backend=fmha_v2_fi,flashinfer,fa3_repeat kv_dtype=auto $a
+  launch s-f1 phase_sweep s-f1 backend=fmha_v2 kv_dtype=fp8_e4m3 skip_softmax.prefill=0,"$SKIP_MODERATE" $f
+  launch s-f2 phase_sweep s-f2 backend=fmha_v2 kv_dtype=fp8_e4m3 skip_softmax.prefill="$SKIP_AGGRESSIVE" $f
+  launch s-f3 phase_sweep s-f3 backend=fmha_v2_fi,flashinfer kv_dtype=fp8_e4m3 $f
+}
+
+# sequential.baseline_dir=<the fa3 cell of a base sweep>, when that cell finished ok (else nothing:
+# the candidates then run every repeat, the fixed design, and the report still pairs them).
+baseline_of() {
+  local result
+  result=$(ls -1 "$R"/outputs/live/"$1"/*/result.json 2>/dev/null | head -n 1)
+  [[ -n $result ]] && grep -q '"status": "ok"' "$result" && echo "sequential.baseline_dir=$(dirname "$result")"
+}
+
+phase_hf() {
+  cd "$R" || return 1
+  local py="${MTP_EVAL_BASE_PYTHONPATH:-}" model=benchmarks/results/live-h200/trained-model/target
+  PYTHONPATH="$py" "$HF_PY" benchmarks/live_h200/greedy_check.py hf "$model" "$LIVE/hf.json" || return 1
+  PYTHONPATH="$py" "$HF_PY" benchmarks/live_h200/skip_fraction.py "$model" "$LIVE/skip_fraction.json" \
+    ${LIVE_SKIP_LIMIT:+--limit $LIVE_SKIP_LIMIT} --env "$LIVE/factors.env.tmp" \
+    && mv "$LIVE/factors.env.tmp" "$LIVE/factors.env"
+}
+
+# One bare server with exactly a cell's flags (read from the pipeline's dry run): JIT, greedy check.
+phase_warm() {
+  cd "$R" || return 1
+  local name="$1-$2" plan argv envs port pid t0 rc=1
+  plan=$(python3 -m pipeline "${COMMON[@]}" "backend=$1" "kv_dtype=$2" dry_run=true \
+         "output_dir=$LIVE/dry/$name" 2>&1) || { echo "$plan"; return 1; }
+  port=$((31000 + RANDOM % 2000))
+  read -r -a argv <<< "$(sed -n 's/^server command: //p' <<< "$plan" | sed "s/--port [0-9]*/--port $port/")"
+  read -r -a envs <<< "$(sed -n 's/^server env: //p' <<< "$plan")"
+  echo "warm $name: ${argv[*]}"
+  t0=$(date +%s)
+  env "${envs[@]}" setsid "${argv[@]}" > "$LIVE/logs/server-$name.log" 2>&1 &
+  pid=$!
+  until healthy "http://127.0.0.1:$port/health_generate"; do
+    kill -0 $pid 2>/dev/null || { echo "warm $name: server exited"; tail -30 "$LIVE/logs/server-$name.log"; return 1; }
+    (( $(date +%s) - t0 > 1500 )) && { echo "warm $name: not ready after 1500 s"; break; }
+    sleep 1
+  done
+  echo "warm $name: ready after $(( $(date +%s) - t0 )) s" | tee "$LIVE/ready-$name.txt"
+  until [[ -f $LIVE/hf.json ]] || has hf rc; do sleep 2; done
+  [[ -f $LIVE/hf.json ]] && python3 benchmarks/live_h200/greedy_check.py server \
+    "http://127.0.0.1:$port" "$LIVE/hf.json" "$LIVE/greedy-$name.json" "$name"
+  rc=$?
+  kill -TERM -- -$pid 2>/dev/null; sleep 15; kill -KILL -- -$pid 2>/dev/null
+  return $rc
+}
+
+healthy() {
+  python3 -c "import sys, urllib.request as u; u.urlopen(sys.argv[1], timeout=5)" "$1" 2>/dev/null
+}
+
+phase_sweep() {
+  cd "$R" || return 1
+  local name=$1; shift
+  python3 -m pipeline -m "${COMMON[@]}" "$@" "hydra.sweep.dir=outputs/live/$name"
+}
+
+phase_report() {
+  cd "$R" || return 1
+  python3 -m pipeline.report.cli outputs/live/base-* outputs/live/s-* --out outputs/live/report
+  echo "report exit $?"
+  cp "$LIVE"/*.json "$LIVE"/factors.env "$LIVE"/ready-*.txt outputs/live/ 2>/dev/null
+  tar -czf "$LIVE/live-results.tgz" -C outputs live
+}
+
+status() {
+  local s
+  for s in "$STATE"/*.started; do
+    s=$(basename "$s" .started)
+    printf '%-24s %s\n' "$s" "$(cat "$STATE/$s.rc" 2>/dev/null || echo running)"
+  done
+  cat "$LIVE"/factors.env 2>/dev/null
+  grep -h "greedy_check \|ready after" "$LIVE"/logs/warm-*.log 2>/dev/null
+  for s in "$LIVE"/logs/base-*.log "$LIVE"/logs/s-*.log; do
+    [[ -f $s ]] && { echo "== $(basename "$s")"; grep -v "^\s*$" "$s" | tail -n 4 | cut -c1-220; }
+  done
+  nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv,noheader 2>/dev/null
+}
+
+tick() {
+  local wait=${1:-0} t0
+  t0=$(date +%s)
+  mkdir -p "$STATE" "$LIVE/logs" "$LIVE/bin"
+  sync_repo "$(pwd)"
+  stage_and_setup || log "site not ready yet (setup status $?)"
+  start_phases
+  while (( $(date +%s) - t0 < wait )) && ! has report rc; do
+    sleep 5
+    start_phases
+  done
+  status
+  if [[ -n ${OUT:-} ]]; then  # two files: a call brings back only a few
+    (cd "$LIVE" && tar -czf "$OUT/live-state.tgz" logs $(ls *.json *.txt factors.env 2>/dev/null))
+    cp "$LIVE/live-results.tgz" "$OUT/" 2>/dev/null
+  fi
+  return 0
+}
+
+case "${1:-}" in
+  tick) shift; tick "$@" ;;
+  phase_*) cmd=$1; shift; "$cmd" "$@" ;;
+  *) echo "usage: $0 tick WAIT_S" >&2; exit 2 ;;
+esac

@@ -1,0 +1,172 @@
+"""How much fmha_v2's skip-softmax would skip on the long-context eval's real prompts (issue 15, 3).
+
+The kernel probe's estimate (``backends.probe.reference``: per 64 query rows and key tile, the tile
+is skipped when ``exp(tile max - running max) < factor / seqlen`` for every row) is computed here on
+the trained model's own queries and keys: HF transformers runs each ``synth_retrieval`` prompt
+(rendered by the eval class and the saved chat template, as SGLang sees it) with an attention
+function that records every layer's post-RoPE q, k and v, and the probe's fp32 reference tallies
+the tiles per factor on a spread of 64-row blocks of every layer. It also reports how far the
+attention output moves when exactly those tiles are dropped (the skip-aware reference), per factor.
+
+Then it picks the factors of the live cells: ``moderate`` is the smallest factor of the grid that
+skips at least ``--moderate`` of the tiles (bf16 KV tile), ``aggressive`` the smallest that skips
+at least ``--aggressive``; a grid that never gets there gives its two largest factors, and says so.
+
+    python3 benchmarks/live_h200/skip_fraction.py TARGET OUT.json [--env OUT.env]
+
+Runs on the machine's python (torch, transformers 5.17), GPU when there is one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+FACTORS = (0.3, 1.0, 10.0, 100.0, 300.0, 1e3, 3e3, 1e4, 3e4, 1e5, 1e6)
+KV_TILES = {"auto": 128, "fp8_e4m3": 256}  # plan.fmha_v2_kv_tile(128, kv) for head dim 128
+MAX_ROWS = 2048  # query rows per layer and prompt (a spread of 64-row blocks, all their keys)
+
+CAPTURED: list[tuple[Any, Any, Any]] = []
+
+
+def capture_attention(module: Any, query: Any, key: Any, value: Any, *args: Any, **kw: Any) -> Any:
+    """Record q, k, v of batch row 0 as ``[L, heads, D]``, then attend with SDPA."""
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    CAPTURED.append(tuple(t[0].transpose(0, 1).float() for t in (query, key, value)))  # type: ignore[arg-type]
+    return sdpa_attention_forward(module, query, key, value, *args, **kw)
+
+
+def load(target: Path) -> tuple[Any, Any]:
+    """Tokenizer and bf16 model whose attention records its inputs."""
+    import torch
+    from transformers import AttentionInterface, AutoModelForCausalLM, AutoTokenizer
+
+    AttentionInterface.register("mtp_capture", capture_attention)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    model = AutoModelForCausalLM.from_pretrained(
+        target, dtype=torch.bfloat16, attn_implementation="mtp_capture"
+    )
+    return AutoTokenizer.from_pretrained(target), model.to(device).eval()
+
+
+def tally_prompt(model: Any, ids: list[int]) -> dict[str, Any]:
+    """Tiles and skipped tiles per KV tile size and factor, and the output error, for one prompt."""
+    import torch
+
+    from backends.probe.inputs import AttentionInputs
+    from backends.probe.reference import reference, sample_blocks
+
+    CAPTURED.clear()
+    with torch.no_grad():
+        model(input_ids=torch.tensor([ids], device=model.device))
+    seqlen = len(ids)
+    out: dict[str, Any] = {"tokens": seqlen, "layers": len(CAPTURED)}
+    for kv, tile in KV_TILES.items():
+        tiles, skipped, err = 0, dict.fromkeys(FACTORS, 0), {f: 0.0 for f in FACTORS}
+        for q, k, v in CAPTURED:
+            inputs = AttentionInputs(q=q, k=k, v=v, batch=1, seqlen=seqlen)
+            ref = reference(inputs, sample_blocks(seqlen, MAX_ROWS), FACTORS, kv_tile=tile)
+            tiles += ref.tiles
+            scale = float(ref.out.abs().mean())
+            for f in FACTORS:
+                skipped[f] += ref.skipped.get(f, 0)
+                moved = float((ref.emulated[f] - ref.out).abs().mean()) / scale
+                err[f] = max(err[f], moved)
+        out[kv] = {
+            "tiles": tiles,
+            "skipped": {str(f): n for f, n in skipped.items()},
+            "max_rel_output_change": {str(f): round(e, 6) for f, e in err.items()},
+        }
+    return out
+
+
+def pick(fractions: dict[float, float], moderate: float, aggressive: float) -> dict[str, Any]:
+    """The moderate and aggressive factors of the grid, with the fractions they skip."""
+    grid = sorted(fractions)
+
+    def first_at(share: float) -> float | None:
+        return next((f for f in grid if fractions[f] >= share), None)
+
+    mod, agg = first_at(moderate), first_at(aggressive)
+    note = ""
+    if agg is None:
+        agg, note = grid[-1], f"no factor up to {grid[-1]:g} skips {aggressive:.0%}"
+    if mod is None or mod >= agg:
+        mod = grid[max(0, grid.index(agg) - 2)]
+        note = note or "moderate taken two grid steps below aggressive"
+    return {
+        "moderate": mod,
+        "aggressive": agg,
+        "moderate_skip": fractions[mod],
+        "aggressive_skip": fractions[agg],
+        "note": note,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Tally every retrieval prompt, write the JSON (and the chosen factors as an env file)."""
+    import model_eval as me
+
+    from evals.base import make_eval
+    from evals.config import DatasetConf, EvalConf
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("target", type=Path)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--env", type=Path, help="write SKIP_MODERATE= / SKIP_AGGRESSIVE= here")
+    parser.add_argument("--limit", type=int, default=None, help="first N prompts (a quick look)")
+    parser.add_argument("--moderate", type=float, default=0.2)
+    parser.add_argument("--aggressive", type=float, default=0.6)
+    args = parser.parse_args(argv)
+    start = time.time()
+    tok, model = load(args.target)
+    conf = EvalConf(
+        kind="gsm8k", dataset=DatasetConf(source="bundled", path="synth_retrieval.jsonl")
+    )
+    prompts = make_eval("synth_retrieval", conf).prompts()[: args.limit]
+    rows = [tally_prompt(model, me.chat_ids(tok, p.messages)) for p in prompts]
+    totals = {
+        kv: {
+            f: sum(r[kv]["skipped"][str(f)] for r in rows)
+            / max(1, sum(r[kv]["tiles"] for r in rows))
+            for f in FACTORS
+        }
+        for kv in KV_TILES
+    }
+    chosen = pick(totals["auto"], args.moderate, args.aggressive)
+    found = {
+        "factors": list(FACTORS),
+        "kv_tiles": KV_TILES,
+        "max_rows_per_layer": MAX_ROWS,
+        "skip_fraction": {
+            kv: {str(f): round(x, 5) for f, x in t.items()} for kv, t in totals.items()
+        },
+        "chosen": chosen,
+        "prompts": rows,
+        "seconds": round(time.time() - start, 1),
+        "device": str(model.device),
+    }
+    args.out.write_text(json.dumps(found, indent=1) + "\n")
+    if args.env:
+        args.env.write_text(
+            f"SKIP_MODERATE={chosen['moderate']:g}\nSKIP_AGGRESSIVE={chosen['aggressive']:g}\n"
+        )
+    print(
+        "skip_fraction: bf16-tile fractions",
+        json.dumps(found["skip_fraction"]["auto"]),
+        "chosen",
+        json.dumps(chosen),
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
