@@ -314,7 +314,8 @@ def plan_cells(cond: Condition, rng: np.random.Generator, p: np.ndarray) -> list
 def sequential_candidate(q: np.ndarray, rng: np.random.Generator, cond: Condition,
                          baseline: Lines) -> tuple[Lines, dict[str, Any]]:  # fmt: skip
     """Rounds of 2 repeats, a look after each, as ``pipeline.sweeps.sequential_run`` runs them."""
-    from pipeline.sweeps.sequential_run import SequentialConf, design_of, look
+    from pipeline.config.schema import SequentialConf
+    from pipeline.sweeps.sequential_run import design_of, look
 
     design = design_of(SequentialConf(True, **SEQ))
     lines: list[dict[str, Any]] = []

@@ -6,13 +6,11 @@ import errno
 import socket
 from collections.abc import Mapping
 
+from pipeline.results.failures import CellError
 
-class GuardError(RuntimeError):
+
+class GuardError(CellError):
     """A precondition or an outcome that fails the cell; ``kind`` goes into result.json."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind
 
 
 def check_port_free(host: str, port: int) -> None:

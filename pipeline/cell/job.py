@@ -24,10 +24,11 @@ from evals.base import Eval, make_eval
 from evals.config import EvalConf
 from pipeline.cell.cell_result import initial_result, mark, overhead, record_plan, record_server
 from pipeline.cell.guards import check_error_rates, check_port_free
-from pipeline.cell.outcomes import CellError, WorkerNodeDone, record_failure, unsupported
+from pipeline.cell.outcomes import WorkerNodeDone, record_failure, unsupported
 from pipeline.config.schema import RootConf
 from pipeline.measuring.measure import measure_cell
 from pipeline.results.cell_paths import result_path, server_log_path
+from pipeline.results.failures import CellError
 from pipeline.results.redact import redact_text, redact_tree
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_types import CellResult

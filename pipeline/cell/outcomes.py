@@ -12,8 +12,7 @@ from backends.compat import Finding
 from backends.failures import classify_startup_log
 from evals.config import ClientConf
 from evals.datasets import DatasetError
-from pipeline.cell.guards import GuardError
-from pipeline.measuring.eval_window import MeasureError
+from pipeline.results.failures import CellError
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_types import ResultError
 from pipeline.serving import server_api
@@ -30,14 +29,6 @@ class WorkerNodeDone(Exception):
         self.outcome = outcome
 
 
-class CellError(RuntimeError):
-    """A cell failed for a reason the user can act on; ``kind`` goes into result.json."""
-
-    def __init__(self, kind: str, message: str, log_tail: str = "") -> None:
-        super().__init__(message)
-        self.kind, self.log_tail = kind, log_tail
-
-
 def record_failure(
     result: ResultDraft, err: BaseException, cell_dir: Path, client: ClientConf | None = None
 ) -> BaseException | None:
@@ -48,8 +39,8 @@ def record_failure(
     if isinstance(err, ServerStartError):
         failure = classify_startup_log(err.log_tail, err.exit_code, err.timed_out)
         fail(result, f"server_{failure.kind}", f"{failure.message}\n{err}", err.log_tail)
-    elif isinstance(err, CellError | MeasureError | GuardError):
-        fail(result, err.kind, str(err), getattr(err, "log_tail", ""))
+    elif isinstance(err, CellError):  # the cell's guards and measuring raise subclasses
+        fail(result, err.kind, str(err), err.log_tail)
     elif isinstance(err, ExternalServerError):
         fail(result, "external_unreachable", str(err), "")
     elif isinstance(err, DatasetError):  # before any server starts: names file, row, field

@@ -149,7 +149,7 @@ def sweep_problems(config: DictConfig) -> list[str]:
     """
     from hydra.core.global_hydra import GlobalHydra
 
-    from pipeline.report.expected import sweep_jobs
+    from pipeline.results.sweep_jobs import sweep_jobs
 
     hydra = OmegaConf.to_container(config.hydra, resolve=False)
     jobs = sweep_jobs({str(k): v for k, v in hydra.items()}) if isinstance(hydra, dict) else None

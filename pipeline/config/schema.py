@@ -15,7 +15,6 @@ from omegaconf import DictConfig, OmegaConf
 
 from backends.config import BackendConf, GpuConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
 from evals.config import ClientConf, EvalConf, SamplingConf
-from pipeline.sweeps.sequential_run import SequentialConf
 
 # The config folder as an absolute path, for every Hydra app of the project: a relative one is
 # read as a Python module when the app runs from an installed console script or `python -m`
@@ -104,6 +103,20 @@ class ClusterConf:
     mem_gb: int = 256
     max_parallel_cells: int = 8
     local_gpus_per_cell: int = 0  # submitit_local: GPUs per cell (0 for the simulated server)
+
+
+@dataclass
+class SequentialConf:
+    """``sequential:`` in the config: off unless ``enabled``."""
+
+    enabled: bool = False
+    max_repeats: int = 16  # repeats at the last look (the baseline runs all of them)
+    repeats_per_round: int = 2  # repeats added before each look
+    alpha: float = 0.05  # one-sided error rate of each decision over all looks
+    margin: float = 0.02  # the largest acceptable accuracy drop (0.02 = 2 points)
+    spending: str = "obrien_fleming"  # obrien_fleming | pocock
+    baseline: str = "fa3"  # the variant a candidate is paired with
+    baseline_dir: str | None = None  # None: the sibling cell folder of the baseline variant
 
 
 @dataclass

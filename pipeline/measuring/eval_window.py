@@ -17,18 +17,15 @@ from typing import Any
 from backends.server_info import LATEST, metric_total
 from pipeline.measuring.accept_stats import server_accept_length
 from pipeline.measuring.accept_windows import VERIFY_BY_RANK, Window, metric_deltas
+from pipeline.results.failures import CellError
 from pipeline.serving import server_api
 from pipeline.serving.server import RunningServer
 
 RUNNING = LATEST.metrics.running
 
 
-class MeasureError(RuntimeError):
+class MeasureError(CellError):
     """Measuring stopped for a reason that fails the cell (``kind`` goes into result.json)."""
-
-    def __init__(self, kind: str, message: str, log_tail: str = "") -> None:
-        super().__init__(message)
-        self.kind, self.log_tail = kind, log_tail
 
 
 def open_window(

@@ -1,8 +1,8 @@
 """The cells a multirun should have produced, from Hydra's ``multirun.yaml``.
 
 Hydra's basic sweeper runs the cartesian product of ``hydra.sweeper.params`` followed by the
-command-line task overrides (``hydra.overrides.task``); the same parser and splitter are used
-here, so job ``i`` below is Hydra's job number ``i``.
+command-line task overrides (``hydra.overrides.task``); ``pipeline.results.sweep_jobs`` splits
+them with Hydra's own parser, so job ``i`` below is Hydra's job number ``i``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-BASIC_SWEEPER = "hydra._internal.core_plugins.basic_sweeper.BasicSweeper"
+from pipeline.results.sweep_jobs import sweep_jobs
 
 
 @dataclass(frozen=True)
@@ -52,23 +52,6 @@ def expected_jobs(multirun_yaml: Path) -> tuple[list[ExpectedJob], str | None]:
     return [
         ExpectedJob(i, tuple(job), apply_overrides(base, job)) for i, job in enumerate(jobs)
     ], None
-
-
-def sweep_jobs(hydra: dict[str, Any]) -> list[list[str]] | None:
-    """Each job's overrides, in Hydra's job order, from a sweep's ``hydra`` node.
-
-    None when the sweeper is not Hydra's basic one (its jobs cannot be worked out here).
-    """
-    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    sweeper = hydra.get("sweeper") or {}
-    if sweeper.get("_target_", BASIC_SWEEPER) != BASIC_SWEEPER:
-        return None
-    params = [f"{k}={v}" for k, v in (sweeper.get("params") or {}).items()]
-    task = list((hydra.get("overrides") or {}).get("task") or [])
-    parsed = OverridesParser.create().parse_overrides(params + task)
-    return [list(job) for batch in BasicSweeper.split_arguments(parsed, None) for job in batch]
 
 
 def base_identity(conf: dict[str, Any], choices: dict[str, Any]) -> dict[str, Any]:

@@ -29,9 +29,9 @@ from backends.verify import (
     speculation_off,
     unverified_reason,
 )
-from pipeline.cell.outcomes import CellError
 from pipeline.config.checks import POLICIES
 from pipeline.config.schema import RootConf
+from pipeline.results.failures import CellError
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_types import asked_text
 from pipeline.serving import server_api

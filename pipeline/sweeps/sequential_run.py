@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from pipeline.config.schema import SequentialConf
 from pipeline.results.cell_paths import RESULT_FILE, samples_path
 from pipeline.results.result_types import CellIdentity
 from pipeline.results.store import read_result
@@ -26,20 +26,6 @@ if TYPE_CHECKING:  # scipy.stats/optimize cost a second of import: loaded only w
     from pipeline.stats.sequential import SequentialDesign
 
 P = TypeVar("P")
-
-
-@dataclass
-class SequentialConf:
-    """``sequential:`` in the config: off unless ``enabled``."""
-
-    enabled: bool = False
-    max_repeats: int = 16  # repeats at the last look (the baseline runs all of them)
-    repeats_per_round: int = 2  # repeats added before each look
-    alpha: float = 0.05  # one-sided error rate of each decision over all looks
-    margin: float = 0.02  # the largest acceptable accuracy drop (0.02 = 2 points)
-    spending: str = "obrien_fleming"  # obrien_fleming | pocock
-    baseline: str = "fa3"  # the variant a candidate is paired with
-    baseline_dir: str | None = None  # None: the sibling cell folder of the baseline variant
 
 
 def design_of(conf: SequentialConf) -> SequentialDesign:

@@ -14,7 +14,7 @@ import yaml
 from evals.metrics import summarize
 from pipeline.measuring.accept_stats import summarize_accept
 from pipeline.report.cli import main
-from pipeline.report.expected import BASIC_SWEEPER
+from pipeline.results.sweep_jobs import BASIC_SWEEPER
 
 SPEC = {"algorithm": "EAGLE", "num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4}
 GPU = "NVIDIA H200"

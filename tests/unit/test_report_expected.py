@@ -1,7 +1,8 @@
 import pytest
 import yaml
 
-from pipeline.report.expected import BASIC_SWEEPER, apply_overrides, expected_jobs
+from pipeline.report.expected import apply_overrides, expected_jobs
+from pipeline.results.sweep_jobs import BASIC_SWEEPER
 
 CONFIG = {
     "model": {"name": "tiny-sim", "path": "tiny-sim", "speculative": {"algorithm": "EAGLE"}},
