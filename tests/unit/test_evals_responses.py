@@ -1,14 +1,11 @@
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from evals.responses import (
     ChatResult,
@@ -19,51 +16,12 @@ from evals.responses import (
     prefill_seconds,
     stats_request_flags,
 )
+from tests.helpers.chat_bodies import BODY, STREAM, delta_chunk
 
 LIVE = Path(__file__).resolve().parents[1] / "data" / "live-sglang-0.5.19"  # copied from shared/
 LIVE_FILES = ["chat_completion_2.json", "chat_completion_return_meta_info_and_spec_details.json"]
 ALIASES = ("spec_accepted_drafts", "spec_proposed_drafts", "spec_accept_histogram")
 CANONICAL = ("spec_num_correct_drafts", "spec_num_proposed_drafts", "spec_correct_drafts_histogram")
-
-# chat_completion_2.json, written out so the tests also run where /work/shared is absent.
-BODY: dict[str, Any] = {
-    "object": "chat.completion",
-    "choices": [
-        {
-            "index": 0,
-            "message": {"role": "assistant", "content": "Answer: B", "reasoning_content": None},
-            "finish_reason": "length",
-            "meta_info": {
-                "finish_reason": {"type": "length", "length": 64},
-                "prompt_tokens": 20,
-                "completion_tokens": 64,
-                "spec_accept_rate": 0.39080459770114945,
-                "spec_accept_length": 2.206896551724138,
-                "spec_num_correct_drafts": 34,
-                "spec_num_proposed_drafts": 87,
-                "spec_verify_ct": 29,
-                "spec_accepted_drafts": 34,
-                "spec_proposed_drafts": 87,
-                "spec_correct_drafts_histogram": [10, 11, 1, 7],
-                "spec_accept_histogram": [10, 11, 1, 7],
-            },
-        }
-    ],
-    "usage": {"prompt_tokens": 20, "total_tokens": 84, "completion_tokens": 64},
-    "sglext": {
-        "spec_tokens_details": {
-            "spec_accept_rate": 0.39080459770114945,
-            "spec_accept_length": 2.206896551724138,
-            "spec_cap_length": 0.0,
-            "spec_block_accept_length": 0.0,
-            "spec_num_correct_drafts": 34,
-            "spec_num_proposed_drafts": 87,
-            "spec_verify_ct": 29,
-            "spec_correct_drafts_histogram": [10, 11, 1, 7],
-            "spec_cap_lens_histogram": [],
-        }
-    },
-}
 
 
 def expected_spec(source: str) -> SpecStats:
@@ -221,22 +179,6 @@ def test_garbage_raises_naming_the_field(body: object, field: str) -> None:
     assert str(err.value).startswith(field)
 
 
-def delta_chunk(index: int = 0, finish: str | None = None, **delta: str) -> dict[str, Any]:
-    return {"choices": [{"index": index, "delta": delta, "finish_reason": finish}]}
-
-
-STREAM = [
-    delta_chunk(role="assistant", content=""),
-    delta_chunk(reasoning_content="think "),
-    delta_chunk(reasoning_content="hard"),
-    delta_chunk(content="Answer"),
-    delta_chunk(content=": C"),
-    delta_chunk(finish="stop"),
-    {"choices": [], "sglext": BODY["sglext"]},
-    {"choices": [], "usage": {"prompt_tokens": 20, "completion_tokens": 64, "total_tokens": 84}},
-]
-
-
 def test_stream_assembles_deltas_usage_and_sglext() -> None:
     result = parse_chat_stream(STREAM)
     assert result == ChatResult("Answer: C", "think hard", "stop", 20, 64, expected_spec("sglext"))
@@ -273,79 +215,6 @@ def test_stream_garbage_raises_naming_the_field(chunks: list[Any], field: str) -
 def test_stream_error_chunk_keeps_the_server_message() -> None:
     with pytest.raises(ResponseFormatError, match="boom"):
         parse_chat_stream([{"object": "error", "message": "boom"}])
-
-
-JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
-KEYS = st.sampled_from(
-    [
-        "choices",
-        "message",
-        "content",
-        "meta_info",
-        "sglext",
-        "spec_tokens_details",
-        "usage",
-        "spec_verify_ct",
-        "spec_accept_length",
-        "spec_accept_rate",
-        "spec_num_correct_drafts",
-        "spec_num_proposed_drafts",
-        "spec_correct_drafts_histogram",
-        "delta",
-        "index",
-        "finish_reason",
-        "completion_tokens",
-    ]
-)
-
-
-def mutated(body: Any, data: st.DataObject, depth: int = 0) -> Any:
-    """Replace random subtrees of a valid response with arbitrary JSON."""
-    if data.draw(st.integers(0, 5)) == 0:
-        return data.draw(JSON)
-    if isinstance(body, dict):
-        out = {k: mutated(v, data, depth + 1) for k, v in body.items()}
-        if data.draw(st.booleans()):
-            out[data.draw(KEYS)] = data.draw(JSON)
-        return out
-    if isinstance(body, list):
-        return [mutated(v, data, depth + 1) for v in body]
-    return body
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.data())
-def test_fuzz_response_raises_only_format_error(data: st.DataObject) -> None:
-    body = mutated(BODY, data)
-    try:
-        result = parse_chat_response(body, choice=data.draw(st.integers(-1, 2)))
-    except ResponseFormatError:
-        return
-    assert isinstance(result, ChatResult)
-
-
-@settings(max_examples=150, deadline=None)
-@given(st.data())
-def test_fuzz_stream_raises_only_format_error(data: st.DataObject) -> None:
-    chunks = mutated(STREAM, data)
-    try:
-        parse_chat_stream(chunks if isinstance(chunks, list) else [chunks])
-    except ResponseFormatError:
-        return
-
-
-@settings(max_examples=300, deadline=None)
-@given(JSON)
-def test_fuzz_arbitrary_json_raises_only_format_error(body: Any) -> None:
-    for parse in (lambda: parse_chat_response(body), lambda: parse_chat_stream([body])):
-        with contextlib.suppress(ResponseFormatError):
-            parse()
 
 
 @pytest.mark.parametrize(
