@@ -84,7 +84,7 @@ def run(out: Path) -> dict[str, float]:
     errors = sum(json.loads(line)["error_kind"] is not None for line in lines)
     peak_mib = peak_rss_mib()
     return {
-        "status_ok": float(result["status"] == "ok"),
+        "status_ok": float(result.status == "ok"),
         "samples": float(len(lines)),
         "errors": float(errors),
         "wall_s": wall,

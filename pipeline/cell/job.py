@@ -12,7 +12,6 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import psutil
 
@@ -27,11 +26,11 @@ from pipeline.cell.guards import check_error_rates, check_port_free
 from pipeline.cell.outcomes import WorkerNodeDone, record_failure, unsupported
 from pipeline.config.schema import RootConf
 from pipeline.measuring.measure import measure_cell
-from pipeline.results.cell_paths import result_path, server_log_path
+from pipeline.results.cell_paths import node_dir, result_path, server_log_path
 from pipeline.results.failures import CellError
 from pipeline.results.redact import redact_text, redact_tree
 from pipeline.results.result_draft import ResultDraft
-from pipeline.results.result_types import CellResult
+from pipeline.results.result_types import CellResult, NodeResult
 from pipeline.results.store import write_json_atomic, write_result
 from pipeline.serving.gpu_slots import server_devices
 from pipeline.serving.keys import secrets_of, with_api_key
@@ -52,8 +51,11 @@ from pipeline.sweeps.resume import claim_samples, finished_result, mark_skipped,
 BLOCKING = ("reject", "crash-at-start")
 
 
-def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]:
-    """Run one cell and write its ``result.json``; returns the result dict.
+def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> CellResult:
+    """Run one cell and write its ``result.json``; returns the result as written.
+
+    A non-zero node of a multi-node cell writes only ``node-<rank>/result.json``; it returns
+    its draft with that node's status and ``node`` (node 0 owns the cell's result).
 
     Args:
         conf: the typed config of the cell.
@@ -70,7 +72,8 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
     if previous is not None:
         return mark_skipped(cell_dir, previous, result.started_at)
     interrupted: BaseException | None = None
-    worker: dict[str, Any] | None = None
+    worker: NodeResult | None = None
+    written: CellResult | None = None
     try:
         _run(conf, cell_dir, result, job_num, clock)
     except WorkerNodeDone as done:
@@ -79,13 +82,15 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> dict[str, Any]
         interrupted = record_failure(result, err, cell_dir, conf.client)
     finally:
         if worker is None:
-            _finish(result, conf, cell_dir, clock)
+            written = _finish(result, conf, cell_dir, clock)
     if worker is not None:  # node 0 owns result.json; this node writes only its own
-        write_json_atomic(result_path(cell_dir / f"node-{worker['node_rank']}"), worker)
-        return {**result.to_json(), "status": worker["status"], "node": worker}
+        write_json_atomic(result_path(node_dir(cell_dir, worker.node_rank)), worker.to_json())
+        node = {"status": worker.status, "node": worker.to_json()}
+        return CellResult.from_json({**result.to_json(), **node})
     if interrupted is not None:
         raise interrupted
-    return result.to_json()
+    assert written is not None  # _finish ran in the finally above
+    return written
 
 
 def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, clock: float) -> None:
@@ -208,7 +213,7 @@ def _server(
         yield running
 
 
-def _finish(result: ResultDraft, conf: RootConf, cell_dir: Path, clock: float) -> None:
+def _finish(result: ResultDraft, conf: RootConf, cell_dir: Path, clock: float) -> CellResult:
     from pipeline.cell.provenance import now_iso
 
     result.set_ended(now_iso())
@@ -219,6 +224,7 @@ def _finish(result: ResultDraft, conf: RootConf, cell_dir: Path, clock: float) -
         result.redact_error(lambda text: redact_text(text, secrets))
     if secrets and cell_dir.exists():
         redact_tree(cell_dir, secrets)  # SGLang prints its server_args, api_key included
-    write_result(cell_dir, result.to_json())
+    written = write_result(cell_dir, result.to_json())
     if conf.cluster.nodes > 1:  # the other nodes of a multi-node cell may stop their launchers
         (cell_dir / DONE_MARKER).write_text(result.status + "\n")
+    return written

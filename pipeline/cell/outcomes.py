@@ -6,7 +6,6 @@ import dataclasses
 import errno
 import traceback
 from pathlib import Path
-from typing import Any
 
 from backends.compat import Finding
 from backends.failures import classify_startup_log
@@ -14,7 +13,7 @@ from evals.config import ClientConf
 from evals.datasets import DatasetError
 from pipeline.results.failures import CellError
 from pipeline.results.result_draft import ResultDraft
-from pipeline.results.result_types import ResultError
+from pipeline.results.result_types import NodeResult, ResultError
 from pipeline.serving import server_api
 from pipeline.serving.keys import auth_hint
 from pipeline.serving.server import ExternalServerError, ServerStartError
@@ -24,8 +23,8 @@ from pipeline.sweeps.resume import kept_note
 class WorkerNodeDone(Exception):
     """A non-zero node of a multi-node cell finished; it writes only its own node result."""
 
-    def __init__(self, outcome: dict[str, Any]) -> None:
-        super().__init__(outcome.get("status"))
+    def __init__(self, outcome: NodeResult) -> None:
+        super().__init__(outcome.status)
         self.outcome = outcome
 
 

@@ -42,7 +42,7 @@ def _app(cfg: DictConfig) -> str:
     job_num = int(hydra_cfg.job.num) if hydra_cfg.mode == RunMode.MULTIRUN else 0
     started_at = now_iso()
     try:
-        result = CellResult.from_json(run_cell(conf, cell_dir, job_num))
+        result = run_cell(conf, cell_dir, job_num)
     except StopSignal:
         if not in_submitit_job(os.environ):
             raise  # an in-process sweep stops as a whole; rerunning it resumes

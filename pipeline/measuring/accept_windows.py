@@ -29,6 +29,7 @@ from pipeline.measuring.accept_stats import (
     spec_records,
     summarize_accept,
 )
+from pipeline.results.accept_block import AcceptBlock
 
 # Every release this project knows names them alike (backends.server_info.SURFACE_BY_VERSION).
 GENERATION = LATEST.metrics.generation_tokens
@@ -113,7 +114,7 @@ def counters_check(
 
 def window_accept(
     records: Sequence[dict[str, Any]], window: Window, speculative: bool, rel_tolerance: float
-) -> dict[str, Any]:
+) -> AcceptBlock:
     """Accept statistics of one eval: all its records, and its window's server figures."""
     out = summarize_accept(records, speculative)
     if out["status"] == "ok":
@@ -126,7 +127,7 @@ def window_accept(
         metrics_cross_check=counters_check(sent, window.deltas, rel_tolerance),
         traffic=traffic(window.new, window.deltas),
     )
-    return out
+    return AcceptBlock.from_json(out)
 
 
 def combine(windows: Sequence[Window]) -> Window:
@@ -153,35 +154,35 @@ def _verify_weight(window: Window) -> float:
     return float(sum(s["verify_ct"] for s in spec_records(window.new)))
 
 
-def accept_warnings(scope: str, accept: Mapping[str, Any]) -> list[str]:
+def accept_warnings(scope: str, accept: AcceptBlock) -> list[str]:
     """Warnings for the cross-checks of ``accept`` that disagree beyond their tolerance."""
     out = []
-    if accept.get("status") == "missing":
+    if accept.status == "missing":
         out.append(
             f"{scope}: the cell asks for speculative decoding but no request carried accept "
             "statistics (return_meta_info / return_spec_tokens_details)"
         )
-    check = accept.get("cross_check") or {}
-    if check.get("agrees") is False:
+    check = accept.cross_check
+    if check is not None and check.agrees is False:
         out.append(
-            f"{scope}: server-level avg_spec_accept_length {check['server']:.3f} differs from "
-            f"the per-request totals {check['per_request']:.3f} by "
-            f"{100 * check['relative_difference']:.1f}% (more than the log-interval effect)"
+            f"{scope}: server-level avg_spec_accept_length {check.observed:.3f} differs from "
+            f"the per-request totals {check.per_request:.3f} by "
+            f"{100 * (check.relative_difference or 0.0):.1f}% (more than the log-interval effect)"
         )
-    seen = accept.get("traffic") or {}
-    if seen.get("foreign") and scope != "cell":  # each eval's window says it, with its numbers
+    seen = accept.traffic
+    if seen is not None and seen.foreign and scope != "cell":  # each eval's window says it
         out.append(
-            f"{scope}: the server counted {seen['counted']:g} requests but the pipeline sent "
-            f"{seen['sent']} ({seen['attempts']} attempts): another client used the server, and "
+            f"{scope}: the server counted {seen.counted:g} requests but the pipeline sent "
+            f"{seen.sent} ({seen.attempts} attempts): another client used the server, and "
             "its requests are in the server-level figures (server.on_foreign_traffic=fail "
             "fails the cell)"
         )
-    counters = accept.get("metrics_cross_check") or {}
-    if counters.get("agrees") is False:
+    counters = accept.metrics_cross_check
+    if counters is not None and counters.agrees is False:
         out.append(
             f"{scope}: Prometheus generation_tokens / spec_verify_calls "
-            f"{counters['metrics']:.3f} differs from the per-request accept length "
-            f"{counters['per_request']:.3f} by {100 * counters['relative_difference']:.1f}% "
+            f"{counters.observed:.3f} differs from the per-request accept length "
+            f"{counters.per_request:.3f} by {100 * (counters.relative_difference or 0.0):.1f}% "
             "(requests the client did not receive, or counters of another client)"
         )
     return out

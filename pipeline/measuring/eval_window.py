@@ -11,12 +11,12 @@ are another client's, whose tokens are in the server-level figures too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from backends.server_info import LATEST, metric_total
 from pipeline.measuring.accept_stats import server_accept_length
 from pipeline.measuring.accept_windows import VERIFY_BY_RANK, Window, metric_deltas
+from pipeline.results.accept_block import Traffic
 from pipeline.results.failures import CellError
 from pipeline.serving import server_api
 from pipeline.serving.server import RunningServer
@@ -75,18 +75,18 @@ def close_window(
     return Window(new, server_accept_length(info, deltas.get(VERIFY_BY_RANK)), deltas)
 
 
-def check_traffic(eval_name: str, traffic: Mapping[str, Any] | None, policy: str) -> None:
+def check_traffic(eval_name: str, traffic: Traffic | None, policy: str) -> None:
     """Fail on requests of another client in the window when ``policy`` is ``fail``.
 
     Raises:
         MeasureError: ``foreign_traffic``, with the numbers.
     """
-    if policy != "fail" or not traffic or not traffic.get("foreign"):
+    if policy != "fail" or traffic is None or not traffic.foreign:
         return
     raise MeasureError(
         "foreign_traffic",
-        f"eval {eval_name}: the server counted {traffic['counted']:g} requests, the pipeline "
-        f"sent {traffic['sent']} ({traffic['attempts']} attempts): another client used the "
+        f"eval {eval_name}: the server counted {traffic.counted:g} requests, the pipeline "
+        f"sent {traffic.sent} ({traffic.attempts} attempts): another client used the "
         "server during the eval, so its server-level figures are not this cell's "
         "(server.on_foreign_traffic=fail)",
     )

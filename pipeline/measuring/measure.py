@@ -34,8 +34,9 @@ from pipeline.measuring.server_death import (
     summarise_from_disk,
 )
 from pipeline.results.cell_paths import samples_dir, samples_path
+from pipeline.results.eval_block import EvalHead, EvalSummary, eval_block
 from pipeline.results.result_draft import ResultDraft
-from pipeline.results.result_types import AcceptBlock, CellIdentity
+from pipeline.results.result_types import CellIdentity
 from pipeline.serving import server_api
 from pipeline.serving.server import RunningServer
 from pipeline.sweeps.resume import kept_samples
@@ -73,7 +74,7 @@ def measure_cell(
     cell = combine(windows)
     result.accept = window_accept(every, cell, speculative, CROSS_CHECK_REL_TOLERANCE)
     result.warnings.extend(accept_warnings("cell", result.accept))
-    if AcceptBlock.from_json(result.accept).status == "missing":
+    if result.accept.status == "missing":
         raise MeasureError(
             "missing_accept_metric",
             "speculative decoding was requested but no response carried accept "
@@ -101,7 +102,7 @@ def _measure_eval(
     accept = window_accept(records, window, speculative, CROSS_CHECK_REL_TOLERANCE)
     result.set_eval_accept(name, accept)
     result.warnings.extend(accept_warnings(f"eval {name}", accept))
-    check_traffic(name, accept.get("traffic"), conf.server.on_foreign_traffic)
+    check_traffic(name, accept.traffic, conf.server.on_foreign_traffic)
     return records, window
 
 
@@ -163,14 +164,11 @@ def _with_server_concurrency(conf: RootConf, info: ServerInfo) -> RootConf:
     return dataclasses.replace(conf, client=client)
 
 
-def _head(conf: RootConf, name: str, ev: Eval) -> dict[str, Any]:
+def _head(conf: RootConf, name: str, ev: Eval) -> EvalHead:
     """The fields of an eval's result block that say what it is and how it sampled."""
     sampling, source = sampling_for(conf, name)
-    return {
-        "label": ev.label,
-        "kind": conf.evals[name].kind if name in conf.evals else None,
-        "sampling": {**dataclasses.asdict(sampling), "source": source},
-    }
+    kind = conf.evals[name].kind if name in conf.evals else None
+    return EvalHead(ev.label, kind, {**dataclasses.asdict(sampling), "source": source})
 
 
 def _run_one(
@@ -180,7 +178,7 @@ def _run_one(
     server: RunningServer,
     cell_dir: Path,
     cell: CellIdentity,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], EvalSummary]:
     """(all records, records of requests sent now, the eval's result block without accept)."""
     target = _target(conf, name, server)
     head = _head(conf, name, ev)
@@ -192,21 +190,21 @@ def _run_one(
     done = {(r["question_id"], r["repeat"]) for r in kept}
     todo = longest_first([p for p in ev.prompts() if (p.question_id, p.repeat) not in done], kept)
     run = EvalRun(ev, target, path)
-    extra: dict[str, Any] = {}
+    sequential = None
     if is_multi_turn(ev):
         new, wall = run_turns(run, todo, kept)
     elif conf.sequential.enabled and ev.graded:
-        new, wall, extra = run_sequential(conf.sequential, run, todo, kept, cell_dir, cell)
+        new, wall, sequential = run_sequential(conf.sequential, run, todo, kept, cell_dir, cell)
     else:
         new, wall = run_eval(run, todo) if todo else ([], 0.0)
     records = kept + new
-    block = {
-        **head,
-        **summarize_records(records, ev.graded),
-        "wall_time_s": round(wall, 3),
-        "resumed_samples": len(kept),
-        **extra,
-    }
+    block = eval_block(
+        head,
+        summarize_records(records, ev.graded),
+        wall_time_s=round(wall, 3),
+        resumed_samples=len(kept),
+        sequential=sequential,
+    )
     return records, new, block
 
 
@@ -218,8 +216,8 @@ def _target(conf: RootConf, name: str, server: RunningServer) -> RequestTarget:
 
 
 def _run_harness(
-    ev: HarnessEval, target: RequestTarget, cell_dir: Path, head: dict[str, Any]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    ev: HarnessEval, target: RequestTarget, cell_dir: Path, head: EvalHead
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], EvalSummary]:
     started = time.monotonic()
     try:
         run = ev.run(target, samples_dir(cell_dir))
@@ -227,13 +225,13 @@ def _run_harness(
         raise MeasureError("lm_eval_failed", str(err)) from err
     wall = time.monotonic() - started
     records = write_records(samples_path(cell_dir, ev.name), run.records, mode="w")
-    block = {
-        **head,
-        **summarize_records(records, run.graded),
-        "wall_time_s": round(wall, 3),
-        "resumed_samples": 0,  # lm-eval runs the whole task again on a rerun
-        "lm_eval": run.lm_eval,
-    }
+    block = eval_block(
+        head,
+        summarize_records(records, run.graded),
+        wall_time_s=round(wall, 3),
+        resumed_samples=0,  # lm-eval runs the whole task again on a rerun
+        lm_eval=run.lm_eval,
+    )
     return records, records, block
 
 

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from evals.accounting import summarize_records
 from evals.base import Eval, is_harness
 from pipeline.measuring.accept_windows import Window, window_accept
 from pipeline.results.cell_paths import samples_path
+from pipeline.results.eval_block import EvalHead, eval_block
 from pipeline.results.result_draft import ResultDraft
 from pipeline.serving.server import RunningServer, probe_health, tail
 from pipeline.sweeps.resume import answered_samples
 
-Head = Callable[[str, Eval], dict[str, Any]]
+Head = Callable[[str, Eval], EvalHead]
 STOPPED = "server_died"
 
 
@@ -76,13 +76,13 @@ def summarise_from_disk(
         if total is None or total == 0 or len(records) < total:
             result.drop_eval(name)  # incomplete: its samples wait for a rerun
             continue
-        block = {
-            **head(name, ev),
-            **summarize_records(records, ev.graded),
-            "resumed_samples": len(records),
-            "summarised_from": "samples on disk (the server stopped answering)",
-            "accept": window_accept(records, Window([], None, {}), speculative, 0.10),
-        }
+        block = eval_block(
+            head(name, ev),
+            summarize_records(records, ev.graded),
+            resumed_samples=len(records),
+            summarised_from="samples on disk (the server stopped answering)",
+            accept=window_accept(records, Window([], None, {}), speculative, 0.10),
+        )
         result.set_eval(name, block)
         done.append(name)
     return done

@@ -2,7 +2,8 @@
 
 A cell folder holds ``result.json`` (``pipeline.results.result_types``), ``samples/<eval>.jsonl``
 (one line per request), ``samples/CONFIG_HASH`` (what the samples were measured under) and
-``server.log`` (when the pipeline started the server).
+``server.log`` (when the pipeline started the server); a multi-node cell's other nodes each write
+theirs into ``node-<rank>/``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ def samples_path(cell_dir: Path, eval_name: str) -> Path:
 def server_log_path(cell_dir: Path) -> Path:
     """The server's log, when the pipeline started the server."""
     return cell_dir / SERVER_LOG
+
+
+def node_dir(cell_dir: Path, rank: int) -> Path:
+    """A non-zero node's own folder of a multi-node cell (its result.json and server.log)."""
+    return cell_dir / f"node-{rank}"
 
 
 def cell_name(model: Any, variant: Any, kv_dtype: Any, skip_prefill: Any, skip_decode: Any) -> str:

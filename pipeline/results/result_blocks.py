@@ -7,29 +7,14 @@ a block as any released pipeline wrote it: a missing field reads as None or empt
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
+from dataclasses import dataclass
 from typing import Any
+
+from pipeline.results.json_values import as_list, as_map, as_text
 
 SCHEMA_VERSION = 1
 # What a cell job writes as ``status`` (``planned``: a dry run).
 STATUSES = ("ok", "failed", "unsupported", "planned")
-EMPTY: Mapping[str, Any] = MappingProxyType({})
-
-
-def as_map(value: Any) -> Mapping[str, Any]:
-    """A JSON object, or empty for a missing/null block."""
-    return value if isinstance(value, Mapping) else EMPTY
-
-
-def as_text(value: Any, missing: str = "") -> str:
-    """A JSON value as text, ``missing`` for null or absent."""
-    return missing if value is None else str(value)
-
-
-def as_list(value: Any) -> list[Any]:
-    """A JSON array, or empty for a missing/null one."""
-    return list(value) if isinstance(value, list | tuple) else []
 
 
 @dataclass(frozen=True)
@@ -56,111 +41,6 @@ class ResultError:
         """The message's first line (it usually ends with the fix)."""
         lines = self.message.splitlines()
         return lines[0] if lines else ""
-
-
-@dataclass(frozen=True)
-class AcceptBlock:
-    """``accept`` (of the cell or of one eval): speculative accept statistics."""
-
-    status: str | None = None  # ok | missing | ...
-    accept_length: float | None = None
-    accept_rate: float | None = None
-    n_with_spec: int | None = None
-    accept_length_stderr: float | None = None
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> AcceptBlock:
-        """The accept block as written (an old result without one reads as all None)."""
-        status = data.get("status")
-        return cls(
-            None if status is None else str(status),
-            data.get("accept_length"),
-            data.get("accept_rate"),
-            data.get("n_with_spec"),
-            data.get("accept_length_stderr"),
-        )
-
-
-def _seconds(value: Any) -> float | None:
-    """A number of seconds as written, None for null, absent or not a number."""
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
-
-
-@dataclass(frozen=True)
-class SequentialBlock:
-    """``evals.<name>.sequential``: the stopping design, the cell's role and its last look."""
-
-    role: Any
-    look: Any = None  # a candidate's last look (1-based)
-    decision: Any = None  # GO | NO-GO | undecided
-    design: Mapping[str, Any] = field(default_factory=dict)  # max_repeats, ..., spending
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> SequentialBlock:
-        """The block as written (read leniently: ``EvalSummary.checked_sequential`` checks it)."""
-        keys = ("max_repeats", "repeats_per_round", "alpha", "margin", "spending")
-        design = {k: data[k] for k in keys if k in data}
-        return cls(data.get("role"), data.get("look"), data.get("decision"), design)
-
-
-@dataclass(frozen=True)
-class EvalSummary:
-    """``evals.<name>``: one eval's summary; ``data`` keeps every field it was written with."""
-
-    accuracy: float | None
-    ci95: tuple[float | None, float | None]
-    accept: AcceptBlock | None  # None: the eval has no accept window of its own
-    graded: bool = True  # False: ungraded (MT-Bench-style, accept rates only)
-    stderr: float | None = None
-    n_questions: int | None = None
-    n_repeats: int | None = None
-    rates: Mapping[str, float | None] = field(default_factory=dict)  # no_answer, truncated, error
-    sequential: SequentialBlock | None = None  # None: a fixed design (or a malformed block)
-    # The server's prefill time (``evals.metrics.prefill_summary``); None in results from before it
-    # or from a server without --enable-metrics.
-    mean_prefill_s: float | None = None
-    prefill_s_per_1k_prompt_tokens: float | None = None
-    data: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> EvalSummary:
-        """The eval block as written (MT-Bench and other ungraded evals have no accuracy)."""
-        ci = as_list(data.get("ci95"))
-        lo, hi = [*ci, None, None][:2]
-        own, seq = data.get("accept"), data.get("sequential")
-        rates = ("no_answer_rate", "truncated_rate", "error_rate")
-        return cls(
-            accuracy=data.get("accuracy"),
-            ci95=(lo, hi),
-            accept=AcceptBlock.from_json(as_map(own)) if own else None,
-            graded=data.get("graded", True) is not False,
-            stderr=data.get("stderr"),
-            n_questions=data.get("n_questions"),
-            n_repeats=data.get("n_repeats"),
-            rates={k: data.get(k) for k in rates},
-            sequential=SequentialBlock.from_json(seq) if isinstance(seq, dict) else None,
-            mean_prefill_s=_seconds(data.get("mean_prefill_s")),
-            prefill_s_per_1k_prompt_tokens=_seconds(data.get("prefill_s_per_1k_prompt_tokens")),
-            data=data,
-        )
-
-    def checked_sequential(self) -> SequentialBlock | None:
-        """The sequential block, checked: None when the eval ran the fixed design.
-
-        Raises:
-            ValueError: the block is not a mapping or lacks a key its role needs.
-        """
-        seq = self.data.get("sequential")
-        if seq is None:
-            return None
-        if not isinstance(seq, dict):
-            raise ValueError(f"sequential = {seq!r} must be a mapping")
-        lacking = [k for k in ("role", "max_repeats", "repeats_per_round") if k not in seq]
-        if seq.get("role") == "candidate" and "look" not in seq:
-            lacking.append("look")
-        if lacking:
-            raise ValueError(f"sequential block lacks {', '.join(lacking)}")
-        return SequentialBlock.from_json(seq)
 
 
 @dataclass(frozen=True)
@@ -230,6 +110,7 @@ class Unverified:
 
     key: str
     requested: Any
+    reason: str | None = None  # why it cannot be checked, and what would expose it
 
 
 @dataclass(frozen=True)
@@ -249,6 +130,7 @@ class Provenance:
     git_sha: str | None
     git_dirty: bool
     slurm: Mapping[str, Any]
+    server_argv: tuple[str, ...] = ()  # as started (secrets masked), multi-node flags included
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Provenance:
@@ -261,4 +143,42 @@ class Provenance:
             None if sha is None else str(sha),
             bool(git.get("dirty")),
             as_map(data.get("slurm")),
+            tuple(str(a) for a in as_list(data.get("server_argv"))),
         )
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    """``node-<rank>/result.json``: what a non-zero node of a multi-node cell did.
+
+    Node 0 serves HTTP, runs the evals and writes the cell's result; every other node only runs
+    its SGLang launcher until node 0 is done, and writes this.
+    """
+
+    node_rank: int
+    status: str  # ok | failed: its launcher exited before node 0 was done
+    exit_code: int | None
+    server_argv: tuple[str, ...]  # secrets masked
+    slurm: Mapping[str, Any] | None  # this node's task of the cell's job
+    log_tail: str = ""  # the end of its server log, when it failed
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> NodeResult:
+        """The node's result as written."""
+        slurm = data.get("slurm")
+        return cls(
+            int(data["node_rank"]),
+            as_text(data.get("status"), "?"),
+            data.get("exit_code"),
+            tuple(str(a) for a in as_list(data.get("server_argv"))),
+            as_map(slurm) if slurm is not None else None,
+            as_text(data.get("log_tail")),
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The node's result as it is written."""
+        slurm = None if self.slurm is None else dict(self.slurm)
+        return {
+            "node_rank": self.node_rank, "status": self.status, "exit_code": self.exit_code,
+            "server_argv": list(self.server_argv), "slurm": slurm, "log_tail": self.log_tail,
+        }  # fmt: skip

@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from pipeline.results.result_types import SCHEMA_VERSION, CellIdentity, EvalSummary, ResultError
+from pipeline.results.result_types import (
+    SCHEMA_VERSION,
+    AcceptBlock,
+    CellIdentity,
+    EvalSummary,
+    ResultError,
+)
 
 
 class ResultDraft:
@@ -92,13 +98,13 @@ class ResultDraft:
         found: list[str] = self._data["warnings"]
         return found
 
-    def set_eval(self, name: str, block: dict[str, Any]) -> None:
-        """An eval's summary block, as the eval summarised it."""
-        self._data["evals"][name] = block
+    def set_eval(self, name: str, summary: EvalSummary) -> None:
+        """An eval's summary block (``pipeline.results.eval_block.eval_block``)."""
+        self._data["evals"][name] = summary.to_json()
 
-    def set_eval_accept(self, name: str, accept: dict[str, Any]) -> None:
+    def set_eval_accept(self, name: str, accept: AcceptBlock) -> None:
         """The accept statistics of an eval's own counter window."""
-        self._data["evals"][name]["accept"] = accept
+        self._data["evals"][name]["accept"] = accept.to_json()
 
     def drop_eval(self, name: str) -> None:
         """Forget an eval's block (incomplete: its samples wait for a rerun)."""
@@ -176,14 +182,13 @@ class ResultDraft:
         self._data["client"] = {"concurrency": concurrency}
 
     @property
-    def accept(self) -> dict[str, Any]:
+    def accept(self) -> AcceptBlock:
         """The cell's accept block."""
-        found: dict[str, Any] = self._data["accept"]
-        return found
+        return AcceptBlock.from_json(self._data["accept"])
 
     @accept.setter
-    def accept(self, block: dict[str, Any]) -> None:
-        self._data["accept"] = block
+    def accept(self, block: AcceptBlock) -> None:
+        self._data["accept"] = block.to_json()
 
     def mark(self, name: str, seconds: float) -> None:
         """Seconds since the cell started at which step ``name`` happened."""

@@ -13,21 +13,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipeline.results.accept_block import AcceptBlock, CrossCheck, Traffic
+from pipeline.results.eval_block import EvalSummary, SequentialBlock
+from pipeline.results.json_values import as_list, as_map, as_text
 from pipeline.results.result_blocks import (
     SCHEMA_VERSION,
     STATUSES,
-    AcceptBlock,
     CellIdentity,
-    EvalSummary,
     Mismatch,
+    NodeResult,
     Provenance,
     ResultError,
     Resumed,
-    SequentialBlock,
     Unverified,
-    as_list,
-    as_map,
-    as_text,
 )
 
 __all__ = [
@@ -36,12 +34,15 @@ __all__ = [
     "AcceptBlock",
     "CellIdentity",
     "CellResult",
+    "CrossCheck",
     "EvalSummary",
     "Mismatch",
+    "NodeResult",
     "Provenance",
     "ResultError",
     "Resumed",
     "SequentialBlock",
+    "Traffic",
     "Unverified",
 ]
 
@@ -68,6 +69,10 @@ class CellResult:
     resumed: tuple[Resumed, ...]
     server_argv: tuple[str, ...]
     provenance: Provenance
+    observed: Mapping[str, Any] = field(default_factory=dict)  # the settings the server reports
+    requested: Mapping[str, Any] = field(default_factory=dict)  # every setting checked
+    client_concurrency: int | None = None  # requests the client kept in flight
+    node: NodeResult | None = None  # a non-zero node's own result (multi-node, not on disk)
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -83,7 +88,7 @@ class CellResult:
                 f"schema_version {version} is newer than this mtp-eval reads ({SCHEMA_VERSION}): "
                 "update mtp-eval to read it"
             )
-        timing, error = as_map(data.get("timing")), data.get("error")
+        timing, error, node = as_map(data.get("timing")), data.get("error"), data.get("node")
         ended = timing.get("ended_at") or timing.get("finished_at")
         return cls(
             schema_version=version,
@@ -110,6 +115,10 @@ class CellResult:
             ),
             server_argv=tuple(str(a) for a in as_list(as_map(data.get("server")).get("argv"))),
             provenance=Provenance.from_json(as_map(data.get("provenance"))),
+            observed=as_map(data.get("observed")),
+            requested=as_map(data.get("requested")),
+            client_concurrency=as_map(data.get("client")).get("concurrency"),
+            node=NodeResult.from_json(node) if isinstance(node, Mapping) else None,
             raw=data,
         )
 
@@ -184,4 +193,5 @@ def _mismatch(m: Mapping[str, Any]) -> Mismatch:
 
 
 def _unverified(u: Mapping[str, Any]) -> Unverified:
-    return Unverified(str(u.get("key")), u.get("requested"))
+    reason = u.get("reason")
+    return Unverified(str(u.get("key")), u.get("requested"), as_text(reason) or None)

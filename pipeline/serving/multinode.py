@@ -14,7 +14,8 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from pipeline.results.result_types import NodeResult
 
 DONE_MARKER = "NODE0_DONE"
 DIST_INIT_PORT = 20000  # SGLang's rendezvous port on node 0 (not the HTTP port)
@@ -89,18 +90,18 @@ def serve_as_worker(
     rank: int,
     grace_s: float,
     poll_s: float = 5.0,
-) -> dict[str, Any]:
+) -> NodeResult:
     """Run a non-zero rank's SGLang launcher until node 0 is done (or it exits by itself).
 
     Returns:
         What happened, for ``node-<rank>/result.json``.
     """
-    from pipeline.results.cell_paths import server_log_path
+    from pipeline.results.cell_paths import node_dir, server_log_path
     from pipeline.results.redact import redact_argv
     from pipeline.serving.server import launch, stop, tail
     from pipeline.serving.slurm_job import job_facts
 
-    log = server_log_path(cell_dir / f"node-{rank}")
+    log = server_log_path(node_dir(cell_dir, rank))
     process = launch(argv, env, log)
     try:
         while process.poll() is None and not (cell_dir / DONE_MARKER).exists():
@@ -108,11 +109,11 @@ def serve_as_worker(
     finally:
         stop(process, grace_s)
     exited_first = not (cell_dir / DONE_MARKER).exists()
-    return {
-        "node_rank": rank,
-        "status": "failed" if exited_first else "ok",
-        "exit_code": process.returncode,
-        "server_argv": redact_argv(argv),
-        "slurm": job_facts(os.environ),  # this node's task of the cell's job
-        "log_tail": tail(log) if exited_first else "",
-    }
+    return NodeResult(
+        rank,
+        "failed" if exited_first else "ok",
+        process.returncode,
+        tuple(redact_argv(argv)),
+        job_facts(os.environ),  # this node's task of the cell's job
+        tail(log) if exited_first else "",
+    )

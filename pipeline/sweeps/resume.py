@@ -125,8 +125,6 @@ def _free_name(path: Path) -> Path:
     return candidate
 
 
-def mark_skipped(cell_dir: Path, previous: CellResult, when: str) -> dict[str, Any]:
+def mark_skipped(cell_dir: Path, previous: CellResult, when: str) -> CellResult:
     """Record on the result that a rerun found the cell done and skipped it."""
-    data = previous.with_resumed(Resumed(when, "skipped: already ok"))
-    write_result(cell_dir, data)
-    return data
+    return write_result(cell_dir, previous.with_resumed(Resumed(when, "skipped: already ok")))

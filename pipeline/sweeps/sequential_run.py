@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pipeline.config.schema import SequentialConf
 from pipeline.results.cell_paths import RESULT_FILE, samples_path
+from pipeline.results.eval_block import SequentialBlock
 from pipeline.results.result_types import CellIdentity
 from pipeline.results.store import read_result
 
@@ -128,14 +129,14 @@ def run_sequential(
     kept: list[dict[str, Any]],
     cell_dir: Path,
     cell: CellIdentity,
-) -> tuple[list[dict[str, Any]], float, dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], float, SequentialBlock]:
     """Run an eval's prompts in rounds, stopping once the look decides (I/O: sends requests).
 
     The baseline's samples are those of the eval of the same name (``run.ev.name``).
 
     Returns:
-        The records sent now, the wall time, and ``{"sequential": {...}}`` for the eval's block:
-        the design, the cell's role, the last look and its decision.
+        The records sent now, the wall time, and the eval block's ``sequential``: the design, the
+        cell's role, the last look and its decision.
     """
     from pipeline.measuring.evaluation import run_eval
 
@@ -149,7 +150,7 @@ def run_sequential(
     if base_dir is None:
         role = "baseline" if is_baseline else "no baseline cell found: fixed design, all repeats"
         new, wall = run_eval(run, list(todo)) if todo else ([], 0.0)
-        return new, wall, {"sequential": {**fields, "role": role}}
+        return new, wall, SequentialBlock(role, design=fields)
     baseline = baseline_records(base_dir, run.ev.name)
     sent: list[dict[str, Any]] = []
     wall, decision, look_index = 0.0, None, 0
@@ -160,11 +161,7 @@ def run_sequential(
         decision = look([*kept, *sent], baseline, design, look_index)
         if decision is not None:
             break
-    info = {
-        **fields,
-        "role": "candidate",
-        "baseline_dir": str(base_dir),
-        "look": look_index,
-        "decision": decision or "undecided",
-    }
-    return sent, wall, {"sequential": info}
+    block = SequentialBlock(
+        "candidate", look_index, decision or "undecided", fields, baseline_dir=str(base_dir)
+    )
+    return sent, wall, block

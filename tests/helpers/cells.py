@@ -12,6 +12,8 @@ import psutil
 from hydra import compose, initialize_config_dir
 
 from pipeline.config.schema import RootConf, register_configs, to_cell_config
+from pipeline.results.result_types import CellResult
+from pipeline.results.store import read_result
 
 REPO = Path(__file__).resolve().parents[2]
 CONF = REPO / "conf"
@@ -22,6 +24,13 @@ def compose_conf(overrides: list[str]) -> RootConf:
     """The typed config the CLI would build from these overrides."""
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         return to_cell_config(compose("config", overrides=overrides))
+
+
+def result_of(cell_dir: Path) -> CellResult:
+    """The cell's result.json as every reader reads it (the test fails when there is none)."""
+    result = read_result(cell_dir)
+    assert result is not None, f"{cell_dir} has no result.json"
+    return result
 
 
 def processes_mentioning(text: str) -> list[psutil.Process]:
@@ -58,8 +67,8 @@ def external_sim(tmp_path: Path, overrides: list[str], extra_args: list[str]) ->
 
     plan_dir = tmp_path / "external-sim"
     planned = run_cell(compose_conf([*overrides, "dry_run=true"]), plan_dir)
-    argv = [*planned["server"]["argv"], *extra_args]
-    env = {**os.environ, **planned["provenance"]["server_env"]}
+    argv = [*planned.server_argv, *extra_args]
+    env = {**os.environ, **planned.provenance.server_env}
     url = f"http://127.0.0.1:{argv[argv.index('--port') + 1]}"
     policy = HealthPolicy(30, 0.05, 0.5)
     with managed_server(argv, env, url, plan_dir / "server.log", policy, 5):

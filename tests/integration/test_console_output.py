@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.serving.server import free_port
-from tests.helpers.cells import console_script, processes_mentioning
+from tests.helpers.cells import console_script, processes_mentioning, result_of
 
 pytestmark = pytest.mark.integration
 QUIET = ["server.stop_grace_s=5", "server.startup_timeout_s=30"]
@@ -52,8 +52,8 @@ def test_ctrl_c_prints_one_line_and_exits_130(tmp_path):
         "mtp-eval: interrupted (Ctrl-C); the server was stopped, answered samples are kept, "
         "and the same command resumes the cell"
     ], err
-    result = json.loads((run_dir / "result.json").read_text())
-    assert result["error"]["kind"] == "interrupted"
+    result = result_of(run_dir)
+    assert result.error is not None and result.error.kind == "interrupted"
     assert samples.read_text().strip()  # what was answered is on disk
     assert processes_mentioning(str(run_dir)) == []
 
@@ -103,9 +103,9 @@ def test_external_url_that_never_answers_fails_within_the_bound(tmp_path, silent
     elapsed = time.monotonic() - started
     assert run.returncode == 1, run.stdout + run.stderr
     assert elapsed < 20, elapsed
-    result = json.loads((tmp_path / "run" / "result.json").read_text())
-    assert silent_url in result["error"]["message"]
-    assert "server.external_timeout_s" in result["error"]["message"]
+    error = result_of(tmp_path / "run").error
+    assert error is not None and silent_url in error.message
+    assert "server.external_timeout_s" in error.message
     assert silent_url in run.stdout and "Traceback" not in run.stdout + run.stderr
 
 
@@ -113,7 +113,8 @@ def test_external_url_refusing_connections_says_so_without_claiming_a_wait(tmp_p
     # Found by QA: a refused connection failed at once, but the message said "within 60 s".
     url = f"http://127.0.0.1:{free_port()}"
     run = mtp_eval(tmp_path / "run", "server=external", f"server.base_url={url}", "gpu=h200")
-    message = json.loads((tmp_path / "run" / "result.json").read_text())["error"]["message"]
+    error = result_of(tmp_path / "run").error
+    message = error.message if error else ""
     assert run.returncode == 1 and "Connection refused" in message, message
     assert "within" not in message and "server.external_timeout_s=60 s" in message
 

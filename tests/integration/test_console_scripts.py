@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.metadata
-import json
 import os
 import re
 import shutil
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cells import REPO, console_script
+from tests.helpers.cells import REPO, console_script, result_of
 
 pytestmark = pytest.mark.integration
 # tomllib is Python 3.11+; the project supports 3.10, so the section is read by hand.
@@ -102,6 +101,6 @@ def test_a_wheel_install_runs_every_script_and_a_cell_from_elsewhere(tmp_path):
         capture_output=True, text=True, timeout=300, check=False, cwd=work, env=env,
     )  # fmt: skip
     assert cell.returncode == 0, cell.stdout[-3000:] + cell.stderr[-3000:]
-    result = json.loads((work / "cell" / "result.json").read_text(encoding="utf-8"))
-    assert result["status"] == "ok" and result["evals"]
+    result = result_of(work / "cell")
+    assert result.status == "ok" and result.evals
     assert Path(console_script("mtp-eval")).is_file()  # the venv's own install is untouched

@@ -20,6 +20,8 @@ from evals.base import make_eval
 from evals.mtbench import turn_id
 from evals.responses import parse_chat_response, parse_chat_stream
 from pipeline.cell.job import run_cell
+from pipeline.results.result_types import AcceptBlock, CellResult
+from pipeline.results.store import read_result
 from pipeline.serving.server_command import SIM_LEDGER_FILE
 from tests.helpers.cells import compose_conf, processes_mentioning
 from tests.helpers.sim import SPEC_ARGS, Sim, chat, sse
@@ -29,11 +31,12 @@ EVALS = ["gsm8k_sample", "mmlu_pro_sample", "mtbench_sample", "lm_eval_sample"]
 DRAFTS = 3  # tiny_sim: 4 verified tokens = 3 drafts per step
 
 
-def run(tmp_path: Path, overrides: list[str], name: str = "cell") -> tuple[dict, Path]:
+def run(tmp_path: Path, overrides: list[str], name: str = "cell") -> tuple[CellResult, Path]:
     cell_dir = tmp_path / name
     conf = compose_conf(overrides)
     run_cell(conf, cell_dir)
-    result = json.loads((cell_dir / "result.json").read_text())
+    result = read_result(cell_dir)  # as the report reads it
+    assert result is not None
     assert processes_mentioning(str(cell_dir)) == [], "a server process survived the cell"
     return result, cell_dir
 
@@ -82,26 +85,27 @@ def truth(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def assert_matches(accept: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+def assert_matches(accept: AcceptBlock | None, rows: list[dict[str, Any]]) -> None:
     expected = truth(rows)
-    assert accept["status"] == "ok"
-    assert accept["n_with_spec"] == expected["n_with_spec"]
+    assert accept is not None and accept.cross_check and accept.metrics_cross_check
+    assert accept.status == "ok"
+    assert accept.n_with_spec == expected["n_with_spec"]
     # Token-weighted figures: the same integers divided, so exactly equal.
-    assert accept["accept_length"] == expected["accept_length"]
-    assert accept["accept_rate"] == expected["accept_rate"]
-    assert accept["per_position_acceptance"] == pytest.approx(
+    assert accept.accept_length == expected["accept_length"]
+    assert accept.accept_rate == expected["accept_rate"]
+    assert list(accept.per_position_acceptance) == pytest.approx(
         expected["per_position_acceptance"], rel=1e-12
     )
-    assert accept["accept_length_request_mean"] == pytest.approx(
+    assert accept.accept_length_request_mean == pytest.approx(
         expected["accept_length_request_mean"], rel=1e-12
     )
-    assert accept["server_avg_spec_accept_length"] == pytest.approx(
+    assert accept.server_avg_spec_accept_length == pytest.approx(
         expected["server_equivalent_accept_length"], rel=1e-12
     )
-    assert accept["cross_check"]["agrees"] is True
-    assert accept["metrics_cross_check"]["agrees"] is True
-    assert accept["accept_length_stderr"] > 0 and accept["accept_rate_stderr"] > 0
-    assert len(accept["per_position_acceptance_stderr"]) == len(expected["per_position_acceptance"])
+    assert accept.cross_check.agrees is True
+    assert accept.metrics_cross_check.agrees is True
+    assert accept.accept_length_stderr > 0 and accept.accept_rate_stderr > 0
+    assert len(accept.per_position_acceptance_stderr) == len(expected["per_position_acceptance"])
 
 
 @pytest.mark.parametrize("stream", ["false", "true"])
@@ -116,32 +120,32 @@ def test_accept_statistics_equal_the_ledger_per_eval_and_per_cell(
         f"client.stream={stream}",
     ]
     result, cell_dir = run(tmp_path, overrides)
-    assert result["status"] == "ok", result["error"]
+    assert result.status == "ok", result.error
     by_eval = rows_by_eval(cell_dir, overrides)
     assert set(by_eval) == set(EVALS)
     for name in EVALS:
-        block = result["evals"][name]
-        assert_matches(block["accept"], by_eval[name])
-        assert block["n_samples"] == len(by_eval[name])
+        block = result.evals[name]
+        assert_matches(block.accept, by_eval[name])
+        assert block.n_samples == len(by_eval[name])
         if name != "mtbench_sample":  # graded: accuracy is the server's own correctness
             truth_accuracy = np.mean([bool(r["correct"]) for r in by_eval[name]])
-            assert block["accuracy"] == pytest.approx(truth_accuracy, abs=1e-12)
-    assert_matches(result["accept"], [r for rows in by_eval.values() for r in rows])
+            assert block.accuracy == pytest.approx(truth_accuracy, abs=1e-12)
+    assert_matches(result.accept, [r for rows in by_eval.values() for r in rows])
     sources = {s["spec"]["source"] for n in EVALS for s in samples(cell_dir, n) if s["spec"]}
     # lm-eval never streams, so its statistics always come from the non-streaming body.
     assert sources == {"sglext"}
-    assert not [w for w in result["warnings"] if "differs" in w]
+    assert not [w for w in result.warnings if "differs" in w]
 
 
 def test_scores_and_counts_per_eval(tmp_path: Path, fast_sim: list[str]) -> None:
     result, _ = run(tmp_path, [*fast_sim, f"evals=[{','.join(EVALS)}]"])
-    assert result["status"] == "ok", result["error"]
-    gsm, mt, lm = (result["evals"][n] for n in ("gsm8k_sample", "mtbench_sample", "lm_eval_sample"))
-    assert gsm["graded"] is True and gsm["counts"]["correct"] + gsm["counts"]["wrong"] == 64
-    assert mt["graded"] is False and mt["accuracy"] is None
-    assert mt["counts"] == {"answered": 40, "truncated": 0, "error": 0}
-    assert lm["lm_eval"]["primary"]["mtp_arith_sample"]["value"] == lm["accuracy"]
-    assert gsm["sampling"] == {
+    assert result.status == "ok", result.error
+    gsm, mt, lm = (result.evals[n] for n in ("gsm8k_sample", "mtbench_sample", "lm_eval_sample"))
+    assert gsm.graded is True and gsm.counts["correct"] + gsm.counts["wrong"] == 64
+    assert mt.graded is False and mt.accuracy is None
+    assert mt.counts == {"answered": 40, "truncated": 0, "error": 0}
+    assert lm.lm_eval["primary"]["mtp_arith_sample"]["value"] == lm.accuracy
+    assert gsm.sampling == {
         "temperature": 0.0,
         "top_p": None,
         "top_k": None,
@@ -154,7 +158,7 @@ def test_scores_and_counts_per_eval(tmp_path: Path, fast_sim: list[str]) -> None
 
 def test_mtbench_second_turn_carries_the_first_answer(tmp_path: Path, fast_sim: list[str]) -> None:
     result, cell_dir = run(tmp_path, [*fast_sim, "evals=[mtbench_sample]"])
-    assert result["status"] == "ok", result["error"]
+    assert result.status == "ok", result.error
     lines = samples(cell_dir, "mtbench_sample")
     first = {s["meta"]["conversation"]: s for s in lines if s["meta"]["turn"] == 1}
     second = [s for s in lines if s["meta"]["turn"] == 2]
@@ -178,16 +182,16 @@ def test_truncated_and_errored_requests_are_counted_per_eval(
         "client.max_error_rate=1.0",
     ]
     result, cell_dir = run(tmp_path, overrides)
-    assert result["status"] == "ok", result["error"]
+    assert result.status == "ok", result.error
     errors_seen = 0
     for name in EVALS:
-        block, lines = result["evals"][name], samples(cell_dir, name)
+        block, lines = result.evals[name], samples(cell_dir, name)
         truncated = [s for s in lines if s["finish_reason"] == "length" and not s["error_kind"]]
         errored = [s for s in lines if s["error_kind"]]
-        assert block["counts"]["truncated"] == len(truncated) > 0, name
-        assert block["counts"]["error"] == len(errored), name
+        assert block.counts["truncated"] == len(truncated) > 0, name
+        assert block.counts["error"] == len(errored), name
         assert not any(s["correct"] for s in truncated + errored), name
-        assert block["n_samples"] == len(lines)
+        assert block.n_samples == len(lines)
         errors_seen += len(errored)
     mt_lines = samples(cell_dir, "mtbench_sample")
     blocked = [s for s in mt_lines if s["error_kind"] == "previous_turn_failed"]
@@ -195,7 +199,7 @@ def test_truncated_and_errored_requests_are_counted_per_eval(
     assert len(blocked) == len(failed_first) > 0  # never dropped: counted as errors
     assert len(mt_lines) == 40 and errors_seen > 0
     # lm-eval retries a malformed body itself (its own attempts), so its answers all arrive.
-    assert result["evals"]["lm_eval_sample"]["counts"]["error"] == 0
+    assert result.evals["lm_eval_sample"].counts["error"] == 0
 
 
 def test_non_speculative_cell_says_so_for_every_eval(tmp_path: Path, fast_sim: list[str]) -> None:
@@ -204,9 +208,11 @@ def test_non_speculative_cell_says_so_for_every_eval(tmp_path: Path, fast_sim: l
         for k in ("algorithm", "num_steps", "eagle_topk", "num_draft_tokens")
     ]
     result, _ = run(tmp_path, [*fast_sim, f"evals=[{','.join(EVALS)}]", *spec_off])
-    assert result["status"] == "ok", result["error"]
-    assert result["accept"]["status"] == "not_speculative"
-    assert {e["accept"]["status"] for e in result["evals"].values()} == {"not_speculative"}
+    assert result.status == "ok", result.error
+    assert result.accept.status == "not_speculative"
+    assert {e.accept.status if e.accept else None for e in result.evals.values()} == {
+        "not_speculative"
+    }
 
 
 @pytest.mark.parametrize(
@@ -238,8 +244,8 @@ def test_unparseable_row_stops_the_cell_with_file_row_and_field(
         f"evals.{eval_name}.dataset.path={path}",
     ]
     result, cell_dir = run(tmp_path, overrides)
-    assert result["status"] == "failed"
-    message = result["error"]["message"]
+    assert result.status == "failed"
+    message = result.error.message
     assert str(path) in message and all(f in message for f in fragments), message
     assert not (cell_dir / "server.log").exists()  # stopped before a server started
 
@@ -249,14 +255,14 @@ def test_multi_turn_resume_rebuilds_second_turns_from_kept_answers(
 ) -> None:
     base = [*fast_sim, "evals=[mtbench_sample]"]
     first, cell_dir = run(tmp_path, [*base, "+server.simulated.faults.crash_after_requests=25"])
-    assert first["status"] == "failed" and first["error"]["kind"] == "server_died"
+    assert first.status == "failed" and first.error.kind == "server_died"
     kept = [s for s in samples(cell_dir, "mtbench_sample") if not s["error_kind"]]
     assert 20 <= len(kept) < 40
     again, _ = run(tmp_path, base)
-    assert again["status"] == "ok", again["error"]
-    block = again["evals"]["mtbench_sample"]
-    assert block["resumed_samples"] == len(kept)
-    assert block["counts"] == {"answered": 40, "truncated": 0, "error": 0}
+    assert again.status == "ok", again.error
+    block = again.evals["mtbench_sample"]
+    assert block.resumed_samples == len(kept)
+    assert block.counts == {"answered": 40, "truncated": 0, "error": 0}
     lines = {(s["question_id"], s["repeat"]): s for s in samples(cell_dir, "mtbench_sample")}
     assert len(lines) == 40
 
@@ -321,9 +327,9 @@ def test_the_trained_models_evals_run_as_a_cell(tmp_path: Path, fast_sim: list[s
     # model=synth_llama and its three bundled evals through a whole cell (issue 15, item 2).
     synth = ["synth_arith", "synth_mcq", "synth_retrieval"]
     result, cell_dir = run(tmp_path, [*fast_sim, "model=synth_llama", f"evals=[{','.join(synth)}]"])
-    assert result["status"] == "ok", result["error"]
-    counts = {n: result["evals"][n]["counts"] for n in synth}
+    assert result.status == "ok", result.error
+    counts = {n: result.evals[n].counts for n in synth}
     assert [c["correct"] + c["wrong"] for c in counts.values()] == [200, 180, 48]
-    assert all(result["evals"][n]["graded"] for n in synth)
+    assert all(result.evals[n].graded for n in synth)
     lengths = [r["prompt_tokens"] for r in samples(cell_dir, "synth_retrieval")]
     assert len(lengths) == 48 and max(lengths) > 3 * min(lengths)  # 4k to 16.9k tokens

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.cell.job import run_cell
-from tests.helpers.cells import REPO, compose_conf, processes_mentioning
+from tests.helpers.cells import REPO, compose_conf, processes_mentioning, result_of
 
 pytestmark = pytest.mark.integration
 N_PROMPTS = 58 * 2  # bundled questions x the default 2 repeats
@@ -59,10 +59,8 @@ def test_fault_row(tmp_path, fault, status, kind, kept):
     if "hang" in fault:
         extra.append("client.request_timeout_s=1")
     result = run_cell(compose_conf([*QUICK, *extra, f"+server.simulated.faults.{fault}"]), cell_dir)
-    assert (result["status"], (result["error"] or {}).get("kind")) == (status, kind), result[
-        "error"
-    ]
-    assert json.loads((cell_dir / "result.json").read_text())["status"] == status
+    assert (result.status, result.error and result.error.kind) == (status, kind), result.error
+    assert result_of(cell_dir).status == status
     assert processes_mentioning(str(cell_dir)) == [], "a server process survived"
     if kept is not None:
         assert (
@@ -72,9 +70,9 @@ def test_fault_row(tmp_path, fault, status, kind, kept):
         return
     reusable = [r for r in answered(cell_dir) if r.get("spec")]  # a speculative cell needs spec
     again = run_cell(compose_conf(QUICK), cell_dir)  # the same cell, the fault gone
-    assert again["status"] == "ok", again["error"]
-    assert again["evals"]["mcq_sample"]["n_samples"] == N_PROMPTS
-    assert again["evals"]["mcq_sample"]["resumed_samples"] == len(reusable)
+    assert again.status == "ok", again.error
+    assert again.evals["mcq_sample"].n_samples == N_PROMPTS
+    assert again.evals["mcq_sample"].resumed_samples == len(reusable)
     assert processes_mentioning(str(cell_dir)) == []
 
 
@@ -84,8 +82,8 @@ def test_port_taken_by_another_process(tmp_path):
         sock.listen()
         port = sock.getsockname()[1]
         result = run_cell(compose_conf([*QUICK, f"server.port={port}"]), tmp_path / "cell")
-    assert result["status"] == "failed" and result["error"]["kind"] == "port_in_use"
-    assert f"server.port={port}" in result["error"]["message"]
+    assert result.status == "failed" and result.error.kind == "port_in_use"
+    assert f"server.port={port}" in result.error.message
     assert not (tmp_path / "cell" / "server.log").exists()  # nothing was started
 
 
@@ -121,17 +119,17 @@ def test_pipeline_interrupted_mid_eval(tmp_path, sig):
     proc.send_signal(sig)
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode != 0, out
-    result = json.loads((cell_dir / "result.json").read_text())
-    assert result["status"] == "failed" and result["error"]["kind"] == "interrupted"
+    result = result_of(cell_dir)
+    assert result.status == "failed" and result.error.kind == "interrupted"
     assert processes_mentioning(str(cell_dir)) == []
     kept = len(answered(cell_dir))
     assert 12 <= kept < N_PROMPTS
     rerun = cli(cell_dir)
     rerun.communicate(timeout=120)
-    final = json.loads((cell_dir / "result.json").read_text())
-    assert final["status"] == "ok"
-    assert final["evals"]["mcq_sample"]["resumed_samples"] == kept
-    assert final["evals"]["mcq_sample"]["n_samples"] == N_PROMPTS
+    final = result_of(cell_dir)
+    assert final.status == "ok"
+    assert final.evals["mcq_sample"].resumed_samples == kept
+    assert final.evals["mcq_sample"].n_samples == N_PROMPTS
 
 
 DISK_FULL = """
@@ -157,9 +155,9 @@ def test_full_disk_is_a_clear_error_never_a_complete_result(tmp_path, limit):
     assert proc.returncode != 0
     result_path = cell_dir / "result.json"
     if result_path.exists():  # there was room for the result: it says what happened
-        result = json.loads(result_path.read_text())
-        assert result["status"] == "failed" and result["error"]["kind"] == "disk_full"
-        assert "File too large" in result["error"]["message"]
+        result = result_of(cell_dir)
+        assert result.status == "failed" and result.error.kind == "disk_full"
+        assert "File too large" in result.error.message
     else:  # no room even for the result: the error is on the terminal, no half file is left
         assert "File too large" in proc.stdout + proc.stderr
         assert not list(cell_dir.glob(".result.json.*"))
@@ -179,9 +177,6 @@ def test_unreadable_dataset_row_fails_before_a_server_starts(tmp_path):
         ),
         tmp_path / "cell",
     )
-    assert result["status"] == "failed" and result["error"]["kind"] == "dataset"
-    assert (
-        "Incorrect Answer 3" in result["error"]["message"]
-        and str(data) in result["error"]["message"]
-    )
+    assert result.status == "failed" and result.error.kind == "dataset"
+    assert "Incorrect Answer 3" in result.error.message and str(data) in result.error.message
     assert not (tmp_path / "cell" / "server.log").exists()

@@ -8,7 +8,6 @@ key reaches an output file or the console.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 
@@ -17,7 +16,7 @@ import pytest
 from evals.config import ClientConf
 from pipeline.cell.job import run_cell
 from pipeline.serving.keys import auth_hint
-from tests.helpers.cells import compose_conf, console_script, external_sim
+from tests.helpers.cells import compose_conf, console_script, external_sim, result_of
 
 pytestmark = pytest.mark.integration
 API_KEY = "sk-mtp-eval-test-9f8e7d6c5b4a"
@@ -44,9 +43,9 @@ def test_both_keys_through_the_console_script_and_no_key_anywhere(tmp_path, fast
         env=env, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
-    result = json.loads((cell / "result.json").read_text())
-    assert result["status"] == "ok", result["error"]
-    argv = result["server"]["argv"]
+    result = result_of(cell)
+    assert result.status == "ok", result.error
+    argv = result.server_argv
     assert argv[argv.index("--api-key") + 1] == "***"
     assert argv[argv.index("--admin-api-key") + 1] == "***"  # the server really had both
     assert leaks(tmp_path, run.stdout + run.stderr) == []
@@ -68,8 +67,8 @@ def run_external(tmp_path, overrides, monkeypatch, api=API_KEY, admin=ADMIN_KEY)
 def test_external_server_every_call_carries_the_key(tmp_path, keyed_server, monkeypatch):
     # The version query (server.sglang_version unset) went out without the key before: 401.
     result = run_external(tmp_path, [*keyed_server, *KEYS], monkeypatch)
-    assert result["status"] == "ok", result["error"]
-    assert result["cell"]["sglang_version"] == "0.5.19"
+    assert result.status == "ok", result.error
+    assert result.cell.sglang_version == "0.5.19"
     assert leaks(tmp_path / "cell") == []  # the external server's own log is not ours
 
 
@@ -89,9 +88,9 @@ def test_each_401_names_the_key_and_the_endpoint(
     tmp_path, keyed_server, monkeypatch, keys, admin, expected
 ):
     result = run_external(tmp_path, [*keyed_server, *keys], monkeypatch, admin=admin)
-    assert result["status"] == "failed"
-    assert result["error"]["kind"] == "server_api"
-    message = result["error"]["message"]
+    assert result.status == "failed"
+    assert result.error.kind == "server_api"
+    message = result.error.message
     assert "HTTP 401" in message and all(part in message for part in expected), message
     assert leaks(tmp_path / "cell") == []
 

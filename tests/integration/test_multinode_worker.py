@@ -17,7 +17,7 @@ def test_worker_node_runs_until_node0_is_done(tmp_path):
     threading.Timer(1.0, lambda: (tmp_path / DONE_MARKER).write_text("ok\n")).start()
     started = time.monotonic()
     outcome = serve_as_worker(argv, {}, tmp_path, rank=1, grace_s=2, poll_s=0.1)
-    assert outcome["status"] == "ok" and time.monotonic() - started < 10
+    assert outcome.status == "ok" and time.monotonic() - started < 10
     assert processes_mentioning(str(tmp_path)) == []
 
 
@@ -28,8 +28,4 @@ def test_worker_whose_launcher_dies_reports_it(tmp_path):
 
     argv = [sys.executable, "-c", "import sys; print('boom'); sys.exit(3)"]
     outcome = serve_as_worker(argv, {}, tmp_path, rank=1, grace_s=2, poll_s=0.1)
-    assert (
-        outcome["status"] == "failed"
-        and outcome["exit_code"] == 3
-        and "boom" in outcome["log_tail"]
-    )
+    assert outcome.status == "failed" and outcome.exit_code == 3 and "boom" in outcome.log_tail

@@ -36,10 +36,10 @@ def test_api_key_end_to_end_and_no_secret_in_any_output(tmp_path, fast_sim, monk
         ]
     )
     result = run_cell(conf, cell_dir)
-    assert result["status"] == "ok", result["error"]
-    argv = result["server"]["argv"]
+    assert result.status == "ok", result.error
+    argv = result.server_argv
     assert argv[argv.index("--api-key") + 1] == "***"  # passed to the server, masked on record
-    assert result["provenance"]["server_env"]["MY_SERVICE_TOKEN"] == "***"
+    assert result.provenance.server_env["MY_SERVICE_TOKEN"] == "***"
     log = (cell_dir / "server.log").read_text()
     assert "***" in log or "--api-key" not in log
     for path, data in all_output_bytes(cell_dir):
@@ -56,11 +56,9 @@ def test_without_the_key_the_server_refuses_and_the_cell_says_so(tmp_path, fast_
         ),
         tmp_path / "cell",
     )
-    assert result["status"] == "failed"
-    assert result["error"]["kind"] == "server_api"
-    assert (
-        "401" in result["error"]["message"] and "client.api_key_env" in result["error"]["message"]
-    )
+    assert result.status == "failed"
+    assert result.error.kind == "server_api"
+    assert "401" in result.error.message and "client.api_key_env" in result.error.message
 
 
 def test_key_written_into_the_config_is_refused():

@@ -28,7 +28,7 @@ from pipeline.serving import server_api
 from pipeline.serving.server import HealthPolicy, free_port, managed_server
 from pipeline.serving.server_checks import plan_gpu
 from pipeline.serving.server_command import SIM_LEDGER_FILE, server_argv, server_env
-from tests.helpers.cells import REPO, compose_conf, processes_mentioning
+from tests.helpers.cells import REPO, compose_conf, processes_mentioning, result_of
 
 pytestmark = pytest.mark.integration
 QUICK = [
@@ -109,10 +109,9 @@ def verdict_of(summary: dict, variant: str) -> str:
 def test_external_server_running_another_backend_fails_the_cell(tmp_path):
     with sim_server(tmp_path / "server", ["backend=flashinfer"]) as url:
         result = run_cell(compose_conf(external(url, "backend=fmha_v2")), tmp_path / "cell")
-    assert result["status"] == "failed" and result["error"]["kind"] == "mismatch"
-    assert (
-        "prefill_attention_backend: asked 'trtllm_mha', server runs None"
-        in (result["error"]["message"])
+    assert result.status == "failed" and result.error.kind == "mismatch"
+    assert "prefill_attention_backend: asked 'trtllm_mha', server runs None" in (
+        result.error.message
     )
     assert samples(tmp_path / "cell") == []  # nothing was sent
 
@@ -121,8 +120,8 @@ def test_external_speculative_shape_mismatch_fails_the_cell(tmp_path):
     shape = ["model.speculative.num_steps=2", "model.speculative.num_draft_tokens=3"]
     with sim_server(tmp_path / "server", shape) as url:
         result = run_cell(compose_conf(external(url)), tmp_path / "cell")
-    assert result["error"]["kind"] == "mismatch"
-    assert "speculative_num_steps: asked 3, server runs 2" in result["error"]["message"]
+    assert result.error.kind == "mismatch"
+    assert "speculative_num_steps: asked 3, server runs 2" in result.error.message
 
 
 def test_warn_only_mismatch_shows_in_console_warnings_and_report(tmp_path, capsys):
@@ -132,8 +131,8 @@ def test_warn_only_mismatch_shows_in_console_warnings_and_report(tmp_path, capsy
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "ok, MISCONFIGURED" in proc.stdout and "prefill_attention_backend" in proc.stdout
     assert "warning: MISCONFIGURED: prefill_attention_backend" in proc.stdout
-    result = json.loads((cell_dir / "result.json").read_text())
-    assert any(w.startswith("MISCONFIGURED: prefill_attention_backend") for w in result["warnings"])
+    result = result_of(cell_dir)
+    assert any(w.startswith("MISCONFIGURED: prefill_attention_backend") for w in result.warnings)
     code, out, summary = report(cell_dir, out=tmp_path / "report", capsys=capsys)
     assert code != 0 and "MISCONFIGURED" in out
     assert verdict_of(summary, "fmha_v2") == "MISCONFIGURED"
@@ -154,7 +153,7 @@ NOT_WHAT_WAS_ASKED = {
 @pytest.fixture(scope="module")
 def baseline_cell(tmp_path_factory) -> Path:
     cell_dir = tmp_path_factory.mktemp("baseline") / "fa3"
-    assert run_cell(compose_conf([*QUICK, "backend=fa3"]), cell_dir)["status"] == "ok"
+    assert run_cell(compose_conf([*QUICK, "backend=fa3"]), cell_dir).status == "ok"
     return cell_dir
 
 
@@ -167,9 +166,9 @@ def test_report_never_gives_go_to_a_cell_that_ran_something_else(
     overrides = [*QUICK, "backend=triton", f"server.on_mismatch={policy}", fault]
     result = run_cell(compose_conf(overrides), tmp_path / "triton")
     if policy == "fail":
-        assert result["error"]["kind"] == "mismatch"
+        assert result.error.kind == "mismatch"
     else:
-        assert result["status"] == "ok" and result["warnings"]
+        assert result.status == "ok" and result.warnings
     code, _, summary = report(baseline_cell, tmp_path / "triton", out=tmp_path / "r", capsys=capsys)
     assert code != 0
     assert verdict_of(summary, "triton") == ("MISCONFIGURED" if policy == "warn" else "FAILED")
@@ -180,9 +179,9 @@ def test_same_server_config_is_a_go_so_the_check_above_can_fail(tmp_path, capsys
     fault = "+server.simulated.faults.serve_instead={attention_backend: fa3}"
     overrides = [*QUICK, "backend=triton", "server.on_mismatch=warn", fault]
     run_cell(compose_conf(overrides), tmp_path / "triton")
-    result = json.loads((tmp_path / "triton" / "result.json").read_text())
-    result["mismatches"], result["runs"], result["label_runs"] = [], {}, {}  # as before the fix
-    (tmp_path / "triton" / "result.json").write_text(json.dumps(result))
+    path = tmp_path / "triton" / "result.json"  # rewritten as a cell before the fix wrote it
+    old = {**json.loads(path.read_text()), "mismatches": [], "runs": {}, "label_runs": {}}
+    path.write_text(json.dumps(old))
     _, _, summary = report(baseline_cell, tmp_path / "triton", out=tmp_path / "r", capsys=capsys)
     assert baseline_verdicts(summary, "triton") == {"GO"}
 
@@ -190,12 +189,12 @@ def test_same_server_config_is_a_go_so_the_check_above_can_fail(tmp_path, capsys
 def test_kernels_other_than_the_label_fail_before_launch_or_are_misconfigured(tmp_path, capsys):
     # fa3 with fp8_e5m2 KV: SGLang silently runs triton, so the "fa3" label would be wrong.
     result = run_cell(compose_conf([*QUICK, "kv_dtype=fp8_e5m2"]), tmp_path / "fail")
-    assert result["error"]["kind"] == "mismatch" and "runs.decode" in result["error"]["message"]
+    assert result.error.kind == "mismatch" and "runs.decode" in result.error.message
     assert not (tmp_path / "fail" / "server.log").exists()  # nothing was started
     warned = run_cell(
         compose_conf([*QUICK, "kv_dtype=fp8_e5m2", "server.on_mismatch=warn"]), tmp_path / "warn"
     )
-    assert warned["status"] == "ok" and warned["runs"]["decode"] == "triton"
+    assert warned.status == "ok" and warned.runs["decode"] == "triton"
     code, _, summary = report(tmp_path / "warn", out=tmp_path / "r", capsys=capsys)
     assert code != 0 and verdict_of(summary, "fa3") == "MISCONFIGURED"
 
@@ -213,11 +212,11 @@ def test_samples_of_a_misconfigured_server_never_mix_into_a_rerun(tmp_path, firs
     stop = ["+server.simulated.faults.exit_after_requests=50"] if first_run == "stopped" else []
     with sim_server(tmp_path / "wrong", ["backend=flashinfer", *stop]) as url:
         wrong = run_cell(compose_conf(external(url, warn)), cell_dir)
-    assert (wrong["status"] == "ok") == (first_run == "complete"), wrong["error"]
+    assert (wrong.status == "ok") == (first_run == "complete"), wrong.error
     with sim_server(tmp_path / "right", []) as url:
         right = run_cell(compose_conf(external(url, warn)), cell_dir)
-    assert right["status"] == "ok" and not right.get("resumed")  # measured again, not skipped
-    assert [m for m in right["mismatches"] if m["verifiable"]] == []
+    assert right.status == "ok" and not right.resumed  # measured again, not skipped
+    assert [m for m in right.mismatches if m.verifiable] == []
     assert ledger_chats(tmp_path / "right") == N_PROMPTS  # every sample from the right server
     assert len(list(cell_dir.glob("samples.previous-*-misconfigured-*"))) == 1
 
@@ -251,12 +250,11 @@ def test_external_server_serving_another_model_fails_naming_the_key(
     cell = ["model.speculative.draft_model_path=my-draft"] if key.startswith("spec") else []
     with sim_server(tmp_path / "server", server_side) as url:
         result = run_cell(compose_conf(external(url, *cell)), tmp_path / "cell")
-    assert result["error"]["kind"] == "mismatch"
-    assert f"{key}: asked" in result["error"]["message"] and served in result["error"]["message"]
+    assert result.error.kind == "mismatch"
+    assert f"{key}: asked" in result.error.message and served in result.error.message
     # the fix for the same weights under another name (QA: only on_mismatch=warn was hinted)
-    assert (
-        "if the server serves the same weights under that name, set model."
-        in (result["error"]["message"])
+    assert "if the server serves the same weights under that name, set model." in (
+        result.error.message
     )
 
 
@@ -267,10 +265,9 @@ def test_external_server_drafting_with_another_model_than_the_targets_heads_fail
         tmp_path / "server", ["model.speculative.draft_model_path=some/eagle-head"]
     ) as url:
         result = run_cell(compose_conf(external(url)), tmp_path / "cell")
-    assert result["error"]["kind"] == "mismatch"
-    assert (
-        "speculative_draft_model_path: asked 'tiny-sim', server runs 'some/eagle-head'"
-        in (result["error"]["message"])
+    assert result.error.kind == "mismatch"
+    assert "speculative_draft_model_path: asked 'tiny-sim', server runs 'some/eagle-head'" in (
+        result.error.message
     )
 
 
@@ -287,15 +284,15 @@ def test_unverified_settings_are_listed_shown_and_can_fail(tmp_path, capsys):
     name = "env:SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR"
     assert f"{name}=0.5" in proc.stdout  # the console table's unverified column
     assert f"warning: unverified: {name}=0.5" in proc.stdout
-    result = json.loads((cell_dir / "result.json").read_text())
+    result = result_of(cell_dir)
     decode = "env:SGLANG_SKIP_SOFTMAX_DECODE_THRESHOLD_SCALE_FACTOR"  # must be unset: unknown too
-    assert [u["key"] for u in result["unverified"]] == [name, decode]
-    assert EXPOSE_ENV in result["unverified"][0]["reason"]
-    assert any(w.startswith(f"unverified: {name}") for w in result["warnings"])
+    assert [u.key for u in result.unverified] == [name, decode]
+    assert EXPOSE_ENV in (result.unverified[0].reason or "")
+    assert any(w.startswith(f"unverified: {name}") for w in result.warnings)
     report(cell_dir, out=tmp_path / "r", capsys=capsys)
     assert f"{name}=0.5" in (tmp_path / "r" / "report.md").read_text()
     assert f"{decode}=unset" in proc.stdout  # must be unset, not the word None (found by QA)
-    assert strict["error"]["kind"] == "unverified" and name in strict["error"]["message"]
+    assert strict.error.kind == "unverified" and name in strict.error.message
 
 
 def test_rerun_with_on_unverified_fail_is_not_skipped_as_finished(tmp_path):
@@ -305,18 +302,17 @@ def test_rerun_with_on_unverified_fail_is_not_skipped_as_finished(tmp_path):
     with sim_server(tmp_path / "server", [], expose_env=False) as url:
         first = run_cell(compose_conf(external(url)), cell_dir)
         strict = run_cell(compose_conf(external(url, "server.on_unverified=fail")), cell_dir)
-    assert first["status"] == "ok" and first["unverified"]
-    assert strict["error"]["kind"] == "unverified" and not strict.get("resumed")
+    assert first.status == "ok" and first.unverified
+    assert strict.error.kind == "unverified" and not strict.resumed
     assert len(samples(cell_dir)) == N_PROMPTS  # the measured samples stay on disk
 
 
 def test_exact_softmax_cell_on_a_server_with_a_factor_in_its_env_is_a_mismatch(tmp_path):
     env = "+server.env={SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR: '0.5'}"
     result = run_cell(compose_conf([*QUICK, env]), tmp_path / "cell")
-    assert result["error"]["kind"] == "mismatch"
-    assert (
-        "SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR: asked None, server runs '0.5'"
-        in (result["error"]["message"])
+    assert result.error.kind == "mismatch"
+    assert "SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR: asked None, server runs '0.5'" in (
+        result.error.message
     )
 
 
@@ -325,8 +321,8 @@ def test_server_reporting_an_alias_of_the_algorithm_runs_what_was_asked(tmp_path
     # SGLang reports NEXTN as EAGLE; an SGLang-like server that does not still runs EAGLE.
     fault = f"+server.simulated.faults.serve_instead={{speculative_algorithm: {reported}}}"
     result = run_cell(compose_conf([*QUICK, fault]), tmp_path / "cell")
-    assert result["status"] == "ok", result["error"]
-    assert result["observed"]["speculative_algorithm"] == reported
+    assert result.status == "ok", result.error
+    assert result.observed["speculative_algorithm"] == reported
 
 
 def test_server_leaving_attention_backend_unset_with_one_backend_per_phase_runs_it(tmp_path):
@@ -335,15 +331,15 @@ def test_server_leaving_attention_backend_unset_with_one_backend_per_phase_runs_
     split = "server.extra_args=[--prefill-attention-backend,fa3,--decode-attention-backend,fa3]"
     with sim_server(tmp_path / "server", [fault, split]) as url:
         result = run_cell(compose_conf(external(url)), tmp_path / "cell")
-    assert result["status"] == "ok", result["error"]
-    assert result["observed"]["attention_backend"] is None
+    assert result.status == "ok", result.error
+    assert result.observed["attention_backend"] is None
 
 
 def test_server_reporting_bfloat16_runs_the_bf16_kv_cache_asked_for(tmp_path):
     with sim_server(tmp_path / "server", ["server.extra_args=[--kv-cache-dtype,bfloat16]"]) as url:
         result = run_cell(compose_conf(external(url, "kv_dtype=bf16")), tmp_path / "cell")
-    assert result["status"] == "ok", result["error"]
-    assert result["observed"]["kv_cache_dtype"] == "bfloat16"
+    assert result.status == "ok", result.error
+    assert result.observed["kv_cache_dtype"] == "bfloat16"
 
 
 # 4. A server without speculative decoding is found before the first request.
@@ -352,8 +348,8 @@ def test_server_without_speculation_fails_before_the_first_request(tmp_path, pol
     fault = "+server.simulated.faults.serve_instead={speculative_algorithm: null}"
     cell_dir = tmp_path / "cell"
     result = run_cell(compose_conf([*QUICK, fault, f"server.on_mismatch={policy}"]), cell_dir)
-    assert result["error"]["kind"] == "no_speculation"
-    assert "the server runs without speculative decoding" in result["error"]["message"]
+    assert result.error.kind == "no_speculation"
+    assert "the server runs without speculative decoding" in result.error.message
     ledger = (
         (cell_dir / SIM_LEDGER_FILE).read_text() if (cell_dir / SIM_LEDGER_FILE).exists() else ""
     )
@@ -365,8 +361,8 @@ def test_external_server_with_gpu_auto_asks_for_the_gpu(tmp_path):
     with sim_server(tmp_path / "server", []) as url:
         overrides = [o for o in external(url) if o != "gpu=h200"]
         result = run_cell(compose_conf(overrides), tmp_path / "cell")
-    assert result["error"]["kind"] == "config"
-    message = result["error"]["message"]
+    assert result.error.kind == "config"
+    message = result.error.message
     assert "server=external with gpu=auto" in message and "set gpu=" in message
     assert "device='cuda'" in message
 
@@ -375,8 +371,8 @@ def test_external_server_with_gpu_auto_asks_for_the_gpu(tmp_path):
 def test_sglang_server_without_a_gpu_here_says_so(tmp_path):
     conf = compose_conf([*QUICK, "server=sglang", "server.sglang_version=0.5.19", "dry_run=true"])
     result = run_cell(conf, tmp_path / "cell")
-    assert result["error"]["kind"] == "no_gpu"
-    assert "no NVIDIA GPU detected here; set gpu=... to plan for one" in result["error"]["message"]
+    assert result.error.kind == "no_gpu"
+    assert "no NVIDIA GPU detected here; set gpu=... to plan for one" in result.error.message
 
 
 # 7. Server-level figures that are exact.
@@ -393,18 +389,18 @@ def test_first_window_of_a_fresh_server_is_cross_checked(tmp_path):
     assert fresh is not None and "# TYPE sglang:num_requests counter" in fresh
     assert metric_total(fresh, "sglang:num_requests_total") is None
     result = run_cell(compose_conf(QUICK), tmp_path / "cell")
-    accept = result["evals"]["mcq_sample"]["accept"]
-    assert accept["metrics"]["sglang:num_requests_total"] == N_PROMPTS
-    assert accept["metrics_cross_check"]["agrees"] is True
+    accept = result.evals["mcq_sample"].accept
+    assert accept.metrics["sglang:num_requests_total"] == N_PROMPTS
+    assert accept.metrics_cross_check.agrees is True
 
 
 def test_dp2_server_accept_length_is_weighted_by_verify_steps(tmp_path):
     cell_dir = tmp_path / "cell"
     result = run_cell(compose_conf([*QUICK, "server.extra_args=[--dp-size,2]"]), cell_dir)
-    assert result["status"] == "ok", result["error"]
-    assert result["provenance"]["server_argv"].count("--dp-size") == 1  # enters the argv once
+    assert result.status == "ok", result.error
+    assert result.provenance.server_argv.count("--dp-size") == 1  # enters the argv once
     truth = ledger_truth(cell_dir)  # accepted tokens over verify steps, both ranks together
-    assert result["evals"]["mcq_sample"]["accept"]["server_avg_spec_accept_length"] == (
+    assert result.evals["mcq_sample"].accept.server_avg_spec_accept_length == (
         pytest.approx(truth, rel=1e-12)
     )
 
@@ -412,20 +408,20 @@ def test_dp2_server_accept_length_is_weighted_by_verify_steps(tmp_path):
 def test_foreign_requests_are_warned_with_numbers_and_strict_mode_fails(tmp_path):
     fault = "+server.simulated.faults.foreign_requests=5"
     result = run_cell(compose_conf([*QUICK, fault]), tmp_path / "warn")
-    assert result["status"] == "ok"
+    assert result.status == "ok"
     line = f"the server counted {N_PROMPTS + 5} requests but the pipeline sent {N_PROMPTS}"
-    assert any(line in w for w in result["warnings"]), result["warnings"]
+    assert any(line in w for w in result.warnings), result.warnings
     strict = compose_conf([*QUICK, fault, "server.on_foreign_traffic=fail"])
     failed = run_cell(strict, tmp_path / "fail")
-    assert failed["error"]["kind"] == "foreign_traffic"
-    assert f"counted {N_PROMPTS + 5} requests" in failed["error"]["message"]
+    assert failed.error.kind == "foreign_traffic"
+    assert f"counted {N_PROMPTS + 5} requests" in failed.error.message
 
 
 def test_permanently_busy_server_names_the_likely_cause(tmp_path):
     busy = [*QUICK, "+server.simulated.faults.busy=true", "server.idle_timeout_s=0.5"]
     result = run_cell(compose_conf(busy), tmp_path / "cell")
-    assert result["error"]["kind"] == "server_busy"
-    message = result["error"]["message"]
+    assert result.error.kind == "server_busy"
+    message = result.error.message
     assert "did not become idle" in message and "another client" in message
     assert "1 requests running" in message
 
@@ -435,14 +431,14 @@ def test_external_server_stopping_after_the_last_answer(tmp_path):
     stop = f"+server.simulated.faults.exit_after_requests={N_PROMPTS}"
     with sim_server(tmp_path / "server", [stop]) as url:
         result = run_cell(compose_conf(external(url)), tmp_path / "cell")
-    assert result["error"]["kind"] == "server_died"
-    message = result["error"]["message"]
+    assert result.error.kind == "server_died"
+    message = result.error.message
     assert f"the server stopped answering during mcq_sample after {N_PROMPTS} of {N_PROMPTS}" in (
         message
     )
-    block = result["evals"]["mcq_sample"]
-    assert block["n_samples"] == N_PROMPTS and block["accuracy"] is not None
-    assert block["accept"]["accept_length"] > 1
+    block = result.evals["mcq_sample"]
+    assert block.n_samples == N_PROMPTS and block.accuracy is not None
+    assert block.accept.accept_length > 1
 
 
 def test_managed_server_dying_mid_run_keeps_complete_evals(tmp_path):
@@ -450,12 +446,12 @@ def test_managed_server_dying_mid_run_keeps_complete_evals(tmp_path):
     crash = f"+server.simulated.faults.crash_after_requests={N_PROMPTS + 10}"
     overrides = [*QUICK, "evals=[mcq_sample,gsm8k_sample]", crash]
     result = run_cell(compose_conf(overrides), cell_dir)
-    assert result["error"]["kind"] == "server_died"
-    message = result["error"]["message"]
+    assert result.error.kind == "server_died"
+    message = result.error.message
     assert message.startswith("the server stopped answering during gsm8k_sample after ")
-    assert "exited with code 1" in message and "CUDA error" in result["error"]["log_tail"]
-    assert list(result["evals"]) == ["mcq_sample"]  # complete; the partial one is not summarised
-    assert result["evals"]["mcq_sample"]["n_samples"] == N_PROMPTS
+    assert "exited with code 1" in message and "CUDA error" in result.error.log_tail
+    assert list(result.evals) == ["mcq_sample"]  # complete; the partial one is not summarised
+    assert result.evals["mcq_sample"].n_samples == N_PROMPTS
     assert processes_mentioning(str(cell_dir)) == []
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cells import REPO, processes_mentioning
+from tests.helpers.cells import REPO, processes_mentioning, result_of
 
 pytestmark = pytest.mark.slow
 SWEEP = [
@@ -67,7 +67,8 @@ def test_killed_sweep_resumes_to_the_same_report(tmp_path):
     proc.communicate(timeout=60)
     assert processes_mentioning(str(killed)) == []
     third = next(killed.glob("2_*"))
-    assert json.loads((third / "result.json").read_text())["error"]["kind"] == "interrupted"
+    error = result_of(third).error
+    assert error is not None and error.kind == "interrupted"
     saved = third_cell_samples(killed)
 
     rerun = sweep(killed)

@@ -113,18 +113,19 @@ def test_window_accept_per_request_and_server_figures() -> None:
     server = (completion - len(records)) / verify  # SGLang's definition, prefill token excluded
     window = Window(records, server, deltas(float(completion), float(verify)))
     out = window_accept(records, window, speculative=True, rel_tolerance=0.1)
-    assert out["status"] == "ok"
-    assert out["accept_length"] == completion / verify
-    assert out["cross_check"]["agrees"] is True and out["cross_check"]["relative_difference"] == 0
-    assert out["metrics_cross_check"]["agrees"] is True
-    assert len(out["per_position_acceptance_stderr"]) == 3
+    assert out.status == "ok"
+    assert out.accept_length == completion / verify
+    assert out.cross_check is not None and out.metrics_cross_check is not None
+    assert out.cross_check.agrees is True and out.cross_check.relative_difference == 0
+    assert out.metrics_cross_check.agrees is True
+    assert len(out.per_position_acceptance_stderr) == 3
     assert accept_warnings("eval x", out) == []
 
 
 def test_window_accept_not_speculative_and_disagreement_warnings() -> None:
     records = [rec([2, 2])]
     plain = window_accept(records, Window(records, None, deltas(5, 4)), False, 0.1)
-    assert plain["status"] == "not_speculative" and "accept_rate_stderr" not in plain
+    assert plain.status == "not_speculative" and "accept_rate_stderr" not in plain.to_json()
     off = window_accept(records, Window(records, 9.0, deltas(90.0, 4.0)), True, 0.1)
     warnings = accept_warnings("eval x", off)
     assert len(warnings) == 2 and all(w.startswith("eval x: ") for w in warnings)
@@ -134,7 +135,7 @@ def test_window_accept_not_speculative_and_disagreement_warnings() -> None:
 def test_speculative_eval_without_statistics_is_warned() -> None:
     records = [{"error_kind": None, "spec": None}]
     out = window_accept(records, Window(records, None, deltas(5.0, None)), True, 0.1)
-    assert out["status"] == "missing"
+    assert out.status == "missing"
     (warning,) = accept_warnings("eval lm", out)
     assert warning.startswith("eval lm: ") and "no request carried accept statistics" in warning
 
@@ -171,9 +172,9 @@ def test_verify_steps_per_dp_rank():
 def test_requests_of_another_client_are_counted(counted, attempts, foreign):
     new = [{"error_kind": None, "attempts": a} for a in attempts]
     window = Window(new, None, {REQUESTS: counted, VERIFY: None, GENERATION: None})
-    seen = window_accept(new, window, speculative=False, rel_tolerance=0.1)["traffic"]
-    assert (seen or {}).get("foreign") == foreign
-    warned = accept_warnings("eval x", {"traffic": seen})
+    seen = window_accept(new, window, speculative=False, rel_tolerance=0.1)
+    assert (seen.traffic and seen.traffic.foreign) == foreign
+    warned = accept_warnings("eval x", seen)
     assert bool(warned) == bool(foreign)
     if foreign:
         assert f"counted {counted} requests but the pipeline sent 4" in warned[0]

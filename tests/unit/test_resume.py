@@ -1,6 +1,6 @@
 import json
 
-from pipeline.results.store import write_json_atomic
+from pipeline.results.store import read_result, write_json_atomic
 from pipeline.sweeps.resume import claim_samples, finished_result, kept_samples, mark_skipped
 
 
@@ -51,8 +51,9 @@ def test_finished_result_only_for_ok_with_same_hash(tmp_path):
     assert finished_result(tmp_path, "other") is None
     previous = finished_result(tmp_path, "h")
     assert previous is not None
-    mark_skipped(tmp_path, previous, "now")
-    assert json.loads((tmp_path / "result.json").read_text())["resumed"][0]["at"] == "now"
+    assert mark_skipped(tmp_path, previous, "now").resumed[-1].at == "now"
+    on_disk = read_result(tmp_path)
+    assert on_disk is not None and on_disk.resumed[-1].action == "skipped: already ok"
 
 
 def test_damaged_result_is_rerun(tmp_path):

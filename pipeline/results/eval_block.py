@@ -1,0 +1,172 @@
+"""``evals.<name>`` of ``result.json``: one eval's summary, written and read through these types.
+
+The measuring part puts a block together with ``eval_block`` (what the eval is, its statistics as
+``evals`` summarised them, how it ran) and hands ``EvalSummary`` to the cell's draft; the report,
+the summary and the tests read the fields. ``to_json`` is the block as written, key order included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.results.accept_block import AcceptBlock
+from pipeline.results.json_values import as_list, as_map, as_seconds
+
+DESIGN_KEYS = ("max_repeats", "repeats_per_round", "alpha", "margin", "spending")
+RATES = ("no_answer_rate", "truncated_rate", "error_rate")
+
+
+@dataclass(frozen=True)
+class SequentialBlock:
+    """``evals.<name>.sequential``: the stopping design, the cell's role and its last look."""
+
+    role: Any  # baseline | candidate | why the fixed design ran
+    look: Any = None  # a candidate's last look (1-based)
+    decision: Any = None  # GO | NO-GO | undecided
+    design: Mapping[str, Any] = field(default_factory=dict)  # max_repeats, ..., spending
+    baseline_dir: str | None = None  # a candidate's baseline cell folder
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SequentialBlock:
+        """The block as written (read leniently: ``EvalSummary.checked_sequential`` checks it)."""
+        design = {k: data[k] for k in DESIGN_KEYS if k in data}
+        base = data.get("baseline_dir")
+        return cls(
+            data.get("role"), data.get("look"), data.get("decision"), design,
+            None if base is None else str(base),
+        )  # fmt: skip
+
+    def to_json(self) -> dict[str, Any]:
+        """The block as the cell writes it: the design, the role, then a candidate's look."""
+        out: dict[str, Any] = {**self.design, "role": self.role}
+        last = {"baseline_dir": self.baseline_dir, "look": self.look, "decision": self.decision}
+        return out | {k: v for k, v in last.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class EvalHead:
+    """What an eval is and how it sampled: the first fields of its block."""
+
+    label: str
+    kind: str | None  # the eval's ``kind`` in the config (None: not configured by name)
+    sampling: Mapping[str, Any]  # the sampling settings and their ``source`` (eval | model)
+
+    def to_json(self) -> dict[str, Any]:
+        """The head's fields as the block begins."""
+        return {"label": self.label, "kind": self.kind, "sampling": dict(self.sampling)}
+
+
+@dataclass(frozen=True)
+class EvalSummary:
+    """``evals.<name>``: one eval's summary; ``data`` keeps every field it was written with."""
+
+    accuracy: float | None
+    ci95: tuple[float | None, float | None]
+    accept: AcceptBlock | None  # None: the eval has no accept window of its own
+    graded: bool = True  # False: ungraded (MT-Bench-style, accept rates only)
+    stderr: float | None = None
+    n_questions: int | None = None
+    n_repeats: int | None = None
+    rates: Mapping[str, float | None] = field(default_factory=dict)  # no_answer, truncated, error
+    sequential: SequentialBlock | None = None  # None: a fixed design (or a malformed block)
+    label: str | None = None
+    sampling: Mapping[str, Any] = field(default_factory=dict)
+    n_samples: int | None = None
+    counts: Mapping[str, int] = field(default_factory=dict)  # correct, wrong, ... | answered, ...
+    wall_time_s: float | None = None
+    resumed_samples: int | None = None  # answered samples of an earlier run, kept
+    lm_eval: Mapping[str, Any] | None = None  # lm-eval's own results (``kind: lm_eval``)
+    summarised_from: str | None = None  # set when summarised from the samples on disk
+    # The server's prefill time (``evals.metrics.prefill_summary``); None in results from before it
+    # or from a server without --enable-metrics.
+    mean_prefill_s: float | None = None
+    prefill_s_per_1k_prompt_tokens: float | None = None
+    data: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> EvalSummary:
+        """The eval block as written (MT-Bench and other ungraded evals have no accuracy)."""
+        lo, hi = [*as_list(data.get("ci95")), None, None][:2]
+        own, seq, lm = data.get("accept"), data.get("sequential"), data.get("lm_eval")
+        return cls(
+            accuracy=data.get("accuracy"),
+            ci95=(lo, hi),
+            accept=AcceptBlock.from_json(as_map(own)) if own else None,
+            graded=data.get("graded", True) is not False,
+            stderr=data.get("stderr"),
+            n_questions=data.get("n_questions"),
+            n_repeats=data.get("n_repeats"),
+            rates={k: data.get(k) for k in RATES},
+            sequential=SequentialBlock.from_json(seq) if isinstance(seq, dict) else None,
+            label=None if data.get("label") is None else str(data["label"]),
+            sampling=as_map(data.get("sampling")),
+            n_samples=data.get("n_samples"),
+            counts=as_map(data.get("counts")),
+            wall_time_s=data.get("wall_time_s"),
+            resumed_samples=data.get("resumed_samples"),
+            lm_eval=lm if isinstance(lm, Mapping) else None,
+            summarised_from=data.get("summarised_from"),
+            mean_prefill_s=as_seconds(data.get("mean_prefill_s")),
+            prefill_s_per_1k_prompt_tokens=as_seconds(data.get("prefill_s_per_1k_prompt_tokens")),
+            data=data,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """The block as written (``from_json(x).to_json() == x``, key order included)."""
+        return dict(self.data)
+
+    def checked_sequential(self) -> SequentialBlock | None:
+        """The sequential block, checked: None when the eval ran the fixed design.
+
+        Raises:
+            ValueError: the block is not a mapping or lacks a key its role needs.
+        """
+        seq = self.data.get("sequential")
+        if seq is None:
+            return None
+        if not isinstance(seq, dict):
+            raise ValueError(f"sequential = {seq!r} must be a mapping")
+        lacking = [k for k in ("role", "max_repeats", "repeats_per_round") if k not in seq]
+        if seq.get("role") == "candidate" and "look" not in seq:
+            lacking.append("look")
+        if lacking:
+            raise ValueError(f"sequential block lacks {', '.join(lacking)}")
+        return SequentialBlock.from_json(seq)
+
+
+def eval_block(
+    head: EvalHead,
+    statistics: Mapping[str, Any],
+    *,
+    resumed_samples: int,
+    wall_time_s: float | None = None,
+    sequential: SequentialBlock | None = None,
+    lm_eval: Mapping[str, Any] | None = None,
+    summarised_from: str | None = None,
+    accept: AcceptBlock | None = None,
+) -> EvalSummary:
+    """One eval's block as the cell writes it, typed.
+
+    Args:
+        head: what the eval is and how it sampled.
+        statistics: ``evals.accounting.summarize_records`` of its samples.
+        resumed_samples: answered samples of an earlier run that were kept.
+        wall_time_s: how long the eval ran (None: summarised without running it).
+        sequential: the stopping design and its last look, when the eval ran in rounds.
+        lm_eval: lm-eval's own results, for ``kind: lm_eval``.
+        summarised_from: where the figures come from when not from a run that ended.
+        accept: the eval's accept statistics, when known as the block is written.
+    """
+    data: dict[str, Any] = {**head.to_json(), **statistics}
+    if wall_time_s is not None:
+        data["wall_time_s"] = wall_time_s
+    data["resumed_samples"] = resumed_samples
+    tail = {
+        "sequential": None if sequential is None else sequential.to_json(),
+        "lm_eval": None if lm_eval is None else dict(lm_eval),
+        "summarised_from": summarised_from,
+        "accept": None if accept is None else accept.to_json(),
+    }
+    return EvalSummary.from_json(data | {k: v for k, v in tail.items() if v is not None})
