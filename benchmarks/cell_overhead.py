@@ -61,6 +61,9 @@ SUSPECTS = {
 
 def one_cell(folder: Path, overrides: list[str]) -> dict[str, float]:
     """One job; the overhead figures in seconds."""
+    from pipeline.results.cell_paths import result_path
+    from pipeline.results.store import read_result
+
     out = folder / f"cell-{time.monotonic_ns()}"
     argv = [sys.executable, "-m", "pipeline", f"output_dir={out}", "client.progress=false"]
     argv += ["hydra.run.dir=" + str(out / "hydra"), *overrides]
@@ -68,13 +71,12 @@ def one_cell(folder: Path, overrides: list[str]) -> dict[str, float]:
     start = time.time()
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     exited = time.time()
-    result_path = out / "result.json"
-    if not result_path.is_file():
+    result = read_result(out)
+    if result is None:
         raise RuntimeError(f"no result.json:\n{done.stderr[-3000:]}")
-    result = json.loads(result_path.read_text())
-    if result["status"] != "ok":
-        raise RuntimeError(f"cell {result['status']}: {result.get('error')}")
-    marks, written = result["timing"]["marks_s"], result_path.stat().st_mtime
+    if result.status != "ok":
+        raise RuntimeError(f"cell {result.status}: {result.error}")
+    marks, written = result.marks, result_path(out).stat().st_mtime
     ledger = [json.loads(x) for x in (out / "simulated_ledger.jsonl").read_text().splitlines()]
     first, last = min(r["time"] for r in ledger), max(r["time"] for r in ledger)
     run_cell_start = written - marks["end"]
@@ -82,7 +84,7 @@ def one_cell(folder: Path, overrides: list[str]) -> dict[str, float]:
         "before_run_cell": run_cell_start - start,
         "to_first_request": (first - start) - (marks["ready"] - marks["launch"]),
         "after_last_response": (written - last) - (marks["stopped"] - marks["evals_done"]),
-        "job_reported_before": result["timing"]["pipeline_overhead"]["to_first_request_s"],
+        "job_reported_before": result.overhead["to_first_request_s"],
         "server_start": marks["ready"] - marks["launch"],
         "server_stop": marks["stopped"] - marks["evals_done"],
         "evals": marks["evals_done"] - marks["verified"],

@@ -72,6 +72,8 @@ class CellResult:
     observed: Mapping[str, Any] = field(default_factory=dict)  # the settings the server reports
     requested: Mapping[str, Any] = field(default_factory=dict)  # every setting checked
     client_concurrency: int | None = None  # requests the client kept in flight
+    marks: Mapping[str, float] = field(default_factory=dict)  # timing.marks_s: s since start
+    overhead: Mapping[str, float | None] = field(default_factory=dict)  # the pipeline's own time
     node: NodeResult | None = None  # a non-zero node's own result (multi-node, not on disk)
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
@@ -118,6 +120,8 @@ class CellResult:
             observed=as_map(data.get("observed")),
             requested=as_map(data.get("requested")),
             client_concurrency=as_map(data.get("client")).get("concurrency"),
+            marks=as_map(timing.get("marks_s")),
+            overhead=as_map(timing.get("pipeline_overhead")),
             node=NodeResult.from_json(node) if isinstance(node, Mapping) else None,
             raw=data,
         )
