@@ -3,21 +3,33 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from backends.config_file import ConfigFileError, check_record
 from pipeline.results.cell_paths import samples_path
 
 
-class SampleError(ValueError):
+class SampleError(ConfigFileError):
     """A samples file is unusable; the message names file, line and field."""
+
+
+@dataclass(frozen=True)
+class SampleRow:
+    """The fields of a sample line the report pairs and grades by (a line holds many more)."""
+
+    question_id: Any  # a string, or a number in files written by hand
+    repeat: int
+    correct: bool
 
 
 def read_samples(folder: Path, eval_name: str) -> dict[tuple[str, int], dict[str, Any]]:
     """Samples keyed by (question_id, repeat); a repeated key keeps its last line (a resume).
 
     Raises:
-        SampleError: missing file, bad JSON, or a line without question_id / repeat / correct.
+        SampleError: missing file, bad JSON, or a line whose ``SampleRow`` fields are missing or
+            of the wrong type.
     """
     path = samples_path(folder, eval_name)
     if not path.is_file():
@@ -42,11 +54,5 @@ def _parse(path: Path, number: int, line: str) -> dict[str, Any]:
         raise SampleError(f"{path}:{number}: not valid JSON ({err})") from err
     if not isinstance(record, dict):
         raise SampleError(f"{path}:{number}: expected a JSON object")
-    for key in ("question_id", "repeat", "correct"):
-        if key not in record:
-            raise SampleError(f"{path}:{number}: field {key!r} is missing")
-    if not isinstance(record["repeat"], int) or isinstance(record["repeat"], bool):
-        raise SampleError(f"{path}:{number}: repeat = {record['repeat']!r} must be an integer")
-    if not isinstance(record["correct"], bool):
-        raise SampleError(f"{path}:{number}: correct = {record['correct']!r} must be true/false")
+    check_record(SampleRow, record, f"{path}:{number}", SampleError)
     return record

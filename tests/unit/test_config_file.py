@@ -8,7 +8,14 @@ from typing import Any
 
 import pytest
 
-from backends.config_file import Check, ConfigFileError, checked, load_structured, read_mapping
+from backends.config_file import (
+    Check,
+    ConfigFileError,
+    check_record,
+    checked,
+    load_structured,
+    read_mapping,
+)
 
 
 @dataclass(frozen=True)
@@ -62,3 +69,30 @@ def test_read_mapping(tmp_path: Path) -> None:
     (tmp_path / "list.yaml").write_text("- 1\n")
     with pytest.raises(ConfigFileError, match=r"list\.yaml: expected a mapping at the top level"):
         read_mapping(tmp_path / "list.yaml")
+
+
+@dataclass(frozen=True)
+class Row:
+    key: Any
+    count: int
+    rate: float
+    ok: bool
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"count": 1, "rate": 0.5, "ok": True}, "r.jsonl:3: key is missing"),
+        ({"key": 1, "count": 1.0, "rate": 0.5, "ok": True}, "count = 1.0 must be an integer"),
+        ({"key": 1, "count": True, "rate": 0.5, "ok": True}, "count = True must be an integer"),
+        ({"key": 1, "count": 1, "rate": "x", "ok": True}, "rate = 'x' must be a number"),
+        ({"key": 1, "count": 1, "rate": 0.5, "ok": 1}, "ok = 1 must be true or false"),
+    ],
+)
+def test_a_data_row_fails_in_the_words_of_a_config_file(record: Any, message: str) -> None:
+    with pytest.raises(ConfigFileError, match=message):
+        check_record(Row, record, "r.jsonl:3")
+
+
+def test_a_good_data_row_passes_with_keys_of_its_own() -> None:
+    check_record(Row, {"key": None, "count": 2, "rate": 1, "ok": False, "extra": [1]}, "r")

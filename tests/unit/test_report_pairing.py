@@ -89,11 +89,12 @@ def test_accept_rows_and_pairs_skip_errors_and_missing_spec():
 @pytest.mark.parametrize(
     ("lines", "message"),
     [
-        (['{"question_id": "a", "repeat": 0}'], r"a.jsonl:1: field 'correct' is missing"),
-        (["{}", "not json"], r"a.jsonl:1: field 'question_id'"),
+        (['{"question_id": "a", "repeat": 0}'], r"a.jsonl:1: correct is missing"),
+        (["{}", "not json"], r"a.jsonl:1: question_id is missing"),
         (['{"question_id": "a", "repeat": 0, "correct": true}', "[1]"], r"a.jsonl:2: expected"),
-        (['{"question_id": "a", "repeat": "0", "correct": true}'], "repeat = '0' must be"),
-        (['{"question_id": "a", "repeat": 0, "correct": 1}'], "correct = 1 must be true/false"),
+        (['{"question_id": "a", "repeat": "0", "correct": true}'], "repeat = '0' must be an int"),
+        (['{"question_id": "a", "repeat": true, "correct": true}'], "repeat = True must be an int"),
+        (['{"question_id": "a", "repeat": 0, "correct": 1}'], "correct = 1 must be true or false"),
         (["{oops"], r"a.jsonl:1: not valid JSON"),
     ],
 )
