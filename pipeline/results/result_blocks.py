@@ -129,21 +129,23 @@ class Provenance:
     packages: Mapping[str, Any]
     git_sha: str | None
     git_dirty: bool
-    slurm: Mapping[str, Any]
+    slurm: Mapping[str, Any] | None  # the cell's SLURM job, None outside SLURM
     server_argv: tuple[str, ...] = ()  # as started (secrets masked), multi-node flags included
+    cuda_visible_devices: str | None = None  # as the cell's job found it (SLURM binds GPUs)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Provenance:
         """The provenance block as written."""
         git = as_map(data.get("mtp_eval_git"))
-        sha = git.get("sha")
+        sha, slurm, devices = git.get("sha"), data.get("slurm"), data.get("cuda_visible_devices")
         return cls(
             as_map(data.get("server_env")),
             as_map(data.get("packages")),
             None if sha is None else str(sha),
             bool(git.get("dirty")),
-            as_map(data.get("slurm")),
+            as_map(slurm) if slurm is not None else None,
             tuple(str(a) for a in as_list(data.get("server_argv"))),
+            None if devices is None else str(devices),
         )
 
 

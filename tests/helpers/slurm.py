@@ -9,7 +9,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.helpers.cells import REPO
+from pipeline.results.result_types import CellResult
+from tests.helpers.cells import REPO, result_of
 
 CLUSTER = REPO / ".ci" / "slurm" / "cluster"
 # Cells that fit the test node (2 CPUs, 2 counted GPUs): one CPU and 1 GB each.
@@ -55,17 +56,16 @@ class Slurm:
         return dict(re.findall(r"(\w+)=(\S*)", out.stdout.splitlines()[0]))
 
 
-def results(sweep: Path) -> dict[str, dict]:
+def results(sweep: Path) -> dict[str, CellResult]:
     """Cell results by job number (the folder name's prefix)."""
     return {
-        p.parent.name.split("_", 1)[0]: json.loads(p.read_text())
-        for p in sweep.glob("*/result.json")
+        p.parent.name.split("_", 1)[0]: result_of(p.parent) for p in sweep.glob("*/result.json")
     }
 
 
-def assert_ran_on_slurm(slurm: Slurm, sweep: Path, result: dict, state: str = "COMPLETED"):
+def assert_ran_on_slurm(slurm: Slurm, sweep: Path, result: CellResult, state: str = "COMPLETED"):
     """The cell's recorded job is a job of this sweep that SLURM ran to ``state``."""
-    facts = result["provenance"]["slurm"]
+    facts = result.provenance.slurm
     assert facts and facts["nodelist"] == "localhost", facts
     job = slurm.job(facts["job"])
     assert job["JobState"] == state, job

@@ -61,22 +61,22 @@ def test_cancelled_cell_is_recorded_the_sweep_goes_on_and_a_rerun_resumes(slurm,
     assert proc.returncode == 0, out[-3000:]
 
     cells = results(sweep)
-    assert cells["0"]["status"] == "failed" and cells["0"]["error"]["kind"] == "interrupted"
-    message = cells["0"]["error"]["message"]
+    assert cells["0"].status == "failed" and cells["0"].error.kind == "interrupted"
+    message = cells["0"].error.message
     assert message.startswith("SIGTERM: the job was cancelled (scancel)")
     kept = answered(cell)
     assert f"{kept} answered samples kept in samples/" in message and kept >= 5
     assert_ran_on_slurm(slurm, sweep, cells["0"], state="CANCELLED")
-    assert cells["1"]["status"] == "ok"  # the rest of the sweep went on
+    assert cells["1"].status == "ok"  # the rest of the sweep went on
     assert_ran_on_slurm(slurm, sweep, cells["1"])
     assert processes_mentioning(str(sweep)) == []
 
     rerun = slurm.mtp_eval("-m", *TWO_CELLS, f"hydra.sweep.dir={sweep}")
     assert rerun.returncode == 0, rerun.stderr[-3000:]
     cells = results(sweep)
-    assert all(r["status"] == "ok" for r in cells.values())
-    assert cells["0"]["evals"]["mcq_sample"]["resumed_samples"] == kept
-    assert cells["1"]["resumed"][-1]["action"] == "skipped: already ok"
+    assert all(r.status == "ok" for r in cells.values())
+    assert cells["0"].evals["mcq_sample"].resumed_samples == kept
+    assert cells["1"].resumed[-1].action == "skipped: already ok"
     assert_ran_on_slurm(slurm, sweep, cells["0"])  # the rerun's own job
 
     uninterrupted = slurm.mtp_eval("-m", *TWO_CELLS, f"hydra.sweep.dir={clean}")
@@ -102,12 +102,12 @@ def test_time_limit_warning_stops_the_cell_with_what_it_has(slurm, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (result,) = results(sweep).values()
-    assert result["status"] == "failed" and result["error"]["kind"] == "interrupted"
-    message = result["error"]["message"]
+    assert result.status == "failed" and result.error.kind == "interrupted"
+    message = result.error.message
     assert message.startswith("SLURM sent SIGUSR2: the job's time limit is near")
     kept = answered(next(sweep.glob("0_*")))
     assert f"{kept} answered samples kept in samples/" in message
-    facts = result["provenance"]["slurm"]
+    facts = result.provenance.slurm
     job = slurm.job(facts["job"])
     assert job["TimeLimit"] == "00:02:00" and job["JobState"] == "COMPLETED"  # stopped in time
     assert processes_mentioning(str(sweep)) == []
@@ -185,10 +185,10 @@ def test_cell_cancelled_before_it_ran_is_one_line_and_the_sweep_ends(slurm, tmp_
     # seen leaving squeue, or reported CANCELLED by sacct: either way one line, and on we go
     assert f"SLURM job {task} ended without a result (" in out
     assert "Traceback" not in out
-    assert set(results(sweep)) == {"0"} and results(sweep)["0"]["status"] == "ok"
+    assert set(results(sweep)) == {"0"} and results(sweep)["0"].status == "ok"
     code, _ = report(slurm, sweep)
     assert code == 2  # the cancelled cell is missing: undecided, never GO
 
     rerun = slurm.mtp_eval("-m", *one_at_a_time[:-1], f"hydra.sweep.dir={sweep}")
     assert rerun.returncode == 0, rerun.stderr[-3000:]
-    assert {k: r["status"] for k, r in results(sweep).items()} == {"0": "ok", "1": "ok"}
+    assert {k: r.status for k, r in results(sweep).items()} == {"0": "ok", "1": "ok"}

@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from pipeline.results.result_types import NodeResult
 from tests.helpers.cells import processes_mentioning
 from tests.helpers.slurm import SMALL_CELLS, assert_ran_on_slurm, report, results
 
@@ -20,8 +21,8 @@ def test_demo_on_slurm_matches_the_local_demo(slurm, tmp_path):
     proc = slurm.mtp_eval("experiment=demo", *SMALL_CELLS, f"hydra.sweep.dir={on_slurm}")
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     cells = results(on_slurm)
-    assert len(cells) == 4 and all(r["status"] == "ok" for r in cells.values())
-    jobs = {r["provenance"]["slurm"]["job"] for r in cells.values()}
+    assert len(cells) == 4 and all(r.status == "ok" for r in cells.values())
+    jobs = {r.provenance.slurm["job"] for r in cells.values()}
     assert len(jobs) == 4  # one SLURM array task per cell
     for result in cells.values():
         assert_ran_on_slurm(slurm, on_slurm, result)
@@ -29,7 +30,7 @@ def test_demo_on_slurm_matches_the_local_demo(slurm, tmp_path):
 
     done = slurm.mtp_eval("experiment=demo", f"hydra.sweep.dir={local}")
     assert done.returncode == 0, done.stderr[-3000:]
-    assert all(r["provenance"]["slurm"] is None for r in results(local).values())
+    assert all(r.provenance.slurm is None for r in results(local).values())
     slurm_code, slurm_cells = report(slurm, on_slurm)
     local_code, local_cells = report(slurm, local)
     assert slurm_code == local_code == 1  # the demo's planted NO-GO, read from SLURM's cells
@@ -85,15 +86,15 @@ def test_model_and_cluster_resources_reach_sbatch(slurm, tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (result,) = results(sweep).values()
-    job_id = result["provenance"]["slurm"]["job_id"]
+    job_id = result.provenance.slurm["job_id"]
     script = (sweep / ".submitit" / job_id / f"{job_id}_submission.sh").read_text()
     for line in ("--gpus-per-node=2", "--cpus-per-task=2", "--mem=3GB", "--time=7"):
         assert f"#SBATCH {line}\n" in script, script
     job = slurm.job(job_id)  # and SLURM granted them
     assert job["TresPerNode"] == "gres:gpu:2" and "mem=3G" in job["TRES"], job
     assert job["TimeLimit"] == "00:07:00" and job["NumCPUs"] == "2"
-    assert result["provenance"]["slurm"]["gpus_on_node"] == "2"
-    assert result["provenance"]["cuda_visible_devices"] == "0,1"  # bound by SLURM
+    assert result.provenance.slurm["gpus_on_node"] == "2"
+    assert result.provenance.cuda_visible_devices == "0,1"  # bound by SLURM
     assert_ran_on_slurm(slurm, sweep, result)
 
 
@@ -110,13 +111,13 @@ def test_multinode_cell_takes_its_ranks_from_a_real_two_task_job(slurm, tmp_path
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     (node0,) = results(sweep).values()
-    assert node0["status"] == "ok"
-    node1 = json.loads(next(sweep.glob("0_*/node-1/result.json")).read_text())
-    assert node1["status"] == "ok"
-    facts0, facts1 = node0["provenance"]["slurm"], node1["slurm"]
+    assert node0.status == "ok"
+    node1 = NodeResult.from_json(json.loads(next(sweep.glob("0_*/node-1/result.json")).read_text()))
+    assert node1.status == "ok" and node0.provenance.slurm and node1.slurm
+    facts0, facts1 = node0.provenance.slurm, node1.slurm
     assert facts0["job_id"] == facts1["job_id"] and facts0["ntasks"] == "2"
     assert (facts0["procid"], facts1["procid"]) == ("0", "1")  # SLURM's own task ranks
-    for argv, rank in ((node0["server"]["argv"], "0"), (node1["server_argv"], "1")):
+    for argv, rank in ((node0.server_argv, "0"), (node1.server_argv, "1")):
         flags = " ".join(argv)
         assert f"--nnodes 2 --node-rank {rank} --dist-init-addr localhost:20000" in flags
     job = slurm.job(facts0["job_id"])
