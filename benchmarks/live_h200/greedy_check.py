@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -82,6 +83,17 @@ def post(url: str, body: dict[str, Any], timeout: float = 300) -> dict[str, Any]
     return json.loads(post_raw(url, body, timeout))  # type: ignore[no-any-return]
 
 
+def flush(base: str) -> bool:
+    """``/flush_cache``, retried: SGLang answers 400 while a request is still running."""
+    for _ in range(20):
+        try:
+            post_raw(f"{base}/flush_cache", {})
+            return True
+        except urllib.error.HTTPError:
+            time.sleep(0.5)
+    return False
+
+
 def common_prefix(a: list[int], b: list[int]) -> int:
     """Length of the longest common prefix."""
     n = 0
@@ -135,7 +147,7 @@ def prefill_times(base: str, items: list[dict[str, Any]]) -> list[dict[str, Any]
     """Each long prompt alone after a cache flush, one output token: SGLang's prefill time."""
     out = []
     for item in items:
-        post_raw(f"{base}/flush_cache", {})
+        flush(base)
         start = time.perf_counter()
         gen = post(
             f"{base}/generate",
