@@ -12,6 +12,7 @@ JSON types) with the same measured values.
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -68,6 +69,17 @@ def _shape(value: Any) -> Any:
     return type(value).__name__
 
 
+def _close(a: object, b: object) -> bool:
+    """Equal, floats within a relative 1e-12 (nested dicts and lists)."""
+    if isinstance(a, float) and isinstance(b, float):
+        return math.isclose(a, b, rel_tol=1e-12)
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
 def test_the_cell_writes_what_the_old_code_wrote(tmp_path):
     # The fixture's own command, through the installed mtp-eval of today.
     sweep = tmp_path / "sweep"
@@ -90,5 +102,7 @@ def test_the_cell_writes_what_the_old_code_wrote(tmp_path):
         assert {k: new.get(k) for k in _SAME} == {k: old.get(k) for k in _SAME}
         for name, block in old["evals"].items():
             fixed = {k: v for k, v in block.items() if k not in _TIMED}
-            assert {k: new["evals"][name][k] for k in fixed} == fixed, name
-        assert new["accept"] == old["accept"]
+            assert _close({k: new["evals"][name][k] for k in fixed}, fixed), name
+        # Float sums follow the order requests finish in (the simulated server's per-request
+        # prefill wait moved it): equal to the last bits but one.
+        assert _close(new["accept"], old["accept"]), old_path.parent.name
