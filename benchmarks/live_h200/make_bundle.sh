@@ -4,7 +4,7 @@
 # Run here (a machine that reaches PyPI), from anywhere:   bash benchmarks/live_h200/make_bundle.sh
 # Result: .gpu-bundle/ at the repo root (git-ignored): sgl-site-0.5.19.tar.xz (about 55 MB, one
 # folder `sgl-site/` to put on PYTHONPATH there) and flash_ops.sm90a.so.xz (SGLang's FA3 for SM90,
-# about 123 MB), each as 40-MiB chunks with a sha256 manifest. Carry the chunks over several warm
+# about 123 MB), each as 32-MiB chunks with a sha256 manifest. Carry the chunks over several warm
 # device calls and source benchmarks/live_h200/setup_on_gpu.sh in each (README.md beside this).
 #
 # What it does, and why:
@@ -25,7 +25,7 @@
 #      only thing carried). The check: expected files present, removed ones absent, every pin in
 #      wheels.txt installed exactly once.
 #
-#   7. Cuts the archive into chunks of CHUNK_MIB (default 40) with a sha256 manifest (chunks.py):
+#   7. Cuts the archive into chunks of CHUNK_MIB (default 32) with a sha256 manifest (chunks.py):
 #      every device call carries the repo too (about 21 MiB with the trained model's weights), and
 #      a call moves at most 64 MiB.
 #   8. (FA3=1, the default) SGLang's FA3: takes sgl_kernel/flash_ops.abi3.so from the sglang-kernel
@@ -48,7 +48,7 @@ SITE="$CACHE/sgl-site"
 OUTDIR="$REPO/.gpu-bundle"
 ARCHIVE="$CACHE/sgl-site-0.5.19.tar.xz"
 FA3_SO="$CACHE/flash_ops.sm90a.so"
-CHUNK_MIB="${CHUNK_MIB:-40}"
+CHUNK_MIB="${CHUNK_MIB:-32}"
 ANTLR="antlr4-python3-runtime==4.9.3"
 
 # pip matches manylinux_2_N exactly, so name each N the wheels use (sglang 0.5.19 is 2_34). The

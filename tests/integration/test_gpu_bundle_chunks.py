@@ -143,3 +143,23 @@ def test_fatbin_cut_keeps_only_the_leading_sm90a_elf() -> None:
     assert struct.unpack_from("<Q", buf, 8 + 8)[0] == 64 + 100
     with pytest.raises(SystemExit, match="does not lead with sm_90a"):
         fatbin_slim.slim(bytearray(fatbin([(2, 80, b"x")])), 0, 100)
+
+
+DEVICE_CALL_BYTES = 64 * 2**20  # the device tool moves at most this per call, repo included
+
+
+def test_one_chunk_and_the_repo_fit_one_device_call() -> None:
+    """A committed result or model that grows the repo must not silently break the transfers."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=False)
+    if listed.returncode != 0:
+        pytest.skip("not a git checkout")
+    tracked = sum((REPO / p).stat().st_size for p in listed.stdout.decode().split("\0") if p
+                  and (REPO / p).is_file())  # fmt: skip
+    script = (LIVE / "make_bundle.sh").read_text()
+    chunk_mib = int(script.split('CHUNK_MIB="${CHUNK_MIB:-', 1)[1].split("}", 1)[0])
+    margin = 2 * 2**20  # untracked files and the carried manifests
+    assert tracked + chunk_mib * 2**20 + margin <= DEVICE_CALL_BYTES, (
+        f"tracked files {tracked / 2**20:.1f} MiB + a {chunk_mib}-MiB chunk exceed one device "
+        f"call ({DEVICE_CALL_BYTES // 2**20} MiB): lower CHUNK_MIB in make_bundle.sh or move "
+        "large committed files into an archive"
+    )

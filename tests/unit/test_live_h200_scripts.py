@@ -1,0 +1,54 @@
+"""Pure parts of the live sign-off scripts (benchmarks/live_h200/): check-set choice, greedy
+comparison and the choice of skip-softmax factors."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks/live_h200"))
+
+import greedy_check
+import skip_fraction
+
+
+@pytest.mark.parametrize(
+    ("n", "count", "picked"),
+    [(10, 3, [0, 4, 9]), (4, 8, [0, 1, 2, 3]), (48, 8, [0, 7, 13, 20, 27, 34, 40, 47])],
+)
+def test_spread_keeps_both_ends(n: int, count: int, picked: list[int]) -> None:
+    assert greedy_check.spread(list(range(n)), count) == picked
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "n"), [([1, 2, 3], [1, 2, 3], 3), ([1, 2, 3], [1, 9, 3], 1), ([], [1], 0)]
+)
+def test_common_prefix(a: list[int], b: list[int], n: int) -> None:
+    assert greedy_check.common_prefix(a, b) == n
+
+
+def test_strip_end_drops_only_a_trailing_end_of_turn() -> None:
+    assert greedy_check.strip_end([5, 261], 261) == [5]
+    assert greedy_check.strip_end([261, 5], 261) == [261, 5]
+    assert greedy_check.strip_end([], 261) == []
+
+
+FRACTIONS = {100.0: 0.0, 1e3: 0.02, 1e4: 0.35, 3e4: 0.65, 1e5: 0.84, 1e6: 0.93}
+
+
+@pytest.mark.parametrize(
+    ("moderate", "aggressive", "want", "note"),
+    [
+        (0.2, 0.6, (1e4, 3e4), ""),  # the live run's choice
+        (0.3, 0.9, (1e4, 1e6), ""),
+        (0.2, 0.99, (1e4, 1e6), "no factor up to 1e+06 skips 99%"),  # the largest then
+        (0.9, 0.6, (1e3, 3e4), "moderate taken two grid steps below aggressive"),
+    ],
+)
+def test_pick_factors(moderate: float, aggressive: float, want: tuple, note: str) -> None:
+    chosen = skip_fraction.pick(FRACTIONS, moderate, aggressive)
+    assert (chosen["moderate"], chosen["aggressive"]) == want
+    assert chosen["note"] == note
+    assert chosen["aggressive_skip"] == FRACTIONS[want[1]]
