@@ -35,6 +35,45 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float
     }
 
 
+def failing_rows(
+    out: torch.Tensor, ref: torch.Tensor, rows: torch.Tensor, seqlen: int, atol: float, rtol: float
+) -> dict:
+    """Where the wrong (row, head) vectors are: their positions in the sequence and heads.
+
+    Issue 15, item 5: FA3's fp8 prefill failed on a near-constant 100-115 rows per sequence, which
+    a rounding explanation does not fit; this records which rows, so the data can say whether they
+    are the first rows (few keys: softmax probabilities near 1, where fp8 P is coarsest), a tile
+    boundary, or spread.
+
+    Args:
+        out: Kernel output on the checked rows, ``[n, heads, dim]``.
+        ref: Reference on the same rows.
+        rows: Row indices of the checked rows into the flattened batch (``seqlen`` per sequence).
+        seqlen: Tokens per sequence.
+        atol: Absolute tolerance, as in ``error_metrics``.
+        rtol: Relative tolerance, as in ``error_metrics``.
+
+    Returns:
+        ``count`` (wrong vectors), ``rows`` (distinct wrong rows), ``first_positions`` (the 64
+        smallest in-sequence positions), ``max_position``, ``per_128_rows`` (wrong vectors per
+        block of 128 positions, first 16 blocks) and ``per_head``.
+    """
+    out, ref = out.float(), ref.float()
+    err = torch.where(torch.isfinite(out), (out - ref).abs(), torch.full_like(out, float("inf")))
+    wrong = err.amax(dim=-1) > atol + rtol * ref.abs().amax(dim=-1)  # [n, heads]
+    positions = (rows.to(wrong.device) % seqlen)[:, None].expand_as(wrong)[wrong]
+    distinct = torch.unique(positions)
+    blocks = torch.bincount(positions // 128, minlength=16)[:16]
+    return {
+        "count": int(wrong.sum()),
+        "rows": int(distinct.numel()),
+        "first_positions": distinct[:64].tolist(),
+        "max_position": int(distinct.max()) if distinct.numel() else None,
+        "per_128_rows": blocks.tolist(),
+        "per_head": wrong.sum(dim=0).tolist(),
+    }
+
+
 def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> float | None:
     """Largest |a - b| in fp32 (None when either holds a non-finite value)."""
     diff = (a.float() - b.float()).abs().max()

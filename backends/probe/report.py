@@ -126,6 +126,25 @@ def skip_table(points: dict[Key, dict[tuple[str, float], dict]]) -> list[str]:
     return _table(header, rows)
 
 
+def failing_table(records: list[dict]) -> list[str]:
+    """Where the wrong rows are, for every run that had any (``metrics.failing_rows``)."""
+    rows = [
+        [
+            rec["kernel"], rec["kv_dtype"], rec.get("profile", ""),
+            f"{rec['batch']}x{rec['seqlen']}", fmt(rec.get("factor"), "g"),
+            str(rec["failing"]["count"]), str(rec["failing"]["rows"]),
+            str(rec["failing"]["max_position"]),
+            " ".join(str(p) for p in rec["failing"]["first_positions"][:12]),
+            " ".join(str(n) for n in rec["failing"]["per_128_rows"][:8]),
+        ]
+        for rec in ok_records(records)
+        if rec.get("failing")
+    ]  # fmt: skip
+    header = ["kernel", "KV", "profile", "size", "factor", "wrong vectors", "wrong rows",
+              "last wrong position", "first wrong positions", "wrong per 128 positions"]  # fmt: skip
+    return _table(header, rows) if rows else []
+
+
 def failures(records: list[dict]) -> list[str]:
     """One line per record that errored or was skipped, grouped by message."""
     seen: dict[str, int] = defaultdict(int)
@@ -146,6 +165,9 @@ def render(doc: dict) -> str:
     out += [*kernel_table(points), "", "## Skip-softmax (fmha_v2)", ""]
     out += [*skip_table(points), "", "## Where skip-softmax engages", ""]
     out += [*_table(*regime_rows(points, limit)), ""]
+    wrong = failing_table(records)
+    if wrong:
+        out += ["## Where the wrong rows are (checked rows only)", "", *wrong, ""]
     problems = failures(records)
     if problems:
         out += ["## Not measured", "", *problems, ""]

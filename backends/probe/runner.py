@@ -22,7 +22,7 @@ from backends.probe.config import ProbeConf, TimingConf
 from backends.probe.inputs import AttentionInputs, make_inputs
 from backends.probe.jit import FAST_FAILURE_S, JitWarmer
 from backends.probe.kernels import PagedBatch, kernel_inputs, make_runner
-from backends.probe.metrics import causal_tflops, error_metrics, max_abs_diff
+from backends.probe.metrics import causal_tflops, error_metrics, failing_rows, max_abs_diff
 from backends.probe.plan import Geometry, Point, fmha_v2_kv_tile
 from backends.probe.reference import Q_BLOCK, ReferenceResult, reference, sample_blocks
 from backends.probe.timing import time_call
@@ -177,6 +177,8 @@ def _measure(
     first = out[ref.rows].float()
     rec = base | {"kernel": kernel, "factor": factor, "status": "ok", "error": None}
     rec |= error_metrics(first, ref.out, atol, rtol)
+    if rec["rows_beyond_frac"] > 0:
+        rec["failing"] = failing_rows(first, ref.out, ref.rows, point.seqlen, atol, rtol)
     if factor > 0:
         rec["skip_est"] = ref.skip_fraction(factor)
         rec["max_abs_vs_skip_ref"] = max_abs_diff(first, ref.emulated[factor])

@@ -140,6 +140,37 @@ def test_a_failing_kernel_is_recorded_and_the_rest_runs(tmp_path):
     assert exit_code(session.doc["records"], 1e-3) == 1
 
 
+def test_wrong_rows_are_located_and_reported(tmp_path):
+    """A kernel wrong on the first 20 rows of every sequence (issue 15, item 5's FA3 fp8 pattern)."""
+
+    def first_rows_wrong(kernel, batch, num_kv_heads):
+        call = torch_kernel(kernel, batch, num_kv_heads)
+
+        def wrong(factor):
+            out = call(factor).clone()
+            if kernel == "fa3":
+                view = out.view(batch.batch, batch.seqlen, *out.shape[1:])
+                view[:, :20] += 1.0
+            return out
+
+        return wrong
+
+    sizes = [GridCase("sizes", ["bf16"], ["gaussian"], ["2x96"], [0])]
+    session, points = _session(tmp_path, sizes, factory=first_rows_wrong)
+    run_grid(session, points)
+    records = json.loads((tmp_path / "probe.json").read_text())["records"]
+    fa3 = next(r for r in records if r["kernel"] == "fa3")
+    assert fa3["failing"]["rows"] == 20 and fa3["failing"]["max_position"] == 19
+    assert fa3["failing"]["count"] == 2 * 20 * GEOMETRY.num_heads  # both sequences, every head
+    assert "failing" not in next(r for r in records if r["kernel"] == "fmha_v2")
+    write_report(session.doc, tmp_path, plots=False)
+    report = (tmp_path / "probe.md").read_text()
+    assert "## Where the wrong rows are" in report
+    assert (
+        "| fa3 | bf16 | gaussian | 2x96 | 0 | 160 | 20 | 19 | 0 1 2 3 4 5 6 7 8 9 10 11 |" in report
+    )
+
+
 def test_report_from_a_cpu_run(tmp_path):
     session, points = _session(tmp_path, CASES)
     run_grid(session, points)

@@ -66,3 +66,30 @@ def test_causal_tflops():
         4 * 1024 * 1025 / 2 * 32 * 128 / 1e-3 / 1e12
     )
     assert math.isclose(causal_tflops(2, 1024, 32, 128, 2.0), causal_tflops(1, 1024, 32, 128, 1.0))
+
+
+def test_failing_rows_names_positions_heads_and_blocks():
+    from backends.probe.metrics import failing_rows
+
+    seqlen, heads = 300, 2
+    rows = torch.tensor([0, 1, 2, 150, 299, 300, 301, 450])  # two sequences of 300
+    ref = torch.ones(len(rows), heads, 4)
+    out = ref.clone()
+    out[0, 0, 1] += 1.0  # position 0, head 0
+    out[5, 1, 0] += 1.0  # position 0 of the second sequence, head 1
+    out[3, 0, 2] = float("nan")  # position 150, head 0: non-finite is wrong
+    found = failing_rows(out, ref, rows, seqlen, 1e-2, 1e-2)
+    assert found["count"] == 3
+    assert found["rows"] == 2  # positions 0 and 150
+    assert found["first_positions"] == [0, 150]
+    assert found["max_position"] == 150
+    assert found["per_128_rows"][:3] == [2, 1, 0]
+    assert found["per_head"] == [2, 1]
+
+
+def test_failing_rows_when_none_fail():
+    from backends.probe.metrics import failing_rows
+
+    ref = torch.ones(3, 2, 4)
+    found = failing_rows(ref.clone(), ref, torch.arange(3), 3, 1e-2, 1e-2)
+    assert (found["count"], found["rows"], found["max_position"]) == (0, 0, None)
