@@ -140,8 +140,10 @@ def failing_table(records: list[dict]) -> list[str]:
         for rec in ok_records(records)
         if rec.get("failing")
     ]  # fmt: skip
-    header = ["kernel", "KV", "profile", "size", "factor", "wrong vectors", "wrong rows",
-              "last wrong position", "first wrong positions", "wrong per 128 positions"]  # fmt: skip
+    header = [
+        *("kernel", "KV", "profile", "size", "factor", "wrong vectors", "wrong rows"),
+        *("last wrong position", "first wrong positions", "wrong per 128 positions"),
+    ]
     return _table(header, rows) if rows else []
 
 
