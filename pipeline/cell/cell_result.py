@@ -19,6 +19,8 @@ from pipeline.serving.server_kind import server_kind
 from pipeline.serving.slurm_job import job_facts
 
 _NOT_MEASURED = ("faults", "latency_s", "prefill_s_per_1k_tokens", "startup_delay_s")
+# Keys added later, left out at their default so that earlier cells keep their config hash.
+_LATER_DEFAULTS = {"sampling_spread": 0.0}
 
 
 def cell_name(conf: RootConf) -> str:
@@ -45,7 +47,11 @@ def measured_config(conf: RootConf) -> dict[str, Any]:
         # Fault injection and latency change how a run goes, not what it measures: a rerun
         # without them resumes the same cell.
         sim = dataclasses.asdict(conf.server.simulated)
-        data["simulated"] = {k: v for k, v in sim.items() if k not in _NOT_MEASURED}
+        data["simulated"] = {
+            k: v
+            for k, v in sim.items()
+            if k not in _NOT_MEASURED and not (k in _LATER_DEFAULTS and v == _LATER_DEFAULTS[k])
+        }
     return data
 
 

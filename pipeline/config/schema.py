@@ -46,6 +46,11 @@ class SimulatedConf:
     prefill_s_per_1k_tokens: float = 0.002
     startup_delay_s: float = 0.5  # time spent answering 503 before ready
     seed: int = 0
+    # Repeat-to-repeat noise: 1 - the intraclass correlation of a question's repeats, drawn
+    # afresh at every server start as SGLang at temperature > 0 (live H200: 0.71 mcq, 0.36
+    # arith, 0.40 retrieval). 0: an identical prompt is always answered alike (pipeline.simserver
+    # .sampling).
+    sampling_spread: float = 0.0
     faults: dict[str, Any] = field(default_factory=dict)  # fault-injection flags (see --help)
     # The GPU it pretends to run on when none is detected (gpu=auto on a CPU machine).
     gpu_name: str = "NVIDIA H200 (simulated)"

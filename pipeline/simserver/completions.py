@@ -72,10 +72,11 @@ class CompletionHandlers:
         state.in_flight += 1
         try:
             key = job.items[0].prompt
-            fault = rate_fault(rt.faults, rt.conf.seed, key, state.attempt(key))
+            attempt = state.attempt(key)
+            fault = rate_fault(rt.faults, rt.conf.seed, key, attempt)
             if rt.latency_s:
                 await asyncio.sleep(rt.latency_s)
-            served = await self._generate(job, fault == "truncation", received)
+            served = await self._generate(job, fault == "truncation", received, attempt)
             stop = stop_fault(rt.faults, state.completed)
             if stop is not None:
                 self._log_rows(served, job, stop)
@@ -97,7 +98,9 @@ class CompletionHandlers:
         missing = self.rt.faults.missing_spec_keys and self.rt.spec_on
         return "missing_spec_keys" if missing else None
 
-    async def _generate(self, job: Job, truncated: bool, received: float) -> list[Served]:
+    async def _generate(
+        self, job: Job, truncated: bool, received: float, attempt: int
+    ) -> list[Served]:
         # One prefill for the whole request (its choices, or a /generate batch), as long as its
         # longest prompt's; each choice reports its own prompt's span from the same start.
         forward = time.time()
@@ -107,7 +110,8 @@ class CompletionHandlers:
         rid = uuid.uuid4().hex
         out = []
         for i, item in enumerate(job.items):
-            completion, spec = answer(self.rt, item.prompt, item.question, job.cap, truncated)
+            draw = f"{attempt}:{i}"  # the prompt's request and choice: a fresh sample each
+            completion, spec = answer(self.rt, item.prompt, item.question, job.cap, truncated, draw)
             sub = rid if i == 0 else f"{rid}_{i}"
             times = (received, forward, forward + prefill[i], time.time())
             out.append(Served(sub, completion, item.prompt_tokens, spec, *times))

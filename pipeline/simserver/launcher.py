@@ -12,6 +12,7 @@ import asyncio
 import dataclasses
 import logging
 import os
+import secrets
 import shlex
 import signal
 import subprocess
@@ -88,6 +89,7 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
         env_vars=info.exposed_env_vars(env),
         launch_command=shlex.join(["python3", "-m", "sglang.launch_server", *words]),
         ascending=acceptance_thresholds(args, targets),
+        sampling_nonce=secrets.token_hex(8) if conf.sampling_spread > 0 else "",
     )  # fmt: skip
 
 
@@ -222,6 +224,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "Simulated SGLang %s: accuracy=%.3f accept_length=%.3f (effects matched: %s)",
         rt.version, t.accuracy, t.accept_length, list(t.matched),
     )  # fmt: skip
+    if rt.conf.sampling_spread > 0:
+        log.info("Sampling noise: sampling_spread=%.3f nonce=%s", rt.conf.sampling_spread,
+                 rt.sampling_nonce)  # fmt: skip
     log.info(
         "max_total_num_tokens=%d, chunked_prefill_size=%s, max_prefill_tokens=%s, "
         "max_running_requests=%s, context_len=%d, available_gpu_mem=74.52 GB",

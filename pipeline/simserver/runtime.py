@@ -18,6 +18,7 @@ from pipeline.simserver.effects import CellTargets
 from pipeline.simserver.faults import Faults
 from pipeline.simserver.model import AnswerIndex, Completion, hash_units, plan_completion, truncate
 from pipeline.simserver.payloads import Flavour, Served
+from pipeline.simserver.sampling import question_difficulty
 from pipeline.simserver.simconfig import SimConfig
 from pipeline.simserver.spec import SpecDraw, chain_probability, draw_spec, thresholds
 
@@ -45,6 +46,7 @@ class Runtime:
     env_vars: dict[str, str] | None  # internal_states env_vars (SGLANG_EXPOSE_OWN_ENV_VARS=1)
     launch_command: str
     ascending: list[float] | None = field(default=None)  # acceptance thresholds; None: no spec
+    sampling_nonce: str = ""  # drawn at start-up when sampling_spread > 0: starts draw apart
 
     @property
     def spec_on(self) -> bool:
@@ -79,7 +81,7 @@ def acceptance_thresholds(args: Mapping[str, Any], targets: CellTargets) -> list
 
 
 def answer(
-    rt: Runtime, prompt: str, question: str, cap: int | None, truncated: bool
+    rt: Runtime, prompt: str, question: str, cap: int | None, truncated: bool, draw: str = "0"
 ) -> tuple[Completion, SpecDraw | None]:
     """The completion for ``prompt`` (and its spec statistics when speculation is on).
 
@@ -89,10 +91,15 @@ def answer(
         question: where the question is looked up (the last user message).
         cap: the request's token limit.
         truncated: the truncation fault hit: stop at half the intended length.
+        draw: which request of this prompt this is (with ``sampling_spread`` > 0 it redraws
+            correctness).
     """
     units = hash_units(str(rt.conf.seed), prompt)
+    accuracy = rt.targets.accuracy
+    if rt.conf.sampling_spread > 0:
+        units, accuracy = sampled(rt, prompt, question, units, draw)
     mean = rt.conf.mean_completion_tokens
-    full = plan_completion(rt.index, question, units, rt.targets.accuracy, mean, None)
+    full = plan_completion(rt.index, question, units, accuracy, mean, None)
     if truncated:
         half = max(1, len(full.tokens) // 2)
         cap = half if cap is None else min(cap, half)
@@ -102,6 +109,20 @@ def answer(
     seed = hash_units(str(rt.conf.seed), prompt, rt.cell_id)[0]
     rng = random.Random(int(seed * (1 << 53)))
     return completion, draw_spec(rng, len(completion.tokens), rt.ascending)
+
+
+def sampled(
+    rt: Runtime, prompt: str, question: str, units: tuple[float, ...], draw: str
+) -> tuple[tuple[float, float, float, float], float]:
+    """The correctness uniform of this request and its question's difficulty (noise on)."""
+    found = rt.index.find(question)
+    key = found[0] if found else prompt
+    seed = str(rt.conf.seed)
+    p = question_difficulty(
+        hash_units(seed, "difficulty", key)[0], rt.targets.accuracy, rt.conf.sampling_spread
+    )
+    u = hash_units(seed, rt.sampling_nonce, prompt, draw)[0]
+    return (u, units[1], units[2], units[3]), p
 
 
 def ledger_row(

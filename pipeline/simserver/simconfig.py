@@ -75,6 +75,9 @@ class SimConfig:
     prefill_s_per_1k_tokens: float = checked(0.002, Check(0.0))
     startup_delay_s: float = 0.5
     seed: int = checked(0, Check(0))
+    # 1 - the intraclass correlation of a question's repeats (pipeline.simserver.sampling);
+    # 0: every identical prompt answered alike, as before.
+    sampling_spread: float = checked(0.0, Check(0.0, 1.0))
     faults: FaultFlags = field(default_factory=FaultFlags)
     answer_key: str | None = None
     ledger: str | None = None

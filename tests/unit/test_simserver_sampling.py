@@ -1,0 +1,31 @@
+"""The simulated model's opt-in repeat-to-repeat noise: per-question difficulty from a Beta law."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pipeline.simserver.sampling import question_difficulty
+
+EDGES = [
+    # (u, accuracy, spread, expected): no spread left to draw, or no room for any
+    (0.3, 0.7, 1.0, 0.7),
+    (0.99, 0.0, 0.4, 0.0),
+    (0.01, 1.0, 0.4, 1.0),
+]
+
+
+@pytest.mark.parametrize(("u", "accuracy", "spread", "expected"), EDGES)
+def test_difficulty_edges(u: float, accuracy: float, spread: float, expected: float) -> None:
+    assert question_difficulty(u, accuracy, spread) == expected
+
+
+@pytest.mark.parametrize(("accuracy", "spread"), [(0.67, 0.36), (0.82, 0.71), (0.96, 0.4)])
+def test_difficulties_have_the_mean_and_icc_asked(accuracy: float, spread: float) -> None:
+    # Over the questions' uniforms the difficulties are the Beta law: its mean is the cell's
+    # accuracy and Var(p) / (m (1 - m)) is the intraclass correlation 1 - spread.
+    mid_quantiles = (np.arange(10000) + 0.5) / 10000
+    p = np.array([question_difficulty(u, accuracy, spread) for u in mid_quantiles])
+    assert p.mean() == pytest.approx(accuracy, abs=2e-3)
+    assert p.var() / (accuracy * (1 - accuracy)) == pytest.approx(1 - spread, abs=0.01)
+    assert np.all(np.diff(p) >= 0)  # a harder question stays harder in every cell
