@@ -110,6 +110,13 @@ the same order in every cell, so its repeats are different prompts shared by all
   question); retrieval (6% mixed, 48 questions) is inside on noise per question. The paired SE
   the report uses comes out near the simulation's all the same on mcq, because the shared option
   order cancels in the pairing (column 'sim SE'), and about 1.2x it on arith.
+  Added as scenarios: `benchmarks/signoff_simulation_measured.py` (Beta sets with each eval's
+  question count, mean and binomial SD; `release_sim.Condition.questions`). At 2000
+  replications: false GO at the margin 4.8-5.5% on mcq and arith, but 6.8% [5.7, 7.9] on
+  retrieval with fixed 8 repeats (48 questions, nearly all at p near 1: the t bound is
+  optimistic there; sequential 5.7% [4.8, 6.8]); a clean candidate is GO in 51% / 63% / 75%
+  (fixed 8) and 88% / 95% / 97% (sequential 2..24) on mcq / arith / retrieval, against 84% and
+  99.5% on issue 14's set; 5-pt drops are NO-GO in 98-100% with the sequential design.
 - **Repeat-to-repeat vs binomial**: one repeat's accuracy spreads as the binomial prediction
   says (observed / predicted 0.9-1.4; an SD from 8-24 repeats is itself uncertain by 15-25%):
   repeats within one server start behave as independent samples given the prompt, with no sign

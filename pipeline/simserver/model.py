@@ -3,6 +3,8 @@
 Correctness depends only on ``(seed, prompt)``: ``u = hash(seed, prompt)`` and the answer is right
 iff ``u < accuracy``. Cells with the same accuracy therefore answer identically, and a cell with a
 lower accuracy gets a subset of the questions right, which is what paired comparisons rely on.
+With ``sampling_spread`` > 0 the caller passes a per-request uniform and the question's
+difficulty instead (``pipeline.simserver.sampling``): repeats and server starts then differ.
 One whitespace-separated word is one token.
 """
 

@@ -30,6 +30,7 @@ from pipeline.stats.sequential_pvalues import bonferroni_over_looks, increment, 
 from pipeline.stats.signoff import Outcomes, accuracy_evidence, broken_prompts, verdict_of
 
 SHAPES = ("diffuse", "uncertain", "few break")
+QUESTIONS = (198, 0.70, 0.015)  # the issue's question set: n, mean, one repeat's accuracy SD
 
 
 def beta_questions(n: int = 198, mean: float = 0.70, repeat_sd: float = 0.015) -> np.ndarray:
@@ -69,6 +70,7 @@ class Condition:
     candidates: int = 1
     design: SequentialDesign | None = None  # None: fixed ``repeats``
     repeats: int = 8
+    questions: tuple[int, float, float] = QUESTIONS  # beta_questions' (n, mean, repeat_sd)
 
 
 @dataclass
@@ -118,9 +120,12 @@ def run_condition(
     The outcome stream depends on the seed and the truth (not the error rates), so conditions
     that differ only in errors share their outcomes.
     """
-    p = beta_questions()
+    p = beta_questions(*c.questions)
     probs = [with_drop(p, c.drop, c.shape)] + [p] * (c.candidates - 1)
-    truth = zlib.crc32(repr((c.drop, c.shape, c.candidates, c.design, c.repeats)).encode())
+    key: tuple[object, ...] = (c.drop, c.shape, c.candidates, c.design, c.repeats)
+    if c.questions != QUESTIONS:  # the issue's set keeps the streams of the committed tables
+        key += (c.questions,)
+    truth = zlib.crc32(repr(key).encode())
     rng = np.random.default_rng([seed, truth])
     errors = np.random.default_rng([seed, truth, 1])
     parts = []
@@ -196,5 +201,5 @@ def rate(verdicts: np.ndarray, value: str) -> tuple[float, float, float]:
     return hits / n, low, high
 
 
-__all__ = ["GO", "NO_GO", "Condition", "Outcome", "beta_questions", "rate", "run_condition",
-           "wilson", "with_drop"]  # fmt: skip
+__all__ = ["GO", "NO_GO", "QUESTIONS", "Condition", "Outcome", "beta_questions", "rate",
+           "run_condition", "wilson", "with_drop"]  # fmt: skip
