@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 from client_throughput import publish
@@ -169,12 +170,17 @@ def error_shift(res: dict[Condition, Outcome]) -> str:
             f"{at} | {100 * worst_shift:+.1f} pts | {met} |")  # fmt: skip
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def options(doc: str, out: Path) -> argparse.Namespace:
+    """``--reps``, ``--seed`` and ``--write`` of a sign-off simulation writing ``out``."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=20261130)
-    parser.add_argument("--write", action="store_true", help=f"also write {OUT}")
-    opts = parser.parse_args()
+    parser.add_argument("--write", action="store_true", help=f"also write {out}")
+    return parser.parse_args()
+
+
+def main() -> None:
+    opts = options(__doc__, OUT)
     started = time.perf_counter()
     res = run_all(opts.reps, opts.seed)
     p = beta_questions()

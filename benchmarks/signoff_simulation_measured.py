@@ -14,13 +14,12 @@ own decision code. Baseline and candidate are drawn independently, as in the mai
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Iterator
 
 import numpy as np
 from client_throughput import publish
-from signoff_simulation import MARGIN, SEQ, design_name, pct, truth
+from signoff_simulation import MARGIN, SEQ, design_name, options, pct, truth
 from simserver_fixture import ROOT
 
 from pipeline.stats.release_sim import GO, NO_GO, QUESTIONS, Condition, beta_questions, rate
@@ -55,11 +54,7 @@ def question_set(n: int, mean: float, sd: float) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=20261130)
-    parser.add_argument("--write", action="store_true", help=f"also write {OUT}")
-    opts = parser.parse_args()
+    opts = options(__doc__, OUT)
     started = time.perf_counter()
     lines = [
         "# Release sign-off by simulation, on question sets shaped as measured live (issue 15)",
