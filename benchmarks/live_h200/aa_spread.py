@@ -28,12 +28,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
-
-from signoff_rules_comparison import gpqa_like  # noqa: E402
 
 from pipeline.stats.clustered import question_means, within_question_se  # noqa: E402
 from pipeline.stats.release_sim import beta_questions  # noqa: E402
+from pipeline.stats.simulation import gpqa_like  # noqa: E402
 
 SIGNOFF = ROOT / "benchmarks" / "results" / "live-h200" / "signoff"
 OUT = ROOT / "benchmarks" / "results" / "live-h200" / "aa_spread"
@@ -232,7 +230,7 @@ def assumed(repeats: int) -> dict[str, dict[str, float]]:
         "release_sim.beta_questions (198 q, mean 0.70, SD 1.5 pt)": beta_model(
             beta_questions(), repeats
         ),
-        "signoff_rules_comparison.gpqa_like (198 q, 20% uncertain)": beta_model(
+        "stats.simulation.gpqa_like (signoff_rules_comparison; 198 q, 20% uncertain)": beta_model(
             gpqa_like().p, repeats
         ),
     }
