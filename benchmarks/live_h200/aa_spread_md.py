@@ -134,8 +134,9 @@ def markdown(result: Result) -> str:
         "",
         "    python benchmarks/live_h200/aa_spread.py --write",
         "",
-        "SGLang 0.5.19, synth-llama (9M), temperature 0.6, one sampling seed per (question,"
-        " repeat), the same in every cell; samples from `signoff/samples.tar.xz`. Mixed: the"
+        "SGLang 0.5.19, synth-llama (9M), temperature 0.6, no per-request sampling seed (each"
+        " server starts with --random-seed 0; synth_mcq's option order is seeded per (question,"
+        " repeat), the same in every cell); samples from `signoff/samples.tar.xz`. Mixed: the"
         " question's repeats are not all equal. p(1-p): mean unbiased within-question variance."
         " SD 1 repeat: observed SD over repeats of the accuracy of one repeat, and the binomial"
         " `sqrt(sum p_q(1-p_q)) / Q`. AL: per-request accept length.",
