@@ -16,9 +16,10 @@
 #   3. Installs every wheel with `pip install --no-deps --target` into .gpu-bundle-cache/sgl-site
 #      (pip lays out *.data/ folders and dist-info, so importlib.metadata reads the versions there).
 #   4. Deletes what the run cannot use and cannot carry (shared/gpu/README.md): sglang-kernel's
-#      flash_ops*.so (SGLang's own FA3, 1.1 GB: the `fa3` backend is therefore NOT available),
+#      flash_ops*.so (SGLang's own FA3, 1.1 GB; it travels apart, cut to sm_90a: step 8),
 #      infllm_ops* and sm100/ (Blackwell); plus console scripts in bin/ whose shebang points here,
-#      and (PRUNE_EXTRA=1, the default) a few more unreachable files: see prune_extra.
+#      the machine's paths in dist-info (machine_free), and (PRUNE_EXTRA=1, the default) a few
+#      more unreachable files: see prune_extra.
 #   5. Adds the xgrammar stand-in (xgrammar_standin/ beside this file; start SGLang with
 #      --grammar-backend none).
 #   6. Checks the folder, then packs sgl-site/ as ONE reproducible tar.xz into .gpu-bundle/ (the
@@ -104,6 +105,14 @@ EOF
 # Each is unreachable in these runs: flashmla_ops is MLA-only and sgl_kernel loads it in a
 # try/except; zstandard on CPython imports backend_c, never the cffi build; FlashInfer's JIT only
 # reads cutlass/{include,tools} and cccl/{cub,libcudacxx,thrust} (flashinfer/jit/env.py).
+# What made archives from two machines differ (issue 15, item 5): pip writes each wheel's absolute
+# path on this machine into dist-info/direct_url.json, and RECORD lists the deleted bin/ scripts
+# with the hash of a shebang naming this machine's python. Neither is read at run time.
+machine_free() {
+  rm -f "$1"/*.dist-info/direct_url.json
+  sed -i '/^\.\.\/\.\.\/bin\//d; /direct_url\.json,/d' "$1"/*.dist-info/RECORD
+}
+
 prune_extra() {
   local fi="$SITE/flashinfer/data"
   rm -rf "$SITE"/sgl_kernel/flashmla_ops*.so "$SITE"/zstandard/_cffi*.so \
@@ -119,6 +128,7 @@ install_site() {
   pip_ install -q --no-deps --no-index --no-compile --target "$SITE" "${TARGET[@]}" "${wheels[@]}"
   rm -rf "$SITE"/sgl_kernel/flash_ops*.so "$SITE"/sgl_kernel/infllm_ops* "$SITE"/sgl_kernel/sm100 \
          "$SITE/bin"
+  machine_free "$SITE"
   if [[ "${PRUNE_EXTRA:-1}" == 1 ]]; then prune_extra; fi
   find "$SITE" -name __pycache__ -type d -prune -exec rm -rf {} +
   cp -r "$HERE/xgrammar_standin/xgrammar" "$SITE/xgrammar"

@@ -29,3 +29,20 @@ def test_difficulties_have_the_mean_and_icc_asked(accuracy: float, spread: float
     assert p.mean() == pytest.approx(accuracy, abs=2e-3)
     assert p.var() / (accuracy * (1 - accuracy)) == pytest.approx(1 - spread, abs=0.01)
     assert np.all(np.diff(p) >= 0)  # a harder question stays harder in every cell
+
+
+@pytest.mark.parametrize(
+    ("x", "a", "b", "expected"),
+    [
+        (0.3, 1.0, 1.0, 0.3),  # uniform
+        (0.3, 2.5, 1.0, 0.3**2.5),  # I_x(a, 1) = x^a
+        (0.3, 1.0, 4.0, 1 - 0.7**4),  # I_x(1, b) = 1 - (1 - x)^b
+        (0.5, 7.3, 7.3, 0.5),  # symmetric
+        (0.0, 2.0, 3.0, 0.0),
+        (1.0, 2.0, 3.0, 1.0),
+    ],
+)
+def test_regularized_beta_closed_forms(x: float, a: float, b: float, expected: float) -> None:
+    from pipeline.simserver.sampling import regularized_beta
+
+    assert regularized_beta(x, a, b) == pytest.approx(expected, abs=1e-12)
