@@ -69,7 +69,7 @@ def test_with_spread_an_aa_pair_differs_as_independent_samples(sweep: Path) -> N
         s = aa.spread_of(cell)
         assert s.mean == pytest.approx(0.67, abs=0.06)
         assert s.icc == pytest.approx(1 - SPREAD, abs=0.12)
-        assert s.mixed_share > 0.4
+        assert s.mixed_share > 0.3  # about 0.45 expected; SD about 0.035 over 200 questions
     diff = aa.paired_difference(base, cand)
     assert diff.se > 0.004 and diff.agreement < 0.95
     assert abs(diff.diff) < 4 * diff.se  # an A/A pair: no difference beyond the noise
