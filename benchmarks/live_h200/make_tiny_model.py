@@ -22,21 +22,21 @@ from pathlib import Path
 from typing import Any
 
 RECIPE_FILE = "mtp_eval_recipe.json"
-BOS, EOS, PAD = "<|begin_of_text|>", "<|end_of_text|>", "<|pad|>"
-HEADER_START, HEADER_END, EOT = "<|start_header|>", "<|end_header|>", "<|eot|>"
-SPECIAL = [BOS, EOS, PAD, HEADER_START, HEADER_END, EOT]
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
 
-# Role headers, then the content, each turn closed by <|eot|>; the generation prompt opens an
-# assistant turn. Content may be a string or OpenAI-style text parts.
-CHAT_TEMPLATE = (
-    "{{ bos_token }}{% for m in messages %}"
-    "<|start_header|>{{ m['role'] }}<|end_header|>\n"
-    "{% if m['content'] is string %}{{ m['content'] }}"
-    "{% else %}{% for p in m['content'] %}{% if p['type'] == 'text' %}{{ p['text'] }}"
-    "{% endif %}{% endfor %}{% endif %}<|eot|>"
-    "{% endfor %}{% if add_generation_prompt %}<|start_header|>assistant<|end_header|>\n"
-    "{% endif %}"
+# The byte-level synth model's special tokens and chat template (one definition for both models).
+from evals.synth_train import (  # noqa: E402
+    BOS,
+    CHAT_TEMPLATE,
+    EOS,
+    EOT,
+    HEADER_END,
+    HEADER_START,
+    PAD,
 )
+
+SPECIAL = [BOS, EOS, PAD, HEADER_START, HEADER_END, EOT]
 
 SENTENCES = (
     "Answer the following multiple choice question. The last line of your response should be "

@@ -17,7 +17,6 @@ The rows come from ``evals/synth_train.py`` (curriculum there), never holding an
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import subprocess
@@ -28,6 +27,8 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
+
+from chunks import sha256  # noqa: E402  (beside this file)
 
 from evals import synth_train as st  # noqa: E402
 
@@ -167,15 +168,6 @@ def save(model: Any, out: Path) -> None:
     tok_config = json.loads((out / "tokenizer_config.json").read_text())
     tok_config.update(chat_template=st.CHAT_TEMPLATE, tokenizer_class="PreTrainedTokenizerFast")
     (out / "tokenizer_config.json").write_text(json.dumps(tok_config, indent=2) + "\n")
-
-
-def sha256(path: Path) -> str:
-    """Hex SHA-256 of a file."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
