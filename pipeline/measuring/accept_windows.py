@@ -29,7 +29,7 @@ from pipeline.measuring.accept_stats import (
     spec_records,
     summarize_accept,
 )
-from pipeline.results.accept_block import AcceptBlock
+from pipeline.results.accept_block import AcceptBlock, CrossCheck
 
 # Every release this project knows names them alike (backends.server_info.SURFACE_BY_VERSION).
 GENERATION = LATEST.metrics.generation_tokens
@@ -162,13 +162,13 @@ def accept_warnings(scope: str, accept: AcceptBlock) -> list[str]:
             f"{scope}: the cell asks for speculative decoding but no request carried accept "
             "statistics (return_meta_info / return_spec_tokens_details)"
         )
-    check = accept.cross_check
-    if check is not None and check.agrees is False:
-        out.append(
-            f"{scope}: server-level avg_spec_accept_length {check.observed:.3f} differs from "
-            f"the per-request totals {check.per_request:.3f} by "
-            f"{100 * (check.relative_difference or 0.0):.1f}% (more than the log-interval effect)"
-        )
+    out += _disagreement(
+        scope,
+        accept.cross_check,
+        "server-level avg_spec_accept_length",
+        "the per-request totals",
+        "more than the log-interval effect",
+    )
     seen = accept.traffic
     if seen is not None and seen.foreign and scope != "cell":  # each eval's window says it
         out.append(
@@ -177,12 +177,23 @@ def accept_warnings(scope: str, accept: AcceptBlock) -> list[str]:
             "its requests are in the server-level figures (server.on_foreign_traffic=fail "
             "fails the cell)"
         )
-    counters = accept.metrics_cross_check
-    if counters is not None and counters.agrees is False:
-        out.append(
-            f"{scope}: Prometheus generation_tokens / spec_verify_calls "
-            f"{counters.observed:.3f} differs from the per-request accept length "
-            f"{counters.per_request:.3f} by {100 * (counters.relative_difference or 0.0):.1f}% "
-            "(requests the client did not receive, or counters of another client)"
-        )
+    out += _disagreement(
+        scope,
+        accept.metrics_cross_check,
+        "Prometheus generation_tokens / spec_verify_calls",
+        "the per-request accept length",
+        "requests the client did not receive, or counters of another client",
+    )
     return out
+
+
+def _disagreement(
+    scope: str, check: CrossCheck | None, observed: str, per_request: str, why: str
+) -> list[str]:
+    """One warning when ``check`` disagrees beyond its tolerance, else none."""
+    if check is None or check.agrees is not False:
+        return []
+    return [
+        f"{scope}: {observed} {check.observed:.3f} differs from {per_request} "
+        f"{check.per_request:.3f} by {100 * (check.relative_difference or 0.0):.1f}% ({why})"
+    ]

@@ -129,7 +129,13 @@ def test_window_accept_not_speculative_and_disagreement_warnings() -> None:
     off = window_accept(records, Window(records, 9.0, deltas(90.0, 4.0)), True, 0.1)
     warnings = accept_warnings("eval x", off)
     assert len(warnings) == 2 and all(w.startswith("eval x: ") for w in warnings)
-    assert "avg_spec_accept_length" in warnings[0] and "spec_verify_calls" in warnings[1]
+    assert warnings == [
+        "eval x: server-level avg_spec_accept_length 9.000 differs from the per-request totals "
+        "1.500 by 500.0% (more than the log-interval effect)",
+        "eval x: Prometheus generation_tokens / spec_verify_calls 22.500 differs from the "
+        "per-request accept length 1.750 by 1185.7% (requests the client did not receive, or "
+        "counters of another client)",
+    ]
 
 
 def test_speculative_eval_without_statistics_is_warned() -> None:
