@@ -45,6 +45,17 @@ def pair_sweep(root: Path, base: list[dict], cand: list[dict]) -> None:
     write_cell(root / "1_m_fa3", "fa3", base, speculative=False)
 
 
+def three_equal_cells(tmp_path: Path) -> Path:
+    """A sweep of fmha_v2, fa3 and triton answering alike (no accept statistics)."""
+    truth, root = outcomes(), tmp_path / "m"
+    write_multirun(root, ["fmha_v2", "fa3", "triton"])
+    for i, variant in enumerate(["fmha_v2", "fa3", "triton"]):
+        write_cell(
+            root / f"{i}_m_{variant}", variant, records(truth, accept=None), speculative=False
+        )
+    return root
+
+
 def set_result(folder: Path, **changes: object) -> None:
     path = folder / "result.json"
     result = json.loads(path.read_text())
@@ -110,12 +121,7 @@ def test_one_paired_question_is_inconclusive(tmp_path: Path):
     [{}, {"role": "candidate", "look": 1, "max_repeats": 16, "repeats_per_round": 3}, "yes"],
 )
 def test_a_malformed_sequential_block_is_that_cells_error(tmp_path: Path, sequential):
-    truth = outcomes()
-    root = tmp_path / "m"
-    write_multirun(root, ["fmha_v2", "fa3", "triton"])
-    write_cell(root / "0_m_fmha_v2", "fmha_v2", records(truth, accept=None), speculative=False)
-    write_cell(root / "1_m_fa3", "fa3", records(truth, accept=None), speculative=False)
-    write_cell(root / "2_m_triton", "triton", records(truth, accept=None), speculative=False)
+    root = three_equal_cells(tmp_path)
     set_result(root / "0_m_fmha_v2", evals__gpqa_diamond__sequential=sequential)
     code, summary = run_report([root], tmp_path / "r")
     assert code == 2
@@ -282,12 +288,7 @@ def test_a_fixed_design_cell_is_read_at_alpha(tmp_path: Path):
     ],
 )
 def test_a_result_of_the_wrong_shape_is_that_cells_error(tmp_path: Path, changes):
-    truth = outcomes()
-    root = tmp_path / "m"
-    write_multirun(root, ["fmha_v2", "fa3", "triton"])
-    write_cell(root / "0_m_fmha_v2", "fmha_v2", records(truth, accept=None), speculative=False)
-    write_cell(root / "1_m_fa3", "fa3", records(truth, accept=None), speculative=False)
-    write_cell(root / "2_m_triton", "triton", records(truth, accept=None), speculative=False)
+    root = three_equal_cells(tmp_path)
     set_result(root / "0_m_fmha_v2", **changes)
     code, summary = run_report([root], tmp_path / "r")
     assert code == 2
