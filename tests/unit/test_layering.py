@@ -124,3 +124,32 @@ def test_the_pipeline_root_holds_only_the_entry_point() -> None:
         "__init__.py",
         "__main__.py",
     ]
+
+
+RESULT_NAMES = {"result", "res", "other", "baseline_result"}  # what a loaded result is called
+
+
+def string_keyed_results(path: Path) -> list[int]:
+    """Lines where a variable named like a result is indexed with a string (``result["x"]``)."""
+    return [
+        node.lineno
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Subscript)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in RESULT_NAMES
+        and isinstance(node.slice, ast.Constant)
+        and isinstance(node.slice.value, str)
+    ]
+
+
+def test_results_are_read_through_their_types_outside_the_results_package() -> None:
+    """Issue 17: only ``pipeline/results/`` turns result.json into types; others use attributes."""
+    outside = [p for p in modules_of("pipeline") if "results" not in p.relative_to(REPO).parts]
+    found = {str(p.relative_to(REPO)): lines for p in outside if (lines := string_keyed_results(p))}
+    assert found == {}, f"result['...'] outside pipeline/results/ (use CellResult): {found}"
+
+
+def test_the_string_key_rule_sees_an_offender(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text('def f(result):\n    return result["status"], result.status\n')
+    assert string_keyed_results(module) == [2]
