@@ -57,6 +57,8 @@ def fake_repo(tmp_path: Path) -> Path:
     (repo / "benchmarks/live_h200").mkdir(parents=True)
     for name in ("setup_on_gpu.sh", "chunks.py", "make_tiny_model.py"):
         shutil.copy(LIVE / name, repo / "benchmarks/live_h200" / name)
+    # make_tiny_model reads the chat template from evals.synth_train, as on the host's checkout
+    shutil.copytree(REPO / "evals", repo / "evals", ignore=shutil.ignore_patterns("data"))
     return repo
 
 
