@@ -20,6 +20,14 @@
 #   s-*        once the baselines and the factors exist: the candidate sweeps in parallel, each
 #              paired with its KV dtype's fa3 cell by sequential stopping (sequential.baseline_dir);
 #   report     mtp-eval-report over every sweep folder, then one archive of all outputs.
+# LIVE_PLAN=two-gpu (issue 15 item 6, on nvidia-h200-x2) runs other phases once FA3 is installed,
+# all at once, each a fixed design of LIVE_REPEATS repeats (no sequential stopping):
+#   g-auto     fa3 and fa3_repeat as two parallel local jobs (hydra/launcher=local), server.gpus=auto
+#              giving each its own GPU: the baseline, and an A/A across the two GPUs;
+#   g-tp2      fa3_repeat at model.tp=2 (one SGLang server over both GPUs);
+#   g-nodes    fa3_repeat at model.tp=2 through the multi-node path: cluster.nodes=2 as two local
+#              tasks, each an SGLang node (--nnodes 2, node 0 serving) on its own GPU;
+#   report-2gpu  mtp-eval-report over the three: each candidate paired with g-auto's fa3 cell.
 # Cells share the GPU: SGLang sizes its KV pool from the memory free when it starts, so each
 # server gets --max-total-tokens and a mem_fraction_static high enough that servers starting
 # together cannot starve each other.
@@ -41,6 +49,12 @@ COMMON=(model=synth_llama server=$SERVER_KIND server.sglang_version=0.5.19 gpu=h
   model.sampling.temperature=0.6 'evals=[synth_mcq,synth_arith,synth_retrieval]'
   evals.synth_mcq.repeats=$N evals.synth_arith.repeats=$N evals.synth_retrieval.repeats=$N
   sequential.enabled=true sequential.max_repeats=$N sequential.repeats_per_round=2)
+
+# Issue 15 item 6's cells: COMMON less sequential stopping, on a two-GPU host. The two nodes of
+# g-nodes share one host, where SGLang would take them for one node and try its custom all-reduce
+# between processes that each see one GPU; on separate hosts it disables that by itself.
+TWO_GPU=("${COMMON[@]}" sequential.enabled=false gpu.count=2 kv_dtype=auto)
+NODES_ARGS='server.extra_args=[--sampling-backend,pytorch,--max-total-tokens,1000000,--disable-custom-all-reduce]'
 
 log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$LIVE/logs/ticks.log"; }
 has() { [[ -f $STATE/$1.$2 ]]; }
@@ -83,6 +97,7 @@ stage_and_setup() {  # 0 when SGLang's site is usable; exports the environment t
 }
 
 start_phases() {
+  [[ ${LIVE_PLAN:-signoff} == two-gpu ]] && { start_two_gpu; return; }
   launch hf phase_hf
   if has site ready; then
     for w in "fmha_v2_fi auto" "fmha_v2_fi fp8_e4m3" "flashinfer auto" "flashinfer fp8_e4m3"; do
@@ -101,6 +116,15 @@ start_phases() {
   local all=1
   for s in base-auto base-fp8 s-a1 s-a2 s-a3 s-a4 s-f1 s-f2 s-f3; do has "$s" rc || all=0; done
   [[ $all == 1 ]] && launch report phase_report
+}
+
+start_two_gpu() {
+  has fa3 ready || return 0
+  local local_jobs="hydra/launcher=local server.gpus=auto"
+  launch g-auto phase_sweep g-auto $local_jobs backend=fa3,fa3_repeat
+  launch g-tp2 phase_sweep g-tp2 backend=fa3_repeat model.tp=2
+  launch g-nodes phase_sweep g-nodes $local_jobs backend=fa3_repeat model.tp=2 cluster.nodes=2
+  has g-auto rc && has g-tp2 rc && has g-nodes rc && launch report phase_report g-auto g-tp2 g-nodes
 }
 
 start_candidates() {
@@ -165,15 +189,19 @@ healthy() {
   python3 -c "import sys, urllib.request as u; u.urlopen(sys.argv[1], timeout=5)" "$1" 2>/dev/null
 }
 
-phase_sweep() {
+phase_sweep() {  # NAME OVERRIDES...: a sweep of COMMON (TWO_GPU in the two-GPU plan) + OVERRIDES
   cd "$R" || return 1
-  local name=$1; shift
-  python3 -m pipeline -m "${COMMON[@]}" "$@" "hydra.sweep.dir=outputs/live/$name"
+  local name=$1 base=("${COMMON[@]}"); shift
+  [[ ${LIVE_PLAN:-signoff} == two-gpu ]] && base=("${TWO_GPU[@]}")
+  [[ $name == g-nodes ]] && base+=("$NODES_ARGS")
+  python3 -m pipeline -m "${base[@]}" "$@" "hydra.sweep.dir=outputs/live/$name"
 }
 
-phase_report() {
+phase_report() {  # [SWEEP...]: the sign-off's sweeps unless named
   cd "$R" || return 1
-  python3 -m pipeline.report.cli outputs/live/base-* outputs/live/s-* --out outputs/live/report
+  local sweeps=("${@/#/outputs/live/}")
+  (( $# )) || sweeps=(outputs/live/base-* outputs/live/s-*)
+  python3 -m pipeline.report.cli "${sweeps[@]}" --out outputs/live/report
   echo "report exit $?"
   cp "$LIVE"/*.json "$LIVE"/factors.env "$LIVE"/ready-*.txt outputs/live/ 2>/dev/null
   tar -czf "$LIVE/live-results.tgz" -C outputs live
@@ -187,7 +215,7 @@ status() {
   done
   cat "$LIVE"/factors.env 2>/dev/null
   grep -h "greedy_check \|ready after" "$LIVE"/logs/warm-*.log 2>/dev/null
-  for s in "$LIVE"/logs/base-*.log "$LIVE"/logs/s-*.log; do
+  for s in "$LIVE"/logs/base-*.log "$LIVE"/logs/s-*.log "$LIVE"/logs/g-*.log; do
     [[ -f $s ]] && { echo "== $(basename "$s")"; grep -v "^\s*$" "$s" | tail -n 4 | cut -c1-220; }
   done
   nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv,noheader 2>/dev/null

@@ -24,7 +24,7 @@ from evals.config import EvalConf
 from pipeline.cell.cell_result import initial_result, mark, overhead, record_plan, record_server
 from pipeline.cell.guards import check_error_rates, check_port_free
 from pipeline.cell.outcomes import WorkerNodeDone, record_failure, unsupported
-from pipeline.config.schema import RootConf
+from pipeline.config.schema import RootConf, gpus_per_node
 from pipeline.measuring.measure import measure_cell
 from pipeline.results.cell_paths import node_dir, result_path, server_log_path
 from pipeline.results.failures import CellError
@@ -32,9 +32,14 @@ from pipeline.results.redact import redact_text, redact_tree
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_types import CellResult, NodeResult
 from pipeline.results.store import write_json_atomic, write_result
-from pipeline.serving.gpu_slots import server_devices
+from pipeline.serving.gpu_slots import check_gpus_inherited, server_devices
 from pipeline.serving.keys import secrets_of, with_api_key
-from pipeline.serving.multinode import DONE_MARKER, node_plan, serve_as_worker
+from pipeline.serving.multinode import (
+    DONE_MARKER,
+    NodePlan,
+    node_plan,
+    serve_as_worker,
+)
 from pipeline.serving.server import (
     HealthPolicy,
     RunningServer,
@@ -113,9 +118,12 @@ def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, cloc
         return
     evals = {name: make_eval(name, _repeats_for(conf, ec)) for name, ec in conf.evals.items()}
     plan = plan_launch(spec)
-    plan = _with_devices(conf, plan, gpu, job_num)
+    try:
+        node = node_plan(conf.cluster.nodes, os.environ)
+        plan = _with_devices(conf, plan, gpu, job_num, node)
+    except ValueError as err:  # nodes, tp and visible GPUs that do not fit: the user's settings
+        raise CellError("config", str(err)) from err
     check_label_before_launch(conf, plan, result)
-    node = node_plan(conf.cluster.nodes, os.environ)
     if node is not None:  # one SGLang launcher per node, node 0 serving HTTP
         plan = dataclasses.replace(plan, args=[*plan.args, *node.args()])
     argv = _argv(conf, plan, cell_dir, evals)
@@ -166,9 +174,15 @@ def _options(conf: RootConf) -> LaunchOptions:
     )
 
 
-def _with_devices(conf: RootConf, plan: LaunchPlan, gpu: GpuInfo, job_num: int) -> LaunchPlan:
-    devices = server_devices(conf.server.gpus, job_num, conf.model.tp, os.environ, gpu.count)
+def _with_devices(
+    conf: RootConf, plan: LaunchPlan, gpu: GpuInfo, job_num: int, node: NodePlan | None
+) -> LaunchPlan:
+    tp = conf.model.tp
+    per_node = None if node is None else (node.local_rank, gpus_per_node(tp, node.nnodes))
+    devices = server_devices(conf.server.gpus, job_num, tp, os.environ, gpu.count, per_node)
     if devices is None:
+        kind = server_kind(conf.server)
+        check_gpus_inherited(kind.gpu_here and not kind.docker, os.environ)
         return plan
     return dataclasses.replace(plan, env={**plan.env, "CUDA_VISIBLE_DEVICES": devices})
 

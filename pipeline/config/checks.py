@@ -19,7 +19,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
-from pipeline.config.schema import RootConf
+from pipeline.config.schema import RootConf, gpus_per_node
 
 
 class ConfigError(ValueError):
@@ -113,7 +113,15 @@ def config_problems(conf: RootConf) -> list[str]:
         for name, ev in conf.evals.items()
         if ev.repeats < 1
     ]
-    return problems
+    return problems + _node_problems(conf)
+
+
+def _node_problems(conf: RootConf) -> list[str]:
+    try:
+        gpus_per_node(conf.model.tp, conf.cluster.nodes)
+    except ValueError as err:
+        return [str(err)]
+    return []
 
 
 def check_config(conf: RootConf) -> RootConf:
@@ -131,7 +139,7 @@ def check_config(conf: RootConf) -> RootConf:
 # The config roots the rules read: a job's overrides elsewhere (backend, kv_dtype, gpu)
 # cannot change a checked value, so jobs that differ only there are composed once.
 CHECKED_ROOTS = frozenset(
-    {"skip_softmax", "client", "server", "evals", "sequential", "experiment", "model"}
+    {"skip_softmax", "client", "server", "evals", "sequential", "experiment", "model", "cluster"}
 )
 
 

@@ -103,11 +103,11 @@ class ClusterConf:
     account: str | None = None
     qos: str | None = None
     time_min: int = 240  # a cell: server start-up (minutes on big models) plus every eval
-    nodes: int = 1  # >1: --nnodes/--node-rank/--dist-init-addr from SLURM; node 0 runs the evals
+    nodes: int = 1  # >1: --nnodes/--node-rank/--dist-init-addr per task; node 0 runs the evals
     cpus_per_task: int = 16
     mem_gb: int = 256
     max_parallel_cells: int = 8
-    local_gpus_per_cell: int = 0  # submitit_local: GPUs per cell (0 for the simulated server)
+    local_gpus_per_cell: int = 0  # every local job gets GPUs 0..N-1: keep 0, use server.gpus=auto
 
 
 @dataclass
@@ -152,10 +152,26 @@ def skip_softmax_name(prefill: float | None, decode: float | None) -> str:
     return "skip-" + "-".join(parts) if parts else "exact"
 
 
+def gpus_per_node(tp: int, nodes: int) -> int:
+    """The GPUs each node of a cell holds: ``model.tp`` split evenly over ``cluster.nodes``.
+
+    Raises:
+        ValueError: the nodes do not divide the tensor-parallel size.
+    """
+    if nodes < 1 or tp % nodes:
+        raise ValueError(
+            f"cluster.nodes={nodes} must divide model.tp={tp}: SGLang puts tp/nnodes GPUs on "
+            f"each node (e.g. model.tp={2 * max(nodes, 1)} cluster.nodes={max(nodes, 1)})"
+        )
+    return tp // nodes
+
+
 def register_configs() -> None:
     """Register the schema so that ``conf/config.yaml`` can build on it, and its resolver."""
     ConfigStore.instance().store(name="mtp_eval_schema", node=RootConf)
     OmegaConf.register_new_resolver("skip_softmax_name", skip_softmax_name, replace=True)
+    # The launchers' GPUs per node: hydra/launcher=slurm asks each node for tp / nodes GPUs.
+    OmegaConf.register_new_resolver("gpus_per_node", gpus_per_node, replace=True)
 
 
 def to_cell_config(cfg: DictConfig) -> RootConf:

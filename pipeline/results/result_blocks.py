@@ -163,6 +163,7 @@ class NodeResult:
     server_argv: tuple[str, ...]  # secrets masked
     slurm: Mapping[str, Any] | None  # this node's task of the cell's job
     log_tail: str = ""  # the end of its server log, when it failed
+    devices: str | None = None  # its server's CUDA_VISIBLE_DEVICES (None: inherited)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> NodeResult:
@@ -175,6 +176,7 @@ class NodeResult:
             tuple(str(a) for a in as_list(data.get("server_argv"))),
             as_map(slurm) if slurm is not None else None,
             as_text(data.get("log_tail")),
+            data.get("devices"),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -183,4 +185,5 @@ class NodeResult:
         return {
             "node_rank": self.node_rank, "status": self.status, "exit_code": self.exit_code,
             "server_argv": list(self.server_argv), "slurm": slurm, "log_tail": self.log_tail,
+            "devices": self.devices,
         }  # fmt: skip

@@ -1,8 +1,9 @@
-"""Give each cell of a parallel sweep its own GPUs on a multi-GPU host.
+"""Give each cell of a parallel sweep, or each node of a cell, its own GPUs on a multi-GPU host.
 
 With ``server.gpus=auto`` a job takes the ``tp`` GPUs of slot ``job_num % (visible // tp)``: on
-8 GPUs, 8 TP-1 cells or 2 TP-4 cells run side by side without sharing a device. Only the
-server's environment gets ``CUDA_VISIBLE_DEVICES``; the pipeline process itself is untouched.
+8 GPUs, 8 TP-1 cells or 2 TP-4 cells run side by side without sharing a device. A node of a
+multi-node cell takes the ``tp / nodes`` GPUs of its place on its host instead (``node_devices``).
+Only the server's environment gets ``CUDA_VISIBLE_DEVICES``; the pipeline process is untouched.
 """
 
 from __future__ import annotations
@@ -36,8 +37,32 @@ def cell_devices(job_num: int, tp: int, visible: list[str]) -> list[str]:
     return visible[slot * tp : (slot + 1) * tp]
 
 
+def node_devices(local_rank: int, per_node: int, visible: list[str]) -> list[str]:
+    """The GPUs of a multi-node cell's node: slice ``local_rank`` of its host's visible GPUs.
+
+    On a cluster every node is alone on its host (slice 0); nodes that share a host (two SGLang
+    nodes on one machine) take consecutive slices, never the same GPU.
+
+    Raises:
+        ValueError: the host has too few visible GPUs for this node's slice.
+    """
+    first = local_rank * per_node
+    if first + per_node > len(visible):
+        raise ValueError(
+            f"node {local_rank} on this host needs GPUs {first}..{first + per_node - 1} "
+            f"(model.tp / cluster.nodes = {per_node} each) but {len(visible)} are visible "
+            f"({','.join(visible) or 'none'})"
+        )
+    return visible[first : first + per_node]
+
+
 def server_devices(
-    setting: str | None, job_num: int, tp: int, env: Mapping[str, str], gpu_count: int
+    setting: str | None,
+    job_num: int,
+    tp: int,
+    env: Mapping[str, str],
+    gpu_count: int,
+    node: tuple[int, int] | None = None,
 ) -> str | None:
     """``CUDA_VISIBLE_DEVICES`` for a cell's server, or None to inherit the pipeline's.
 
@@ -47,9 +72,35 @@ def server_devices(
         tp: the model's tensor-parallel size.
         env: the pipeline's environment.
         gpu_count: GPUs detected on the host.
+        node: ``(local rank, GPUs per node)`` for a node of a multi-node cell, else None.
     """
     if setting is None:
         return None
     if setting != "auto":
         return setting
-    return ",".join(cell_devices(job_num, tp, visible_devices(env, gpu_count)))
+    visible = visible_devices(env, gpu_count)
+    if node is not None:
+        return ",".join(node_devices(node[0], node[1], visible))
+    return ",".join(cell_devices(job_num, tp, visible))
+
+
+def check_gpus_inherited(server_sees_env: bool, env: Mapping[str, str]) -> None:
+    """Refuse to start a GPU server that would inherit an empty ``CUDA_VISIBLE_DEVICES``.
+
+    submitit's local executor sets it to ``""`` in every job when it is given no GPUs
+    (``cluster.local_gpus_per_cell=0``), and to the same first GPUs in every job otherwise, so
+    under ``hydra/launcher=local`` the pipeline, not the launcher, must split the GPUs.
+
+    Args:
+        server_sees_env: the server is a process on this host that reads our environment.
+        env: the pipeline's environment.
+
+    Raises:
+        ValueError: the server would see no GPU.
+    """
+    if server_sees_env and env.get("CUDA_VISIBLE_DEVICES") == "":
+        raise ValueError(
+            "CUDA_VISIBLE_DEVICES is empty in this cell's job, so its server would see no GPU "
+            "(hydra/launcher=local with cluster.local_gpus_per_cell=0): add server.gpus=auto to "
+            "give each cell, or each node of a cell, its own GPUs"
+        )

@@ -1,9 +1,11 @@
-"""Multi-node SGLang under SLURM: one cell spread over ``cluster.nodes`` nodes.
+"""Multi-node SGLang: one cell spread over ``cluster.nodes`` nodes.
 
 SGLang runs one launcher per node with ``--nnodes N --node-rank R --dist-init-addr HOST:PORT``;
-node 0 serves HTTP. The submitit launcher starts the cell job once per node (``nodes: N``,
-``tasks_per_node: 1``): rank 0 runs the evals against its own server, the other ranks only run
-their SGLang launcher and stop it when rank 0 writes ``NODE0_DONE`` into the shared cell folder.
+node 0 serves HTTP. A submitit launcher starts the cell job once per node: under SLURM one task
+on each of N nodes (``hydra/launcher=slurm``), or N tasks on this host (``hydra/launcher=local``,
+each with its own GPUs through ``server.gpus=auto``). Rank 0 runs the evals against its own
+server; the other ranks only run their SGLang launcher and stop it when rank 0 writes
+``NODE0_DONE`` into the shared cell folder.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pipeline.results.result_types import NodeResult
 
 DONE_MARKER = "NODE0_DONE"
 DIST_INIT_PORT = 20000  # SGLang's rendezvous port on node 0 (not the HTTP port)
+LOCAL_HOST = "127.0.0.1"  # node 0 of a multi-node cell whose nodes share this host
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,7 @@ class NodePlan:
     nnodes: int
     node_rank: int
     dist_init_addr: str
+    local_rank: int = 0  # this node's place among the nodes on its host (picks its GPUs)
 
     @property
     def serves_evals(self) -> bool:
@@ -62,25 +66,48 @@ def first_host(nodelist: str) -> str:
 
 
 def node_plan(nodes: int, env: Mapping[str, str]) -> NodePlan | None:
-    """The node plan for ``cluster.nodes`` under SLURM, None for a single-node cell.
+    """The node plan for ``cluster.nodes``, None for a single-node cell.
 
-    One SLURM task per SGLang node (``tasks_per_node: 1``): the rank is the task's
-    ``SLURM_PROCID`` and the node count ``SLURM_NTASKS``, so the plan is the same whether the
-    tasks sit on N machines or, as in the single-node test SLURM, N tasks share one.
+    One task per SGLang node: the rank and task count come from SLURM (``SLURM_PROCID``,
+    ``SLURM_NTASKS``) or from submitit's local executor (``SUBMITIT_LOCAL_GLOBALID``,
+    ``SUBMITIT_LOCAL_NTASKS``), so the plan is the same whether the tasks sit on N machines or
+    share one. Nodes on one host meet at ``127.0.0.1``.
 
     Raises:
-        ValueError: several nodes were asked for outside a SLURM job with that many tasks.
+        ValueError: several nodes were asked for outside a job with that many tasks.
     """
     if nodes <= 1:
         return None
-    tasks = int(env.get("SLURM_NTASKS", "0") or 0)
-    if tasks != nodes or "SLURM_PROCID" not in env:
+    tasks = _tasks(env)
+    if tasks is None or tasks[0] != nodes:
         raise ValueError(
-            f"cluster.nodes={nodes} needs a SLURM job of {nodes} tasks, one per node "
-            f"(hydra/launcher=slurm); this process sees SLURM_NTASKS={env.get('SLURM_NTASKS')!r}"
+            f"cluster.nodes={nodes} needs a job of {nodes} tasks, one per node "
+            "(hydra/launcher=slurm, or hydra/launcher=local for nodes on this host); this "
+            f"process sees SLURM_NTASKS={env.get('SLURM_NTASKS')!r}, "
+            f"SUBMITIT_LOCAL_NTASKS={env.get('SUBMITIT_LOCAL_NTASKS')!r}"
         )
-    host = first_host(env.get("SLURM_JOB_NODELIST", ""))
-    return NodePlan(nodes, int(env["SLURM_PROCID"]), f"{host}:{DIST_INIT_PORT}")
+    _, rank, local_rank, host = tasks
+    host = host or first_host(env.get("SLURM_JOB_NODELIST", ""))
+    return NodePlan(nodes, rank, f"{host}:{DIST_INIT_PORT}", local_rank)
+
+
+def _tasks(env: Mapping[str, str]) -> tuple[int, int, int, str] | None:
+    # (task count, rank, rank on this host, node 0's host or "": SLURM's first node)
+    if env.get("SUBMITIT_EXECUTOR") == "local" and "SUBMITIT_LOCAL_GLOBALID" in env:
+        return (
+            int(env.get("SUBMITIT_LOCAL_NTASKS") or 0),
+            int(env["SUBMITIT_LOCAL_GLOBALID"]),
+            int(env.get("SUBMITIT_LOCAL_LOCALID") or 0),
+            LOCAL_HOST,
+        )
+    if "SLURM_PROCID" in env:
+        return (
+            int(env.get("SLURM_NTASKS") or 0),
+            int(env["SLURM_PROCID"]),
+            int(env.get("SLURM_LOCALID") or 0),
+            "",
+        )
+    return None
 
 
 def serve_as_worker(
@@ -116,4 +143,5 @@ def serve_as_worker(
         tuple(redact_argv(argv)),
         job_facts(os.environ),  # this node's task of the cell's job
         tail(log) if exited_first else "",
+        env.get("CUDA_VISIBLE_DEVICES"),
     )

@@ -123,6 +123,68 @@ def test_four_cell_sweep_through_submitit_local(tmp_path):
     assert processes_mentioning(str(sweep)) == []
 
 
+def test_parallel_local_cells_with_gpus_auto_take_one_gpu_each(tmp_path):
+    sweep = tmp_path / "auto"
+    proc = mtp_eval(
+        "-m",
+        "hydra/launcher=local",
+        "backend=fa3,fa3_repeat",
+        "server.gpus=auto",
+        "gpu.count=2",  # the simulated server plans for a two-GPU host
+        "client.progress=false",
+        "server.simulated.startup_delay_s=0.2",
+        f"hydra.sweep.dir={sweep}",
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cells = results(sweep)
+    devices = {
+        name.split("_")[0]: r["provenance"]["server_env"]["CUDA_VISIBLE_DEVICES"]
+        for name, r in cells.items()
+    }
+    assert devices == {"0": "0", "1": "1"}, devices  # job number -> its own GPU
+    assert all(r["status"] == "ok" for r in cells.values())
+    # submitit's local executor hid every GPU from the jobs: only server.gpus=auto gave one back
+    assert {r["provenance"]["cuda_visible_devices"] for r in cells.values()} == {""}
+
+
+def test_two_node_cell_runs_as_two_local_tasks_each_on_its_own_gpu(tmp_path):
+    sweep = tmp_path / "nodes"
+    proc = mtp_eval(
+        "-m",
+        "hydra/launcher=local",
+        "backend=fa3",
+        "cluster.nodes=2",
+        "model.tp=2",
+        "server.gpus=auto",
+        "gpu.count=2",
+        "client.progress=false",
+        "server.simulated.startup_delay_s=0.2",
+        f"hydra.sweep.dir={sweep}",
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ((name, node0),) = results(sweep).items()
+    assert node0["status"] == "ok", node0.get("error")
+    node1 = json.loads((sweep / name / "node-1" / "result.json").read_text())
+    assert node1["status"] == "ok" and node1["devices"] == "1", node1
+    assert node0["provenance"]["server_env"]["CUDA_VISIBLE_DEVICES"] == "0"
+    for argv, rank in ((node0["provenance"]["server_argv"], 0), (node1["server_argv"], 1)):
+        flags = " ".join(argv)
+        assert f"--nnodes 2 --node-rank {rank} --dist-init-addr 127.0.0.1:20000" in flags
+        assert "--tp-size 2" in flags
+    assert processes_mentioning(str(sweep)) == []
+
+
+def test_nodes_that_do_not_divide_tp_stop_the_sweep_before_any_cell(tmp_path):
+    proc = mtp_eval(
+        "-m", "hydra/launcher=local", "cluster.nodes=2", f"hydra.sweep.dir={tmp_path / 'x'}"
+    )
+    assert proc.returncode != 0
+    assert "cluster.nodes=2 must divide model.tp=1" in proc.stderr, proc.stderr[-2000:]
+    assert not (tmp_path / "x").exists() or not list((tmp_path / "x").glob("*/result.json"))
+
+
 def test_signoff_wrapper_runs_the_sweep_then_gates_on_the_report(tmp_path):
     sweep = tmp_path / "signoff"
     proc = subprocess.run(

@@ -105,6 +105,7 @@ def test_multinode_cell_takes_its_ranks_from_a_real_two_task_job(slurm, tmp_path
         *SMALL_CELLS,
         "backend=fa3",
         "cluster.nodes=2",
+        "model.tp=2",  # one GPU per node
         "hydra.launcher.nodes=1",
         "hydra.launcher.tasks_per_node=2",  # both tasks on one node
         f"hydra.sweep.dir={sweep}",

@@ -1,6 +1,12 @@
 import pytest
 
-from pipeline.serving.gpu_slots import cell_devices, server_devices, visible_devices
+from pipeline.serving.gpu_slots import (
+    cell_devices,
+    check_gpus_inherited,
+    node_devices,
+    server_devices,
+    visible_devices,
+)
 
 EIGHT = [str(i) for i in range(8)]
 
@@ -42,3 +48,45 @@ def test_server_devices(setting, env, expected):
 def test_visible_devices_defaults_to_all():
     assert visible_devices({}, 2) == ["0", "1"]
     assert visible_devices({"CUDA_VISIBLE_DEVICES": ""}, 2) == ["0", "1"]
+
+
+@pytest.mark.parametrize(
+    ("local_rank", "per_node", "visible", "expected"),
+    [
+        (0, 1, ["0", "1"], ["0"]),  # two SGLang nodes on one host: one GPU each
+        (1, 1, ["0", "1"], ["1"]),
+        (1, 2, EIGHT, ["2", "3"]),
+        (0, 4, ["0", "1", "2", "3"], ["0", "1", "2", "3"]),  # a cluster node alone on its host
+        (1, 1, ["4", "6"], ["6"]),  # respects an outer CUDA_VISIBLE_DEVICES
+    ],
+)
+def test_node_devices(local_rank, per_node, visible, expected):
+    assert node_devices(local_rank, per_node, visible) == expected
+
+
+def test_a_node_never_wraps_onto_another_nodes_gpu():
+    with pytest.raises(ValueError, match=r"node 1 on this host needs GPUs 1\.\.1 .* 1 are visible"):
+        node_devices(1, 1, ["0"])
+
+
+def test_server_devices_for_a_node_use_its_place_on_the_host_not_the_job_number():
+    node1 = server_devices("auto", job_num=0, tp=2, env={}, gpu_count=2, node=(1, 1))
+    assert node1 == "1"
+    assert server_devices(None, job_num=0, tp=2, env={}, gpu_count=2, node=(1, 1)) is None
+
+
+@pytest.mark.parametrize(
+    ("sees_env", "env", "refused"),
+    [
+        (True, {"CUDA_VISIBLE_DEVICES": ""}, True),  # submitit_local with no GPUs given
+        (True, {"CUDA_VISIBLE_DEVICES": "0"}, False),
+        (True, {}, False),
+        (False, {"CUDA_VISIBLE_DEVICES": ""}, False),  # simulated, docker or external server
+    ],
+)
+def test_an_empty_inherited_device_list_is_refused_with_the_fix(sees_env, env, refused):
+    if not refused:
+        check_gpus_inherited(sees_env, env)
+        return
+    with pytest.raises(ValueError, match=r"add server\.gpus=auto"):
+        check_gpus_inherited(sees_env, env)

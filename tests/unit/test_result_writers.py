@@ -95,9 +95,9 @@ def test_typed_readers_of_an_old_result_see_observed_client_and_provenance():
 
 
 def test_a_worker_nodes_result_round_trips_and_rides_on_the_cell_result():
-    node = NodeResult(1, "failed", 3, ("python", "-m", "sglang"), {"procid": "1"}, "boom")
+    node = NodeResult(1, "failed", 3, ("python", "-m", "sglang"), {"procid": "1"}, "boom", "1")
     written = node.to_json()
     assert list(written) == ["node_rank", "status", "exit_code", "server_argv", "slurm",
-                             "log_tail"]  # fmt: skip
+                             "log_tail", "devices"]  # fmt: skip
     assert NodeResult.from_json(json.loads(json.dumps(written))) == node
     assert CellResult.from_json({"status": "failed", "node": written}).node == node
