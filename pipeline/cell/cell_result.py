@@ -18,7 +18,9 @@ from pipeline.serving.server import RunningServer
 from pipeline.serving.server_kind import server_kind
 from pipeline.serving.slurm_job import job_facts
 
-_NOT_MEASURED = ("faults", "latency_s", "prefill_s_per_1k_tokens", "startup_delay_s")
+_NOT_MEASURED = (
+    "faults", "latency_s", "prefill_s_per_1k_tokens", "startup_delay_s", "shutdown_s",
+)  # fmt: skip
 # Keys added later, left out at their default so that earlier cells keep their config hash.
 _LATER_DEFAULTS = {"sampling_spread": 0.0}
 

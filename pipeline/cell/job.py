@@ -119,7 +119,7 @@ def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, cloc
     evals = {name: make_eval(name, _repeats_for(conf, ec)) for name, ec in conf.evals.items()}
     plan = plan_launch(spec)
     try:
-        node = node_plan(conf.cluster.nodes, os.environ)
+        node = node_plan(conf.cluster.nodes, os.environ, conf.cluster.dist_init_port)
         plan = _with_devices(conf, plan, gpu, job_num, node)
     except ValueError as err:  # nodes, tp and visible GPUs that do not fit: the user's settings
         raise CellError("config", str(err)) from err
@@ -138,14 +138,17 @@ def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, cloc
     claim_samples(cell_dir, result.config_hash)  # a failed start leaves no other run's samples
     mark(result, "launch", clock)
     with _server(conf, plan, argv, cell_dir) as server:
-        mark(result, "ready", clock)
-        record_server(result, server)
-        verify_server(conf, plan, server, gpu, result)
-        # After verify: the samples belong to what the server really ran.
-        claim_samples(cell_dir, samples_key(CellResult.from_json(result.to_json())))
-        mark(result, "verified", clock)
-        measure_cell(conf, evals, server, cell_dir, result)
-        mark(result, "evals_done", clock)
+        try:
+            mark(result, "ready", clock)
+            record_server(result, server)
+            verify_server(conf, plan, server, gpu, result)
+            # After verify: the samples belong to what the server really ran.
+            claim_samples(cell_dir, samples_key(CellResult.from_json(result.to_json())))
+            mark(result, "verified", clock)
+            measure_cell(conf, evals, server, cell_dir, result)
+            mark(result, "evals_done", clock)
+        finally:  # before node 0's server stops: the other nodes die with it, and may now
+            _release_other_nodes(conf, cell_dir, "stopping")
     check_error_rates(result.error_rates(), conf.client.max_error_rate)
     mark(result, "stopped", clock)
     result.status = "ok"
@@ -239,6 +242,13 @@ def _finish(result: ResultDraft, conf: RootConf, cell_dir: Path, clock: float) -
     if secrets and cell_dir.exists():
         redact_tree(cell_dir, secrets)  # SGLang prints its server_args, api_key included
     written = write_result(cell_dir, result.to_json())
-    if conf.cluster.nodes > 1:  # the other nodes of a multi-node cell may stop their launchers
-        (cell_dir / DONE_MARKER).write_text(result.status + "\n")
+    _release_other_nodes(conf, cell_dir, result.status)  # also when node 0 never started
     return written
+
+
+def _release_other_nodes(conf: RootConf, cell_dir: Path, why: str) -> None:
+    # The other nodes of a multi-node cell stop their launchers once this marker exists. It
+    # must come before node 0's server stops: live, node 1's SGLang died 7 s before a marker
+    # written after the stop, and was recorded as failed (issue 15, item 6).
+    if conf.cluster.nodes > 1 and cell_dir.is_dir():
+        (cell_dir / DONE_MARKER).write_text(why + "\n")

@@ -45,6 +45,7 @@ class SimulatedConf:
     # forward_entry_time / prefill_finished_time with --enable-metrics (made up: no GPU here).
     prefill_s_per_1k_tokens: float = 0.002
     startup_delay_s: float = 0.5  # time spent answering 503 before ready
+    shutdown_s: float = 0.0  # from SIGTERM to exit, after draining (live SGLang 0.5.19: ~7 s)
     seed: int = 0
     # Repeat-to-repeat noise: 1 - the intraclass correlation of a question's repeats, drawn
     # afresh at every server start as SGLang at temperature > 0 (live H200: 0.71 mcq, 0.36
@@ -104,6 +105,7 @@ class ClusterConf:
     qos: str | None = None
     time_min: int = 240  # a cell: server start-up (minutes on big models) plus every eval
     nodes: int = 1  # >1: --nnodes/--node-rank/--dist-init-addr per task; node 0 runs the evals
+    dist_init_port: int = 20000  # node 0's rendezvous port (--dist-init-addr HOST:PORT)
     cpus_per_task: int = 16
     mem_gb: int = 256
     max_parallel_cells: int = 8

@@ -20,7 +20,7 @@ from pathlib import Path
 from pipeline.results.result_types import NodeResult
 
 DONE_MARKER = "NODE0_DONE"
-DIST_INIT_PORT = 20000  # SGLang's rendezvous port on node 0 (not the HTTP port)
+DIST_INIT_PORT = 20000  # the default of cluster.dist_init_port: node 0's rendezvous, not HTTP
 LOCAL_HOST = "127.0.0.1"  # node 0 of a multi-node cell whose nodes share this host
 
 
@@ -65,7 +65,7 @@ def first_host(nodelist: str) -> str:
     return prefix + ranges.split(",")[0].split("-")[0]
 
 
-def node_plan(nodes: int, env: Mapping[str, str]) -> NodePlan | None:
+def node_plan(nodes: int, env: Mapping[str, str], port: int = DIST_INIT_PORT) -> NodePlan | None:
     """The node plan for ``cluster.nodes``, None for a single-node cell.
 
     One task per SGLang node: the rank and task count come from SLURM (``SLURM_PROCID``,
@@ -88,7 +88,7 @@ def node_plan(nodes: int, env: Mapping[str, str]) -> NodePlan | None:
         )
     _, rank, local_rank, host = tasks
     host = host or first_host(env.get("SLURM_JOB_NODELIST", ""))
-    return NodePlan(nodes, rank, f"{host}:{DIST_INIT_PORT}", local_rank)
+    return NodePlan(nodes, rank, f"{host}:{port}", local_rank)
 
 
 def _tasks(env: Mapping[str, str]) -> tuple[int, int, int, str] | None:

@@ -30,6 +30,7 @@ from pipeline.simserver.args import parse_argv, sim_config_path, template_flags
 from pipeline.simserver.effects import cell_targets, check_effect_keys
 from pipeline.simserver.faults import Faults
 from pipeline.simserver.model import AnswerIndex
+from pipeline.simserver.nodes import Rendezvous, rendezvous, serve_as_other_node
 from pipeline.simserver.payloads import Flavour
 from pipeline.simserver.resolve import resolve_server_args
 from pipeline.simserver.runtime import Runtime, acceptance_thresholds, cell_id
@@ -76,6 +77,7 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
         args.update(_served_instead(faults, args))
     except ValueError as exc:
         raise SimConfigError(f"--sim-config {path}: {exc}") from exc
+    rendezvous(args)  # several nodes need --dist-init-addr (SGLang's argument error, exit 1)
     targets = cell_targets(conf.accuracy, conf.accept_length, conf.effects, args, env)
     index = AnswerIndex(load_answer_key(conf.answer_key) if conf.answer_key else [])
     ndt = int(args["speculative_num_draft_tokens"] or 0) if args["speculative_algorithm"] else 0
@@ -123,7 +125,29 @@ def _stop_child(child: subprocess.Popen[bytes]) -> None:
 
 
 async def serve(rt: Runtime) -> int:
-    """Run the HTTP server until SIGTERM (exit code 0) or a bind failure (1)."""
+    """Run the HTTP server until SIGTERM (exit code 0) or a bind failure (1).
+
+    With ``--nnodes N``: node 0 also holds the rendezvous; the other nodes only join it
+    (``pipeline.simserver.nodes``).
+    """
+    meet = rendezvous(rt.args)
+    if meet is not None and int(rt.args["node_rank"]) > 0:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        return await serve_as_other_node(*meet, int(rt.args["node_rank"]), stop)
+    held = Rendezvous()
+    try:
+        if meet is not None:
+            await held.open(*meet)
+    except OSError as exc:
+        log.error("Failed to open the rendezvous %s: %s", rt.args["dist_init_addr"], exc)
+        return 1
+    return await _serve_http(rt, held)
+
+
+async def _serve_http(rt: Runtime, held: Rendezvous) -> int:
     state = ServerState(
         int(rt.args["dp_size"]),
         int(rt.args["decode_log_interval"]),
@@ -149,7 +173,9 @@ async def serve(rt: Runtime) -> int:
     if not rt.faults.crash_at_start and not rt.faults.never_healthy:
         asyncio.get_running_loop().call_later(rt.conf.startup_delay_s, _mark_ready, life)
     await stop.wait()
+    held.close()  # the schedulers go first: other nodes lose node 0 while HTTP still drains
     await _drain(state)
+    await asyncio.sleep(rt.conf.shutdown_s)
     _stop_child(child)
     await runner.cleanup()
     ledger.close()

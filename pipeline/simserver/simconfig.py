@@ -74,6 +74,7 @@ class SimConfig:
     latency_s: float = 0.0
     prefill_s_per_1k_tokens: float = checked(0.002, Check(0.0))
     startup_delay_s: float = 0.5
+    shutdown_s: float = checked(0.0, Check(0.0))  # from SIGTERM to exit (live SGLang: ~7 s)
     seed: int = checked(0, Check(0))
     # 1 - the intraclass correlation of a question's repeats (pipeline.simserver.sampling);
     # 0: every identical prompt answered alike, as before.

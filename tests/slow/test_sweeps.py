@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.serving.server import free_port
 from tests.helpers.cells import REPO, processes_mentioning
 
 pytestmark = pytest.mark.slow
@@ -149,12 +150,16 @@ def test_parallel_local_cells_with_gpus_auto_take_one_gpu_each(tmp_path):
 
 
 def test_two_node_cell_runs_as_two_local_tasks_each_on_its_own_gpu(tmp_path):
-    sweep = tmp_path / "nodes"
+    """Node 1 (a simulated SGLang node, which dies when node 0's server goes, as SGLang's did
+    live) must be told to stop before node 0's server stops, or it is recorded as failed."""
+    sweep, port = tmp_path / "nodes", free_port("127.0.0.1")
     proc = mtp_eval(
         "-m",
         "hydra/launcher=local",
         "backend=fa3",
         "cluster.nodes=2",
+        f"cluster.dist_init_port={port}",
+        "server.simulated.shutdown_s=6",  # node 0's stop takes longer than node 1's 5-s poll
         "model.tp=2",
         "server.gpus=auto",
         "gpu.count=2",
@@ -168,10 +173,11 @@ def test_two_node_cell_runs_as_two_local_tasks_each_on_its_own_gpu(tmp_path):
     assert node0["status"] == "ok", node0.get("error")
     node1 = json.loads((sweep / name / "node-1" / "result.json").read_text())
     assert node1["status"] == "ok" and node1["devices"] == "1", node1
+    assert "node 1 joined 127.0.0.1" in (sweep / name / "node-1" / "server.log").read_text()
     assert node0["provenance"]["server_env"]["CUDA_VISIBLE_DEVICES"] == "0"
     for argv, rank in ((node0["provenance"]["server_argv"], 0), (node1["server_argv"], 1)):
         flags = " ".join(argv)
-        assert f"--nnodes 2 --node-rank {rank} --dist-init-addr 127.0.0.1:20000" in flags
+        assert f"--nnodes 2 --node-rank {rank} --dist-init-addr 127.0.0.1:{port}" in flags
         assert "--tp-size 2" in flags
     assert processes_mentioning(str(sweep)) == []
 
