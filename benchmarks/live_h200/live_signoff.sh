@@ -27,7 +27,9 @@
 #   g-tp2      fa3_repeat at model.tp=2 (one SGLang server over both GPUs);
 #   g-nodes    fa3_repeat at model.tp=2 through the multi-node path: cluster.nodes=2 as two local
 #              tasks, each an SGLang node (--nnodes 2, node 0 serving) on its own GPU;
-#   report-2gpu  mtp-eval-report over the three: each candidate paired with g-auto's fa3 cell.
+#   report     mtp-eval-report over the three: each candidate paired with g-auto's fa3 cell.
+# LIVE_PLAN=two-gpu-fmha: the kernel under test on two GPUs, fmha_v2 (g2-v2) against fa3 (g2-base),
+# both at model.tp=2, then their report.
 # Cells share the GPU: SGLang sizes its KV pool from the memory free when it starts, so each
 # server gets --max-total-tokens and a mem_fraction_static high enough that servers starting
 # together cannot starve each other.
@@ -98,6 +100,7 @@ stage_and_setup() {  # 0 when SGLang's site is usable; exports the environment t
 
 start_phases() {
   [[ ${LIVE_PLAN:-signoff} == two-gpu ]] && { start_two_gpu; return; }
+  [[ ${LIVE_PLAN:-signoff} == two-gpu-fmha ]] && { start_two_gpu_fmha; return; }
   launch hf phase_hf
   if has site ready; then
     for w in "fmha_v2_fi auto" "fmha_v2_fi fp8_e4m3" "flashinfer auto" "flashinfer fp8_e4m3"; do
@@ -125,6 +128,13 @@ start_two_gpu() {
   launch g-tp2 phase_sweep g-tp2 backend=fa3_repeat model.tp=2
   launch g-nodes phase_sweep g-nodes $local_jobs backend=fa3_repeat model.tp=2 cluster.nodes=2
   has g-auto rc && has g-tp2 rc && has g-nodes rc && launch report phase_report g-auto g-tp2 g-nodes
+}
+
+start_two_gpu_fmha() {
+  has fa3 ready || return 0  # fmha_v2 decodes and verifies on fa3 in SGLang 0.5.19
+  launch g2-base phase_sweep g2-base backend=fa3 model.tp=2
+  launch g2-v2 phase_sweep g2-v2 backend=fmha_v2 model.tp=2
+  has g2-base rc && has g2-v2 rc && launch report phase_report g2-base g2-v2
 }
 
 start_candidates() {
@@ -192,7 +202,7 @@ healthy() {
 phase_sweep() {  # NAME OVERRIDES...: a sweep of COMMON (TWO_GPU in the two-GPU plan) + OVERRIDES
   cd "$R" || return 1
   local name=$1 base=("${COMMON[@]}"); shift
-  [[ ${LIVE_PLAN:-signoff} == two-gpu ]] && base=("${TWO_GPU[@]}")
+  [[ ${LIVE_PLAN:-signoff} == two-gpu* ]] && base=("${TWO_GPU[@]}")
   [[ $name == g-nodes ]] && base+=("$NODES_ARGS")
   python3 -m pipeline -m "${base[@]}" "$@" "hydra.sweep.dir=outputs/live/$name"
 }
@@ -215,7 +225,7 @@ status() {
   done
   cat "$LIVE"/factors.env 2>/dev/null
   grep -h "greedy_check \|ready after" "$LIVE"/logs/warm-*.log 2>/dev/null
-  for s in "$LIVE"/logs/base-*.log "$LIVE"/logs/s-*.log "$LIVE"/logs/g-*.log; do
+  for s in "$LIVE"/logs/base-*.log "$LIVE"/logs/s-*.log "$LIVE"/logs/g-*.log "$LIVE"/logs/g2-*.log; do
     [[ -f $s ]] && { echo "== $(basename "$s")"; grep -v "^\s*$" "$s" | tail -n 4 | cut -c1-220; }
   done
   nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv,noheader 2>/dev/null

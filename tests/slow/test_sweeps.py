@@ -105,15 +105,21 @@ def test_dry_run_sweep_prints_argv_and_starts_nothing(tmp_path):
     assert not list(sweep.glob("*/server.log"))
 
 
+# Cells as submitit_local jobs against a quickly ready simulated server.
+LOCAL_JOBS = (
+    "hydra/launcher=local",
+    "client.progress=false",
+    "server.simulated.startup_delay_s=0.2",
+)
+
+
 def test_four_cell_sweep_through_submitit_local(tmp_path):
     sweep = tmp_path / "submitit"
     proc = mtp_eval(
         "-m",
-        "hydra/launcher=local",
+        *LOCAL_JOBS,
         "backend=fmha_v2,fa3",
         "kv_dtype=auto,fp8_e4m3",
-        "client.progress=false",
-        "server.simulated.startup_delay_s=0.2",
         f"hydra.sweep.dir={sweep}",
         timeout=420,
     )
@@ -128,12 +134,10 @@ def test_parallel_local_cells_with_gpus_auto_take_one_gpu_each(tmp_path):
     sweep = tmp_path / "auto"
     proc = mtp_eval(
         "-m",
-        "hydra/launcher=local",
+        *LOCAL_JOBS,
         "backend=fa3,fa3_repeat",
         "server.gpus=auto",
         "gpu.count=2",  # the simulated server plans for a two-GPU host
-        "client.progress=false",
-        "server.simulated.startup_delay_s=0.2",
         f"hydra.sweep.dir={sweep}",
         timeout=300,
     )
@@ -155,7 +159,7 @@ def test_two_node_cell_runs_as_two_local_tasks_each_on_its_own_gpu(tmp_path):
     sweep, port = tmp_path / "nodes", free_port("127.0.0.1")
     proc = mtp_eval(
         "-m",
-        "hydra/launcher=local",
+        *LOCAL_JOBS,
         "backend=fa3",
         "cluster.nodes=2",
         f"cluster.dist_init_port={port}",
@@ -163,8 +167,6 @@ def test_two_node_cell_runs_as_two_local_tasks_each_on_its_own_gpu(tmp_path):
         "model.tp=2",
         "server.gpus=auto",
         "gpu.count=2",
-        "client.progress=false",
-        "server.simulated.startup_delay_s=0.2",
         f"hydra.sweep.dir={sweep}",
         timeout=300,
     )
