@@ -26,7 +26,7 @@
 #      only thing carried). The check: expected files present, removed ones absent, every pin in
 #      wheels.txt installed exactly once.
 #
-#   7. Cuts the archive into chunks of CHUNK_MIB (default 32) with a sha256 manifest (chunks.py):
+#   7. Cuts the archive into chunks of CHUNK_MIB (default 30) with a sha256 manifest (chunks.py):
 #      every device call carries the repo too (about 21 MiB with the trained model's weights), and
 #      a call moves at most 64 MiB.
 #   8. (FA3=1, the default) SGLang's FA3: takes sgl_kernel/flash_ops.abi3.so from the sglang-kernel
@@ -49,7 +49,7 @@ SITE="$CACHE/sgl-site"
 OUTDIR="$REPO/.gpu-bundle"
 ARCHIVE="$CACHE/sgl-site-0.5.19.tar.xz"
 FA3_SO="$CACHE/flash_ops.sm90a.so"
-CHUNK_MIB="${CHUNK_MIB:-32}"
+CHUNK_MIB="${CHUNK_MIB:-30}"
 ANTLR="antlr4-python3-runtime==4.9.3"
 
 # pip matches manylinux_2_N exactly, so name each N the wheels use (sglang 0.5.19 is 2_34). The

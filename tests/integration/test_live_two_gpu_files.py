@@ -24,7 +24,7 @@ pytestmark = pytest.mark.integration
 def _cells(root: Path) -> dict[str, dict]:
     return {
         str(p.parent.relative_to(root)): json.loads(p.read_text())
-        for p in sorted(root.glob("g-*/*/result.json"))
+        for p in sorted(root.glob("g*/*/result.json"))
     }
 
 
@@ -44,9 +44,22 @@ def test_the_report_rebuilt_from_committed_files_says_go_again(tmp_path):
     assert len(committed["cells"]) == 4
 
 
+@pytest.fixture(scope="module")
+def repeats8(tmp_path_factory) -> Path:
+    """The first run, at 8 repeats (cells-repeats8/, report-repeats8/), kept as one archive."""
+    folder = tmp_path_factory.mktemp("repeats8")
+    with tarfile.open(TWO_GPU / "repeats8.tar.xz") as archive:
+        archive.extractall(folder, filter="data")
+    return folder
+
+
+def _folder(name: str, repeats8: Path) -> Path:
+    return repeats8 / name if name.endswith("repeats8") else TWO_GPU / name
+
+
 @pytest.mark.parametrize("folder", ["cells", "cells-repeats8"])
-def test_every_cell_ran_ok_on_its_own_gpus_with_accept_statistics_cross_checked(folder):
-    cells = _cells(TWO_GPU / folder)
+def test_every_cell_ran_ok_on_its_own_gpus_with_accept_statistics_cross_checked(folder, repeats8):
+    cells = {k: v for k, v in _cells(_folder(folder, repeats8)).items() if k.startswith("g-")}
     devices = {
         name.split("/")[0] + ":" + name.split("_")[-3]: (
             r["provenance"]["server_env"].get("CUDA_VISIBLE_DEVICES")
@@ -74,13 +87,43 @@ def r_flag(result: dict, flag: str) -> str:
     return argv[argv.index(flag) + 1]
 
 
-def test_node_1_was_recorded_failed_live_the_fault_the_pipeline_now_avoids():
+def test_node_1_was_recorded_failed_live_the_fault_the_pipeline_now_avoids(repeats8):
     """Both live runs: node 1's SGLang died when node 0's server stopped, before node 0 wrote
     NODE0_DONE (then written after the stop), so node 1 is on record as failed although the
     cell was fine. pipeline/cell/job.py now writes the marker before the stop;
     tests/slow/test_sweeps.py replays this with the simulated server."""
     for folder in ("cells", "cells-repeats8"):
-        (path,) = (TWO_GPU / folder).glob("g-nodes/*/node-1/result.json")
+        (path,) = _folder(folder, repeats8).glob("g-nodes/*/node-1/result.json")
         node1 = json.loads(path.read_text())
         assert (node1["status"], node1["exit_code"], node1["devices"]) == ("failed", -9, "1")
         assert "Connection reset by peer" in node1["log_tail"]
+
+
+def test_the_repeats8_report_was_undecided_on_arithmetic_only(repeats8):
+    summary = json.loads((repeats8 / "report-repeats8/summary.json").read_text())
+    assert summary["verdict"] == "UNDECIDED"
+
+
+def test_fmha_v2_at_tp2_rebuilds_to_go_against_fa3_at_tp2(tmp_path):
+    cells = tmp_path / "live"
+    shutil.copytree(TWO_GPU / "cells", cells)
+    with tarfile.open(TWO_GPU / "samples-fmha.tar.xz") as archive:
+        archive.extractall(cells, filter="data")
+    run = subprocess.run(
+        [console_script("mtp-eval-report"), "g2-base", "g2-v2", "--out", "r"],
+        cwd=cells, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    rebuilt = json.loads((cells / "r/summary.json").read_text())
+    assert (
+        rebuilt["verdict"]
+        == "GO"
+        == json.loads((TWO_GPU / "report-fmha/summary.json").read_text())["verdict"]
+    )
+    for name, r in _cells(TWO_GPU / "cells").items():
+        if name.startswith("g2-"):
+            accept = r["accept"]
+            assert r["status"] == "ok" and r_flag(r, "--tp-size") == "2"
+            assert accept["cross_check"]["agrees"] and accept["metrics_cross_check"]["agrees"]
+    v2 = _cells(TWO_GPU / "cells")["g2-v2/0_synth-llama_fmha_v2_auto_exact"]
+    assert r_flag(v2, "--prefill-attention-backend") == "trtllm_mha"
