@@ -54,9 +54,18 @@ class CellRecord:
         )
 
     @property
+    def layout(self) -> str:
+        """How the model was spread: ``""`` on one GPU, ``tp=2``, ``tp=2 over 2 nodes``."""
+        tp, nodes = self.result.parallel
+        if (tp, nodes) == (1, 1):
+            return ""
+        return f"tp={tp}" + (f" over {nodes} nodes" if nodes > 1 else "")
+
+    @property
     def label(self) -> str:
-        """Name, GPU and the simulated mark: how every output names the cell."""
-        return f"{self.name} @ {self.gpu}" + (" [simulated]" if self.simulated else "")
+        """Name, layout, GPU and the simulated mark: how every output names the cell."""
+        spread = f" ({self.layout})" if self.layout else ""
+        return f"{self.name}{spread} @ {self.gpu}" + (" [simulated]" if self.simulated else "")
 
     @property
     def unverified(self) -> list[str]:

@@ -62,6 +62,8 @@ def find_baseline(
     ):
         same = [c for c in pool if _key(c, match) == _key(cell, match, exact_skip=True)]
         note = "baseline at exact softmax (none at the same skip-softmax factors)"
+    same, how = _same_layout(cell, same)
+    note = "; ".join(part for part in (note, how) if part)
     ok = [c for c in same if c.status == "ok"]
     if not ok:
         if same:
@@ -76,6 +78,15 @@ def find_baseline(
             f"{latest.folder or latest.id} ({how})"
         )
     return ok[-1], note
+
+
+def _same_layout(cell: CellRecord, same: list[CellRecord]) -> tuple[list[CellRecord], str]:
+    """Baselines spread like ``cell`` (tp, nodes) when there are any, else all, with a note."""
+    alike = [c for c in same if c.layout == cell.layout]
+    if alike or not same:
+        return alike, ""
+    theirs = sorted({c.layout or "one GPU" for c in same})
+    return same, f"baseline at {' / '.join(theirs)} (none at {cell.layout or 'one GPU'})"
 
 
 def ended_at(cell: CellRecord) -> str:

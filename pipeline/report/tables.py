@@ -39,7 +39,8 @@ def skip_text(cell: CellRecord) -> str:
 
 def _who(cell: CellRecord) -> list[str]:
     sim = " (simulated)" if cell.simulated and "simulated" not in cell.gpu else ""
-    return [cell.gpu + sim, cell.model, cell.kv_dtype, skip_text(cell), cell.variant]
+    variant = f"{cell.variant} ({cell.layout})" if cell.layout else cell.variant
+    return [cell.gpu + sim, cell.model, cell.kv_dtype, skip_text(cell), variant]
 
 
 def _extra(check: Check) -> str:

@@ -143,6 +143,22 @@ class CellResult:
         data["resumed"] = [*as_list(self.raw.get("resumed")), dataclasses.asdict(entry)]
         return data
 
+    @property
+    def parallel(self) -> tuple[int, int]:
+        """``(tensor-parallel size, SGLang nodes)`` of the server; ``(1, 1)`` when unsaid.
+
+        From the server's argv (``--tp-size``, ``--nnodes``), else the config's ``model.tp``.
+        """
+        argv = list(self.server_argv)
+
+        def flag(name: str) -> int | None:
+            at = argv.index(name) + 1 if name in argv else 0
+            return int(argv[at]) if 0 < at < len(argv) and argv[at].isdigit() else None
+
+        model = as_map(as_map(self.raw.get("config")).get("model"))
+        tp = flag("--tp-size") or flag("--tp") or int(model.get("tp") or 1)
+        return tp, flag("--nnodes") or 1
+
     def misconfigured(self) -> list[str]:
         """What the server ran other than the cell asked; a cell with any is never judged.
 

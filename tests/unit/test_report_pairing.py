@@ -17,12 +17,15 @@ from pipeline.results.result_types import CellResult
 MATCH = ("model", "kv_dtype", "skip_softmax", "gpu", "speculative")
 
 
-def cell(variant, kv="auto", gpu="H200", status="ok", sp=None, finished="", cid=None):
+def cell(variant, kv="auto", gpu="H200", status="ok", sp=None, finished="", cid=None, tp=None):
+    argv = ["--tp-size", str(tp[0]), "--nnodes", str(tp[1])] if tp else []
     return CellRecord(
-        id=cid or f"{variant}/{kv}/{sp}/{finished}", folder=None, status=status, simulated=False,
-        model="m", model_path="m", variant=variant, kv_dtype=kv, skip_prefill=sp,
-        skip_decode=None, speculative=None, gpu=gpu,
-        result=CellResult.from_json({"timing": {"finished_at": finished}}),
+        id=cid or f"{variant}/{kv}/{sp}/{finished}" + (f"/tp{tp}" if tp else ""), folder=None,
+        status=status, simulated=False, model="m", model_path="m", variant=variant, kv_dtype=kv,
+        skip_prefill=sp, skip_decode=None, speculative=None, gpu=gpu,
+        result=CellResult.from_json(
+            {"timing": {"finished_at": finished}, "server": {"argv": argv}}
+        ),
     )  # fmt: skip
 
 
@@ -37,6 +40,13 @@ def cell(variant, kv="auto", gpu="H200", status="ok", sp=None, finished="", cid=
         (cell("fmha_v2", sp=0.5), [cell("fa3", sp=0.5), cell("fa3")], "fa3/auto/0.5/", ""),
         (cell("fmha_v2"), [cell("fa3", finished="2"), cell("fa3", finished="1")],
          "fa3/auto/None/2", "2 baseline cells match"),
+        # Spread like the candidate when such a baseline exists, whichever ended last.
+        (cell("fmha_v2", tp=(2, 1)), [cell("fa3", tp=(2, 1)), cell("fa3", finished="9")],
+         "fa3/auto/None//tp(2, 1)", ""),
+        (cell("fmha_v2"), [cell("fa3", tp=(2, 1), finished="9"), cell("fa3", tp=(1, 1))],
+         "fa3/auto/None//tp(1, 1)", ""),
+        (cell("fmha_v2", tp=(2, 2)), [cell("fa3")], "fa3/auto/None/",
+         "baseline at one GPU (none at tp=2 over 2 nodes)"),
     ],
 )  # fmt: skip
 def test_find_baseline(candidate, pool, found, note):
@@ -113,3 +123,18 @@ def test_read_samples_keeps_the_last_line_of_a_key(tmp_path):
     assert out[("a", 0)]["correct"] is True and len(out) == 2
     with pytest.raises(SampleError, match="missing"):
         read_samples(tmp_path, "other")
+
+
+@pytest.mark.parametrize(
+    ("argv", "config", "parallel"),
+    [
+        ([], {}, (1, 1)),
+        (["--tp-size", "2"], {}, (2, 1)),
+        (["--tp", "4", "--nnodes", "2"], {}, (4, 2)),
+        ([], {"model": {"tp": 8}}, (8, 1)),  # a cell that never started: its config says
+        (["--tp-size", "2"], {"model": {"tp": 8}}, (2, 1)),  # what the server was told wins
+    ],
+)
+def test_a_cells_parallel_layout(argv, config, parallel):
+    result = CellResult.from_json({"server": {"argv": argv}, "config": config})
+    assert result.parallel == parallel
