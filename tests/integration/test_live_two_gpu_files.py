@@ -28,17 +28,22 @@ def _cells(root: Path) -> dict[str, dict]:
     }
 
 
-def test_the_report_rebuilt_from_committed_files_says_go_again(tmp_path):
+def _rebuilt(tmp_path: Path, samples: str, *sweeps: str) -> dict:
+    """The report's summary.json, made by the installed mtp-eval-report from committed files."""
     cells = tmp_path / "live"
     shutil.copytree(TWO_GPU / "cells", cells)
-    with tarfile.open(TWO_GPU / "samples.tar.xz") as archive:
+    with tarfile.open(TWO_GPU / samples) as archive:
         archive.extractall(cells, filter="data")
     run = subprocess.run(
-        [console_script("mtp-eval-report"), "g-auto", "g-tp2", "g-nodes", "--out", "r"],
+        [console_script("mtp-eval-report"), *sweeps, "--out", "r"],
         cwd=cells, capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    rebuilt = json.loads((cells / "r/summary.json").read_text())
+    return json.loads((cells / "r/summary.json").read_text())
+
+
+def test_the_report_rebuilt_from_committed_files_says_go_again(tmp_path):
+    rebuilt = _rebuilt(tmp_path, "samples.tar.xz", "g-auto", "g-tp2", "g-nodes")
     committed = json.loads((TWO_GPU / "report/summary.json").read_text())
     assert rebuilt["verdict"] == committed["verdict"] == "GO"
     assert len(committed["cells"]) == 4
@@ -105,16 +110,7 @@ def test_the_repeats8_report_was_undecided_on_arithmetic_only(repeats8):
 
 
 def test_fmha_v2_at_tp2_rebuilds_to_go_against_fa3_at_tp2(tmp_path):
-    cells = tmp_path / "live"
-    shutil.copytree(TWO_GPU / "cells", cells)
-    with tarfile.open(TWO_GPU / "samples-fmha.tar.xz") as archive:
-        archive.extractall(cells, filter="data")
-    run = subprocess.run(
-        [console_script("mtp-eval-report"), "g2-base", "g2-v2", "--out", "r"],
-        cwd=cells, capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    rebuilt = json.loads((cells / "r/summary.json").read_text())
+    rebuilt = _rebuilt(tmp_path, "samples-fmha.tar.xz", "g2-base", "g2-v2")
     assert (
         rebuilt["verdict"]
         == "GO"
