@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -73,3 +74,17 @@ def external_sim(tmp_path: Path, overrides: list[str], extra_args: list[str]) ->
     policy = HealthPolicy(30, 0.05, 0.5)
     with managed_server(argv, env, url, plan_dir / "server.log", policy, 5):
         yield url
+
+
+def unpack(archive: Path, into: Path) -> Path:
+    """Extract a committed tar archive into ``into``.
+
+    With the ``data`` filter where this Python has it (3.11.4+, 3.10.12+: no links or absolute
+    paths); older 3.10 / 3.11 releases, which the project supports, lack the keyword.
+    """
+    with tarfile.open(archive) as tar:
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(into, filter="data")
+        else:
+            tar.extractall(into)  # the project's own committed archive
+    return into

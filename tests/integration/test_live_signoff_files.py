@@ -8,12 +8,11 @@ import json
 import shutil
 import subprocess
 import sys
-import tarfile
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.cells import console_script
+from tests.helpers.cells import console_script, unpack
 
 REPO = Path(__file__).resolve().parents[2]
 SIGNOFF = REPO / "benchmarks/results/live-h200/signoff"
@@ -28,8 +27,7 @@ def _verdicts(summary: dict) -> dict[str, str]:
 def test_the_report_rebuilt_from_committed_files_gives_the_committed_verdicts(tmp_path):
     cells = tmp_path / "live"
     shutil.copytree(SIGNOFF / "cells", cells)
-    with tarfile.open(SIGNOFF / "samples.tar.xz") as archive:
-        archive.extractall(cells, filter="data")
+    unpack(SIGNOFF / "samples.tar.xz", cells)
     sweeps = sorted(p.name for p in cells.iterdir() if not p.name.startswith("r2-"))
     run = subprocess.run(
         [console_script("mtp-eval-report"), *sweeps, "--out", str(tmp_path / "r")],

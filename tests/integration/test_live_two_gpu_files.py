@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.cells import console_script
+from tests.helpers.cells import console_script, unpack
 
 REPO = Path(__file__).resolve().parents[2]
 TWO_GPU = REPO / "benchmarks/results/live-h200/two-gpu"
@@ -32,8 +31,7 @@ def _rebuilt(tmp_path: Path, samples: str, *sweeps: str) -> dict:
     """The report's summary.json, made by the installed mtp-eval-report from committed files."""
     cells = tmp_path / "live"
     shutil.copytree(TWO_GPU / "cells", cells)
-    with tarfile.open(TWO_GPU / samples) as archive:
-        archive.extractall(cells, filter="data")
+    unpack(TWO_GPU / samples, cells)
     run = subprocess.run(
         [console_script("mtp-eval-report"), *sweeps, "--out", "r"],
         cwd=cells, capture_output=True, text=True, timeout=300, check=False,
@@ -53,8 +51,7 @@ def test_the_report_rebuilt_from_committed_files_says_go_again(tmp_path):
 def repeats8(tmp_path_factory) -> Path:
     """The first run, at 8 repeats (cells-repeats8/, report-repeats8/), kept as one archive."""
     folder = tmp_path_factory.mktemp("repeats8")
-    with tarfile.open(TWO_GPU / "repeats8.tar.xz") as archive:
-        archive.extractall(folder, filter="data")
+    unpack(TWO_GPU / "repeats8.tar.xz", folder)
     return folder
 
 
