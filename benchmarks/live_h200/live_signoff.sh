@@ -53,8 +53,8 @@ COMMON=(model=synth_llama server=$SERVER_KIND server.sglang_version=0.5.19 gpu=h
   sequential.enabled=true sequential.max_repeats=$N sequential.repeats_per_round=2)
 
 # Issue 15 item 6's cells: COMMON less sequential stopping, on a two-GPU host. The two nodes of
-# g-nodes share one host, where SGLang would take them for one node and try its custom all-reduce
-# between processes that each see one GPU; on separate hosts it disables that by itself.
+# g-nodes share one host: SGLang disables its custom all-reduce by itself only across hosts, so
+# the flag keeps them on the NCCL path a two-host run takes (README section 6).
 TWO_GPU=("${COMMON[@]}" sequential.enabled=false gpu.count=2 kv_dtype=auto)
 NODES_ARGS='server.extra_args=[--sampling-backend,pytorch,--max-total-tokens,1000000,--disable-custom-all-reduce]'
 
