@@ -32,7 +32,7 @@ from pipeline.results.redact import redact_text, redact_tree
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_types import CellResult, NodeResult
 from pipeline.results.store import write_json_atomic, write_result
-from pipeline.serving.gpu_slots import check_gpus_inherited, server_devices
+from pipeline.serving.gpu_slots import gpus_setting, server_devices
 from pipeline.serving.keys import secrets_of, with_api_key
 from pipeline.serving.multinode import (
     DONE_MARKER,
@@ -180,12 +180,11 @@ def _options(conf: RootConf) -> LaunchOptions:
 def _with_devices(
     conf: RootConf, plan: LaunchPlan, gpu: GpuInfo, job_num: int, node: NodePlan | None
 ) -> LaunchPlan:
-    tp = conf.model.tp
+    tp, kind = conf.model.tp, server_kind(conf.server)
+    setting = gpus_setting(conf.server.gpus, kind.gpu_here and not kind.docker, os.environ)
     per_node = None if node is None else (node.local_rank, gpus_per_node(tp, node.nnodes))
-    devices = server_devices(conf.server.gpus, job_num, tp, os.environ, gpu.count, per_node)
+    devices = server_devices(setting, job_num, tp, os.environ, gpu.count, per_node)
     if devices is None:
-        kind = server_kind(conf.server)
-        check_gpus_inherited(kind.gpu_here and not kind.docker, os.environ)
         return plan
     return dataclasses.replace(plan, env={**plan.env, "CUDA_VISIBLE_DEVICES": devices})
 

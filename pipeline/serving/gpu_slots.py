@@ -84,23 +84,19 @@ def server_devices(
     return ",".join(cell_devices(job_num, tp, visible))
 
 
-def check_gpus_inherited(server_sees_env: bool, env: Mapping[str, str]) -> None:
-    """Refuse to start a GPU server that would inherit an empty ``CUDA_VISIBLE_DEVICES``.
+def gpus_setting(setting: str | None, server_sees_env: bool, env: Mapping[str, str]) -> str | None:
+    """``server.gpus`` as the cell applies it: unset becomes ``auto`` where inheriting means no GPU.
 
-    submitit's local executor sets it to ``""`` in every job when it is given no GPUs
-    (``cluster.local_gpus_per_cell=0``), and to the same first GPUs in every job otherwise, so
-    under ``hydra/launcher=local`` the pipeline, not the launcher, must split the GPUs.
+    submitit's local executor (``hydra/launcher=local``) sets ``CUDA_VISIBLE_DEVICES`` to ``""``
+    in every job given no GPUs (``cluster.local_gpus_per_cell=0``), and to the same first GPUs in
+    every job otherwise. A GPU server that inherited ``""`` would see no GPU, so there the cell
+    gives it its own GPUs by job number, as ``server.gpus=auto`` does.
 
     Args:
+        setting: ``server.gpus`` as configured.
         server_sees_env: the server is a process on this host that reads our environment.
         env: the pipeline's environment.
-
-    Raises:
-        ValueError: the server would see no GPU.
     """
-    if server_sees_env and env.get("CUDA_VISIBLE_DEVICES") == "":
-        raise ValueError(
-            "CUDA_VISIBLE_DEVICES is empty in this cell's job, so its server would see no GPU "
-            "(hydra/launcher=local with cluster.local_gpus_per_cell=0): add server.gpus=auto to "
-            "give each cell, or each node of a cell, its own GPUs"
-        )
+    if setting is None and server_sees_env and env.get("CUDA_VISIBLE_DEVICES") == "":
+        return "auto"
+    return setting

@@ -2,7 +2,7 @@ import pytest
 
 from pipeline.serving.gpu_slots import (
     cell_devices,
-    check_gpus_inherited,
+    gpus_setting,
     node_devices,
     server_devices,
     visible_devices,
@@ -76,17 +76,14 @@ def test_server_devices_for_a_node_use_its_place_on_the_host_not_the_job_number(
 
 
 @pytest.mark.parametrize(
-    ("sees_env", "env", "refused"),
+    ("setting", "sees_env", "env", "applied"),
     [
-        (True, {"CUDA_VISIBLE_DEVICES": ""}, True),  # submitit_local with no GPUs given
-        (True, {"CUDA_VISIBLE_DEVICES": "0"}, False),
-        (True, {}, False),
-        (False, {"CUDA_VISIBLE_DEVICES": ""}, False),  # simulated, docker or external server
+        (None, True, {"CUDA_VISIBLE_DEVICES": ""}, "auto"),  # submitit_local with no GPUs given
+        (None, True, {"CUDA_VISIBLE_DEVICES": "0"}, None),
+        (None, True, {}, None),
+        (None, False, {"CUDA_VISIBLE_DEVICES": ""}, None),  # simulated, docker or external server
+        ("2,3", True, {"CUDA_VISIBLE_DEVICES": ""}, "2,3"),  # what the user set wins
     ],
 )
-def test_an_empty_inherited_device_list_is_refused_with_the_fix(sees_env, env, refused):
-    if not refused:
-        check_gpus_inherited(sees_env, env)
-        return
-    with pytest.raises(ValueError, match=r"add server\.gpus=auto"):
-        check_gpus_inherited(sees_env, env)
+def test_an_inherited_empty_device_list_becomes_gpus_auto(setting, sees_env, env, applied):
+    assert gpus_setting(setting, sees_env, env) == applied
