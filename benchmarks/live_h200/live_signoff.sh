@@ -44,9 +44,10 @@ SERVER_KIND=${LIVE_SERVER:-sglang}
 HF_PY=${LIVE_HF_PYTHON:-python3}
 N=${LIVE_REPEATS:-8}
 # What every cell and warm-up server of the sign-off shares (one place: the report pairs them).
+EXTRA_ARGS=--sampling-backend,pytorch,--max-total-tokens,1000000
 COMMON=(model=synth_llama server=$SERVER_KIND server.sglang_version=0.5.19 gpu=h200
   server.mem_fraction_static=0.6 server.max_running_requests=128 client.concurrency=128
-  'server.extra_args=[--sampling-backend,pytorch,--max-total-tokens,1000000]'
+  "server.extra_args=[$EXTRA_ARGS]"
   server.startup_timeout_s=1500 server.stop_grace_s=20
   model.sampling.temperature=0.6 'evals=[synth_mcq,synth_arith,synth_retrieval]'
   evals.synth_mcq.repeats=$N evals.synth_arith.repeats=$N evals.synth_retrieval.repeats=$N
@@ -56,7 +57,7 @@ COMMON=(model=synth_llama server=$SERVER_KIND server.sglang_version=0.5.19 gpu=h
 # g-nodes share one host: SGLang disables its custom all-reduce by itself only across hosts, so
 # the flag keeps them on the NCCL path a two-host run takes (README section 6).
 TWO_GPU=("${COMMON[@]}" sequential.enabled=false gpu.count=2 kv_dtype=auto)
-NODES_ARGS='server.extra_args=[--sampling-backend,pytorch,--max-total-tokens,1000000,--disable-custom-all-reduce]'
+NODES_ARGS="server.extra_args=[$EXTRA_ARGS,--disable-custom-all-reduce]"
 
 log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$LIVE/logs/ticks.log"; }
 has() { [[ -f $STATE/$1.$2 ]]; }

@@ -156,7 +156,7 @@ class CellResult:
             return int(argv[at]) if 0 < at < len(argv) and argv[at].isdigit() else None
 
         model = as_map(as_map(self.raw.get("config")).get("model"))
-        tp = flag("--tp-size") or flag("--tp") or int(model.get("tp") or 1)
+        tp = flag("--tp-size") or flag("--tensor-parallel-size") or int(model.get("tp") or 1)
         return tp, flag("--nnodes") or 1
 
     def misconfigured(self) -> list[str]:

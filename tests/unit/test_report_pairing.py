@@ -130,7 +130,7 @@ def test_read_samples_keeps_the_last_line_of_a_key(tmp_path):
     [
         ([], {}, (1, 1)),
         (["--tp-size", "2"], {}, (2, 1)),
-        (["--tp", "4", "--nnodes", "2"], {}, (4, 2)),
+        (["--tensor-parallel-size", "4", "--nnodes", "2"], {}, (4, 2)),  # SGLang's alias
         ([], {"model": {"tp": 8}}, (8, 1)),  # a cell that never started: its config says
         (["--tp-size", "2"], {"model": {"tp": 8}}, (2, 1)),  # what the server was told wins
     ],
