@@ -103,7 +103,14 @@ def test_node_1_was_recorded_failed_live_the_fault_the_pipeline_now_avoids(repea
 
 def test_the_repeats8_report_was_undecided_on_arithmetic_only(repeats8):
     summary = json.loads((repeats8 / "report-repeats8/summary.json").read_text())
+    undecided = {
+        (cell["folder"].split("/")[-2], check["eval"])
+        for cell in summary["cells"]
+        for check in cell["checks"]
+        if check["verdict"] == "INCONCLUSIVE"
+    }
     assert summary["verdict"] == "UNDECIDED"
+    assert undecided == {("g-auto", "synth_arith"), ("g-nodes", "synth_arith")}
 
 
 def test_fmha_v2_at_tp2_rebuilds_to_go_against_fa3_at_tp2(tmp_path):
