@@ -28,6 +28,7 @@
 #   g-nodes    fa3_repeat at model.tp=2 through the multi-node path: cluster.nodes=2 as two local
 #              tasks, each an SGLang node (--nnodes 2, node 0 serving) on its own GPU;
 #   report     mtp-eval-report over the three: each candidate paired with g-auto's fa3 cell.
+# LIVE_PLAN=v23: the same sign-off on SGLang 0.5.23 with CUDA graphs on (start_v23 says what differs).
 # LIVE_PLAN=two-gpu-fmha: the kernel under test on two GPUs, fmha_v2 (g2-v2) against fa3 (g2-base),
 # both at model.tp=2, then their report.
 # Cells share the GPU: SGLang sizes its KV pool from the memory free when it starts, so each
@@ -43,9 +44,14 @@ SELF=$(readlink -f "$0")
 SERVER_KIND=${LIVE_SERVER:-sglang}
 HF_PY=${LIVE_HF_PYTHON:-python3}
 N=${LIVE_REPEATS:-8}
+# The release the carried bundle holds (LIVE_PLAN=v23 needs the 0.5.23 bundle: wheels-0.5.23.txt).
+SGLANG=${LIVE_SGLANG:-0.5.19}
+[[ ${LIVE_PLAN:-signoff} == v23 ]] && SGLANG=${LIVE_SGLANG:-0.5.23}
 # What every cell and warm-up server of the sign-off shares (one place: the report pairs them).
 EXTRA_ARGS=--sampling-backend,pytorch,--max-total-tokens,1000000
-COMMON=(model=synth_llama server=$SERVER_KIND server.sglang_version=0.5.19 gpu=h200
+# The 0.5.19 bundle has no deep_gemm, which SGLang 0.5.19 imports when it captures CUDA graphs.
+[[ $SGLANG == 0.5.19 ]] && EXTRA_ARGS+=,--disable-cuda-graph
+COMMON=(model=synth_llama server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200
   server.mem_fraction_static=0.6 server.max_running_requests=128 client.concurrency=128
   "server.extra_args=[$EXTRA_ARGS]"
   server.startup_timeout_s=1500 server.stop_grace_s=20
@@ -102,6 +108,7 @@ stage_and_setup() {  # 0 when SGLang's site is usable; exports the environment t
 start_phases() {
   [[ ${LIVE_PLAN:-signoff} == two-gpu ]] && { start_two_gpu; return; }
   [[ ${LIVE_PLAN:-signoff} == two-gpu-fmha ]] && { start_two_gpu_fmha; return; }
+  [[ ${LIVE_PLAN:-signoff} == v23 ]] && { start_v23; return; }
   launch hf phase_hf
   if has site ready; then
     for w in "fmha_v2_fi auto" "fmha_v2_fi fp8_e4m3" "flashinfer auto" "flashinfer fp8_e4m3"; do
@@ -136,6 +143,38 @@ start_two_gpu_fmha() {
   launch g2-base phase_sweep g2-base backend=fa3 model.tp=2
   launch g2-v2 phase_sweep g2-v2 backend=fmha_v2 model.tp=2
   has g2-base rc && has g2-v2 rc && launch report phase_report g2-base g2-v2
+}
+
+# LIVE_PLAN=v23: the sign-off on SGLang 0.5.23 with CUDA graphs on (synth_llama no longer turns
+# them off). The HF reference and the skip-softmax factors are the 0.5.19 run's, read from the
+# committed files (same model, same prompts), so no GPU time goes to them again. fmha_v2 verifies
+# and drafts on XQA in 0.5.23 and needs no FA3: its warm-ups start as soon as the site is there.
+start_v23() {
+  local checks=$R/benchmarks/results/live-h200/signoff/checks w
+  [[ -f $LIVE/hf.json ]] || xz -dc "$checks/hf.json.xz" > "$LIVE/hf.json"
+  [[ -f $LIVE/factors.env ]] || cp "$checks/factors.env" "$LIVE/factors.env"
+  if has site ready; then
+    for w in fmha_v2 fmha_v2_fi flashinfer; do
+      launch "warm-$w-auto" phase_warm "$w" auto
+      launch "warm-$w-fp8_e4m3" phase_warm "$w" fp8_e4m3
+    done
+  fi
+  if has fa3 ready; then
+    launch base-auto phase_sweep base-auto backend=fa3 kv_dtype=auto
+    launch base-fp8 phase_sweep base-fp8 backend=fa3 kv_dtype=fp8_e4m3
+  fi
+  for w in "$STATE"/warm-*.started; do [[ -f ${w%.started}.rc ]] || return 0; done
+  has base-auto rc && has base-fp8 rc || return 0
+  . "$LIVE/factors.env"
+  local a f
+  a=$(baseline_of base-auto) f=$(baseline_of base-fp8)
+  launch s-a1 phase_sweep s-a1 backend=fmha_v2 kv_dtype=auto skip_softmax.prefill=0,"$SKIP_MODERATE" $a
+  launch s-a2 phase_sweep s-a2 backend=fmha_v2 kv_dtype=auto skip_softmax.prefill="$SKIP_AGGRESSIVE" $a
+  launch s-a3 phase_sweep s-a3 backend=fmha_v2_fi,flashinfer,fa3_repeat kv_dtype=auto $a
+  launch s-f1 phase_sweep s-f1 backend=fmha_v2 kv_dtype=fp8_e4m3 skip_softmax.prefill=0,"$SKIP_MODERATE" $f
+  launch s-f3 phase_sweep s-f3 backend=fmha_v2_fi,flashinfer kv_dtype=fp8_e4m3 $f
+  for w in s-a1 s-a2 s-a3 s-f1 s-f3; do has "$w" rc || return 0; done
+  launch report phase_report
 }
 
 start_candidates() {
@@ -188,6 +227,8 @@ phase_warm() {
     sleep 1
   done
   echo "warm $name: ready after $(( $(date +%s) - t0 )) s" | tee "$LIVE/ready-$name.txt"
+  # The server's raw bodies, before the greedy check sends anything: the release's test fixtures.
+  python3 benchmarks/live_h200/record_bodies.py "http://127.0.0.1:$port" "$LIVE/bodies/$name"
   until [[ -f $LIVE/hf.json ]] || has hf rc; do sleep 2; done
   [[ -f $LIVE/hf.json ]] && python3 benchmarks/live_h200/greedy_check.py server \
     "http://127.0.0.1:$port" "$LIVE/hf.json" "$LIVE/greedy-$name.json" "$name"
@@ -215,6 +256,7 @@ phase_report() {  # [SWEEP...]: the sign-off's sweeps unless named
   python3 -m pipeline.report.cli "${sweeps[@]}" --out outputs/live/report
   echo "report exit $?"
   cp "$LIVE"/*.json "$LIVE"/factors.env "$LIVE"/ready-*.txt outputs/live/ 2>/dev/null
+  [[ -d $LIVE/bodies ]] && cp -r "$LIVE/bodies" outputs/live/
   tar -czf "$LIVE/live-results.tgz" -C outputs live
 }
 
@@ -245,7 +287,7 @@ tick() {
   done
   status
   if [[ -n ${OUT:-} ]]; then  # two files: a call brings back only a few
-    (cd "$LIVE" && tar -czf "$OUT/live-state.tgz" logs $(ls *.json *.txt factors.env 2>/dev/null))
+    (cd "$LIVE" && tar -czf "$OUT/live-state.tgz" logs $(ls -d *.json *.txt factors.env bodies 2>/dev/null))
     cp "$LIVE/live-results.tgz" "$OUT/" 2>/dev/null
   fi
   return 0

@@ -47,7 +47,11 @@ CACHE="$REPO/.gpu-bundle-cache"
 WHEELS="$CACHE/wheels"
 SITE="$CACHE/sgl-site"
 OUTDIR="$REPO/.gpu-bundle"
-ARCHIVE="$CACHE/sgl-site-0.5.19.tar.xz"
+# WHEELS_TXT picks the release: wheels.txt (0.5.19, the default) or wheels-0.5.23.txt. The archive
+# is named after the sglang pin in it.
+WHEELS_TXT="${WHEELS_TXT:-$HERE/wheels.txt}"
+SGLANG_VERSION="$(sed -n 's/^sglang==\([^ #]*\).*/\1/p' "$WHEELS_TXT")"
+ARCHIVE="$CACHE/sgl-site-$SGLANG_VERSION.tar.xz"
 FA3_SO="$CACHE/flash_ops.sm90a.so"
 CHUNK_MIB="${CHUNK_MIB:-30}"
 ANTLR="antlr4-python3-runtime==4.9.3"
@@ -77,7 +81,7 @@ rescue_wheels() {
 
 download() {
   echo "== downloading wheels (cached in ${WHEELS#"$REPO"/})"
-  pip_ download -q --no-deps "${TARGET[@]}" -d "$WHEELS" -r "$HERE/wheels.txt"
+  pip_ download -q --no-deps "${TARGET[@]}" -d "$WHEELS" -r "$WHEELS_TXT"
   if ! compgen -G "$WHEELS/antlr4_python3_runtime-4.9.3-*.whl" >/dev/null; then
     echo "== building $ANTLR (sdist only on PyPI; pure Python)"
     pip_ wheel -q --no-deps --no-binary=:all: -w "$WHEELS" "$ANTLR"
@@ -86,7 +90,7 @@ download() {
 
 # Only the wheels wheels.txt pins (plus antlr): a stale wheel left in the cache must not slip in.
 wanted_wheels() {
-  "$PYTHON" - "$HERE/wheels.txt" "$WHEELS" <<'EOF'
+  "$PYTHON" - "$WHEELS_TXT" "$WHEELS" <<'EOF'
 import pathlib, re, sys
 pins = [l.split("#")[0].strip() for l in open(sys.argv[1]) if l.split("#")[0].strip()]
 pins.append("antlr4-python3-runtime==4.9.3")
@@ -137,7 +141,7 @@ install_site() {
 
 check_site() {
   echo "== checking the site folder"
-  "$PYTHON" - "$SITE" "$HERE/wheels.txt" <<'EOF'
+  "$PYTHON" - "$SITE" "$WHEELS_TXT" <<'EOF'
 import importlib.metadata as md, pathlib, re, sys
 site, pins = pathlib.Path(sys.argv[1]), sys.argv[2]
 must = ["sglang/__init__.py", "sglang/launch_server.py", "sgl_kernel/__init__.py",
@@ -185,21 +189,31 @@ chunk() {
   "$PYTHON" "$HERE/chunks.py" split "$1" "$OUTDIR" --chunk-mib "$CHUNK_MIB"
 }
 
-# SGLang's FA3, cut to sm_90a: about 1.1 GB -> 123 MB of xz. Reused while the wheel is unchanged.
+# SGLang's FA3, cut to sm_90a: about 1.1 GB -> 123 MB of xz -9 or about 130 MB of zstd -19 --long.
+# FA3_PACK=zstd (the default) takes about a minute on 2 cores where xz -9 took over 8 minutes; the
+# GPU host has no zstd binary, so setup_on_gpu.sh unpacks it with the site's own zstandard module.
+# Reused while the wheel and the packer are unchanged.
 pack_fa3() {
-  local wheel stamp
+  local wheel stamp ext="${FA3_PACK:-zstd}"
   wheel="$(ls "$WHEELS"/sglang_kernel-0.4.5-*.whl)"
   stamp="$CACHE/flash_ops.from-$(sha256sum "$wheel" | cut -c1-16)"
-  if [[ ! -f "$stamp" || ! -f "$FA3_SO.xz" ]]; then
-    echo "== FA3: cutting sgl_kernel/flash_ops.abi3.so to its sm_90a cubins and packing (xz -9)"
+  if [[ ! -f "$FA3_SO" || ! -f "$stamp" ]]; then
+    echo "== FA3: cutting sgl_kernel/flash_ops.abi3.so to its sm_90a cubins"
     unzip -p "$wheel" sgl_kernel/flash_ops.abi3.so > "$CACHE/flash_ops.abi3.so"
     "$PYTHON" "$HERE/fatbin_slim.py" "$CACHE/flash_ops.abi3.so" "$FA3_SO"
-    rm -f "$CACHE/flash_ops.abi3.so" "$CACHE"/flash_ops.from-*
-    xz -9 -T0 -k -f "$FA3_SO"
+    rm -f "$CACHE/flash_ops.abi3.so" "$CACHE"/flash_ops.from-* "$FA3_SO".{xz,zst}
     touch "$stamp"
   fi
+  if [[ ! -f "$FA3_SO.${ext/zstd/zst}" ]]; then
+    echo "== FA3: packing with $ext"
+    case "$ext" in
+      zstd) zstd -q -19 -T2 --long=27 -k -f "$FA3_SO" -o "$FA3_SO.zst" ;;
+      xz) xz -9 -T0 -k -f "$FA3_SO" ;;
+      *) echo "make_bundle: FA3_PACK must be zstd or xz, not $ext" >&2; return 1 ;;
+    esac
+  fi
   (cd "$CACHE" && sha256sum "$(basename "$FA3_SO")") > "$OUTDIR/flash_ops.sm90a.so.sha256"
-  chunk "$FA3_SO.xz"
+  chunk "$FA3_SO.${ext/zstd/zst}"
 }
 
 rescue_wheels

@@ -1,4 +1,4 @@
-# setup_on_gpu.sh: ready the offline GPU host for live SGLang 0.5.19 cells. SOURCE it, from the
+# setup_on_gpu.sh: ready the offline GPU host for live SGLang cells (0.5.19 or 0.5.23 bundle). SOURCE it, from the
 # repo root, in the same shell that then runs the pipeline (it exports variables):
 #
 #   . benchmarks/live_h200/setup_on_gpu.sh && python3 -m pipeline model=tiny_random server=sglang ...
@@ -9,8 +9,8 @@
 #      carry and returns 3 (so a call that carries only chunk 1 ends cleanly);
 #   1. assembles and sha256-checks the site archive and unpacks it to /tmp/sgl-site (skipped when
 #      already unpacked from the same archive); an older single .gpu-bundle/*.tar.xz works too;
-#   1b. when every FA3 chunk has arrived: assembles, checks, unpacks flash_ops.abi3.so (sm_90a only)
-#      into sgl_kernel/ and checks its sha256, so backend=fa3 runs (else says what is missing);
+#   1b. when every FA3 chunk has arrived: assembles, checks, unpacks flash_ops.abi3.so (sm_90a only;
+#      packed with xz or zstd, the latter read by the site's zstandard) into sgl_kernel/ and checks its sha256, so backend=fa3 runs (else says what is missing);
 #   2. writes the tiny random Llama to /tmp/tiny-llama with the machine's own python3, torch and
 #      transformers, BEFORE the bundle's transformers 5.12.1 shadows them (skipped when present);
 #   3. exports PYTHONPATH=/tmp/sgl-site:<repo>, SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK=1 (the bundle's
@@ -97,19 +97,28 @@ _mtp_site_archive() {
 
 # SGLang's FA3 (sm_90a-only flash_ops.abi3.so) into the unpacked site, once all its chunks came.
 _mtp_fa3() {
-  local repo="$1" site="$2" chunks="${MTP_CHUNKS:-/tmp/mtp-chunks}" manifest so rc
+  local repo="$1" site="$2" chunks="${MTP_CHUNKS:-/tmp/mtp-chunks}" manifest so rc packed
   so="$site/sgl_kernel/flash_ops.abi3.so"
-  manifest="$chunks/flash_ops.sm90a.so.xz.manifest"
+  manifest="$(ls -1 "$chunks"/flash_ops.sm90a.so.{zst,xz}.manifest 2>/dev/null | head -n 1)"
   if [[ -f "$so" ]]; then echo "setup_on_gpu: fa3: flash_ops.abi3.so installed"; return 0; fi
-  if [[ ! -f "$manifest" ]]; then echo "setup_on_gpu: fa3: not carried (backend=fa3 cannot run)"; return 0; fi
-  python3 "$repo/benchmarks/live_h200/chunks.py" assemble "$manifest" "$chunks/flash_ops.sm90a.so.xz"
+  if [[ -z "$manifest" ]]; then echo "setup_on_gpu: fa3: not carried (backend=fa3 cannot run)"; return 0; fi
+  packed="$chunks/$(basename "$manifest" .manifest)"
+  python3 "$repo/benchmarks/live_h200/chunks.py" assemble "$manifest" "$packed"
   rc=$?
   if [[ $rc == 3 ]]; then echo "setup_on_gpu: fa3: not complete yet (backend=fa3 cannot run)"; return 0; fi
   [[ $rc == 0 ]] || return 1
-  xz -dc "$chunks/flash_ops.sm90a.so.xz" > "$chunks/flash_ops.sm90a.so" || return 1
+  if [[ $packed == *.zst ]]; then  # no zstd binary on the host: the site's zstandard module
+    PYTHONPATH="$site" python3 -c "
+import sys, zstandard
+with open(sys.argv[1], 'rb') as src, open(sys.argv[2], 'wb') as dst:
+    zstandard.ZstdDecompressor(max_window_size=1 << 31).copy_stream(src, dst)
+" "$packed" "$chunks/flash_ops.sm90a.so" || return 1
+  else
+    xz -dc "$packed" > "$chunks/flash_ops.sm90a.so" || return 1
+  fi
   (cd "$chunks" && sha256sum -c flash_ops.sm90a.so.sha256) >&2 \
     || { echo "setup_on_gpu: fa3: flash_ops.sm90a.so sha256 differs" >&2; return 1; }
-  mv "$chunks/flash_ops.sm90a.so" "$so" && rm -f "$chunks/flash_ops.sm90a.so.xz"
+  mv "$chunks/flash_ops.sm90a.so" "$so" && rm -f "$packed"
   echo "setup_on_gpu: fa3: flash_ops.abi3.so (sm_90a) installed and verified"
 }
 
