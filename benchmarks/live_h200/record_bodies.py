@@ -43,13 +43,24 @@ def plan() -> list[tuple[str, str, dict[str, Any] | None]]:
         ("server_info_before_requests.json", "/server_info", None),
         ("v1_models.json", "/v1/models", None),
         ("model_info.json", "/model_info", None),
-        ("chat_completion_return_meta_info_and_spec_details.json", "/v1/chat/completions",
-         {**CHAT, **META}),
-        ("chat_completion_stream.txt", "/v1/chat/completions",
-         {**CHAT, "stream": True, "stream_options": {"include_usage": True}}),
-        ("generate.json", "/generate",
-         {"text": MESSAGES[0]["content"], "sampling_params": {"max_new_tokens": 48,
-                                                             "temperature": 0.0}}),
+        (
+            "chat_completion_return_meta_info_and_spec_details.json",
+            "/v1/chat/completions",
+            {**CHAT, **META},
+        ),
+        (
+            "chat_completion_stream.txt",
+            "/v1/chat/completions",
+            {**CHAT, "stream": True, "stream_options": {"include_usage": True}},
+        ),
+        (
+            "generate.json",
+            "/generate",
+            {
+                "text": MESSAGES[0]["content"],
+                "sampling_params": {"max_new_tokens": 48, "temperature": 0.0},
+            },
+        ),
         ("server_info_after_requests.json", "/server_info", None),
         ("metrics.txt", "/metrics", None),
     ]
