@@ -148,33 +148,36 @@ start_two_gpu_fmha() {
 # LIVE_PLAN=v23: the sign-off on SGLang 0.5.23 with CUDA graphs on (synth_llama no longer turns
 # them off). The HF reference and the skip-softmax factors are the 0.5.19 run's, read from the
 # committed files (same model, same prompts), so no GPU time goes to them again. fmha_v2 verifies
-# and drafts on XQA in 0.5.23 and needs no FA3: its warm-ups start as soon as the site is there.
+# and drafts on XQA in 0.5.23 and needs no FA3: its warm-up (greedy check against HF, the raw
+# bodies recorded as fixtures) starts as soon as the site is there. The fa3 baselines need no
+# FlashInfer JIT and end while it compiles; then every candidate cell runs as its own sweep, all in
+# parallel (the JIT's file locks let one server compile a kernel while the others wait for it).
+V23_CELLS=("v2-a backend=fmha_v2 kv_dtype=auto skip_softmax.prefill=0"
+  "v2-a-mod backend=fmha_v2 kv_dtype=auto skip_softmax.prefill=SKIP_MODERATE"
+  "v2fi-a backend=fmha_v2_fi kv_dtype=auto" "fi-a backend=flashinfer kv_dtype=auto"
+  "aa-a backend=fa3_repeat kv_dtype=auto"
+  "v2-f backend=fmha_v2 kv_dtype=fp8_e4m3 skip_softmax.prefill=0"
+  "v2fi-f backend=fmha_v2_fi kv_dtype=fp8_e4m3" "fi-f backend=flashinfer kv_dtype=fp8_e4m3")
+
 start_v23() {
-  local checks=$R/benchmarks/results/live-h200/signoff/checks w
+  local checks=$R/benchmarks/results/live-h200/signoff/checks cell name base all=1
   [[ -f $LIVE/hf.json ]] || xz -dc "$checks/hf.json.xz" > "$LIVE/hf.json"
   [[ -f $LIVE/factors.env ]] || cp "$checks/factors.env" "$LIVE/factors.env"
-  if has site ready; then
-    for w in fmha_v2 fmha_v2_fi flashinfer; do
-      launch "warm-$w-auto" phase_warm "$w" auto
-      launch "warm-$w-fp8_e4m3" phase_warm "$w" fp8_e4m3
-    done
-  fi
+  has site ready && launch warm-fmha_v2-auto phase_warm fmha_v2 auto
   if has fa3 ready; then
     launch base-auto phase_sweep base-auto backend=fa3 kv_dtype=auto
     launch base-fp8 phase_sweep base-fp8 backend=fa3 kv_dtype=fp8_e4m3
   fi
-  for w in "$STATE"/warm-*.started; do [[ -f ${w%.started}.rc ]] || return 0; done
   has base-auto rc && has base-fp8 rc || return 0
   . "$LIVE/factors.env"
-  local a f
-  a=$(baseline_of base-auto) f=$(baseline_of base-fp8)
-  launch s-a1 phase_sweep s-a1 backend=fmha_v2 kv_dtype=auto skip_softmax.prefill=0,"$SKIP_MODERATE" $a
-  launch s-a2 phase_sweep s-a2 backend=fmha_v2 kv_dtype=auto skip_softmax.prefill="$SKIP_AGGRESSIVE" $a
-  launch s-a3 phase_sweep s-a3 backend=fmha_v2_fi,flashinfer,fa3_repeat kv_dtype=auto $a
-  launch s-f1 phase_sweep s-f1 backend=fmha_v2 kv_dtype=fp8_e4m3 skip_softmax.prefill=0,"$SKIP_MODERATE" $f
-  launch s-f3 phase_sweep s-f3 backend=fmha_v2_fi,flashinfer kv_dtype=fp8_e4m3 $f
-  for w in s-a1 s-a2 s-a3 s-f1 s-f3; do has "$w" rc || return 0; done
-  launch report phase_report
+  for cell in "${V23_CELLS[@]}"; do
+    set -- ${cell//SKIP_MODERATE/$SKIP_MODERATE}
+    name=s-$1; shift
+    base=base-auto; [[ " $* " == *" kv_dtype=fp8_e4m3 "* ]] && base=base-fp8
+    launch "$name" phase_sweep "$name" "$@" $(baseline_of $base)
+    has "$name" rc || all=0
+  done
+  [[ $all == 1 ]] && has warm-fmha_v2-auto rc && launch report phase_report
 }
 
 start_candidates() {
@@ -289,6 +292,8 @@ tick() {
   if [[ -n ${OUT:-} ]]; then  # two files: a call brings back only a few
     (cd "$LIVE" && tar -czf "$OUT/live-state.tgz" logs $(ls -d *.json *.txt factors.env bodies 2>/dev/null))
     cp "$LIVE/live-results.tgz" "$OUT/" 2>/dev/null
+    # Whatever cells have finished, so a run cut short by the device budget still brings them back.
+    [[ -d $R/outputs/live ]] && tar -czf "$OUT/live-cells.tgz" -C "$R/outputs" live 2>/dev/null
   fi
   return 0
 }

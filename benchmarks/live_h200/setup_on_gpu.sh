@@ -7,10 +7,10 @@
 #   0. copies the chunks and manifests this call carried to /tmp/mtp-chunks (they stay there while
 #      the machine is warm); while the site's chunks are incomplete it says which are still to
 #      carry and returns 3 (so a call that carries only chunk 1 ends cleanly);
-#   1. assembles and sha256-checks the site archive and unpacks it to /tmp/sgl-site (skipped when
+#   1. assembles and sha256-checks the site archive (tar.xz or tar.zst) and unpacks it to /tmp/sgl-site (skipped when
 #      already unpacked from the same archive); an older single .gpu-bundle/*.tar.xz works too;
-#   1b. when every FA3 chunk has arrived: assembles, checks, unpacks flash_ops.abi3.so (sm_90a only;
-#      packed with xz or zstd, the latter read by the site's zstandard) into sgl_kernel/ and checks its sha256, so backend=fa3 runs (else says what is missing);
+#   1b. when every FA3 chunk has arrived: assembles, checks, unpacks flash_ops.abi3.so (sm_90a only)
+#      into sgl_kernel/ and checks its sha256, so backend=fa3 runs (else says what is missing);
 #   2. writes the tiny random Llama to /tmp/tiny-llama with the machine's own python3, torch and
 #      transformers, BEFORE the bundle's transformers 5.12.1 shadows them (skipped when present);
 #   3. exports PYTHONPATH=/tmp/sgl-site:<repo>, SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK=1 (the bundle's
@@ -34,13 +34,23 @@ _mtp_setup() {
   if [[ ! -f "$stamp" ]]; then
     echo "setup_on_gpu: unpacking $(basename "$archive") to $site"
     rm -rf "$site" && mkdir -p "$(dirname "$site")" || return 1
-    if command -v xz >/dev/null; then
+    if [[ $archive == *.zst ]]; then
+      _mtp_unzstd "$archive" - | tar -xf - -C "$(dirname "$site")" || return 1
+    elif command -v xz >/dev/null; then
       tar -xJf "$archive" -C "$(dirname "$site")" || return 1
     else  # no xz binary: Python's lzma reads the same archive
       python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2], \
 filter='fully_trusted')" "$archive" "$(dirname "$site")" || return 1
     fi
     touch "$stamp"
+  fi
+  # SGLang 0.5.23's Llama imports a Blackwell-only CuTe DSL module on every CUDA GPU; without the
+  # DSL, its SM90 stand-in (sm90_standins/cutedsl_dual_gemm.py says why) takes its place.
+  local dual="$site/sglang/kernels/ops/gemm/cutedsl_dual_gemm.py"
+  if [[ -f $dual && ! -f $dual.orig && ! -d $site/cutlass ]]; then
+    mv "$dual" "$dual.orig" && cp "$repo/benchmarks/live_h200/sm90_standins/cutedsl_dual_gemm.py" "$dual" \
+      || return 1
+    echo "setup_on_gpu: cutedsl_dual_gemm: SM90 stand-in installed (the kernel is Blackwell-only)"
   fi
   _mtp_fa3 "$repo" "$site" || return 1
   # The machine's own python, with PYTHONPATH as it was before any setup (no bundle on it).
@@ -58,6 +68,10 @@ import importlib.metadata as md, sys, time
 t = time.time()
 import sglang, sgl_kernel, flashinfer, transformers, torch
 import sglang.srt.entrypoints.http_server  # the server's import chain: fastapi, xgrammar stand-in
+import importlib, importlib.util
+for name in ('sglang.srt.models.llama', 'sglang.kernels.ops.gemm.cutedsl_dual_gemm'):
+    if importlib.util.find_spec(name.rsplit('.', 1)[0]) and importlib.util.find_spec(name):
+        importlib.import_module(name)  # what a Llama server imports later (0.5.23's MLP)
 import importlib.util
 fa3 = importlib.util.find_spec('sgl_kernel.flash_ops') is not None
 if fa3:
@@ -76,7 +90,7 @@ print('setup_on_gpu: python', sys.version.split()[0], '| sglang', md.version('sg
 _mtp_site_archive() {
   local repo="$1" chunks="${MTP_CHUNKS:-/tmp/mtp-chunks}" manifest rc
   python3 "$repo/benchmarks/live_h200/chunks.py" stage "$repo/.gpu-bundle" --into "$chunks" >&2
-  manifest="$(ls -1 "$chunks"/sgl-site-*.tar.xz.manifest 2>/dev/null | head -n 1)"
+  manifest="$(ls -1 "$chunks"/sgl-site-*.tar.{zst,xz}.manifest 2>/dev/null | head -n 1)"
   if [[ -n "$manifest" ]]; then
     local out="$chunks/$(basename "$manifest" .manifest)"
     if [[ ! -f "$out" ]]; then
@@ -107,12 +121,8 @@ _mtp_fa3() {
   rc=$?
   if [[ $rc == 3 ]]; then echo "setup_on_gpu: fa3: not complete yet (backend=fa3 cannot run)"; return 0; fi
   [[ $rc == 0 ]] || return 1
-  if [[ $packed == *.zst ]]; then  # no zstd binary on the host: the site's zstandard module
-    PYTHONPATH="$site" python3 -c "
-import sys, zstandard
-with open(sys.argv[1], 'rb') as src, open(sys.argv[2], 'wb') as dst:
-    zstandard.ZstdDecompressor(max_window_size=1 << 31).copy_stream(src, dst)
-" "$packed" "$chunks/flash_ops.sm90a.so" || return 1
+  if [[ $packed == *.zst ]]; then
+    _mtp_unzstd "$packed" "$chunks/flash_ops.sm90a.so" || return 1
   else
     xz -dc "$packed" > "$chunks/flash_ops.sm90a.so" || return 1
   fi
@@ -120,6 +130,24 @@ with open(sys.argv[1], 'rb') as src, open(sys.argv[2], 'wb') as dst:
     || { echo "setup_on_gpu: fa3: flash_ops.sm90a.so sha256 differs" >&2; return 1; }
   mv "$chunks/flash_ops.sm90a.so" "$so" && rm -f "$packed"
   echo "setup_on_gpu: fa3: flash_ops.abi3.so (sm_90a) installed and verified"
+}
+
+# zstd archives (make_bundle.sh packs with zstd -19 --long=27: seconds where xz -9 took many
+# minutes): the host has no zstd binary, so the image's pyarrow reads them (zstandard if present).
+# OUT "-" writes to stdout.
+_mtp_unzstd() {
+  PYTHONPATH="${MTP_EVAL_BASE_PYTHONPATH-${PYTHONPATH:-}}" python3 -c "
+import shutil, sys
+dst = sys.stdout.buffer if sys.argv[2] == '-' else open(sys.argv[2], 'wb')
+try:
+    import pyarrow
+    src = pyarrow.input_stream(sys.argv[1], compression='zstd')
+except ImportError:
+    import zstandard
+    src = zstandard.ZstdDecompressor(max_window_size=1 << 27).stream_reader(open(sys.argv[1], 'rb'))
+shutil.copyfileobj(src, dst, 1 << 24)
+dst.flush()
+" "$1" "$2"
 }
 
 if (return 0 2>/dev/null); then
