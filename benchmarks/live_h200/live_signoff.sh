@@ -58,6 +58,10 @@ COMMON=(model=synth_llama server=$SERVER_KIND server.sglang_version=$SGLANG gpu=
   model.sampling.temperature=0.6 'evals=[synth_mcq,synth_arith,synth_retrieval]'
   evals.synth_mcq.repeats=$N evals.synth_arith.repeats=$N evals.synth_retrieval.repeats=$N
   sequential.enabled=true sequential.max_repeats=$N sequential.repeats_per_round=2)
+# The 0.5.23 wheel's Rust radix-tree core is built against torch 2.14 and misreads torch 2.11's
+# int64 tensors ("insert value must be an int64 tensor, got Uint8" on the first prefill, every
+# backend, 2026-12-01): SGLang's own pure-Python tree core takes its place on the H200.
+[[ $SGLANG == 0.5.23 ]] && COMMON+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)
 
 # Issue 15 item 6's cells: COMMON less sequential stopping, on a two-GPU host. The two nodes of
 # g-nodes share one host: SGLang disables its custom all-reduce by itself only across hosts, so

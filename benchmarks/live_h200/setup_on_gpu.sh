@@ -52,6 +52,12 @@ filter='fully_trusted')" "$archive" "$(dirname "$site")" || return 1
       || return 1
     echo "setup_on_gpu: cutedsl_dual_gemm: SM90 stand-in installed (the kernel is Blackwell-only)"
   fi
+  # 0.5.23's EAGLE v2 worker imports FlashMLA's backend when it captures CUDA graphs (an isinstance
+  # check); FlashMLA is absent: an import-only stand-in (sm90_standins/flash_mla says why).
+  if [[ -f $site/sglang/kernels/ops/attention/flash_mla_interface.py && ! -d $site/flash_mla ]]; then
+    cp -r "$repo/benchmarks/live_h200/sm90_standins/flash_mla" "$site/" || return 1
+    echo "setup_on_gpu: flash_mla: import-only stand-in installed"
+  fi
   _mtp_fa3 "$repo" "$site" || return 1
   # The machine's own python, with PYTHONPATH as it was before any setup (no bundle on it).
   PYTHONPATH="${MTP_EVAL_BASE_PYTHONPATH-${PYTHONPATH:-}}" \
@@ -69,9 +75,10 @@ t = time.time()
 import sglang, sgl_kernel, flashinfer, transformers, torch
 import sglang.srt.entrypoints.http_server  # the server's import chain: fastapi, xgrammar stand-in
 import importlib, importlib.util
-for name in ('sglang.srt.models.llama', 'sglang.kernels.ops.gemm.cutedsl_dual_gemm'):
+for name in ('sglang.srt.models.llama', 'sglang.kernels.ops.gemm.cutedsl_dual_gemm',
+             'sglang.srt.layers.attention.flashmla_backend'):
     if importlib.util.find_spec(name.rsplit('.', 1)[0]) and importlib.util.find_spec(name):
-        importlib.import_module(name)  # what a Llama server imports later (0.5.23's MLP)
+        importlib.import_module(name)  # what a Llama server imports later (0.5.23)
 import importlib.util
 fa3 = importlib.util.find_spec('sgl_kernel.flash_ops') is not None
 if fa3:
