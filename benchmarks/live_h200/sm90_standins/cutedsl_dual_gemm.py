@@ -39,13 +39,17 @@ class DualGemmQuantMode(IntEnum):
         return self in (self.STATIC_PER_TOKEN, self.DYNAMIC_PER_TOKEN)
 
 
-def can_use_dual_gemm(num_tokens: int, hidden_size: int, intermediate_size: int, quant_mode: object) -> bool:
+def can_use_dual_gemm(
+    num_tokens: int, hidden_size: int, intermediate_size: int, quant_mode: object
+) -> bool:
     """False, as the real predicate is on every GPU below SM100."""
     return False
 
 
 def _blackwell_only(*args: object, **kwargs: object) -> None:
-    raise NotImplementedError("cutedsl dual GEMM is Blackwell-only (SM90 stand-in of the H200 bundle)")
+    raise NotImplementedError(
+        "cutedsl dual GEMM is Blackwell-only (SM90 stand-in of the H200 bundle)"
+    )
 
 
 dual_gemm_swiglu = dual_gemm_swiglu_fp8 = _blackwell_only

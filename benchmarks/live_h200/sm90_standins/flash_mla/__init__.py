@@ -1,4 +1,4 @@
-"""Import-only stand-in for FlashMLA (``sgl-flash-mla``, import name ``flash_mla``) in the H200 bundle.
+"""Import-only stand-in for FlashMLA (`sgl-flash-mla`, import `flash_mla`) in the H200 bundle.
 
 SGLang 0.5.23's EAGLE v2 worker imports ``FlashMLABackend`` when it captures CUDA graphs, only to
 check whether the draft backend is one (``eagle_worker_v2._capture_cuda_graphs``), and that module
