@@ -29,6 +29,7 @@ class AttentionGeometry:
     num_heads: int = 8
     num_kv_heads: int = 2
     head_dim: int = 128
+    v_head_dim: int | None = None  # None: equal to head_dim (trtllm-gen page 128 needs equal dims)
     page_size: int | None = None  # None: SGLang's default for the backend
 
 
@@ -44,6 +45,10 @@ class ModelConf:
     trust_remote_code: bool = False
     reasoning_parser: str | None = None
     is_mla: bool = False  # MLA models cannot use trtllm_mha
+    # Mamba / linear-attention state (Qwen3-Next): SGLang then picks a mamba radix-cache strategy.
+    hybrid_mamba: bool = False
+    # The checkpoint's quant_config.kv_cache_quant_algo: "FP8" makes --kv-cache-dtype auto fp8_e4m3.
+    kv_cache_quant_algo: str | None = None
     extra_args: list[str] = field(default_factory=list)  # further launch flags for this model
     speculative: SpeculativeConf = field(default_factory=SpeculativeConf)
     attention: AttentionGeometry = field(default_factory=AttentionGeometry)
