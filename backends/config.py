@@ -67,7 +67,7 @@ class BackendConf:
     decode_attention_backend: str | None = None  # --decode-attention-backend
     draft_attention_backend: str | None = None  # --speculative-draft-attention-backend
     speculative_attention_mode: str | None = None  # prefill | decode: who runs verify
-    # Where verify goes when the variant must route it away (fmha_v2 before SGLang 0.5.23);
+    # Where verify goes when the variant must route it away (fmha_v2 before SGLang 0.5.22);
     # None: fa3 on SM90, flashinfer on SM120. flashinfer where SGLang's fa3 is not installed.
     verify_backend: str | None = None
     description: str = ""

@@ -28,6 +28,7 @@ from functools import cache
 from pathlib import Path
 
 from backends.compat_rules import RULES
+from backends.server_info import LATEST
 
 SGLANG = ("0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
 FLASHINFER = ("0.6.18", "0.7.1", "0.7.2", "0.7.4")
@@ -77,6 +78,12 @@ class Wheel:
         """Every string literal of the file; an f-string's fields become NUL gaps."""
         tree = self.tree(name)
         return () if tree is None else tuple(_strings(tree))
+
+    @cache  # noqa: B019
+    def sources(self, prefix: str) -> str:
+        """Every .py file under ``prefix``, concatenated."""
+        names = sorted(n for n in self.names if n.startswith(prefix) and n.endswith(".py"))
+        return "\n".join(self.text(n) or "" for n in names)
 
     def pins(self) -> dict[str, str]:
         """``Requires-Dist`` pins of flashinfer-python, sglang-kernel and torch."""
@@ -181,6 +188,17 @@ def fmha_v2_input(wheel: Wheel) -> str:
     return "whole-pool torch.stack" if "torch.stack([k_cache, v_cache], dim=1)" in text else "?"
 
 
+def server_info_keys(wheel: Wheel) -> str:
+    """Whether the ``/server_info`` keys and ``/metrics`` names this project reads are in srt/."""
+    metrics = LATEST.metrics
+    names = [LATEST.version, LATEST.dp_size, LATEST.states, LATEST.accept_length,
+             LATEST.running_limit, LATEST.env_vars, metrics.rank_label]  # fmt: skip
+    names += [metrics.generation_tokens, metrics.verify_calls, metrics.requests, metrics.running]
+    text = wheel.sources("sglang/srt/")
+    missing = [n for n in names if f'"{n}"' not in text and f"'{n}'" not in text]
+    return "all present" if not missing else "missing: " + ", ".join(missing)
+
+
 def sm120_fp8_check(wheel: Wheel) -> str:
     """What SGLang's start-up check of fmha_v2 on SM120 reads (the test that raises its message)."""
     tree = wheel.tree("sglang/srt/arg_groups/attention_hook.py")
@@ -216,6 +234,7 @@ SGLANG_FACTS: dict[str, Callable[[Wheel], str]] = {
     "fp8_checkpoint_auto": fp8_checkpoint_auto,
     "fmha_v2_input": fmha_v2_input,
     "sm120_fp8_check": sm120_fp8_check,
+    "server_info_keys": server_info_keys,
 }
 FLASHINFER_FACTS: dict[str, Callable[[Wheel], str]] = {"xqa_skip_softmax": xqa_skip_softmax}
 
