@@ -28,6 +28,7 @@ from functools import cache
 from pathlib import Path
 
 from backends.compat_rules import RULES
+from backends.rule import Rule
 from backends.server_info import LATEST
 
 SGLANG = ("0.5.19", "0.5.20", "0.5.21", "0.5.22", "0.5.23")
@@ -252,25 +253,38 @@ def wheel_path(cache_dir: Path, package: str, version: str, download: bool) -> P
     return found[0]
 
 
+def read_rule(group: list[Rule], sg: dict[str, Wheel], fi: dict[str, Wheel], pinned: dict) -> dict:
+    """Where the message of rules of one id and text is found: per SGLang, FlashInfer ahead."""
+    rule = group[0]
+    parts = needles(rule.id, rule.message)
+    in_flashinfer = rule.source.startswith("flashinfer/")
+    found = {}
+    for v in SGLANG:
+        wheel = fi.get(pinned[v]) if in_flashinfer else sg[v]
+        found[v] = wheel is not None and has_message(wheel, rule.source, parts)
+    # FlashInfer releases no SGLang pins yet (0.7.4): read too, for the next SGLang.
+    ahead = {
+        v: in_flashinfer and has_message(fi[v], rule.source, parts)
+        for v in FLASHINFER
+        if v not in pinned.values()
+    }
+    # The project's ranges, since <= v < until: one rule split by version has several.
+    holds = ", ".join(f"{r.since or ''}..{r.until or ''}" for r in group)
+    return {"id": rule.id, "outcome": rule.outcome, "holds": holds, "message": rule.message,
+            "source": rule.source, "found": found, "flashinfer_unpinned": ahead}  # fmt: skip
+
+
 def read_all(cache_dir: Path, download: bool) -> dict:
     """Pins, rule presence and facts per release."""
     sg = {v: Wheel(wheel_path(cache_dir, "sglang", v, download)) for v in SGLANG}
     fi = {v: Wheel(wheel_path(cache_dir, "flashinfer-python", v, download)) for v in FLASHINFER}
     pins = {v: w.pins() for v, w in sg.items()}
-    pinned_fi = {v: pins[v].get("flashinfer-python", "").lstrip("=") for v in SGLANG}
-    rules, seen = [], set()
+    pinned = {v: pins[v].get("flashinfer-python", "").lstrip("=") for v in SGLANG}
+    groups: dict[tuple[str, str], list[Rule]] = {}
     for rule in RULES:
-        if rule.message in NO_TEXT or (rule.id, rule.message) in seen:
-            continue
-        seen.add((rule.id, rule.message))
-        parts = needles(rule.id, rule.message)
-        package = rule.source.partition("/")[0]
-        found = {}
-        for v in SGLANG:
-            wheel = sg[v] if package == "sglang" else fi.get(pinned_fi[v])
-            found[v] = wheel is not None and has_message(wheel, rule.source, parts)
-        rules.append({"id": rule.id, "outcome": rule.outcome, "message": rule.message,
-                      "source": rule.source, "found": found})  # fmt: skip
+        if rule.message not in NO_TEXT:
+            groups.setdefault((rule.id, rule.message), []).append(rule)
+    rules = [read_rule(group, sg, fi, pinned) for group in groups.values()]
     facts = {k: {v: f(sg[v]) for v in SGLANG} for k, f in SGLANG_FACTS.items()}
     facts |= {k: {v: f(fi[v]) for v in FLASHINFER} for k, f in FLASHINFER_FACTS.items()}
     return {"sglang": list(SGLANG), "flashinfer": list(FLASHINFER), "pins": pins,
@@ -292,11 +306,19 @@ def markdown(data: dict) -> str:
         p = data["pins"][v]
         lines.append(f"| {v} | {p.get('flashinfer-python', '')} | {p.get('sglang-kernel', '')} "
                      f"| {p.get('torch', '')} |")  # fmt: skip
-    lines += ["", "## Rule messages", "", "| rule | outcome | source | " + " | ".join(rel) + " |",
-              "|---|---|---|" + "---|" * len(rel)]  # fmt: skip
+    ahead = list(data["rules"][0]["flashinfer_unpinned"]) if data["rules"] else []
+    heads = [*rel, *(f"FlashInfer {v} (pinned by none)" for v in ahead)]
+    lines += ["", "## Rule messages", "",
+              "`holds`: the SGLang versions the project applies the rule to (`since..until`, "
+              "until excluded).", "",
+              "| rule | outcome | holds | source | " + " | ".join(heads) + " |",
+              "|---|---|---|---|" + "---|" * len(heads)]  # fmt: skip
     for r in data["rules"]:
-        marks = " | ".join("yes" if r["found"][v] else "-" for v in rel)
-        lines.append(f"| `{r['id']}` | {r['outcome']} | `{r['source']}` | {marks} |")
+        marks = ["yes" if r["found"][v] else "-" for v in rel]
+        fi_file = r["source"].startswith("flashinfer/")
+        marks += [("yes" if r["flashinfer_unpinned"][v] else "-") if fi_file else "" for v in ahead]
+        head = f"| `{r['id']}` | {r['outcome']} | {r['holds']} | `{r['source']}` |"
+        lines.append(f"{head} {' | '.join(marks)} |")
     lines += ["", "## Facts the rules stand on", ""]
     for key, values in data["facts"].items():
         doc = (SGLANG_FACTS | FLASHINFER_FACTS)[key].__doc__ or ""
