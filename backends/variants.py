@@ -130,7 +130,7 @@ FMHA_V2_VERIFY_ROUTE = VerifyRoute(
     since=None,
     until="0.5.21",
     reason=(
-        "XQA has no speculative-decoding mask before SGLang 0.5.21 (FlashInfer asserts 'Mask is "
+        "XQA has no speculative-verify mask before SGLang 0.5.21 (FlashInfer asserts 'Mask is "
         "required for speculative decoding'), so verify and draft-extend run on {backend}"
     ),
     sources=("sglang 0.5.19/0.5.20 trtllm_mha_backend.py", "flashinfer xqa.py", "PR #32269"),
