@@ -29,8 +29,8 @@ class AttentionGeometry:
     num_heads: int = 8
     num_kv_heads: int = 2
     head_dim: int = 128
-    v_head_dim: int | None = None  # None: equal to head_dim (trtllm-gen page 128 needs equal dims)
     page_size: int | None = None  # None: SGLang's default for the backend
+    v_head_dim: int | None = None  # None: equal to head_dim (trtllm-gen page 128 needs equal dims)
 
 
 @dataclass

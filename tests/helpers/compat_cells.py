@@ -65,7 +65,9 @@ class Cell:
             kv_cache_quant_algo=self.kv_quant,
             extra_args=list(self.extra),
             speculative=spec,
-            attention=AttentionGeometry(heads, kv_heads, head_dim, v_head_dim, self.page),
+            attention=AttentionGeometry(
+                heads, kv_heads, head_dim, page_size=self.page, v_head_dim=v_head_dim
+            ),
         )
         backend = self.variant if isinstance(self.variant, BackendConf) else BACKENDS[self.variant]
         gpu = gpu_from_config(GpuConf(detect=False, compute_capability=CAPABILITY[self.family]))
