@@ -68,7 +68,7 @@ class ResolvedCell:
     head_dims: tuple[int, int] = (128, 128)  # QK, V
     kv_cache_quant_algo: str | None = None  # the checkpoint's (FP8: auto means fp8_e4m3)
     mamba_strategy: str | None = None  # mamba radix-cache strategy SGLang resolves; None: none
-    overlap_schedule: bool = True  # False with --disable-overlap-schedule
+    overlap_schedule: bool = True  # off: --disable-overlap-schedule, or a no_buffer auto picked
     ragged_verify_mode: str = "static"  # SGLANG_RAGGED_VERIFY_MODE of server.env (else the default)
     notes: tuple[str, ...] = ()
 
