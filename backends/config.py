@@ -30,6 +30,7 @@ class AttentionGeometry:
     num_kv_heads: int = 2
     head_dim: int = 128
     page_size: int | None = None  # None: SGLang's default for the backend
+    v_head_dim: int | None = None  # None: equal to head_dim (trtllm-gen page 128 needs equal dims)
 
 
 @dataclass
@@ -44,6 +45,10 @@ class ModelConf:
     trust_remote_code: bool = False
     reasoning_parser: str | None = None
     is_mla: bool = False  # MLA models cannot use trtllm_mha
+    # Mamba / linear-attention state (Qwen3-Next): SGLang then picks a mamba radix-cache strategy.
+    hybrid_mamba: bool = False
+    # The checkpoint's quant_config.kv_cache_quant_algo: "FP8" makes --kv-cache-dtype auto fp8_e4m3.
+    kv_cache_quant_algo: str | None = None
     extra_args: list[str] = field(default_factory=list)  # further launch flags for this model
     speculative: SpeculativeConf = field(default_factory=SpeculativeConf)
     attention: AttentionGeometry = field(default_factory=AttentionGeometry)
@@ -62,7 +67,7 @@ class BackendConf:
     decode_attention_backend: str | None = None  # --decode-attention-backend
     draft_attention_backend: str | None = None  # --speculative-draft-attention-backend
     speculative_attention_mode: str | None = None  # prefill | decode: who runs verify
-    # Where verify goes when the variant must route it away (fmha_v2 before SGLang 0.5.23);
+    # Where verify goes when the variant must route it away (fmha_v2 before SGLang 0.5.22);
     # None: fa3 on SM90, flashinfer on SM120. flashinfer where SGLang's fa3 is not installed.
     verify_backend: str | None = None
     description: str = ""

@@ -22,7 +22,8 @@ SHORT_KERNEL = {"flashinfer": "fi", "trtllm-gen": "tgen", "fmha_v2": "fmha2", "t
 FATAL = ("reject", "crash-at-start")
 ROW_HEAD = ("variant", "kv", "skip", "spec")
 LEGEND = (
-    "kernels: prefill/decode[/verify]; fi=flashinfer tgen=trtllm-gen fmha2=fmha_v2 tri=triton; "
+    "kernels: prefill/decode[/verify[+draft where it differs]]; "
+    "fi=flashinfer tgen=trtllm-gen fmha2=fmha_v2 tri=triton; "
     "adj=adjusted by SGLang, n/e=a setting has no effect"
 )
 
@@ -30,13 +31,16 @@ LEGEND = (
 def _kernels(cell: MatrixCell, short: bool) -> str:
     phases = ("prefill", "decode", "verify") if cell.speculative else ("prefill", "decode")
     names = [cell.runs[p] for p in phases]
+    draft = cell.runs.get("draft")
+    extra = [] if draft in (None, cell.runs.get("verify")) else [draft]
     if short:
-        return "/".join(SHORT_KERNEL.get(n, n) for n in names)
-    return " / ".join(names)
+        text = "/".join(SHORT_KERNEL.get(n, n) for n in names)
+        return "+".join([text, *(SHORT_KERNEL.get(n, n) for n in extra)])
+    return " + ".join([" / ".join(names), *extra])
 
 
 def label(cell: MatrixCell, short: bool) -> str:
-    """A cell's outcome and, when it runs, its prefill/decode[/verify] kernels."""
+    """A cell's outcome and, when it runs, its prefill/decode[/verify[+draft]] kernels."""
     if cell.outcome in FATAL:
         return SHORT_OUTCOME[cell.outcome] if short else f"**{cell.outcome}**"
     if short:

@@ -22,3 +22,4 @@ class LaunchOptions:
     api_key: str | None = None
     admin_api_key: str | None = None  # --admin-api-key: guards /flush_cache
     extra_args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()  # server.env: SGLANG_* variables some rules read

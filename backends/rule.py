@@ -23,6 +23,16 @@ class Rule:
     since: str | None = None
     until: str | None = None
     adjust: Callable[[ResolvedCell], ResolvedCell] | None = None  # what SGLang changes
+    # The wheel file the message was read from, package first ("sglang/srt/...", "flashinfer/...");
+    # benchmarks/sglang_rules/read_wheels.py looks for the message there in every release.
+    source: str = ""
+
+
+def uses_trtllm_mha(cell: ResolvedCell) -> bool:
+    """Whether any attention flag of the cell (draft backend included) names trtllm_mha."""
+    f = cell.flags
+    named = (f.attention_backend, f.prefill_attention_backend, f.decode_attention_backend)
+    return "trtllm_mha" in {*named, f.draft_attention_backend}
 
 
 def on(factor: float | None) -> bool:

@@ -46,12 +46,14 @@ class SurfaceKeys:
     metrics: MetricNames = field(default_factory=MetricNames)
 
 
-# From the wheels of each release (reference/sglang.md 2.3-2.4); 0.5.23 only adds top-level keys
-# this project does not read (``launch_command``, ``frontend``). A release between two entries
-# reads with the older one's keys; one before the first with the first's.
+# From the wheels of each release (benchmarks/results/sglang-rules.md, ``server_info_keys``); 0.5.23
+# only adds top-level keys this project does not read (``launch_command``, ``frontend``). A release
+# between two entries reads with the older one's keys; one before the first with the first's.
 SURFACE_BY_VERSION: dict[str, SurfaceKeys] = {
     "0.5.19": SurfaceKeys(),
     "0.5.20": SurfaceKeys(),
+    "0.5.21": SurfaceKeys(),
+    "0.5.22": SurfaceKeys(),
     "0.5.23": SurfaceKeys(),
 }
 LATEST = SURFACE_BY_VERSION[max(SURFACE_BY_VERSION, key=parse_version)]

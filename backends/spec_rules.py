@@ -10,6 +10,7 @@ from dataclasses import replace
 from backends.resolved import ResolvedCell
 from backends.rule import ADJUST, REJECT, SILENT, Rule
 
+_SPEC_HOOK = "sglang/srt/arg_groups/speculative_hook.py"
 EAGLE_FAMILY = frozenset({"EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "FROZEN_KV_MTP"})
 
 
@@ -31,6 +32,7 @@ SPEC_RULES: tuple[Rule, ...] = (
             and c.num_steps is None
             and (c.topk is not None or c.num_draft_tokens is not None)
         ),
+        source=_SPEC_HOOK,
     ),
     Rule(
         id="spec_chain_draft_tokens",
@@ -45,6 +47,7 @@ SPEC_RULES: tuple[Rule, ...] = (
             and c.num_draft_tokens != c.num_steps + 1
         ),
         adjust=lambda c: replace(c, num_draft_tokens=(c.num_steps or 0) + 1),
+        source=_SPEC_HOOK,
     ),
     Rule(
         id="spec_tree_draft_tokens_limit",
@@ -52,6 +55,7 @@ SPEC_RULES: tuple[Rule, ...] = (
         message=SILENT,
         detail="a topk>1 tree verifies at most topk*num_steps+1 nodes (sglang.md 1.3 has no text)",
         when=_tree_too_wide,
+        source=_SPEC_HOOK,
     ),
     Rule(
         id="spec_max_running_requests_48",
@@ -60,5 +64,6 @@ SPEC_RULES: tuple[Rule, ...] = (
         detail="eval concurrency above 48 queues in the server",
         when=lambda c: c.speculative and c.max_running_requests is None,
         adjust=lambda c: replace(c, max_running_requests=48),
+        source=_SPEC_HOOK,
     ),
 )

@@ -2,8 +2,10 @@
 
 The flags a variant asks for live in ``conf/backend/*.yaml`` (``BackendConf``). This module holds
 what SGLang does with them (reference/sglang.md section 3): which kernel really runs for prefill,
-decode, verify and draft on each SM family, and the verify routing the ``fmha_v2`` variant needs
-before SGLang 0.5.23 (XQA cannot verify speculative drafts there, sglang.md 3.2 item 8).
+decode, verify and draft on each SM family, and the routing the ``fmha_v2`` variant needs where
+XQA cannot run speculative work: SGLang passes XQA its speculative-decoding mask from 0.5.21 for
+target-verify only, from 0.5.22 for draft-extend too (``trtllm_mha_backend.py`` of each wheel;
+``benchmarks/results/sglang-rules.md``).
 """
 
 from __future__ import annotations
@@ -73,6 +75,15 @@ class AttentionFlags:
         """Backend of the draft worker's decode (assumed: the decode backend unless overridden)."""
         return self.draft_attention_backend or self.decode
 
+    @property
+    def draft_extend(self) -> str | None:
+        """Backend of the draft worker's draft-extend (``DraftBackendFactory``, 0.5.19-0.5.23).
+
+        The draft backend flag when given, else the backend ``--speculative-attention-mode``
+        picks, as for verify.
+        """
+        return self.draft_attention_backend or self.verify
+
     def backends(self) -> set[str]:
         """Every backend SGLang instantiates for these flags."""
         return {b for b in (self.prefill, self.decode, self.draft) if b is not None}
@@ -92,33 +103,66 @@ def flags_of(backend: BackendConf, speculative: bool) -> AttentionFlags:
     return replace(flags, draft_attention_backend=None, speculative_attention_mode=None)
 
 
+VERIFY_AND_DRAFT = "verify-and-draft"  # decode, verify, draft and draft-extend move
+DRAFT_ONLY = "draft"  # the draft worker (draft decode and draft-extend) moves, verify stays
+
+
 @dataclass(frozen=True)
 class VerifyRoute:
-    """Where a variant sends verify on some families and versions, instead of its own backend."""
+    """Where a variant sends speculative work on some families and versions, off its backend."""
 
     variant: str
-    families: dict[str, str]  # family -> backend that takes decode, verify and draft
+    families: dict[str, str]  # family -> backend that takes the routed phases
     since: str | None
     until: str | None
     reason: str
+    moves: str = VERIFY_AND_DRAFT  # which phases: VERIFY_AND_DRAFT or DRAFT_ONLY
     sources: tuple[str, ...] = field(default=())
 
 
-# sglang.md 3.2 item 8 and DESIGN.md section 4: the "fmha_v2 prefill + MTP (fa3 verify)" row of
-# PR #23112/#32272. SM120 has no fa3, so flashinfer verifies there. The draft backend is pinned too,
-# so that the draft worker cannot fall back to trtllm_mha (XQA) whatever SGLang's draft default is.
+# Before 0.5.21 SGLang passes XQA no mask, so verify and draft-extend assert in FlashInfer's xqa.py:
+# the "fmha_v2 prefill + MTP (fa3 verify)" row of PR #23112/#32272. SM120 has no fa3, so
+# flashinfer verifies there. The draft backend is pinned too, so that the draft worker cannot fall
+# back to trtllm_mha (XQA) whatever SGLang's draft default is.
 FMHA_V2_VERIFY_ROUTE = VerifyRoute(
     variant="fmha_v2",
     families={"SM90": "fa3", "SM120": "flashinfer"},
     since=None,
-    until="0.5.23",
+    until="0.5.21",
     reason=(
-        "XQA has no speculative-verify mask before SGLang 0.5.23 (FlashInfer asserts 'Mask is "
+        "XQA has no speculative-verify mask before SGLang 0.5.21 (FlashInfer asserts 'Mask is "
         "required for speculative decoding'), so verify and draft-extend run on {backend}"
     ),
-    sources=("reference/sglang.md 3.2 item 8", "PR #32269", "PR #23112", "PR #32272"),
+    sources=("sglang 0.5.19/0.5.20 trtllm_mha_backend.py", "flashinfer xqa.py", "PR #32269"),
 )
-VERIFY_ROUTES = (FMHA_V2_VERIFY_ROUTE,)
+# 0.5.21 builds the mask but passes it for target-verify only: the draft worker's draft-extend on
+# XQA still asserts, so only the draft worker moves (--speculative-draft-attention-backend is what
+# DraftBackendFactory reads for draft decode and draft-extend). Read from the wheel, not run.
+FMHA_V2_DRAFT_ROUTE = VerifyRoute(
+    variant="fmha_v2",
+    families={"SM90": "fa3", "SM120": "flashinfer"},
+    since="0.5.21",
+    until="0.5.22",
+    reason=(
+        "SGLang 0.5.21 passes XQA its speculative-decoding mask for target-verify only, so "
+        "verify stays on XQA and the draft worker (draft decode and draft-extend) runs on {backend}"
+    ),
+    moves=DRAFT_ONLY,
+    sources=("sglang 0.5.21 trtllm_mha_backend.py", "sglang 0.5.21 speculative/draft_utils.py"),
+)
+VERIFY_ROUTES = (FMHA_V2_VERIFY_ROUTE, FMHA_V2_DRAFT_ROUTE)
+
+
+def _routed(flags: AttentionFlags, route: VerifyRoute, target: str) -> AttentionFlags:
+    if route.moves == DRAFT_ONLY:
+        return replace(flags, draft_attention_backend=target)
+    return AttentionFlags(
+        attention_backend=None,
+        prefill_attention_backend=flags.prefill,
+        decode_attention_backend=target,
+        draft_attention_backend=target,
+        speculative_attention_mode="decode",
+    )
 
 
 def route_flags(
@@ -145,18 +189,11 @@ def route_flags(
         target = backend.verify_backend or target
         if not in_range(version, route.since, route.until):
             continue
-        routed = AttentionFlags(
-            attention_backend=None,
-            prefill_attention_backend=flags.prefill,
-            decode_attention_backend=target,
-            draft_attention_backend=target,
-            speculative_attention_mode="decode",
-        )
         note = (
             f"{backend.name} on {family} with SGLang {version}: prefill stays {flags.prefill}; "
             + route.reason.format(backend=target)
         )
-        return routed, [note]
+        return _routed(flags, route, target), [note]
     return flags, []
 
 

@@ -5,7 +5,7 @@ request flags or response keys are an edit of this module and its fixtures.
 
 Two places carry per-request speculative statistics (reference/sglang.md 2.1-2.2):
 ``choices[i].meta_info`` (with ``return_meta_info``; 0.5.17-0.5.20 add the aliases
-``spec_accepted_drafts``/``spec_proposed_drafts``/``spec_accept_histogram``, 0.5.23 drops them)
+``spec_accepted_drafts``/``spec_proposed_drafts``/``spec_accept_histogram``, 0.5.21 drops them)
 and ``sglext.spec_tokens_details`` (with ``return_spec_tokens_details``; one object for n == 1,
 a list for n > 1). ``sglext`` is preferred; a response with neither gives ``spec=None``.
 The prefill time comes from ``meta_info``'s timestamps (``--enable-metrics``), so a stream,
@@ -68,7 +68,7 @@ class ChatResult:
     prefill_s: float | None = None  # see ``prefill_seconds``
 
 
-# Canonical key first, then the 0.5.17-0.5.20 alias that 0.5.23 removed.
+# Canonical key first, then the 0.5.17-0.5.20 alias that 0.5.21 removed.
 _INT_KEYS = {
     "verify_ct": ("spec_verify_ct",),
     "num_correct_drafts": ("spec_num_correct_drafts", "spec_accepted_drafts"),

@@ -23,6 +23,18 @@ _NOT_MEASURED = (
 )  # fmt: skip
 # Keys added later, left out at their default so that earlier cells keep their config hash.
 _LATER_DEFAULTS = {"sampling_spread": 0.0}
+_LATER_MODEL_DEFAULTS = {"hybrid_mamba": False, "kv_cache_quant_algo": None}
+_LATER_GEOMETRY_DEFAULTS = {"v_head_dim": None}
+
+
+def _without_later_defaults(node: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in node.items() if not (k in later and v == later[k])}
+
+
+def _measured_model(conf: RootConf) -> dict[str, Any]:
+    model = _without_later_defaults(dataclasses.asdict(conf.model), _LATER_MODEL_DEFAULTS)
+    model["attention"] = _without_later_defaults(model["attention"], _LATER_GEOMETRY_DEFAULTS)
+    return model
 
 
 def cell_name(conf: RootConf) -> str:
@@ -36,7 +48,7 @@ def cell_name(conf: RootConf) -> str:
 def measured_config(conf: RootConf) -> dict[str, Any]:
     """The settings that define what a cell measures (its hash decides whether to rerun)."""
     data = {
-        "model": dataclasses.asdict(conf.model),
+        "model": _measured_model(conf),
         "backend": dataclasses.asdict(conf.backend),
         "kv_dtype": conf.kv_dtype.name,
         "skip_softmax": dataclasses.asdict(conf.skip_softmax),
@@ -49,11 +61,8 @@ def measured_config(conf: RootConf) -> dict[str, Any]:
         # Fault injection and latency change how a run goes, not what it measures: a rerun
         # without them resumes the same cell.
         sim = dataclasses.asdict(conf.server.simulated)
-        data["simulated"] = {
-            k: v
-            for k, v in sim.items()
-            if k not in _NOT_MEASURED and not (k in _LATER_DEFAULTS and v == _LATER_DEFAULTS[k])
-        }
+        measured = {k: v for k, v in sim.items() if k not in _NOT_MEASURED}
+        data["simulated"] = _without_later_defaults(measured, _LATER_DEFAULTS)
     return data
 
 

@@ -174,6 +174,7 @@ def _options(conf: RootConf) -> LaunchOptions:
         api_key=conf.client.api_key,
         admin_api_key=conf.client.admin_api_key,
         extra_args=tuple(server.extra_args),
+        env=tuple(sorted(server.env.items())),
     )
 
 

@@ -3,7 +3,8 @@
 Shapes follow ``reference/live-sglang-0.5.19/``: chat completions with ``choices[i].meta_info``
 and ``sglext.spec_tokens_details``, native ``/generate`` and the SSE chunks of a chat stream.
 0.5.19 also carries the backward-compatible aliases ``spec_accepted_drafts``,
-``spec_proposed_drafts`` and ``spec_accept_histogram`` that 0.5.23 removed.
+``spec_proposed_drafts`` and ``spec_accept_histogram`` that 0.5.21 removed (``tokenizer_manager.py``
+of each wheel, benchmarks/results/sglang-rules.md).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ class Flavour:
 
     @property
     def aliases(self) -> bool:
-        """Whether this version still emits the pre-0.5.23 spec aliases."""
+        """Whether this version still emits the spec aliases (0.5.20 and before)."""
         return self.version in _ALIAS_VERSIONS
 
 

@@ -72,6 +72,25 @@ def test_qwen3_next_keeps_radix_cache_off() -> None:
 
 
 @pytest.mark.parametrize(
+    ("extra", "rule"),
+    [
+        ([], None),  # as shipped: --disable-radix-cache, no mamba radix cache at all
+        (["--mamba-radix-cache-strategy", "auto"], None),  # page 64 + overlap: extra_buffer
+        (["--mamba-radix-cache-strategy", "no_buffer"], "mamba_no_buffer_page_size"),
+    ],
+)
+def test_qwen3_next_mamba_strategy_on_trtllm_mha(extra: list[str], rule: str | None) -> None:
+    model = load_model(default_conf_dir() / "model" / "qwen3_next_80b_a3b.yaml")
+    assert model.hybrid_mamba
+    if extra:  # the radix cache back on, with the strategy asked for
+        model.extra_args = [a for a in model.extra_args if a != "--disable-radix-cache"] + extra
+    found = preflight(
+        CellSpec(model, load_backends()["trtllm_mha"], "bf16", SkipSoftmaxConf(), B200, "0.5.23")
+    )
+    assert {f.rule for f in found if f.outcome == "reject"} == ({rule} if rule else set())
+
+
+@pytest.mark.parametrize(
     ("text", "error"),
     [
         ("name: x\nattention_backend: fa3\nflavour: 1\n", "odd.yaml: unknown key flavour; allowed"),

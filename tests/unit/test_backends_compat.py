@@ -1,35 +1,12 @@
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import pytest
 
-from backends.catalog import load_backends
-from backends.compat import Finding, is_runnable, outcome_of, preflight
+from backends.compat import Finding, is_runnable, outcome_of
 from backends.compat_rules import RULES
-from backends.config import (
-    AttentionGeometry,
-    BackendConf,
-    GpuConf,
-    ModelConf,
-    SkipSoftmaxConf,
-    SpeculativeConf,
-)
-from backends.gpu import gpu_from_config
-from backends.launch import LaunchOptions, plan_launch
-from backends.resolved import CellSpec
+from backends.config import BackendConf
+from tests.helpers.compat_cells import MTP, Cell
 
-BACKENDS = load_backends()
-CAPABILITY = {
-    "SM80": "8.0",
-    "SM86": "8.6",
-    "SM89": "8.9",
-    "SM90": "9.0",
-    "SM100": "10.0",
-    "SM103": "10.3",
-    "SM120": "12.0",
-}
-MTP = ("EAGLE", 3, 1, 4)
 FA4 = BackendConf(name="fa4", attention_backend="fa4")
 DECODE_TRTLLM = BackendConf(
     name="x",
@@ -37,42 +14,10 @@ DECODE_TRTLLM = BackendConf(
     prefill_attention_backend="flashinfer",
     decode_attention_backend="trtllm_mha",
 )
-
-
-@dataclass
-class Cell:
-    """A cell in a few words; run() gives its findings."""
-
-    variant: str | BackendConf = "flashinfer"
-    family: str = "SM90"
-    version: str = "0.5.23"
-    kv: str = "auto"
-    skip: tuple[float | None, float | None] = (None, None)
-    spec: tuple[str, int | None, int | None, int | None] | None = None
-    page: int | None = None
-    mla: bool = False
-    extra: list[str] = field(default_factory=list)
-    max_running: int | None = 64  # set so that the reset-to-48 rule stays out of the way
-
-    def args(self) -> tuple:
-        algo, steps, topk, draft = self.spec or (None, None, None, None)
-        spec = SpeculativeConf(
-            algorithm=algo, num_steps=steps, eagle_topk=topk, num_draft_tokens=draft
-        )
-        model = ModelConf(
-            is_mla=self.mla,
-            extra_args=list(self.extra),
-            speculative=spec,
-            attention=AttentionGeometry(page_size=self.page),
-        )
-        backend = self.variant if isinstance(self.variant, BackendConf) else BACKENDS[self.variant]
-        gpu = gpu_from_config(GpuConf(detect=False, compute_capability=CAPABILITY[self.family]))
-        return model, backend, self.kv, SkipSoftmaxConf(*self.skip), gpu, self.version
-
-    def run(self) -> list[Finding]:
-        return preflight(
-            CellSpec(*self.args(), options=LaunchOptions(max_running_requests=self.max_running))
-        )
+MHA = (8, 8, 128, None)
+NO_BUFFER = ["--mamba-radix-cache-strategy", "no_buffer"]
+RAGGED = {"SGLANG_RAGGED_VERIFY_MODE": "compact"}
+DSPARK = ("DSPARK", 3, 1, 4)
 
 
 # (rule id, SGLang version range the case targets, a cell that triggers it, a cell that does not)
@@ -164,6 +109,71 @@ CASES = [
         Cell("trtllm_mha", "SM120", "0.5.20", spec=MTP),
         Cell("fmha_v2", "SM120", "0.5.20", spec=MTP),
     ),
+    (  # 0.5.21: target-verify has the mask, draft-extend on XQA has not
+        "xqa_spec_verify_mask",
+        Cell("trtllm_mha", "SM90", "0.5.21", spec=MTP),
+        Cell("fmha_v2", "SM90", "0.5.21", spec=MTP),
+    ),
+    (  # draft-extend follows verify (the prefill backend here); draft decode on XQA has q_len 1
+        "xqa_spec_verify_mask",
+        Cell("trtllm_mha", "SM90", "0.5.20", spec=MTP),
+        Cell(DECODE_TRTLLM, "SM90", "0.5.20", spec=MTP),
+    ),
+    (
+        "ragged_verify_mode_invalid",
+        Cell(spec=MTP, env={"SGLANG_RAGGED_VERIFY_MODE": "ragged"}),
+        Cell(spec=MTP, env=RAGGED),
+    ),
+    (
+        "mamba_no_buffer_page_size",
+        Cell(mamba=True, page=64, extra=[*NO_BUFFER, "--disable-overlap-schedule"]),
+        Cell(mamba=True, page=64, extra=[*NO_BUFFER, "--disable-radix-cache"]),
+    ),
+    (
+        "mamba_no_buffer_overlap",
+        Cell(mamba=True, page=1, extra=NO_BUFFER),
+        Cell(mamba=True, page=1, extra=[*NO_BUFFER, "--disable-overlap-schedule"]),
+    ),
+    (  # auto picks no_buffer (overlap off, page 1) and turns the overlap schedule off itself
+        "mamba_no_buffer_trtllm_mha",
+        Cell("trtllm_mha", mamba=True, page=1, extra=["--disable-overlap-schedule"]),
+        Cell("trtllm_mha", mamba=True, page=1, extra=["--disable-radix-cache"]),
+    ),
+    (  # non-triton linear attention has no extra buffer: auto falls back to no_buffer
+        "mamba_no_buffer_trtllm_mha",
+        Cell("trtllm_mha", mamba=True, page=1, extra=["--linear-attn-backend", "flashinfer"]),
+        Cell("trtllm_mha", mamba=True, page=1),
+    ),
+    (
+        "trtllm_gen_page_size_geometry",
+        Cell("trtllm_mha", "SM100", page=128, geometry=MHA),
+        Cell("trtllm_mha", "SM100", page=128),
+    ),
+    (
+        "trtllm_gen_page_size_geometry",
+        Cell("trtllm_mha", "SM100", page=128, geometry=(8, 2, 192, 128)),
+        Cell("trtllm_mha", "SM90", page=128, geometry=(8, 2, 192, 128)),  # XQA has page 128
+    ),
+    (  # 8 query and 2 KV heads: per rank 1/1 over TP 8 (not GQA), 2/1 over TP 4
+        "trtllm_gen_page_size_geometry",
+        Cell("trtllm_mha", "SM100", page=128, tp=8),
+        Cell("trtllm_mha", "SM100", page=128, tp=4),
+    ),
+    (
+        "trtllm_mha_sm120_fp8_checkpoint",
+        Cell("fmha_v2", "SM120", kv_quant="FP8"),
+        Cell("fmha_v2", "SM120", kv="bf16", kv_quant="FP8"),
+    ),
+    (
+        "xqa_ragged_verify",
+        Cell("trtllm_mha", "SM90", spec=DSPARK, env=RAGGED),
+        Cell("trtllm_mha", "SM90", spec=MTP, env=RAGGED),  # only DSpark verifies ragged
+    ),
+    (
+        "xqa_ragged_verify",
+        Cell("trtllm_mha", "SM120", spec=DSPARK, env={"SGLANG_RAGGED_VERIFY_MODE": "cap-accept"}),
+        Cell("trtllm_mha", "SM100", spec=DSPARK, env=RAGGED),
+    ),
     (
         "skip_softmax_decode_xqa",
         Cell("trtllm_mha", skip=(None, 1.0)),
@@ -241,19 +251,33 @@ def test_outcome_of(findings: list[Finding], outcome: str) -> None:
     assert is_runnable(findings) is (outcome not in ("reject", "crash-at-start"))
 
 
+VERIFY = {"SM90": "fa3", "SM120": "flashinfer"}
+
+
 @pytest.mark.parametrize("family", ["SM90", "SM120"])
-def test_fmha_v2_with_speculation_0519_vs_0523(family: str) -> None:
-    old = Cell("fmha_v2", family, "0.5.19", spec=MTP)
-    new = Cell("fmha_v2", family, "0.5.23", spec=MTP)
-    # Both start: 0.5.19 as the variant routes verify away from XQA, 0.5.23 as XQA has a mask.
-    assert is_runnable(old.run()) and is_runnable(new.run())
-    old_plan = plan_launch(CellSpec(*old.args(), LaunchOptions()))
-    new_plan = plan_launch(CellSpec(*new.args(), LaunchOptions()))
-    verify = {"SM90": "fa3", "SM120": "flashinfer"}[family]
-    assert (old_plan.runs["prefill"], old_plan.runs["verify"]) == ("fmha_v2", verify)
-    assert (new_plan.runs["prefill"], new_plan.runs["verify"]) == ("fmha_v2", "xqa")
-    assert "--speculative-attention-mode" in old_plan.args
-    assert "--speculative-attention-mode" not in new_plan.args
-    # The plain trtllm_mha flags, without the routing, crash on 0.5.19 only.
-    assert outcome_of(Cell("trtllm_mha", family, "0.5.19", spec=MTP).run()) == "crash-at-start"
-    assert outcome_of(Cell("trtllm_mha", family, "0.5.23", spec=MTP).run()) == "ok"
+@pytest.mark.parametrize(
+    ("version", "verify", "draft"),
+    [
+        ("0.5.19", "routed", "routed"),  # no XQA mask: verify and draft-extend routed away
+        ("0.5.20", "routed", "routed"),
+        ("0.5.21", "xqa", "routed"),  # mask for target-verify only: the draft worker routed
+        ("0.5.22", "xqa", "xqa"),  # mask for verify and draft-extend
+        ("0.5.23", "xqa", "xqa"),
+    ],
+)
+def test_fmha_v2_with_speculation_by_release(
+    family: str, version: str, verify: str, draft: str
+) -> None:
+    cell = Cell("fmha_v2", family, version, spec=MTP)
+    assert is_runnable(cell.run()), cell.run()
+    plan = cell.plan()
+    routed = VERIFY[family]
+    expected = {"verify": routed if verify == "routed" else "xqa"}
+    expected["draft"] = routed if draft == "routed" else "xqa"
+    assert plan.runs["prefill"] == "fmha_v2"
+    assert {k: plan.runs[k] for k in expected} == expected
+    assert ("--speculative-attention-mode" in plan.args) is (verify == "routed")
+    assert ("--speculative-draft-attention-backend" in plan.args) is (draft == "routed")
+    # The plain trtllm_mha flags, without the routing, crash until the mask covers draft-extend.
+    plain = outcome_of(Cell("trtllm_mha", family, version, spec=MTP).run())
+    assert plain == ("ok" if draft == "xqa" else "crash-at-start")

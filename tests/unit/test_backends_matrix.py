@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 from itertools import product
 
@@ -103,6 +104,24 @@ def test_cli_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert "SGLang 0.5.19" in out
     assert "ok fmha2/fa3/fa3" in out and "ok fmha2/fi/fi" in out
     assert "SM100" not in out.splitlines()[2]  # only the families asked for
+
+
+@pytest.mark.parametrize(
+    ("version", "sm90", "sm120"),
+    [
+        ("0.5.21", "ok fmha2/xqa/xqa+fa3", "ok fmha2/xqa/xqa+fi"),  # the draft worker routed
+        ("0.5.22", "ok fmha2/xqa/xqa ", "ok fmha2/xqa/xqa\n"),
+    ],
+)
+def test_cli_text_shows_a_draft_worker_routed_apart(
+    capsys: pytest.CaptureFixture[str], version: str, sm90: str, sm120: str
+) -> None:
+    argv = ["--sglang-version", version, "--variants", "fmha_v2", "--families", "SM90,SM120"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    spec_row = next(line for line in lines if re.search(r"^fmha_v2\s+bf16\s+off\s+on\s", line))
+    assert sm90.strip() in spec_row and sm120.strip() in spec_row
+    assert "+" not in spec_row or version == "0.5.21"
 
 
 def test_cli_markdown(capsys: pytest.CaptureFixture[str]) -> None:

@@ -35,6 +35,8 @@ def test_kernel(backend: str | None, phase: str, family: str, expected: str) -> 
         ("SM90", "0.5.19", "fa3", True),
         ("SM90", "0.5.20", "fa3", True),
         ("SM120", "0.5.19", "flashinfer", True),
+        ("SM90", "0.5.21", "trtllm_mha", False),  # the draft worker only, see below
+        ("SM90", "0.5.22", "trtllm_mha", False),
         ("SM90", "0.5.23", "trtllm_mha", False),
         ("SM120", "0.5.23", "trtllm_mha", False),
         ("SM100", "0.5.19", "trtllm_mha", False),  # trtllm-gen verifies fine
@@ -45,12 +47,21 @@ def test_fmha_v2_verify_routing(family: str, version: str, decode: str, routed: 
     assert flags.prefill == "trtllm_mha"
     assert flags.decode == decode
     assert flags.verify == decode
-    assert bool(notes) is routed
+    assert (flags.speculative_attention_mode == "decode") is routed
     if routed:
-        assert flags.speculative_attention_mode == "decode"
         assert flags.draft_attention_backend == decode
         assert flags.attention_backend is None
-        assert "0.5.23" in notes[0]
+        assert version in notes[0] and "0.5.21" in notes[0]
+
+
+@pytest.mark.parametrize(("family", "draft"), [("SM90", "fa3"), ("SM120", "flashinfer")])
+def test_fmha_v2_on_0521_routes_the_draft_worker_only(family: str, draft: str) -> None:
+    # 0.5.21 passes XQA its mask for target-verify only: verify stays, draft-extend moves.
+    flags, notes = route_flags(FMHA_V2, family, parse_version("0.5.21"), speculative=True)
+    assert flags.attention_backend == "trtllm_mha" and flags.speculative_attention_mode is None
+    assert (flags.verify, flags.draft, flags.draft_extend) == ("trtllm_mha", draft, draft)
+    assert "target-verify only" in notes[0]
+    assert runs_of(flags, family, speculative=True)["verify"] == "xqa"
 
 
 def test_no_routing_without_speculation_or_for_plain_trtllm_mha() -> None:

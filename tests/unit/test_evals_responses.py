@@ -107,10 +107,10 @@ def test_prefill_time_is_none_without_meta_info_or_in_a_stream() -> None:
     [
         (BODY, "sglext"),
         (body_without(sglext=False), "meta_info"),
-        (body_without(sglext=False, meta_keys=ALIASES), "meta_info"),  # 0.5.23 keys
+        (body_without(sglext=False, meta_keys=ALIASES), "meta_info"),  # 0.5.21+ keys
         (body_without(sglext=False, meta_keys=CANONICAL), "meta_info"),  # aliases only
     ],
-    ids=["sglext", "meta_info_0.5.19", "meta_info_0.5.23", "meta_info_aliases_only"],
+    ids=["sglext", "meta_info_0.5.19", "meta_info_0.5.21+", "meta_info_aliases_only"],
 )
 def test_spec_from_either_shape_and_key_set(body: dict[str, Any], source: str) -> None:
     result = parse_chat_response(body)

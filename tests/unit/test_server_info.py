@@ -81,8 +81,9 @@ def test_0_5_20_without_a_fixture_reads_like_its_neighbours() -> None:
     [
         ("0.5.19", "0.5.19"),
         ("0.5.20.post1", "0.5.20"),
-        ("0.5.21", "0.5.20"),  # between two entries: the older one's keys
-        ("0.5.23rc1", "0.5.20"),
+        ("0.5.21", "0.5.21"),
+        ("0.5.22.post1", "0.5.22"),  # between two entries: the older one's keys
+        ("0.5.23rc1", "0.5.22"),
         ("v0.5.23+cu130", "0.5.23"),
         ("0.6.0", "0.5.23"),
         ("0.5.17", "0.5.19"),  # before the first entry: the first's
