@@ -180,11 +180,18 @@ def to_cell_config(cfg: DictConfig) -> RootConf:
     """Convert the composed config into typed objects.
 
     Raises:
-        ConfigError: a value out of its allowed range (``pipeline.config.checks``), one line
-            per problem, before anything starts.
+        ConfigError: a key the schema lacks (added with ``+``), an eval without a dataset, or
+            a value out of its allowed range (``pipeline.config.checks``), one line per
+            problem, before anything starts.
     """
-    from pipeline.config.checks import check_config
+    from pipeline.config.checks import ConfigError, check_config, phantom_evals
+    from pipeline.config.schema_keys import config_key_problems
 
+    container = OmegaConf.to_container(cfg, resolve=False)
+    assert isinstance(container, dict), type(container)
+    problems = config_key_problems(container) + phantom_evals(cfg)
+    if problems:
+        raise ConfigError(problems)
     obj = OmegaConf.to_object(cfg)
     assert isinstance(obj, RootConf), type(obj)
     return check_config(obj)
