@@ -123,7 +123,12 @@ class SequentialConf:
     margin: float = 0.02  # the largest acceptable accuracy drop (0.02 = 2 points)
     spending: str = "obrien_fleming"  # obrien_fleming | pocock
     baseline: str = "fa3"  # the variant a candidate is paired with
-    baseline_dir: str | None = None  # None: the sibling cell folder of the baseline variant
+    # A cell folder or a sweep folder to take the baseline from; None: the cell's own sweep.
+    # Either way the report's rule picks it (pipeline/results/baseline_choice.py).
+    baseline_dir: str | None = None
+    # The conf/tolerance policy whose `match` list the looks pair by: the one mtp-eval-report
+    # will judge with (--tolerance), so a cell never stops against another baseline than that.
+    tolerance: str = "default"
 
 
 @dataclass
