@@ -7,6 +7,7 @@ by sweep and takes ``--baseline-dir``.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -23,16 +24,22 @@ NO_GO = (
 )
 
 
+def _script(name: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [console_script(name), *args],
+        capture_output=True, text=True, timeout=300, check=False, cwd=cwd,
+    )  # fmt: skip
+
+
 def _mtp_eval(args: list[str], cwd: Path) -> None:
-    run = subprocess.run([console_script("mtp-eval"), *args, *QUICK],
-                         capture_output=True, text=True, timeout=300, check=False, cwd=cwd)  # fmt: skip
+    run = _script("mtp-eval", [*args, *QUICK], cwd)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
 
 
 def _report(args: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess[str], dict]:
     out = cwd / "report-out"
-    run = subprocess.run([console_script("mtp-eval-report"), *args, "--out", str(out)],
-                         capture_output=True, text=True, timeout=300, check=False, cwd=cwd)  # fmt: skip
+    shutil.rmtree(out, ignore_errors=True)  # never read an earlier call's summary
+    run = _script("mtp-eval-report", [*args, "--out", str(out)], cwd)
     assert run.returncode in (0, 1, 2), run.stdout[-2000:] + run.stderr[-2000:]
     assert "internal error" not in run.stderr, run.stderr
     return run, json.loads((out / "summary.json").read_text())
@@ -66,7 +73,7 @@ def test_sequential_stopping_pairs_by_the_reports_rule(tmp_path):
     assert "no fa3 cell with the same" in str(gpu_block.role) and "gpu" in str(gpu_block.role)
     assert result_of(seq / "2_triton_b200").evals["mcq_sample"].n_repeats == 4  # fixed design
 
-    run, summary = _report([str(seq)], tmp_path)
+    _, summary = _report([str(seq)], tmp_path)
     checks = _accuracy(summary)
     assert checks["seq/1_triton_skip"]["numbers"]["baseline_folder"].endswith("0_fa3")
     assert checks["seq/1_triton_skip"]["verdict"] == "GO"
@@ -103,7 +110,7 @@ def test_a_report_over_sweeps_pairs_within_a_sweep_and_warns_when_it_cannot(thre
 
 
 def test_the_user_names_the_baseline_folder(three_sweeps):
-    run, summary = _report(["B", "C", "--baseline-dir", "A"], three_sweeps)
+    _, summary = _report(["B", "C", "--baseline-dir", "A"], three_sweeps)
     checks = _accuracy(summary)
     c_cand = next(k for name, k in checks.items() if name.startswith("C/"))
     assert c_cand["numbers"]["baseline_folder"].startswith("A/")
