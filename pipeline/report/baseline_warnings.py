@@ -24,23 +24,27 @@ def _names(cells: Sequence[CellRecord]) -> str:
     return shown + (f" and {len(cells) - 3} more" if len(cells) > 3 else "")
 
 
-def stopped_against_another(cell: CellRecord, base: CellRecord) -> list[str]:
-    """One line per eval that stopped early against another baseline than ``base``."""
-    out = []
+def looks_baselines(cell: CellRecord) -> dict[str, str]:
+    """Eval -> the baseline folder its sequential looks paired with (stopped candidates only)."""
+    out = {}
     for name, summary in cell.evals.items():
         try:
             seq = summary.checked_sequential()
         except ValueError:  # the cell's own checks say what is malformed
             continue
-        if seq is None or seq.role != "candidate" or not seq.baseline_dir or base.folder is None:
-            continue
-        if _tail(seq.baseline_dir) != _tail(base.folder):
-            out.append(
-                f"{cell.label}: eval {name} stopped early against baseline "
-                f"{seq.baseline_dir} but is judged against {base.folder}; name the baseline "
-                "the looks used with --baseline-dir"
-            )
+        if seq is not None and seq.role == "candidate" and seq.baseline_dir:
+            out[name] = seq.baseline_dir
     return out
+
+
+def stopped_against_another(cell: CellRecord, base: CellRecord) -> list[str]:
+    """One line per eval that stopped early against another baseline than ``base``."""
+    return [
+        f"{cell.label}: eval {name} stopped early against baseline {used} but is judged "
+        f"against {base.folder}; name the baseline the looks used with --baseline-dir"
+        for name, used in looks_baselines(cell).items()
+        if _tail(used) != _tail(str(base.folder))
+    ]
 
 
 def baseline_warnings(
@@ -53,7 +57,8 @@ def baseline_warnings(
         pool: the cells baselines are chosen among (all, or those of ``--baseline-dir``).
         tol: the policy (baseline variant, match list).
         named: the user named the baseline folder (``--baseline-dir``): one from another sweep
-            is then what was asked for, and not warned about.
+            is then what was asked for, and not warned about. So is one a cell's sequential
+            looks ran against (``sequential.baseline_dir`` named it when the cell ran).
     """
     elsewhere: dict[tuple[str, str], list[CellRecord]] = {}
     out: list[str] = []
@@ -63,7 +68,9 @@ def baseline_warnings(
         base, choice = choose_for(cell, pool, tol.baseline, tol.match)
         if base is None:
             continue
-        if choice.elsewhere and not named:
+        used = looks_baselines(cell).values()
+        ran_against = bool(used) and all(_tail(u) == _tail(str(base.folder)) for u in used)
+        if choice.elsewhere and not named and not ran_against:
             elsewhere.setdefault((cell.sweep, str(base.folder)), []).append(cell)
         out += stopped_against_another(cell, base)
     return [

@@ -83,12 +83,14 @@ def test_sequential_stopping_pairs_by_the_reports_rule(tmp_path):
 
 @pytest.fixture(scope="module")
 def three_sweeps(tmp_path_factory) -> Path:
-    """A: fa3 + a fmha_v2 30 points worse; B: a fa3 at 0.40 run later; C: a fmha_v2 alone."""
+    """A: fa3 + a fmha_v2 30 points worse, stopped by its looks; B: a fa3 at 0.40 run later;
+    C: a fmha_v2 alone (no baseline in its sweep: all repeats)."""
     root = tmp_path_factory.mktemp("sweeps")
-    _mtp_eval(["-m", "backend=fa3,fmha_v2", NO_GO, f"hydra.sweep.dir={root}/A"], root)
+    a_sweep = ["-m", "backend=fa3,fmha_v2", NO_GO, *SEQUENTIAL, f"hydra.sweep.dir={root}/A"]
+    _mtp_eval(a_sweep, root)
     _mtp_eval(["-m", "backend=fa3", "server.simulated.accuracy=0.4",
                f"hydra.sweep.dir={root}/B"], root)  # fmt: skip
-    _mtp_eval(["-m", "backend=fmha_v2", f"hydra.sweep.dir={root}/C"], root)
+    _mtp_eval(["-m", "backend=fmha_v2", *SEQUENTIAL, f"hydra.sweep.dir={root}/C"], root)
     return root
 
 
@@ -117,3 +119,12 @@ def test_the_user_names_the_baseline_folder(three_sweeps):
     assert c_cand["verdict"] == "GO"  # fmha_v2 at 0.72 against A's fa3 at 0.72
     assert not [w for w in summary["warnings"] if "another sweep" in w]
     assert "A" in summary["inputs"]  # read as an input too
+
+
+def test_a_baseline_other_than_the_one_the_looks_used_is_warned_about(three_sweeps):
+    _, summary = _report(["A", "B", "C", "--baseline-dir", "B"], three_sweeps)
+    checks = _accuracy(summary)
+    a_cand = next(k for name, k in checks.items() if name.startswith("A/"))
+    assert a_cand["numbers"]["baseline_folder"].startswith("B/")  # as asked
+    (warning,) = [w for w in summary["warnings"] if "stopped early against" in w]
+    assert "fmha_v2" in warning and "A/0_tiny-sim_fa3" in warning, warning
