@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# OmegaConf's mark of a value that must be set (omegaconf.MISSING), spelt out: evals/ also runs
+# where only the standard library is installed (the GPU bundle's checks).
+MISSING = "???"
+
 
 @dataclass
 class SamplingConf:
@@ -51,7 +55,10 @@ class DatasetConf:
     """Where an eval's rows come from."""
 
     source: str = "bundled"  # bundled | hf | url | file
-    path: str = "mcq_sample.csv"  # bundled name, HF dataset id, URL or local file
+    # Bundled name, HF dataset id, URL or local file. No default: an eval that no conf/evals/
+    # file defines (only its repeats set, say) is refused at compose instead of running on
+    # some default rows.
+    path: str = MISSING
     subset: str | None = None  # HF config, e.g. gpqa_diamond
     split: str = "train"
     limit: int | None = None  # first N rows (after loading), None = all

@@ -14,6 +14,7 @@ from omegaconf import DictConfig
 
 from pipeline.config.checks import ConfigError
 from pipeline.config.schema import CONF_DIR, register_configs, to_cell_config
+from pipeline.config.schema_keys import override_problems
 from pipeline.results.result_types import CellResult
 from pipeline.results.store import read_result
 from pipeline.serving.slurm_job import StopSignal, in_submitit_job, install_stop_handlers
@@ -73,10 +74,17 @@ def main() -> None:
     """Entry point of the ``mtp-eval`` console script.
 
     A single run exits 1 when its cell failed; a multirun exits 0 once every cell has a result
-    (``mtp-eval-report`` is the gate for sweeps). Ctrl-C ends it with one line and exit code 130:
-    the cell's ``result.json`` says ``interrupted`` and its answered samples are kept.
+    (``mtp-eval-report`` is the gate for sweeps). An override whose key the schema lacks, with
+    or without ``+``, exits 2 before anything is composed. Ctrl-C ends it with one line and
+    exit code 130: the cell's ``result.json`` says ``interrupted`` and its answered samples are
+    kept.
     """
     register_slurm_launcher()
+    unknown = override_problems(sys.argv[1:])  # before Hydra, whose message suggests a '+'
+    for line in unknown:
+        print(f"mtp-eval: {line}", file=sys.stderr)
+    if unknown:
+        sys.exit(CONFIG_ERROR)
     try:
         _app()
     except KeyboardInterrupt:

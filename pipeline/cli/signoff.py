@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Sequence
 
+from pipeline.config.schema_keys import override_problems
 from pipeline.report.cli import main as report_main
 
 
@@ -67,6 +68,11 @@ def run_sweep(command: list[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the sweep, then the report; return the report's exit code (130 after Ctrl-C)."""
     args, overrides = parse_args(argv)
+    unknown = override_problems(overrides)  # the sweep would refuse them too, then no report
+    for line in unknown:
+        print(f"mtp-eval-signoff: {line}", file=sys.stderr)
+    if unknown:
+        return 2
     sweep_dir = args.sweep_dir or time.strftime("outputs/multirun/signoff-%Y%m%d-%H%M%S")
     try:
         returncode = run_sweep(sweep_command(args, overrides, sweep_dir))

@@ -116,6 +116,24 @@ def config_problems(conf: RootConf) -> list[str]:
     return problems + _node_problems(conf)
 
 
+def phantom_evals(cfg: DictConfig) -> list[str]:
+    """One line per eval no ``conf/evals/`` file defined: settings for it, but no dataset.
+
+    ``evals.gpqa_diamond.repeats=4`` with ``evals=[mcq_sample]`` would otherwise fill in the
+    schema's defaults and run an eval named gpqa_diamond on whatever those point at.
+    """
+    evals = cfg.get("evals") or {}
+    lacking = [str(n) for n in evals if OmegaConf.is_missing(evals[n].dataset, "path")]
+    chosen = [str(n) for n in evals if str(n) not in lacking]
+    return [
+        f"evals.{name} has no dataset (evals.{name}.dataset.path is unset): no file of "
+        f"conf/evals/ defines it, yet a preset or an override sets evals.{name}.*; the evals "
+        f"chosen are [{','.join(chosen)}]. Choose it too "
+        f"(evals=[{','.join([*chosen, name])}]) or drop the evals.{name}.* setting"
+        for name in lacking
+    ]
+
+
 def _node_problems(conf: RootConf) -> list[str]:
     try:
         gpus_per_node(conf.model.tp, conf.cluster.nodes)
@@ -168,6 +186,8 @@ def sweep_problems(config: DictConfig) -> list[str]:
         job = loader.load_sweep_config(config, list(overrides))
         with read_write(job), open_dict(job):
             del job["hydra"]
+        for problem in phantom_evals(job):
+            first_job.setdefault(problem, " ".join(overrides) or "every job")
         try:
             conf = OmegaConf.to_object(job)
         except Exception:  # a wrong key or type: Hydra reports it when the job composes

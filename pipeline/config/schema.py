@@ -123,7 +123,12 @@ class SequentialConf:
     margin: float = 0.02  # the largest acceptable accuracy drop (0.02 = 2 points)
     spending: str = "obrien_fleming"  # obrien_fleming | pocock
     baseline: str = "fa3"  # the variant a candidate is paired with
-    baseline_dir: str | None = None  # None: the sibling cell folder of the baseline variant
+    # A cell folder or a sweep folder to take the baseline from; None: the cell's own sweep.
+    # Either way the report's rule picks it (pipeline/results/baseline_choice.py).
+    baseline_dir: str | None = None
+    # The conf/tolerance policy whose `match` list the looks pair by: the one mtp-eval-report
+    # will judge with (--tolerance), so a cell never stops against another baseline than that.
+    tolerance: str = "default"
 
 
 @dataclass
@@ -180,11 +185,18 @@ def to_cell_config(cfg: DictConfig) -> RootConf:
     """Convert the composed config into typed objects.
 
     Raises:
-        ConfigError: a value out of its allowed range (``pipeline.config.checks``), one line
-            per problem, before anything starts.
+        ConfigError: a key the schema lacks (added with ``+``), an eval without a dataset, or
+            a value out of its allowed range (``pipeline.config.checks``), one line per
+            problem, before anything starts.
     """
-    from pipeline.config.checks import check_config
+    from pipeline.config.checks import ConfigError, check_config, phantom_evals
+    from pipeline.config.schema_keys import config_key_problems
 
+    container = OmegaConf.to_container(cfg, resolve=False)
+    assert isinstance(container, dict), type(container)
+    problems = config_key_problems(container) + phantom_evals(cfg)
+    if problems:
+        raise ConfigError(problems)
     obj = OmegaConf.to_object(cfg)
     assert isinstance(obj, RootConf), type(obj)
     return check_config(obj)

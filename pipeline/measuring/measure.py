@@ -33,10 +33,11 @@ from pipeline.measuring.server_death import (
     stopped_message,
     summarise_from_disk,
 )
+from pipeline.results.baseline_choice import CellKey, key_of_result
 from pipeline.results.cell_paths import samples_dir, samples_path
 from pipeline.results.eval_block import EvalHead, EvalSummary, eval_block
 from pipeline.results.result_draft import ResultDraft
-from pipeline.results.result_types import CellIdentity
+from pipeline.results.result_types import CellResult
 from pipeline.serving import server_api
 from pipeline.serving.server import RunningServer
 from pipeline.sweeps.resume import kept_samples
@@ -93,7 +94,8 @@ def _measure_eval(
     """One eval in its counter window; its block is on ``result`` before the window closes."""
     idle_s = conf.server.idle_timeout_s
     before = open_window(server, _key(conf), idle_s, name, conf.client.admin_api_key)
-    records, new, block = _run_one(conf, name, ev, server, cell_dir, result.identity())
+    me = key_of_result(CellResult.from_json(result.to_json()), cell_dir)
+    records, new, block = _run_one(conf, name, ev, server, cell_dir, me)
     result.set_eval(name, block)  # summarised from its samples even if the server is gone now
     if server.process is not None and server.process.poll() is not None:
         raise MeasureError(STOPPED, "the server exited")
@@ -177,7 +179,7 @@ def _run_one(
     ev: Eval,
     server: RunningServer,
     cell_dir: Path,
-    cell: CellIdentity,
+    cell: CellKey,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], EvalSummary]:
     """(all records, records of requests sent now, the eval's result block without accept)."""
     target = _target(conf, name, server)

@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.report.baseline_warnings import baseline_warnings
 from pipeline.report.checks import cell_checks
 from pipeline.report.describe import describe
 from pipeline.report.load import CellRecord, load_cells
@@ -76,13 +77,33 @@ def _reader() -> Callable[[CellRecord, str], Samples]:
     return read
 
 
-def build_report(paths: Sequence[Path], tol: Tolerance) -> Report:
-    """Load, check and judge every cell under ``paths``."""
-    cells, warnings, ignored = load_cells(paths)
+def _under(folder: Path | None, roots: Sequence[Path]) -> bool:
+    if folder is None:
+        return False
+    mine = folder.resolve()
+    return any(mine.is_relative_to(root.resolve()) for root in roots)
+
+
+def build_report(
+    paths: Sequence[Path], tol: Tolerance, baseline_dirs: Sequence[Path] = ()
+) -> Report:
+    """Load, check and judge every cell under ``paths``.
+
+    Args:
+        paths: multirun folders, cell folders or folders above them.
+        tol: the policy.
+        baseline_dirs: where baselines come from (``--baseline-dir``); empty: any input, the
+            candidate's own sweep first. One not under ``paths`` is read as an input too.
+    """
+    extra = [d for d in baseline_dirs if not any(_under(d, [p]) for p in paths)]
+    cells, warnings, ignored = load_cells([*paths, *extra])
+    pool = [c for c in cells if _under(c.folder, baseline_dirs)] if baseline_dirs else cells
+    warnings += baseline_warnings(cells, pool, tol, named=bool(baseline_dirs))
     read = _reader()
-    checks = [check for cell in cells for check in cell_checks(cell, cells, tol, read)]
+    checks = [check for cell in cells for check in cell_checks(cell, pool, tol, read)]
     finalize(checks, tol.alpha, tol.power, tol.multiplicity)
     for check in checks:
         check.message = describe(check)
     stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    return Report(cells, checks, tol, [str(p) for p in paths], warnings, stamp, ignored)
+    inputs = [str(p) for p in [*paths, *extra]]
+    return Report(cells, checks, tol, inputs, warnings, stamp, ignored)

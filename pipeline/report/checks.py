@@ -38,6 +38,8 @@ def cell_checks(
 ) -> list[Check]:
     """All checks of ``cell`` (statistical ones still INCONCLUSIVE until ``finalize``).
 
+    Its baseline is chosen among ``cells`` (``pipeline.report.pairing.find_baseline``).
+
     Malformed input in this cell's result or samples makes this cell ERROR (with the reason);
     the rest of the report is still written.
     """

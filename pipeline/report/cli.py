@@ -1,4 +1,4 @@
-"""``mtp-eval-report DIR... [--out DIR] [--baseline fa3] [--tolerance NAME]``.
+"""``mtp-eval-report DIR... [--out DIR] [--baseline fa3] [--baseline-dir DIR] [--tolerance NAME]``.
 
 Reads cell folders (a multirun folder, several, single cells, or a folder above them), writes
 report.md, report.html, junit.xml, summary.json and cells.csv, prints the verdict and exits
@@ -40,6 +40,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="where to write (default: DIR/report for one DIR, else ./mtp-eval-report)",
     )
     parser.add_argument("--baseline", help="baseline variant (default: the policy's, fa3)")
+    parser.add_argument(
+        "--baseline-dir",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="take baselines only from this sweep or cell folder (repeatable; read as an "
+        "input too). Default: any input, each candidate's own sweep first, with a warning "
+        "when one comes from another sweep",
+    )
     parser.add_argument(
         "--tolerance",
         default="default",
@@ -83,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     try:
         tol = load_tolerance(args.tolerance, args.baseline, args.references)
-        report = build_report(args.dirs, tol)
+        report = build_report(args.dirs, tol, args.baseline_dir)
         out = args.out or (
             args.dirs[0] / "report" if len(args.dirs) == 1 else Path("mtp-eval-report")
         )
@@ -102,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"  {report.cell_verdict(cell):<13} {cell.label}" + (f"  ({note})" if note else ""))
     for line in report.ignored:
         print(f"  {'IGNORED':<13} {line}")
+    for line in report.warnings:
+        print(f"  {'WARNING':<13} {line}")
     print(f"wrote {', '.join(str(p) for p in paths)}")
     return report.exit_code
 

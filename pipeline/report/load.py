@@ -14,6 +14,7 @@ from typing import Any
 
 from pipeline.report.expected import ExpectedJob, expected_jobs, read_yaml
 from pipeline.report.expected import base_identity as _identity_of_config
+from pipeline.results.baseline_choice import layout_of
 from pipeline.results.cell_paths import RESULT_FILE as RESULT
 from pipeline.results.cell_paths import cell_name, result_path
 from pipeline.results.result_types import STATUSES, CellResult, EvalSummary
@@ -45,6 +46,8 @@ class CellRecord:
     result: CellResult = field(default_factory=lambda: CellResult.from_json({}))
     overrides: tuple[str, ...] = ()
     note: str = ""
+    sweep: str = ""  # the sweep folder it came from (a lone cell: the folder above it)
+    shown_sweep: str = ""  # set when the report holds several sweeps: the label names it
 
     @property
     def name(self) -> str:
@@ -56,16 +59,15 @@ class CellRecord:
     @property
     def layout(self) -> str:
         """How the model was spread: ``""`` on one GPU, ``tp=2``, ``tp=2 over 2 nodes``."""
-        tp, nodes = self.result.parallel
-        if (tp, nodes) == (1, 1):
-            return ""
-        return f"tp={tp}" + (f" over {nodes} nodes" if nodes > 1 else "")
+        return layout_of(*self.result.parallel)
 
     @property
     def label(self) -> str:
-        """Name, layout, GPU and the simulated mark: how every output names the cell."""
+        """Name, layout, GPU, sweep (of several) and the simulated mark: how outputs name it."""
         spread = f" ({self.layout})" if self.layout else ""
-        return f"{self.name}{spread} @ {self.gpu}" + (" [simulated]" if self.simulated else "")
+        where = f" [sweep {self.shown_sweep}]" if self.shown_sweep else ""
+        mark = " [simulated]" if self.simulated else ""
+        return f"{self.name}{spread} @ {self.gpu}{where}{mark}"
 
     @property
     def unverified(self) -> list[str]:
@@ -101,15 +103,34 @@ def load_cells(paths: Sequence[Path]) -> tuple[list[CellRecord], list[str], list
         for root in roots:
             if (root / MULTIRUN).is_file():
                 found, warn, stale = _multirun(root)
-                cells += found
+                cells += _in_sweep(found, root)
                 warnings += warn
                 ignored += [
                     f"{folder}: not a job of {root / MULTIRUN} (an earlier sweep's cell)"
                     for folder in stale
                 ]
             else:
-                cells.append(cell_from_folder(root, str(root)))
+                cells += _in_sweep([cell_from_folder(root, str(root))], root.parent)
+    _show_sweeps(cells)
     return cells, warnings, ignored
+
+
+def _in_sweep(cells: list[CellRecord], sweep: Path) -> list[CellRecord]:
+    for cell in cells:
+        cell.sweep = str(sweep)
+    return cells
+
+
+def _show_sweeps(cells: list[CellRecord]) -> None:
+    # Several sweeps in one report: each label names its sweep (its folder's name, or the whole
+    # path where two sweeps share a name), so no cell is mistaken for another sweep's.
+    sweeps = sorted({c.sweep for c in cells})
+    if len(sweeps) < 2:
+        return
+    names = Counter(Path(s).name for s in sweeps)
+    for cell in cells:
+        name = Path(cell.sweep).name
+        cell.shown_sweep = name if names[name] == 1 else cell.sweep
 
 
 def _roots(path: Path) -> list[Path]:

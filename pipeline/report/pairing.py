@@ -9,37 +9,44 @@ from typing import Any
 import numpy as np
 
 from pipeline.report.load import CellRecord
+from pipeline.results.baseline_choice import (
+    BaselineChoice,
+    CellKey,
+    choose_baseline,
+    skip_part,
+    speculative_part,
+)
 from pipeline.stats.signoff import Outcomes, paired_masks, question_diffs
 
 Samples = dict[tuple[str, int], dict[str, Any]]
 SampleReader = Callable[[CellRecord, str], Samples]
 
 
-def _exact(skip: Any) -> bool:
-    return skip in (None, 0, 0.0, "None", "null")
+def baseline_key(cell: CellRecord) -> CellKey:
+    """What the baseline rule reads of a report's cell (``pipeline.results.baseline_choice``)."""
+    return CellKey(
+        folder=str(cell.folder or cell.id),
+        sweep=cell.sweep,
+        status=cell.status,
+        variant=cell.variant,
+        model=cell.model,
+        kv_dtype=cell.kv_dtype,
+        skip=(skip_part(cell.skip_prefill), skip_part(cell.skip_decode)),
+        speculative=speculative_part(cell.speculative),
+        gpu=cell.gpu,
+        layout=cell.layout,
+        ended_at=ended_at(cell),
+        label=cell.label,
+    )
 
 
-def _key(cell: CellRecord, match: Sequence[str], exact_skip: bool = False) -> tuple[Any, ...]:
-    parts: list[Any] = []
-    for name in match:
-        if name == "model":
-            parts.append(cell.model)
-        elif name == "kv_dtype":
-            parts.append(cell.kv_dtype)
-        elif name == "gpu":
-            parts.append(cell.gpu)
-        elif name == "speculative":
-            parts.append(repr(sorted((cell.speculative or {}).items())))
-        elif name == "skip_softmax":
-            parts.append(
-                ("exact", "exact")
-                if exact_skip
-                else (
-                    ("exact" if _exact(cell.skip_prefill) else str(cell.skip_prefill)),
-                    ("exact" if _exact(cell.skip_decode) else str(cell.skip_decode)),
-                )
-            )
-    return tuple(parts)
+def choose_for(
+    cell: CellRecord, cells: Sequence[CellRecord], baseline: str, match: Sequence[str]
+) -> tuple[CellRecord | None, BaselineChoice]:
+    """The baseline cell of ``cell`` among ``cells`` and the rule's choice (note, elsewhere)."""
+    keyed = {baseline_key(c): c for c in cells}
+    choice = choose_baseline(baseline_key(cell), list(keyed), baseline, match)
+    return (keyed[choice.chosen] if choice.chosen else None), choice
 
 
 def find_baseline(
@@ -47,46 +54,12 @@ def find_baseline(
 ) -> tuple[CellRecord | None, str]:
     """The baseline cell for ``cell`` and a note on how it was chosen (or why there is none).
 
-    Same values of ``match`` and variant ``baseline``; with skip-softmax set and no baseline at
-    the same factors, the baseline at exact softmax. Several candidates: the ok one that ended
-    last (``timing.ended_at``), named by folder in the note. Returns ``(None, reason)`` when
-    there is no ok baseline.
+    The rule of ``pipeline.results.baseline_choice``, the one sequential stopping uses: same
+    values of ``match`` (exact-softmax fallback), same layout, an ok baseline, the candidate's
+    own sweep first, the one that ended last. Returns ``(None, reason)`` when there is none.
     """
-    pool = [c for c in cells if c.variant == baseline and c is not cell]
-    same = [c for c in pool if _key(c, match) == _key(cell, match)]
-    note = ""
-    if (
-        not same
-        and "skip_softmax" in match
-        and not (_exact(cell.skip_prefill) and _exact(cell.skip_decode))
-    ):
-        same = [c for c in pool if _key(c, match) == _key(cell, match, exact_skip=True)]
-        note = "baseline at exact softmax (none at the same skip-softmax factors)"
-    same, how = _same_layout(cell, same)
-    note = "; ".join(part for part in (note, how) if part)
-    ok = [c for c in same if c.status == "ok"]
-    if not ok:
-        if same:
-            return None, f"baseline {same[0].label} is {same[0].status.upper()}"
-        return None, (f"no {baseline} cell with the same {', '.join(match)} among the inputs")
-    ok.sort(key=ended_at)
-    if len(ok) > 1:
-        latest = ok[-1]
-        how = f"ended {ended_at(latest)}" if ended_at(latest) else "none says when it ended"
-        note = (note + "; " if note else "") + (
-            f"{len(ok)} baseline cells match; used the one that ended last: "
-            f"{latest.folder or latest.id} ({how})"
-        )
-    return ok[-1], note
-
-
-def _same_layout(cell: CellRecord, same: list[CellRecord]) -> tuple[list[CellRecord], str]:
-    """Baselines spread like ``cell`` (tp, nodes) when there are any, else all, with a note."""
-    alike = [c for c in same if c.layout == cell.layout]
-    if alike or not same:
-        return alike, ""
-    theirs = sorted({c.layout or "one GPU" for c in same})
-    return same, f"baseline at {' / '.join(theirs)} (none at {cell.layout or 'one GPU'})"
+    found, choice = choose_for(cell, cells, baseline, match)
+    return found, choice.note
 
 
 def ended_at(cell: CellRecord) -> str:

@@ -18,8 +18,12 @@ th { background: #eee; }
 .verdict { font-weight: bold; color: white; }
 .banner { padding: 0.6em; font-weight: bold; color: white; }
 .sim { background: #6a1b9a; padding: 0.5em; color: white; }
+.banner ul { font-weight: normal; margin: 0.3em 0 0 0; }
 img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0 1.5em 0; }
 """
+
+
+WARNING = "#e65100"  # the warnings banner (orange: not a verdict colour)
 
 
 def _img(png: bytes | None, alt: str) -> str:
@@ -48,6 +52,12 @@ def render_html(report: Report) -> str:
     lines = headline(report)
     colour = COLOURS.get(report.verdict, GREY)
     parts = [f'<div class="banner" style="background:{colour}">{html.escape(lines[0])}</div>']
+    if report.warnings:  # under the verdict, before anything a reader might stop at
+        items = "".join(f"<li>{html.escape(w)}</li>" for w in report.warnings)
+        parts.append(
+            f'<div class="banner" style="background:{WARNING}">{len(report.warnings)} '
+            f"warning(s): read them before the verdict<ul>{items}</ul></div>"
+        )
     rest = lines[1:]
     if report.simulated:
         parts.append(f'<p class="sim">{html.escape(rest[0])}</p>')
@@ -65,9 +75,6 @@ def render_html(report: Report) -> str:
     if report.ignored:
         items = "".join(f"<li>{html.escape(w)}</li>" for w in report.ignored)
         parts.append(f"<h2>Ignored folders</h2><ul>{items}</ul>")
-    if report.warnings:
-        items = "".join(f"<li>{html.escape(w)}</li>" for w in report.warnings)
-        parts.append(f"<h2>Warnings</h2><ul>{items}</ul>")
     title = "mtp-eval sign-off report" + (" (SIMULATED)" if report.simulated else "")
     return (
         f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{title}</title>'

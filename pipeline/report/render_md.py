@@ -29,6 +29,8 @@ def headline(report: Report) -> list[str]:
         f"Policy: {tol.path} (baseline {tol.baseline}, one-sided alpha {tol.alpha}, "
         f"multiplicity {tol.multiplicity}, reference variance {tol.reference_variance}).",
     ]
+    if report.warnings:
+        lines.append(f"Warnings: {len(report.warnings)}, listed under Warnings; read them first.")
     if report.ignored:
         lines.append(
             f"Ignored: {len(report.ignored)} folder(s) that are not jobs of their sweep's "
@@ -83,7 +85,10 @@ def render_md(report: Report) -> str:
     title = "# mtp-eval sign-off report" + (" (SIMULATED)" if report.simulated else "")
     lines = [title, ""]
     for i, line in enumerate(headline(report)):
-        lines += [f"**{line}**" if i == 0 or line.startswith("SIMULATED") else line, ""]
+        lines += [
+            f"**{line}**" if i == 0 or line.startswith(("SIMULATED", "Warnings:")) else line,
+            "",
+        ]
     lines += [METHOD, ""]
     for section in sections(report):
         lines += table(section)

@@ -81,18 +81,6 @@ class CellIdentity:
             opt("server_version"),
         )
 
-    def same_but_variant(self, other: CellIdentity, variant: str) -> bool:
-        """Whether ``other`` is this cell with the ``variant`` variant (all else equal)."""
-        mine = (self.model, self.kv_dtype, self.skip_prefill, self.skip_decode, self.speculative)
-        theirs = (
-            other.model,
-            other.kv_dtype,
-            other.skip_prefill,
-            other.skip_decode,
-            other.speculative,
-        )
-        return other.variant == variant and mine == theirs
-
 
 @dataclass(frozen=True)
 class Mismatch:

@@ -1,9 +1,10 @@
 """Sequential early stopping inside a cell (issue 5, item 5): repeats in rounds, a look after each.
 
 The baseline variant's cell runs all ``max_repeats`` first (list it first in the sweep). A
-candidate cell finds the baseline's folder next to its own (same model, KV dtype, skip-softmax
-factors and speculative recipe, ``variant`` = ``sequential.baseline``), runs its repeats in rounds
-and after each round pairs its samples with the baseline's by (question, repeat) and asks
+candidate cell finds its baseline among the cells next to its own (or under
+``sequential.baseline_dir``) by the rule the report pairs with (``pipeline.results
+.baseline_choice``: same GPU, layout and match list, exact-softmax fallback), runs its repeats
+in rounds and after each round pairs its samples with the baseline's by (question, repeat) and asks
 ``pipeline.stats.sequential.decide``: GO or NO-GO stops the eval, None runs the next round. The
 design spends alpha over the looks, so the error rates stay at ``alpha`` however often it looks.
 Without a baseline folder the cell runs every repeat (the fixed design) and says why.
@@ -17,9 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pipeline.config.schema import SequentialConf
+from pipeline.results.baseline_choice import (
+    BaselineChoice,
+    CellKey,
+    choose_baseline,
+    key_of_result,
+)
 from pipeline.results.cell_paths import RESULT_FILE, samples_path
 from pipeline.results.eval_block import SequentialBlock
-from pipeline.results.result_types import CellIdentity
 from pipeline.results.store import read_result
 
 if TYPE_CHECKING:  # scipy.stats/optimize cost a second of import: loaded only when used
@@ -27,6 +33,7 @@ if TYPE_CHECKING:  # scipy.stats/optimize cost a second of import: loaded only w
     from pipeline.stats.sequential import SequentialDesign
 
 P = TypeVar("P")
+NO_BASELINE = "no baseline cell found: fixed design, all repeats"
 
 
 def design_of(conf: SequentialConf) -> SequentialDesign:
@@ -95,23 +102,41 @@ def look(
     return found if found in ("GO", "NO-GO") else None
 
 
-def find_baseline(cell_dir: Path, cell: CellIdentity, conf: SequentialConf) -> Path | None:
-    """The finished baseline cell folder for this cell, or None."""
-    if conf.baseline_dir:
-        return Path(conf.baseline_dir)
-    for path in sorted(cell_dir.parent.glob(f"*/{RESULT_FILE}")):
-        if path.parent == cell_dir:
-            continue
+def _cell_folders(folder: Path) -> list[Path]:
+    """``folder`` when it is a cell, else the cell folders right under it."""
+    if (folder / RESULT_FILE).is_file():
+        return [folder]
+    return sorted(p.parent for p in folder.glob(f"*/{RESULT_FILE}"))
+
+
+def baseline_pool(cell_dir: Path, conf: SequentialConf) -> list[CellKey]:
+    """The cells a candidate may pair with, unreadable ones left out.
+
+    Those of ``sequential.baseline_dir`` when set (a cell or a sweep folder), else the other
+    cells of its own sweep.
+    """
+    folders = _cell_folders(Path(conf.baseline_dir) if conf.baseline_dir else cell_dir.parent)
+    pool = []
+    for folder in folders:
         try:
-            other = read_result(path.parent)
+            other = read_result(folder)
         except (OSError, ValueError):
             continue
-        if other is None:
-            continue
-        judged = other.status == "ok" and not other.misconfigured()  # as the report
-        if judged and cell.same_but_variant(other.cell, conf.baseline):
-            return path.parent
-    return None
+        if other is not None and folder != cell_dir:
+            pool.append(key_of_result(other, folder))
+    return pool
+
+
+def find_baseline(cell_dir: Path, me: CellKey, conf: SequentialConf) -> BaselineChoice:
+    """The finished baseline cell of this cell, by the report's own rule and match list.
+
+    The rule is ``pipeline.results.baseline_choice``; the match list is the policy
+    ``sequential.tolerance``'s, the one ``mtp-eval-report`` judges with by default.
+    """
+    from pipeline.report.tolerance import load_tolerance
+
+    match = load_tolerance(conf.tolerance, conf.baseline).match
+    return choose_baseline(me, baseline_pool(cell_dir, conf), conf.baseline, match)
 
 
 def baseline_records(baseline_dir: Path, eval_name: str) -> list[dict[str, Any]]:
@@ -128,7 +153,7 @@ def run_sequential(
     todo: Sequence[Any],
     kept: list[dict[str, Any]],
     cell_dir: Path,
-    cell: CellIdentity,
+    cell: CellKey,
 ) -> tuple[list[dict[str, Any]], float, SequentialBlock]:
     """Run an eval's prompts in rounds, stopping once the look decides (I/O: sends requests).
 
@@ -146,11 +171,12 @@ def run_sequential(
         for k in ("max_repeats", "repeats_per_round", "alpha", "margin", "spending")
     }
     is_baseline = cell.variant == conf.baseline
-    base_dir = None if is_baseline else find_baseline(cell_dir, cell, conf)
-    if base_dir is None:
-        role = "baseline" if is_baseline else "no baseline cell found: fixed design, all repeats"
+    choice = None if is_baseline else find_baseline(cell_dir, cell, conf)
+    if choice is None or choice.chosen is None:
+        role = "baseline" if choice is None else f"{NO_BASELINE} ({choice.note})"
         new, wall = run_eval(run, list(todo)) if todo else ([], 0.0)
         return new, wall, SequentialBlock(role, design=fields)
+    base_dir = Path(choice.chosen.folder)
     baseline = baseline_records(base_dir, run.ev.name)
     sent: list[dict[str, Any]] = []
     wall, decision, look_index = 0.0, None, 0

@@ -149,7 +149,8 @@ def test_prompts_are_repeat_major(tmp_path: Path) -> None:
 
 
 def test_bundled_sample_builds() -> None:
-    ev = make_eval("mcq_sample", EvalConf(repeats=2))
+    sample = DatasetConf(source="bundled", path="mcq_sample.csv")
+    ev = make_eval("mcq_sample", EvalConf(dataset=sample, repeats=2))
     assert len(ev.prompts()) == 2 * len(ev.answer_key()) >= 96
 
 

@@ -2,7 +2,8 @@ import json
 
 import pytest
 
-from pipeline.results.result_types import CellIdentity
+from pipeline.results.baseline_choice import key_of_result
+from pipeline.results.result_types import CellResult
 from pipeline.sweeps.sequential_run import (
     SequentialConf,
     design_of,
@@ -54,6 +55,7 @@ def test_find_baseline_matches_everything_but_the_variant(tmp_path):
         "skip_softmax": {},
         "speculative": {},
         "variant": "fmha_v2",
+        "gpu": {"name": "H200"},
     }
     for name, variant, kv in [
         ("0_base", "fa3", "auto"),
@@ -63,8 +65,7 @@ def test_find_baseline_matches_everything_but_the_variant(tmp_path):
         (tmp_path / name).mkdir()
         other = {**cell, "variant": variant, "kv_dtype": kv}
         (tmp_path / name / "result.json").write_text(json.dumps({"status": "ok", "cell": other}))
-    me = CellIdentity.from_json(cell)
-    assert find_baseline(tmp_path / "2_me", me, SequentialConf()) == tmp_path / "0_base"
-    assert me.same_but_variant(CellIdentity.from_json({**cell, "variant": "fa3"}), "fa3")
-    other_model = CellIdentity.from_json({**cell, "variant": "fa3", "model": "x"})
-    assert not me.same_but_variant(other_model, "fa3")
+    me = key_of_result(CellResult.from_json({"cell": cell}), tmp_path / "2_me")
+    choice = find_baseline(tmp_path / "2_me", me, SequentialConf())
+    assert choice.chosen is not None and choice.chosen.folder == str(tmp_path / "0_base")
+    assert not choice.elsewhere

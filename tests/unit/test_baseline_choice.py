@@ -1,0 +1,54 @@
+"""The one baseline rule (``pipeline.results.baseline_choice``), table-driven."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.results.baseline_choice import CellKey, choose_baseline, skip_part
+
+MATCH = ("model", "kv_dtype", "skip_softmax", "gpu", "speculative")
+
+
+def key(variant="fa3", sweep="A", gpu="H200", sp=None, layout="", status="ok", ended="", n=""):
+    return CellKey(
+        folder=f"{sweep}/{variant}-{gpu}-{sp}-{layout}-{status}-{ended}{n}", sweep=sweep,
+        status=status, variant=variant, model="m", kv_dtype="auto", skip=(skip_part(sp), "exact"),
+        speculative="[]", gpu=gpu, layout=layout, ended_at=ended,
+    )  # fmt: skip
+
+
+ME = key("fmha_v2")
+
+
+@pytest.mark.parametrize(
+    ("cell", "pool", "chosen", "note", "elsewhere"),
+    [
+        (ME, [key()], key(), "", False),
+        (ME, [key(gpu="B200")], None, "no fa3 cell with the same", False),
+        (ME, [key(status="misconfigured")], None, "is MISCONFIGURED", False),
+        (key("fmha_v2", sp=0.5), [key()], key(), "exact softmax", False),
+        (key("fmha_v2", sp=0.5), [key(), key(sp=0.5)], key(sp=0.5), "", False),
+        (key("fmha_v2", sp=0), [key()], key(), "", False),  # 0 is exact softmax
+        (key("fmha_v2", layout="tp=2"), [key(ended="9"), key(layout="tp=2")],
+         key(layout="tp=2"), "", False),
+        (key("fmha_v2", layout="tp=2"), [key()], key(), "baseline at one GPU (none at tp=2)",
+         False),
+        # The candidate's own sweep first, whichever ended last; another sweep's is marked.
+        (ME, [key(sweep="B", ended="9"), key(ended="1")], key(ended="1"), "", False),
+        (ME, [key(sweep="B", ended="9"), key(sweep="C", ended="1")], key(sweep="B", ended="9"),
+         "baseline from another sweep (B, C): none in A", True),
+        (ME, [key(sweep="B"), key(status="failed")], key(sweep="B"), "another sweep", True),
+        (ME, [key(ended="1"), key(ended="2")], key(ended="2"), "2 baseline cells match", False),
+    ],
+)  # fmt: skip
+def test_choose_baseline(cell, pool, chosen, note, elsewhere):
+    choice = choose_baseline(cell, [cell, *pool], "fa3", MATCH)
+    assert choice.chosen == chosen
+    assert note in choice.note
+    assert choice.elsewhere is elsewhere
+
+
+def test_the_gpu_only_counts_when_the_policy_matches_on_it():
+    without_gpu = tuple(m for m in MATCH if m != "gpu")
+    choice = choose_baseline(ME, [key(gpu="B200")], "fa3", without_gpu)
+    assert choice.chosen == key(gpu="B200")
