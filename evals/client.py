@@ -2,8 +2,12 @@
 
 One aiohttp session whose connection pool matches the concurrency; ``run`` drives a fixed set
 of worker tasks over the items (cheaper than one task per item behind a semaphore when there
-are thousands). Only HTTP 5xx and connection failures are retried: a 4xx will fail again, a
-timeout has already cost the full budget, and a malformed body is a server bug to report.
+are thousands). HTTP 5xx, connection failures and unfinished replies are retried: a 4xx will
+fail again, a timeout has already cost the full budget, and a malformed body is a server bug to
+report. A reply is *unfinished* when it carries no finish reason: a stream that ends without a
+finish chunk or without ``[DONE]`` (a load balancer's idle timeout closes it cleanly), or a body
+whose JSON stops mid-document. Its partial text is never graded; every retry's cause is kept on
+the outcome, so an eval can say how many 5xx, dropped connections and cut replies it absorbed.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from evals.responses import (
 )
 
 T = TypeVar("T")
-RETRYABLE = frozenset({"http_5xx", "connection"})
+RETRYABLE = frozenset({"http_5xx", "connection", "unfinished"})
 _SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "max_tokens", "seed")
 _ERROR_TEXT_LIMIT = 500
 
@@ -39,11 +43,12 @@ class RequestOutcome:
     """The result of one request after retries, or why it failed."""
 
     result: ChatResult | None
-    error_kind: str | None  # http_5xx | http_4xx | connection | timeout | malformed
+    error_kind: str | None  # http_5xx | http_4xx | connection | timeout | malformed | unfinished
     error: str | None
     status: int | None
     attempts: int
     latency_s: float  # from the first attempt to the final answer, back-off included
+    retried: tuple[str, ...] = ()  # the error kind of each attempt that was retried, in order
 
 
 def build_chat_payload(
@@ -175,13 +180,16 @@ class ChatClient:
         stream = bool(payload.get("stream"))
         start = time.perf_counter()
         attempt = 1
+        retried: list[str] = []
         while True:
             got = await self._attempt(body, stream)
             if got.error_kind not in RETRYABLE or attempt > self.conf.max_retries:
                 latency = time.perf_counter() - start
                 return RequestOutcome(
-                    got.result, got.error_kind, got.error, got.status, attempt, latency
-                )
+                    got.result, got.error_kind, got.error, got.status, attempt, latency,
+                    tuple(retried),
+                )  # fmt: skip
+            retried.append(str(got.error_kind))
             await asyncio.sleep(self.conf.retry_backoff_s * 2 ** (attempt - 1))
             attempt += 1
 
@@ -195,15 +203,15 @@ class ChatClient:
                 if not 200 <= status < 300:
                     return await _http_error(response)
                 if stream:
-                    return _Attempt(parse_chat_stream(await _read_sse(response)), status=status)
-                return _Attempt(
-                    parse_chat_response(json.loads(await response.read())), status=status
-                )
+                    return _finished(await _stream_result(response), status)
+                return _finished(_body_result(await response.read()), status)
         except asyncio.TimeoutError:  # before ClientError: ServerTimeoutError is both
             limit = self.conf.request_timeout_s
             return _Attempt(None, "timeout", f"no complete response within {limit} s", status)
         except (aiohttp.ClientError, ConnectionError) as exc:
             return _Attempt(None, "connection", f"{type(exc).__name__}: {exc}", status)
+        except _Unfinished as exc:
+            return _Attempt(None, "unfinished", str(exc), status)
         except (ResponseFormatError, ValueError) as exc:  # ValueError: JSON or UTF-8 decoding
             return _Attempt(None, "malformed", f"{type(exc).__name__}: {exc}"[:500], status)
 
@@ -257,7 +265,41 @@ async def _http_error(response: aiohttp.ClientResponse) -> _Attempt:
     return _Attempt(None, kind, message, response.status)
 
 
-async def _read_sse(response: aiohttp.ClientResponse) -> list[object]:
+class _Unfinished(Exception):
+    """The reply ended before the server finished it; the message says where."""
+
+
+def _finished(result: ChatResult, status: int) -> _Attempt:
+    if result.finish_reason is None:
+        return _Attempt(None, "unfinished", "the reply carries no finish_reason", status)
+    return _Attempt(result, status=status)
+
+
+def _body_result(raw: bytes) -> ChatResult:
+    text = raw.decode("utf-8")
+    try:
+        body = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if _cut_short(exc, text):
+            raise _Unfinished(f"the body ends mid-JSON after {len(raw)} bytes") from exc
+        raise
+    return parse_chat_response(body)
+
+
+def _cut_short(exc: json.JSONDecodeError, text: str) -> bool:
+    # The parser reached the end of the bytes still inside the document: at the very end, or in
+    # a string it never saw closed (the position it names is then the string's start).
+    return exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+
+
+async def _stream_result(response: aiohttp.ClientResponse) -> ChatResult:
+    chunks, done = await _read_sse(response)
+    if not done:
+        raise _Unfinished(f"the stream ended after {len(chunks)} chunks without [DONE]")
+    return parse_chat_stream(chunks)
+
+
+async def _read_sse(response: aiohttp.ClientResponse) -> tuple[list[object], bool]:
     # Read to the end even after [DONE]: a fully read response returns its connection to the
     # pool, a half-read one is closed.
     buffer = SseBuffer()
@@ -266,7 +308,12 @@ async def _read_sse(response: aiohttp.ClientResponse) -> list[object]:
         data = buffer.feed(raw.decode("utf-8").rstrip("\r\n"))
         if data is not None and not buffer.done:
             chunks.append(json.loads(data))
-    tail = buffer.flush()
+    tail = buffer.flush()  # an event the stream did not end with a blank line
     if tail is not None and not buffer.done:
-        chunks.append(json.loads(tail))
-    return chunks
+        try:
+            chunks.append(json.loads(tail))
+        except json.JSONDecodeError as exc:
+            if not _cut_short(exc, tail):
+                raise
+            raise _Unfinished(f"the stream stops mid-event after {len(chunks)} chunks") from exc
+    return chunks, buffer.done

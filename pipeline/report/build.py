@@ -79,6 +79,12 @@ def _reader() -> Callable[[CellRecord, str], Samples]:
 def build_report(paths: Sequence[Path], tol: Tolerance) -> Report:
     """Load, check and judge every cell under ``paths``."""
     cells, warnings, ignored = load_cells(paths)
+    warnings += [
+        f"{cell.label}: {warning}"
+        for cell in cells
+        for name, ev in cell.evals.items()
+        if (warning := ev.retry_warning(name))
+    ]
     read = _reader()
     checks = [check for cell in cells for check in cell_checks(cell, cells, tol, read)]
     finalize(checks, tol.alpha, tol.power, tol.multiplicity)
