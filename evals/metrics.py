@@ -185,6 +185,16 @@ def _error_kinds(records: Sequence[dict[str, Any]]) -> dict[str, int]:
     return dict(sorted(kinds.items()))
 
 
+def _error_examples(records: Sequence[dict[str, Any]]) -> dict[str, str]:
+    # The first message of each error kind, so that a failure can name what the server said.
+    examples: dict[str, str] = {}
+    for record in records:
+        kind = record.get("error_kind")
+        if kind and str(kind) not in examples:
+            examples[str(kind)] = str(record.get("error") or "")[:200]
+    return dict(sorted(examples.items()))
+
+
 def summarize(
     records: Sequence[dict[str, Any]], wall_time_s: float | None = None
 ) -> dict[str, Any]:
@@ -209,6 +219,7 @@ def summarize(
         "counts": counts,
         **{f"{k}_rate": counts[k] / n if n else None for k in ("no_answer", "truncated", "error")},
         "error_kinds": _error_kinds(records),
+        "error_examples": _error_examples(records),
         "retries": retries,
         "retry_rate": sum(retries.values()) / n if n else None,
         "mean_completion_tokens": _mean_of(records, "completion_tokens"),

@@ -149,7 +149,7 @@ def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, cloc
             mark(result, "evals_done", clock)
         finally:  # before node 0's server stops: the other nodes die with it, and may now
             _release_other_nodes(conf, cell_dir, "stopping")
-    check_error_rates(result.error_rates(), conf.client.max_error_rate)
+    check_error_rates(result.eval_summaries(), conf.client.max_error_rate)
     mark(result, "stopped", clock)
     result.status = "ok"
 

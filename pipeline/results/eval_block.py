@@ -138,9 +138,9 @@ class EvalSummary:
         retries, errors = self.retries, self.error_kinds
         if not retries and not errors:
             return None
-        line = f"eval {name}: {sum(retries.values())} retried ({_kinds(retries) or 'none'})"
-        line += f", {sum(errors.values())} errored ({_kinds(errors) or 'none'})"
-        return line + f" of {self.n_samples} requests"
+        parts = [f"{sum(counts.values())} {what}" + (f" ({_kinds(counts)})" if counts else "")
+                 for what, counts in (("retried", retries), ("errored", errors))]  # fmt: skip
+        return f"eval {name}: {', '.join(parts)} of {self.n_samples} requests"
 
     def retry_warning(self, name: str) -> str | None:
         """A warning when eval ``name`` retried more than ``RETRY_WARN_RATE`` per request."""

@@ -21,6 +21,9 @@ NOTE_WIDTH = 90  # the table's note column; the whole first line follows the tab
 def _accuracy(result: CellResult) -> str:
     parts = []
     for name, ev in result.evals.items():
+        if ev.accuracy is None and ev.graded and ev.n_samples:
+            parts.append(f"{name} no answers")  # every request errored: nothing to grade
+            continue
         if ev.accuracy is None:  # ungraded evals (MT-Bench) measure accept rates only
             continue
         lo, hi = ev.ci95

@@ -7,7 +7,8 @@ Every path is forwarded to the current upstream. Chat requests (``/v1/chat/compl
 numbered in arrival order, from 1; fault rules act on that number, so a run sees a fixed count of
 faults whatever the order of its requests:
 
-- ``--http-5xx-every M``: request M, 2M, ... is answered HTTP 500 and never reaches the upstream.
+- ``--http-5xx-every M``: request M, 2M, ... is answered HTTP 500 (``--http-status``: another
+  code) and never reaches the upstream.
 - ``--cut-every N --cut-after K``: request N, 2N, ... is forwarded, but its reply ends cleanly
   after K server-sent events (a stream: no finish chunk, no ``[DONE]``, as a load balancer's
   idle timeout ends it) or after half of its body (a JSON reply, cut mid-document).
@@ -40,6 +41,7 @@ class Proxy:
     cut_every: int | None = None
     cut_after: int = 3
     http_5xx_every: int | None = None
+    http_status: int = 500
     ledger: Path | None = None
     chats: int = 0
     session: aiohttp.ClientSession | None = field(default=None, repr=False)
@@ -53,7 +55,7 @@ class Proxy:
     def fault(self, n: int) -> str | None:
         """The fault of chat request ``n`` (1-based), or None."""
         if self.http_5xx_every and n % self.http_5xx_every == 0:
-            return "http_500"
+            return "http_5xx"
         if self.cut_every and n % self.cut_every == 0:
             return "cut"
         return None
@@ -76,8 +78,8 @@ async def forward(request: web.Request) -> web.StreamResponse:
     upstream = proxy.upstream()
     if n:
         proxy.note(n, fault, upstream)
-    if fault == "http_500":
-        return web.Response(status=500, text="injected by fault_proxy")
+    if fault == "http_5xx":
+        return web.Response(status=proxy.http_status, text="injected by fault_proxy")
     assert proxy.session is not None
     headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP_HEADERS}
     url = upstream + request.path_qs
@@ -127,11 +129,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cut-every", type=int)
     parser.add_argument("--cut-after", type=int, default=3)
     parser.add_argument("--http-5xx-every", type=int)
+    parser.add_argument("--http-status", type=int, default=500)
     parser.add_argument("--ledger", type=Path)
     args = parser.parse_args(argv)
     proxy = Proxy(
         [u.rstrip("/") for u in args.upstream], args.switch_after, args.cut_every,
-        args.cut_after, args.http_5xx_every, args.ledger,
+        args.cut_after, args.http_5xx_every, args.http_status, args.ledger,
     )  # fmt: skip
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app["proxy"] = proxy

@@ -78,3 +78,23 @@ def test_unretried_cuts_are_errors_beside_the_verdict_never_a_no_go(tmp_path):
     assert check["numbers"]["cand_error"] == pytest.approx(cuts / 116)
     shown = (tmp_path / "r" / "report.md").read_text()
     assert f"errors 0.0% / {100 * cuts / 116:.1f}%" in shown, report.stdout
+
+
+def test_http_500s_are_counted_shown_and_warned_about(tmp_path):
+    with (
+        external_sim(tmp_path / "a", FAST, []) as url,
+        fault_proxy(tmp_path / "p", [url], "--http-5xx-every", "4") as via,
+    ):
+        run = mtp_eval(*external(via), f"hydra.run.dir={tmp_path}/c")
+    assert run.returncode == 0, run.stdout + run.stderr
+    n = len(proxy_faults(tmp_path / "p"))
+    assert n >= 29
+    assert result_of(tmp_path / "c").evals[EVAL].retries == {"http_5xx": n}
+    assert f"eval {EVAL}: {n} retried (http_5xx {n}), 0 errored of 116 requests" in run.stdout
+    assert f"warning: eval {EVAL}: {n} retries over 116 requests" in run.stdout
+    subprocess.run(
+        [console_script("mtp-eval-report"), str(tmp_path / "c"), "--out", str(tmp_path / "r")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    warnings = read_json(tmp_path / "r" / "summary.json")["warnings"]
+    assert any(f"{n} retries over 116 requests (http_5xx {n})" in w for w in warnings), warnings
