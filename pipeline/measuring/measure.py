@@ -33,6 +33,7 @@ from pipeline.measuring.server_death import (
     stopped_message,
     summarise_from_disk,
 )
+from pipeline.measuring.server_watch import ServerWatch
 from pipeline.results.cell_paths import samples_dir, samples_path
 from pipeline.results.eval_block import EvalHead, EvalSummary, eval_block
 from pipeline.results.result_draft import ResultDraft
@@ -61,11 +62,13 @@ def measure_cell(
     result.warnings.extend(generation_limit_warnings(conf))
     every: list[dict[str, Any]] = []
     windows: list[Window] = []
-    conf = _with_server_concurrency(conf, server_api.server_info(server.base_url, _key(conf)))
+    info = server_api.server_info(server.base_url, _key(conf))
+    conf = _with_server_concurrency(conf, info)
     result.set_client(conf.client.concurrency)
+    watch = ServerWatch.start(info, conf.server.on_mismatch)
     for name, ev in evals.items():
         try:
-            records, window = _measure_eval(conf, name, ev, server, cell_dir, result)
+            records, window = _measure_eval(conf, name, ev, server, cell_dir, result, watch)
         except (server_api.ServerApiError, MeasureError) as err:
             _raise_if_stopped(conf, evals, server, cell_dir, result, name, err)
             raise
@@ -91,15 +94,18 @@ def _measure_eval(
     server: RunningServer,
     cell_dir: Path,
     result: ResultDraft,
+    watch: ServerWatch,
 ) -> tuple[list[dict[str, Any]], Window]:
     """One eval in its counter window; its block is on ``result`` before the window closes."""
     idle_s = conf.server.idle_timeout_s
     before = open_window(server, _key(conf), idle_s, name, conf.client.admin_api_key)
+    watch.check(server_api.server_info(server.base_url, _key(conf)), f"before eval {name}", result)
     records, new, block = _run_one(conf, name, ev, server, cell_dir, result.identity())
     result.set_eval(name, block)  # summarised from its samples even if the server is gone now
     if server.process is not None and server.process.poll() is not None:
         raise MeasureError(STOPPED, "the server exited")
-    window = close_window(server, _key(conf), new, before)
+    window, info = close_window(server, _key(conf), new, before)
+    watch.check(info, f"during eval {name}", result)
     speculative = conf.model.speculative.algorithm is not None
     accept = window_accept(records, window, speculative, CROSS_CHECK_REL_TOLERANCE)
     result.set_eval_accept(name, accept)

@@ -170,6 +170,10 @@ class ResultDraft:
         """Every mismatch found (verifiable or not)."""
         self._data["mismatches"] = mismatches
 
+    def add_mismatches(self, mismatches: list[dict[str, Any]]) -> None:
+        """Mismatches found after the first check (e.g. a server that changed between evals)."""
+        self._data["mismatches"] = [*self._data.get("mismatches", []), *mismatches]
+
     def set_unverified(self, unverified: list[dict[str, Any]]) -> None:
         """The settings the server did not report ({key, requested, reason})."""
         self._data["unverified"] = unverified

@@ -17,11 +17,13 @@ import shlex
 import signal
 import subprocess
 import sys
+import time
 import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import psutil
 from aiohttp import web
 
 from pipeline.simserver import info
@@ -90,6 +92,7 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
         index=index, flavour=flavour, cell_id=cell_id(args, env, targets),
         env_vars=info.exposed_env_vars(env),
         launch_command=shlex.join(["python3", "-m", "sglang.launch_server", *words]),
+        startup_time=info.startup_time(time.time() - psutil.Process().create_time()),
         ascending=acceptance_thresholds(args, targets),
         sampling_nonce=secrets.token_hex(8) if conf.sampling_spread > 0 else "",
     )  # fmt: skip
