@@ -51,7 +51,13 @@ from pipeline.serving.server_checks import check_label_before_launch, plan_gpu, 
 from pipeline.serving.server_command import server_argv, server_env
 from pipeline.serving.server_kind import server_kind
 from pipeline.serving.versions import sglang_version
-from pipeline.sweeps.resume import claim_samples, finished_result, mark_skipped, samples_key
+from pipeline.sweeps.resume import (
+    claim_samples,
+    finished_result,
+    mark_skipped,
+    samples_key,
+    set_aside_for_policies,
+)
 
 BLOCKING = ("reject", "crash-at-start")
 
@@ -72,10 +78,13 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> CellResult:
     result = initial_result(conf)
     age = time.time() - psutil.Process().create_time()  # interpreter start, imports and Hydra
     result.mark("process_start", -round(age, 3))
-    strict = conf.server.on_unverified == "fail"
-    previous = None if conf.dry_run else finished_result(cell_dir, result.config_hash, strict)
+    previous = None if conf.dry_run else finished_result(cell_dir, result.config_hash, conf.server)
     if previous is not None:
         return mark_skipped(cell_dir, previous, result.started_at)
+    note = (
+        None if conf.dry_run else set_aside_for_policies(cell_dir, result.config_hash, conf.server)
+    )
+    result.warnings.extend([note] if note else [])
     interrupted: BaseException | None = None
     worker: NodeResult | None = None
     written: CellResult | None = None
