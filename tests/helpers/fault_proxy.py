@@ -12,6 +12,8 @@ faults whatever the order of its requests:
 - ``--cut-every N --cut-after K``: request N, 2N, ... is forwarded, but its reply ends cleanly
   after K server-sent events (a stream: no finish chunk, no ``[DONE]``, as a load balancer's
   idle timeout ends it) or after half of its body (a JSON reply, cut mid-document).
+- ``--flush-after N``: once chat request N is answered, the proxy calls the upstream's
+  ``/flush_cache`` itself (another client resetting the accept counters).
 - ``--switch-after N``: from chat request N + 1 on, everything goes to the next ``--upstream``
   (a server swapped behind one address).
 
@@ -38,6 +40,7 @@ class Proxy:
 
     upstreams: list[str]
     switch_after: int | None = None
+    flush_after: int | None = None
     cut_every: int | None = None
     cut_after: int = 3
     http_5xx_every: int | None = None
@@ -96,7 +99,10 @@ async def forward(request: web.Request) -> web.StreamResponse:
             async for piece in up.content.iter_any():
                 await resp.write(piece)
         await resp.write_eof()
-        return resp
+    if n and n == proxy.flush_after:
+        async with proxy.session.post(upstream + "/flush_cache") as flushed:
+            proxy.note(n, f"flush_cache {flushed.status}", upstream)
+    return resp
 
 
 async def _cut(up: aiohttp.ClientResponse, resp: web.StreamResponse, events: int) -> None:
@@ -126,6 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--upstream", action="append", required=True)
     parser.add_argument("--switch-after", type=int)
+    parser.add_argument("--flush-after", type=int)
     parser.add_argument("--cut-every", type=int)
     parser.add_argument("--cut-after", type=int, default=3)
     parser.add_argument("--http-5xx-every", type=int)
@@ -133,8 +140,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ledger", type=Path)
     args = parser.parse_args(argv)
     proxy = Proxy(
-        [u.rstrip("/") for u in args.upstream], args.switch_after, args.cut_every,
-        args.cut_after, args.http_5xx_every, args.http_status, args.ledger,
+        [u.rstrip("/") for u in args.upstream], args.switch_after, args.flush_after,
+        args.cut_every, args.cut_after, args.http_5xx_every, args.http_status, args.ledger,
     )  # fmt: skip
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app["proxy"] = proxy
