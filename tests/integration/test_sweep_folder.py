@@ -1,0 +1,39 @@
+"""Another sweep into a finished sweep's folder is refused; the same sweep resumes there."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cells import console_script
+from tests.helpers.proxied import FAST
+
+pytestmark = pytest.mark.integration
+
+
+def sweep(folder: Path, *values: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [console_script("mtp-eval"), "-m", *values, *FAST, f"hydra.sweep.dir={folder}"],
+        capture_output=True, text=True, timeout=240, check=False, cwd=folder.parent,
+    )  # fmt: skip
+
+
+def test_a_different_sweep_is_refused_and_the_same_one_resumes(tmp_path):
+    folder = tmp_path / "m"
+    first = sweep(folder, "backend=fa3")
+    assert first.returncode == 0, first.stdout + first.stderr
+    saved = (folder / "multirun.yaml").read_text()
+    cells = sorted(p.name for p in folder.iterdir())
+    other = sweep(folder, "backend=flashinfer")
+    assert other.returncode == 2, other.stdout + other.stderr
+    assert f"{folder} holds another sweep (multirun.yaml: 1 jobs)" in other.stderr
+    assert "job 0: was [backend=fa3 server.simulated.startup_delay_s=0.2" in other.stderr
+    assert "now [backend=flashinfer server.simulated.startup_delay_s=0.2" in other.stderr
+    assert "hydra.sweep.dir=" in other.stderr
+    assert (folder / "multirun.yaml").read_text() == saved  # nothing of the first was touched
+    assert sorted(p.name for p in folder.iterdir()) == cells
+    assert not list(folder.glob("*/samples.previous-*"))
+    again = sweep(folder, "backend=fa3", "client.concurrency=8")  # how it runs: a resume
+    assert again.returncode == 0 and "skipped, already finished" in again.stdout, again.stderr
