@@ -144,7 +144,9 @@ def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, cloc
         env = server_env(conf.server, plan.env)
         worker = serve_as_worker(argv, env, cell_dir, node.node_rank, conf.server.stop_grace_s)
         raise WorkerNodeDone(worker)
-    claim_samples(cell_dir, result.config_hash)  # a failed start leaves no other run's samples
+    claim_samples(
+        cell_dir, result.config_hash, result.warnings
+    )  # a failed start leaves no other run's samples
     mark(result, "launch", clock)
     with _server(conf, plan, argv, cell_dir) as server:
         try:
@@ -152,7 +154,8 @@ def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, cloc
             record_server(result, server)
             verify_server(conf, plan, server, gpu, result)
             # After verify: the samples belong to what the server really ran.
-            claim_samples(cell_dir, samples_key(CellResult.from_json(result.to_json())))
+            measured = samples_key(CellResult.from_json(result.to_json()))
+            claim_samples(cell_dir, measured, result.warnings)
             mark(result, "verified", clock)
             measure_cell(conf, evals, server, cell_dir, result)
             mark(result, "evals_done", clock)

@@ -99,14 +99,24 @@ def samples_key(result: CellResult) -> str:
     return f"{measured}-misconfigured-{digest}"
 
 
-def claim_samples(cell_dir: Path, config_hash: str) -> Path:
-    """Make ``samples/`` belong to ``config_hash``, moving other measurements aside."""
+def claim_samples(cell_dir: Path, config_hash: str, notes: list[str] | None = None) -> Path:
+    """Make ``samples/`` belong to ``config_hash``, moving other measurements aside.
+
+    ``notes``: gets one line saying exactly what moved where, when something did.
+    """
     samples = samples_dir(cell_dir)
     marker = samples / HASH_FILE
     if samples.exists():
         old = marker.read_text().strip() if marker.exists() else "unknown"
         if old != config_hash:
-            shutil.move(str(samples), str(_free_name(cell_dir / f"samples.previous-{old}")))
+            lines = sum(len(p.read_text().splitlines()) for p in samples.glob("*.jsonl"))
+            moved = _free_name(cell_dir / f"samples.previous-{old}")
+            shutil.move(str(samples), str(moved))
+            if notes is not None:
+                notes.append(
+                    f"samples/ held another measurement ({old}, {lines} sample lines): moved "
+                    f"to {moved}/, and this cell measured again"
+                )
     samples.mkdir(parents=True, exist_ok=True)
     marker.write_text(config_hash + "\n")
     return samples

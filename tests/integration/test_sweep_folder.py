@@ -37,3 +37,17 @@ def test_a_different_sweep_is_refused_and_the_same_one_resumes(tmp_path):
     assert not list(folder.glob("*/samples.previous-*"))
     again = sweep(folder, "backend=fa3", "client.concurrency=8")  # how it runs: a resume
     assert again.returncode == 0 and "skipped, already finished" in again.stdout, again.stderr
+
+
+def test_a_cell_folder_measured_again_under_another_config_says_what_moved(tmp_path):
+    cell = tmp_path / "cell"
+    run = [console_script("mtp-eval"), *FAST, f"hydra.run.dir={cell}"]
+    first = subprocess.run(run, capture_output=True, text=True, timeout=240, check=False)
+    assert first.returncode == 0, first.stdout + first.stderr
+    other = subprocess.run(
+        [*run, "evals.mcq_sample.repeats=1"], capture_output=True, text=True, timeout=240
+    )
+    assert other.returncode == 0, other.stdout + other.stderr
+    (moved,) = cell.glob("samples.previous-*")
+    assert (moved / "mcq_sample.jsonl").exists()
+    assert f"116 sample lines): moved to {moved}/, and this cell measured again" in other.stdout
