@@ -24,13 +24,8 @@ import aiohttp
 
 from evals.config import ClientConf, SamplingConf
 from evals.progress import progress_bar
-from evals.responses import (
-    ChatResult,
-    ResponseFormatError,
-    parse_chat_response,
-    parse_chat_stream,
-    stats_request_flags,
-)
+from evals.replies import Unfinished, body_result, stream_result
+from evals.responses import ChatResult, ResponseFormatError, stats_request_flags
 
 T = TypeVar("T")
 RETRYABLE = frozenset({"http_5xx", "connection", "unfinished"})
@@ -89,32 +84,6 @@ def chat_url(base_url: str) -> str:
     """``http://host:port`` or ``http://host:port/v1`` -> the chat-completions endpoint."""
     base = base_url.rstrip("/")
     return f"{base}/chat/completions" if base.endswith("/v1") else f"{base}/v1/chat/completions"
-
-
-class SseBuffer:
-    """Incremental server-sent-events decoder: feed lines, get each event's data."""
-
-    def __init__(self) -> None:
-        self._data: list[str] = []
-        self.done = False  # "[DONE]" seen
-
-    def feed(self, line: str) -> str | None:
-        """Consume one line (without its newline); return an event's data when it completes."""
-        if line:
-            if line.startswith("data:"):
-                self._data.append(line[6:] if line.startswith("data: ") else line[5:])
-            return None  # comments (":") and other fields carry nothing we use
-        return self.flush()
-
-    def flush(self) -> str | None:
-        """End the current event (blank line or end of stream); return its data if any."""
-        if not self._data:
-            return None
-        data, self._data = "\n".join(self._data), []
-        if data.strip() == "[DONE]":
-            self.done = True
-            return None
-        return data
 
 
 @dataclass(frozen=True)
@@ -203,14 +172,14 @@ class ChatClient:
                 if not 200 <= status < 300:
                     return await _http_error(response)
                 if stream:
-                    return _finished(await _stream_result(response), status)
-                return _finished(_body_result(await response.read()), status)
+                    return _finished(await stream_result(response), status)
+                return _finished(body_result(await response.read()), status)
         except asyncio.TimeoutError:  # before ClientError: ServerTimeoutError is both
             limit = self.conf.request_timeout_s
             return _Attempt(None, "timeout", f"no complete response within {limit} s", status)
         except (aiohttp.ClientError, ConnectionError) as exc:
             return _Attempt(None, "connection", f"{type(exc).__name__}: {exc}", status)
-        except _Unfinished as exc:
+        except Unfinished as exc:
             return _Attempt(None, "unfinished", str(exc), status)
         except (ResponseFormatError, ValueError) as exc:  # ValueError: JSON or UTF-8 decoding
             return _Attempt(None, "malformed", f"{type(exc).__name__}: {exc}"[:500], status)
@@ -265,55 +234,7 @@ async def _http_error(response: aiohttp.ClientResponse) -> _Attempt:
     return _Attempt(None, kind, message, response.status)
 
 
-class _Unfinished(Exception):
-    """The reply ended before the server finished it; the message says where."""
-
-
 def _finished(result: ChatResult, status: int) -> _Attempt:
     if result.finish_reason is None:
         return _Attempt(None, "unfinished", "the reply carries no finish_reason", status)
     return _Attempt(result, status=status)
-
-
-def _body_result(raw: bytes) -> ChatResult:
-    text = raw.decode("utf-8")
-    try:
-        body = json.loads(text)
-    except json.JSONDecodeError as exc:
-        if _cut_short(exc, text):
-            raise _Unfinished(f"the body ends mid-JSON after {len(raw)} bytes") from exc
-        raise
-    return parse_chat_response(body)
-
-
-def _cut_short(exc: json.JSONDecodeError, text: str) -> bool:
-    # The parser reached the end of the bytes still inside the document: at the very end, or in
-    # a string it never saw closed (the position it names is then the string's start).
-    return exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
-
-
-async def _stream_result(response: aiohttp.ClientResponse) -> ChatResult:
-    chunks, done = await _read_sse(response)
-    if not done:
-        raise _Unfinished(f"the stream ended after {len(chunks)} chunks without [DONE]")
-    return parse_chat_stream(chunks)
-
-
-async def _read_sse(response: aiohttp.ClientResponse) -> tuple[list[object], bool]:
-    # Read to the end even after [DONE]: a fully read response returns its connection to the
-    # pool, a half-read one is closed.
-    buffer = SseBuffer()
-    chunks: list[object] = []
-    async for raw in response.content:
-        data = buffer.feed(raw.decode("utf-8").rstrip("\r\n"))
-        if data is not None and not buffer.done:
-            chunks.append(json.loads(data))
-    tail = buffer.flush()  # an event the stream did not end with a blank line
-    if tail is not None and not buffer.done:
-        try:
-            chunks.append(json.loads(tail))
-        except json.JSONDecodeError as exc:
-            if not _cut_short(exc, tail):
-                raise
-            raise _Unfinished(f"the stream stops mid-event after {len(chunks)} chunks") from exc
-    return chunks, buffer.done

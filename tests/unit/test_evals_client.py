@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from evals.client import SseBuffer, build_chat_payload, chat_url
+from evals.client import build_chat_payload, chat_url
 from evals.config import SamplingConf
 from evals.progress import progress_bar
+from evals.replies import SseBuffer
 
 MESSAGES = [{"role": "user", "content": "q"}]
 
