@@ -43,8 +43,7 @@ MATRIX = [
     ("crash_after_requests=20", "failed", "server_died", 20),
     ("hang_after_requests=20", "failed", "too_many_errors", 20),
     ("http_5xx_rate=0.3", "ok", None, N_PROMPTS),  # retried until answered
-    # The simulated "malformed" body stops mid-JSON: a cut reply, retried like a dropped one.
-    ("malformed_json_rate=0.2", "ok", None, N_PROMPTS),
+    ("malformed_json_rate=0.2", "failed", "too_many_errors", None),  # not retried: counted
     ("connection_reset_rate=0.2", "ok", None, N_PROMPTS),  # retried until answered
     ("missing_spec_keys=true", "failed", "missing_accept_metric", N_PROMPTS),
     ("truncation_rate=0.3", "ok", None, N_PROMPTS),  # counted, never scored correct
