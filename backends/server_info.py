@@ -43,12 +43,15 @@ class SurfaceKeys:
     accept_length: str = "avg_spec_accept_length"
     running_limit: str = "effective_max_running_requests_per_dp"
     env_vars: str = "env_vars"
+    # What tells one server start from another (no pid is exposed): the start-up durations SGLang
+    # measured (``startup_time``, a dict in 0.5.19) and, from 0.5.23, the launch command.
+    start_keys: tuple[str, ...] = ("startup_time", "launch_command")
     metrics: MetricNames = field(default_factory=MetricNames)
 
 
 # From the wheels of each release (benchmarks/results/sglang-rules.md, ``server_info_keys``); 0.5.23
-# only adds top-level keys this project does not read (``launch_command``, ``frontend``). A release
-# between two entries reads with the older one's keys; one before the first with the first's.
+# only adds top-level keys (``launch_command``, read as a start mark when present; ``frontend``). A
+# release between two entries reads with the older one's keys; one before the first with the first's.
 SURFACE_BY_VERSION: dict[str, SurfaceKeys] = {
     "0.5.19": SurfaceKeys(),
     "0.5.20": SurfaceKeys(),
@@ -88,6 +91,7 @@ class ServerInfo:
     running_limits: tuple[object, ...] | None  # None: no state reports a limit
     dp_size: object
     keys: SurfaceKeys
+    start: Mapping[str, object] = field(default_factory=dict)  # the ``start_keys`` it reports
 
     @classmethod
     def parse(cls, body: Mapping[str, Any]) -> ServerInfo:
@@ -107,6 +111,7 @@ class ServerInfo:
             running_limits=_running_limits(states, keys.running_limit),
             dp_size=body.get(keys.dp_size, 1),
             keys=keys,
+            start={k: body[k] for k in keys.start_keys if body.get(k) is not None},
         )
 
     def setting(self, key: str) -> tuple[bool, object]:

@@ -2,8 +2,12 @@
 
 One aiohttp session whose connection pool matches the concurrency; ``run`` drives a fixed set
 of worker tasks over the items (cheaper than one task per item behind a semaphore when there
-are thousands). Only HTTP 5xx and connection failures are retried: a 4xx will fail again, a
-timeout has already cost the full budget, and a malformed body is a server bug to report.
+are thousands). HTTP 5xx, connection failures and unfinished replies are retried: a 4xx will
+fail again, a timeout has already cost the full budget, and a malformed body is a server bug to
+report. A reply is *unfinished* when it carries no finish reason: a stream that ends without a
+finish chunk or without ``[DONE]`` (a load balancer's idle timeout closes it cleanly), or a body
+whose JSON stops mid-document. Its partial text is never graded; every retry's cause is kept on
+the outcome, so an eval can say how many 5xx, dropped connections and cut replies it absorbed.
 """
 
 from __future__ import annotations
@@ -20,16 +24,11 @@ import aiohttp
 
 from evals.config import ClientConf, SamplingConf
 from evals.progress import progress_bar
-from evals.responses import (
-    ChatResult,
-    ResponseFormatError,
-    parse_chat_response,
-    parse_chat_stream,
-    stats_request_flags,
-)
+from evals.replies import Unfinished, body_result, stream_result
+from evals.responses import ChatResult, ResponseFormatError, stats_request_flags
 
 T = TypeVar("T")
-RETRYABLE = frozenset({"http_5xx", "connection"})
+RETRYABLE = frozenset({"http_5xx", "connection", "unfinished"})
 _SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "max_tokens", "seed")
 _ERROR_TEXT_LIMIT = 500
 
@@ -39,11 +38,12 @@ class RequestOutcome:
     """The result of one request after retries, or why it failed."""
 
     result: ChatResult | None
-    error_kind: str | None  # http_5xx | http_4xx | connection | timeout | malformed
+    error_kind: str | None  # http_5xx | http_4xx | connection | timeout | malformed | unfinished
     error: str | None
     status: int | None
     attempts: int
     latency_s: float  # from the first attempt to the final answer, back-off included
+    retried: tuple[str, ...] = ()  # the error kind of each attempt that was retried, in order
 
 
 def build_chat_payload(
@@ -84,32 +84,6 @@ def chat_url(base_url: str) -> str:
     """``http://host:port`` or ``http://host:port/v1`` -> the chat-completions endpoint."""
     base = base_url.rstrip("/")
     return f"{base}/chat/completions" if base.endswith("/v1") else f"{base}/v1/chat/completions"
-
-
-class SseBuffer:
-    """Incremental server-sent-events decoder: feed lines, get each event's data."""
-
-    def __init__(self) -> None:
-        self._data: list[str] = []
-        self.done = False  # "[DONE]" seen
-
-    def feed(self, line: str) -> str | None:
-        """Consume one line (without its newline); return an event's data when it completes."""
-        if line:
-            if line.startswith("data:"):
-                self._data.append(line[6:] if line.startswith("data: ") else line[5:])
-            return None  # comments (":") and other fields carry nothing we use
-        return self.flush()
-
-    def flush(self) -> str | None:
-        """End the current event (blank line or end of stream); return its data if any."""
-        if not self._data:
-            return None
-        data, self._data = "\n".join(self._data), []
-        if data.strip() == "[DONE]":
-            self.done = True
-            return None
-        return data
 
 
 @dataclass(frozen=True)
@@ -175,13 +149,16 @@ class ChatClient:
         stream = bool(payload.get("stream"))
         start = time.perf_counter()
         attempt = 1
+        retried: list[str] = []
         while True:
             got = await self._attempt(body, stream)
             if got.error_kind not in RETRYABLE or attempt > self.conf.max_retries:
                 latency = time.perf_counter() - start
                 return RequestOutcome(
-                    got.result, got.error_kind, got.error, got.status, attempt, latency
-                )
+                    got.result, got.error_kind, got.error, got.status, attempt, latency,
+                    tuple(retried),
+                )  # fmt: skip
+            retried.append(str(got.error_kind))
             await asyncio.sleep(self.conf.retry_backoff_s * 2 ** (attempt - 1))
             attempt += 1
 
@@ -195,15 +172,15 @@ class ChatClient:
                 if not 200 <= status < 300:
                     return await _http_error(response)
                 if stream:
-                    return _Attempt(parse_chat_stream(await _read_sse(response)), status=status)
-                return _Attempt(
-                    parse_chat_response(json.loads(await response.read())), status=status
-                )
+                    return _finished(await stream_result(response), status)
+                return _finished(body_result(await response.read()), status)
         except asyncio.TimeoutError:  # before ClientError: ServerTimeoutError is both
             limit = self.conf.request_timeout_s
             return _Attempt(None, "timeout", f"no complete response within {limit} s", status)
         except (aiohttp.ClientError, ConnectionError) as exc:
             return _Attempt(None, "connection", f"{type(exc).__name__}: {exc}", status)
+        except Unfinished as exc:
+            return _Attempt(None, "unfinished", str(exc), status)
         except (ResponseFormatError, ValueError) as exc:  # ValueError: JSON or UTF-8 decoding
             return _Attempt(None, "malformed", f"{type(exc).__name__}: {exc}"[:500], status)
 
@@ -257,16 +234,7 @@ async def _http_error(response: aiohttp.ClientResponse) -> _Attempt:
     return _Attempt(None, kind, message, response.status)
 
 
-async def _read_sse(response: aiohttp.ClientResponse) -> list[object]:
-    # Read to the end even after [DONE]: a fully read response returns its connection to the
-    # pool, a half-read one is closed.
-    buffer = SseBuffer()
-    chunks: list[object] = []
-    async for raw in response.content:
-        data = buffer.feed(raw.decode("utf-8").rstrip("\r\n"))
-        if data is not None and not buffer.done:
-            chunks.append(json.loads(data))
-    tail = buffer.flush()
-    if tail is not None and not buffer.done:
-        chunks.append(json.loads(tail))
-    return chunks
+def _finished(result: ChatResult, status: int) -> _Attempt:
+    if result.finish_reason is None:
+        return _Attempt(None, "unfinished", "the reply carries no finish_reason", status)
+    return _Attempt(result, status=status)

@@ -32,7 +32,7 @@ class ClientConf:
     follow_server: bool = True
     max_concurrency: int = 1024
     request_timeout_s: float = 3600.0
-    max_retries: int = 4  # only for HTTP 5xx and connection errors
+    max_retries: int = 4  # only for HTTP 5xx, connection errors and unfinished replies
     retry_backoff_s: float = 0.5  # first back-off; doubles each retry
     progress: bool = True
     # Off a terminal (SLURM logs, CI) the bar is hidden: a line per eval every this many seconds.

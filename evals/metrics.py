@@ -1,8 +1,11 @@
 """Sample records (one line of ``samples/<eval>.jsonl``) and the per-eval summary.
 
 A sample scores 1 only when the request succeeded, was not truncated and the extracted answer
-matched; errors, truncation (``finish_reason == "length"``) and no-answer all score 0 and are
-counted separately. The standard error is clustered by question over repeats
+matched; truncation (``finish_reason == "length"``) and no-answer score 0. An errored request
+(no reply, or one the server did not finish) is no answer at all: it is counted in
+``error_rate`` and left out of the accuracy, as the report's paired statistics leave it out, so
+every output has one accuracy; an eval with no answered request has none (``None``).
+The standard error is clustered by question over repeats
 (reference/eval-anchors.md 8.2): ``sqrt(G / ((G - 1) N^2) * sum_g e_g^2)`` with ``e_g`` the sum of
 residuals of question g; with one repeat it equals the CLT standard error.
 """
@@ -65,6 +68,7 @@ def sample_record(
         "attempts": outcome.attempts,
         "error_kind": outcome.error_kind,
         "error": outcome.error,
+        "retried": list(outcome.retried),
         "spec": dataclasses.asdict(result.spec) if result and result.spec else None,
     }
 
@@ -132,17 +136,21 @@ def _interval(accuracy: float, stderr: float | None, groups: int) -> list[float]
     return [max(0.0, accuracy - half), min(1.0, accuracy + half)]
 
 
-def _accuracy_block(records: Sequence[dict[str, Any]], scores: np.ndarray) -> dict[str, Any]:
-    questions = [str(r["question_id"]) for r in records]
-    repeat_of = np.array([int(r["repeat"]) for r in records])
+def _accuracy_block(records: Sequence[dict[str, Any]], classes: Sequence[str]) -> dict[str, Any]:
+    answered = [(r, c) for r, c in zip(records, classes, strict=True) if c != "error"]
+    scores = np.array([c == "correct" for _, c in answered], dtype=float)
+    questions = [str(r["question_id"]) for r, _ in answered]
+    repeat_of = np.array([int(r["repeat"]) for r, _ in answered])
     accuracy = float(scores.mean()) if len(scores) else None
     stderr = clustered_stderr(scores, questions) if len(scores) else None
     groups = len(set(questions))
     return {
-        "n_questions": groups,
-        "n_repeats": len(set(repeat_of.tolist())),
-        "n_samples": len(scores),
+        "n_questions": len({str(r["question_id"]) for r in records}),
+        "n_repeats": len({int(r["repeat"]) for r in records}),
+        "n_samples": len(records),
+        "n_answered": len(scores),
         "accuracy": accuracy,
+        "accuracy_over": "answered requests (errors excluded)",
         "stderr": stderr,
         "stderr_method": "clustered by question over repeats",
         "ci95": _interval(accuracy, stderr, groups) if accuracy is not None else None,
@@ -151,6 +159,40 @@ def _accuracy_block(records: Sequence[dict[str, Any]], scores: np.ndarray) -> di
             for rep in sorted(set(repeat_of.tolist()))
         },
     }
+
+
+def retry_counts(records: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """Retried attempts per cause (http_5xx, connection, unfinished) over an eval's requests.
+
+    Records written before the client kept the causes count their extra attempts as ``unknown``.
+    """
+    counts: dict[str, int] = {}
+    for record in records:
+        causes = record.get("retried")
+        if not isinstance(causes, list):
+            extra = int(record.get("attempts") or 1) - 1
+            causes = ["unknown"] * max(extra, 0)
+        for cause in causes:
+            counts[str(cause)] = counts.get(str(cause), 0) + 1
+    return dict(sorted(counts.items()))
+
+
+def _error_kinds(records: Sequence[dict[str, Any]]) -> dict[str, int]:
+    kinds: dict[str, int] = {}
+    for record in records:
+        if kind := record.get("error_kind"):
+            kinds[str(kind)] = kinds.get(str(kind), 0) + 1
+    return dict(sorted(kinds.items()))
+
+
+def _error_examples(records: Sequence[dict[str, Any]]) -> dict[str, str]:
+    # The first message of each error kind, so that a failure can name what the server said.
+    examples: dict[str, str] = {}
+    for record in records:
+        kind = record.get("error_kind")
+        if kind and str(kind) not in examples:
+            examples[str(kind)] = str(record.get("error") or "")[:200]
+    return dict(sorted(examples.items()))
 
 
 def summarize(
@@ -169,13 +211,17 @@ def summarize(
         fields are None without samples.
     """
     classes = [outcome_class(r) for r in records]
-    scores = np.array([c == "correct" for c in classes], dtype=float)
     n = len(records)
     counts = {k: classes.count(k) for k in ("correct", "wrong", "no_answer", "truncated", "error")}
+    retries = retry_counts(records)
     return {
-        **_accuracy_block(records, scores),
+        **_accuracy_block(records, classes),
         "counts": counts,
         **{f"{k}_rate": counts[k] / n if n else None for k in ("no_answer", "truncated", "error")},
+        "error_kinds": _error_kinds(records),
+        "error_examples": _error_examples(records),
+        "retries": retries,
+        "retry_rate": sum(retries.values()) / n if n else None,
         "mean_completion_tokens": _mean_of(records, "completion_tokens"),
         "mean_prompt_tokens": _mean_of(records, "prompt_tokens"),
         "total_completion_tokens": int(sum(r.get("completion_tokens") or 0 for r in records)),

@@ -6,7 +6,9 @@ import errno
 import socket
 from collections.abc import Mapping
 
+from pipeline.results.eval_block import EvalSummary
 from pipeline.results.failures import CellError
+from pipeline.results.json_values import as_map
 
 
 class GuardError(CellError):
@@ -28,19 +30,38 @@ def check_port_free(host: str, port: int) -> None:
             ) from err
 
 
-def check_error_rates(rates: Mapping[str, float | None], max_error_rate: float) -> None:
-    """Fail the cell when an eval lost too many requests to errors (its samples are kept).
+def check_error_rates(evals: Mapping[str, EvalSummary], max_error_rate: float) -> None:
+    """Fail the cell when an eval lost too many requests to errors, or had no answer at all.
+
+    The message names the error kinds and what the server said for each, so an all-503 cell
+    says so instead of blaming a statistic the answers would have carried. Samples are kept.
 
     Args:
-        rates: each eval's error rate (None: none measured).
+        evals: each eval's block.
         max_error_rate: the most an eval may lose.
     """
-    bad = {name: rate or 0.0 for name, rate in rates.items()}
-    over = {name: rate for name, rate in bad.items() if rate > max_error_rate}
-    if over:
-        listed = ", ".join(f"{name} {100 * rate:.1f}%" for name, rate in over.items())
-        raise GuardError(
-            "too_many_errors",
-            f"requests failed beyond client.max_error_rate={max_error_rate}: {listed}; see "
-            "error_kind in samples/*.jsonl and server.log (a rerun asks only the failed ones)",
-        )
+    over = {
+        name: ev
+        for name, ev in evals.items()
+        if (ev.rates.get("error_rate") or 0.0) > max_error_rate
+        or (ev.n_samples and ev.data.get("n_answered") == 0)
+    }
+    if not over:
+        return
+    listed = "; ".join(_lost(name, ev) for name, ev in over.items())
+    raise GuardError(
+        "too_many_errors",
+        f"requests failed beyond client.max_error_rate={max_error_rate}: {listed}; see "
+        "error_kind in samples/*.jsonl and server.log (a rerun asks only the failed ones)",
+    )
+
+
+def _lost(name: str, ev: EvalSummary) -> str:
+    text = f"{name} {100 * (ev.rates.get('error_rate') or 0.0):.1f}%"
+    if ev.data.get("n_answered") == 0:
+        text += " (no answers)"
+    if ev.error_kinds:
+        text += ", " + ", ".join(f"{kind} {n}" for kind, n in ev.error_kinds.items())
+    said = as_map(ev.data.get("error_examples"))
+    examples = "; ".join(f"{kind}: {words}" for kind, words in said.items() if words)
+    return text + (f" (the server said: {examples})" if examples else "")

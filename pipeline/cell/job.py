@@ -51,7 +51,13 @@ from pipeline.serving.server_checks import check_label_before_launch, plan_gpu, 
 from pipeline.serving.server_command import server_argv, server_env
 from pipeline.serving.server_kind import server_kind
 from pipeline.serving.versions import sglang_version
-from pipeline.sweeps.resume import claim_samples, finished_result, mark_skipped, samples_key
+from pipeline.sweeps.resume import (
+    claim_samples,
+    finished_result,
+    mark_skipped,
+    samples_key,
+    set_aside_for_policies,
+)
 
 BLOCKING = ("reject", "crash-at-start")
 
@@ -72,10 +78,13 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> CellResult:
     result = initial_result(conf)
     age = time.time() - psutil.Process().create_time()  # interpreter start, imports and Hydra
     result.mark("process_start", -round(age, 3))
-    strict = conf.server.on_unverified == "fail"
-    previous = None if conf.dry_run else finished_result(cell_dir, result.config_hash, strict)
+    previous = None if conf.dry_run else finished_result(cell_dir, result.config_hash, conf.server)
     if previous is not None:
         return mark_skipped(cell_dir, previous, result.started_at)
+    note = (
+        None if conf.dry_run else set_aside_for_policies(cell_dir, result.config_hash, conf.server)
+    )
+    result.warnings.extend([note] if note else [])
     interrupted: BaseException | None = None
     worker: NodeResult | None = None
     written: CellResult | None = None
@@ -135,7 +144,9 @@ def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, cloc
         env = server_env(conf.server, plan.env)
         worker = serve_as_worker(argv, env, cell_dir, node.node_rank, conf.server.stop_grace_s)
         raise WorkerNodeDone(worker)
-    claim_samples(cell_dir, result.config_hash)  # a failed start leaves no other run's samples
+    claim_samples(
+        cell_dir, result.config_hash, result.warnings
+    )  # a failed start leaves no other run's samples
     mark(result, "launch", clock)
     with _server(conf, plan, argv, cell_dir) as server:
         try:
@@ -143,13 +154,14 @@ def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, cloc
             record_server(result, server)
             verify_server(conf, plan, server, gpu, result)
             # After verify: the samples belong to what the server really ran.
-            claim_samples(cell_dir, samples_key(CellResult.from_json(result.to_json())))
+            measured = samples_key(CellResult.from_json(result.to_json()))
+            claim_samples(cell_dir, measured, result.warnings)
             mark(result, "verified", clock)
             measure_cell(conf, evals, server, cell_dir, result)
             mark(result, "evals_done", clock)
         finally:  # before node 0's server stops: the other nodes die with it, and may now
             _release_other_nodes(conf, cell_dir, "stopping")
-    check_error_rates(result.error_rates(), conf.client.max_error_rate)
+    check_error_rates(result.eval_summaries(), conf.client.max_error_rate)
     mark(result, "stopped", clock)
     result.status = "ok"
 

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import hydra
+from hydra.conf import HydraConf
 from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
@@ -21,6 +22,7 @@ from pipeline.serving.slurm_job import StopSignal, in_submitit_job, install_stop
 
 register_configs()
 _single_run_failed: list[bool] = []
+_resume_with: list[str] = []  # the override that resumes this run, once a cell started
 CONFIG_ERROR = 2  # a value out of range: nothing started
 INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 
@@ -41,6 +43,7 @@ def _app(cfg: DictConfig) -> str:
     cell_dir = Path(conf.output_dir or hydra_cfg.runtime.output_dir)
     install_stop_handlers()  # SIGTERM (and SIGUSR2 under SLURM) -> the cell stops, keeps its result
     job_num = int(hydra_cfg.job.num) if hydra_cfg.mode == RunMode.MULTIRUN else 0
+    _resume_with[:] = [resume_override(hydra_cfg)]
     started_at = now_iso()
     try:
         result = run_cell(conf, cell_dir, job_num)
@@ -52,6 +55,29 @@ def _app(cfg: DictConfig) -> str:
     if hydra_cfg.mode == RunMode.RUN:
         _single_run_failed.append(result.status == "failed")
     return result.status
+
+
+def resume_override(hydra_cfg: HydraConf) -> str:
+    """What to add to the command so that it resumes this run's folder ("" if nothing is needed).
+
+    The default folders are named by the time they start, so the same command run again would
+    start afresh elsewhere; a folder the command names itself is found again.
+    """
+    multirun = hydra_cfg.mode == RunMode.MULTIRUN
+    key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+    if any(str(o).lstrip("+").startswith(key + "=") for o in hydra_cfg.overrides.hydra):
+        return ""
+    folder = Path(hydra_cfg.sweep.dir if multirun else hydra_cfg.run.dir).resolve()
+    return f"{key}={folder}"
+
+
+def interrupted_message() -> str:
+    """The line printed on Ctrl-C: what was kept, and the exact way to resume."""
+    head = "mtp-eval: interrupted (Ctrl-C); the server was stopped, answered samples are kept, "
+    extra = _resume_with[0] if _resume_with else ""
+    if extra:
+        return head + f"and the same command with {extra} added resumes it"
+    return head + "and the same command resumes the cell"
 
 
 def register_slurm_launcher() -> None:
@@ -88,11 +114,7 @@ def main() -> None:
     try:
         _app()
     except KeyboardInterrupt:
-        print(
-            "mtp-eval: interrupted (Ctrl-C); the server was stopped, answered samples are kept, "
-            "and the same command resumes the cell",
-            file=sys.stderr,
-        )
+        print(interrupted_message(), file=sys.stderr)
         sys.exit(INTERRUPTED)
     if any(_single_run_failed):
         sys.exit(1)

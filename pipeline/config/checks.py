@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from operator import attrgetter
+from pathlib import Path
 from typing import Any
 
 from hydra.experimental.callback import Callback
@@ -199,12 +200,18 @@ def sweep_problems(config: DictConfig) -> list[str]:
 
 
 class SweepCheckCallback(Callback):
-    """Refuses a sweep with a value out of range before its first cell starts (exit code 2)."""
+    """Refuses a sweep with a value out of range (exit code 2); keeps another sweep's record."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Called by Hydra before the first job of a multirun."""
+        from pipeline.config.sweep_folder import keep_other_sweep
+
         problems = sweep_problems(config)
         for line in problems:
             print(f"mtp-eval: {line}", file=sys.stderr)
         if problems:  # SystemExit passes Hydra's callback guard (it catches Exception only)
             raise SystemExit(2)
+        hydra = OmegaConf.to_container(config.hydra, resolve=False)
+        node = {str(k): v for k, v in hydra.items()} if isinstance(hydra, dict) else {}
+        for line in keep_other_sweep(Path(str(config.hydra.sweep.dir)), node):
+            print(f"mtp-eval: {line}", file=sys.stderr)

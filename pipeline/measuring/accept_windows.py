@@ -169,6 +169,7 @@ def accept_warnings(scope: str, accept: AcceptBlock) -> list[str]:
         "the per-request totals",
         "more than the log-interval effect",
     )
+    out += _no_server_figure(scope, accept)
     seen = accept.traffic
     if seen is not None and seen.foreign and scope != "cell":  # each eval's window says it
         out.append(
@@ -185,6 +186,38 @@ def accept_warnings(scope: str, accept: AcceptBlock) -> list[str]:
         "requests the client did not receive, or counters of another client",
     )
     return out
+
+
+# SGLang folds its lifetime accept totals in once per decode log interval (--decode-log-interval,
+# 40 iterations by default): a window with fewer verify steps may have no server figure at all.
+DECODE_LOG_INTERVAL = 40
+
+
+def _no_server_figure(scope: str, accept: AcceptBlock) -> list[str]:
+    """Why an eval whose requests were verified has no server-level accept length."""
+    check = accept.cross_check
+    if scope == "cell" or check is None or check.observed is not None:
+        return []
+    if check.per_request is None:
+        return []
+    steps = accept.metrics.get(VERIFY)
+    if isinstance(steps, int | float) and steps >= DECODE_LOG_INTERVAL:
+        why = (
+            f"the server ran {steps:g} verify steps in the eval, so its counters were reset "
+            "after this eval's /flush_cache: another client flushed them (another cell "
+            "measuring the same server?)"
+        )
+    else:
+        why = (
+            "either the eval ran fewer verify steps than one decode log interval "
+            f"({DECODE_LOG_INTERVAL} iterations) or another client reset the counters "
+            "(/flush_cache) after this eval's own flush"
+        )
+    return [
+        f"{scope}: the server reported no avg_spec_accept_length at the end of the eval "
+        f"although its requests were verified ({why}); the per-request figures stand, the "
+        "server-level one is missing"
+    ]
 
 
 def _disagreement(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backends.server_info import LATEST, metric_total
+from backends.server_info import LATEST, ServerInfo, metric_total
 from pipeline.measuring.accept_stats import server_accept_length
 from pipeline.measuring.accept_windows import VERIFY_BY_RANK, Window, metric_deltas
 from pipeline.results.accept_block import Traffic
@@ -67,12 +67,12 @@ def open_window(
 
 def close_window(
     server: RunningServer, api_key: str | None, new: list[dict[str, Any]], before: str | None
-) -> Window:
-    """The server's figures for the window that ``before`` opened."""
+) -> tuple[Window, ServerInfo]:
+    """The server's figures for the window that ``before`` opened, and its ``/server_info``."""
     after = server_api.metrics_text(server.base_url, api_key)
     deltas = metric_deltas(before, after)
     info = server_api.server_info(server.base_url, api_key)
-    return Window(new, server_accept_length(info, deltas.get(VERIFY_BY_RANK)), deltas)
+    return Window(new, server_accept_length(info, deltas.get(VERIFY_BY_RANK)), deltas), info
 
 
 def check_traffic(eval_name: str, traffic: Traffic | None, policy: str) -> None:

@@ -34,6 +34,7 @@ from pipeline.measuring.server_death import (
     summarise_from_disk,
 )
 from pipeline.results.baseline_choice import CellKey, key_of_result
+from pipeline.measuring.server_watch import ServerWatch
 from pipeline.results.cell_paths import samples_dir, samples_path
 from pipeline.results.eval_block import EvalHead, EvalSummary, eval_block
 from pipeline.results.result_draft import ResultDraft
@@ -62,11 +63,13 @@ def measure_cell(
     result.warnings.extend(generation_limit_warnings(conf))
     every: list[dict[str, Any]] = []
     windows: list[Window] = []
-    conf = _with_server_concurrency(conf, server_api.server_info(server.base_url, _key(conf)))
+    info = server_api.server_info(server.base_url, _key(conf))
+    conf = _with_server_concurrency(conf, info)
     result.set_client(conf.client.concurrency)
+    watch = ServerWatch.start(info, conf.server.on_mismatch)
     for name, ev in evals.items():
         try:
-            records, window = _measure_eval(conf, name, ev, server, cell_dir, result)
+            records, window = _measure_eval(conf, name, ev, server, cell_dir, result, watch)
         except (server_api.ServerApiError, MeasureError) as err:
             _raise_if_stopped(conf, evals, server, cell_dir, result, name, err)
             raise
@@ -75,7 +78,9 @@ def measure_cell(
     cell = combine(windows)
     result.accept = window_accept(every, cell, speculative, CROSS_CHECK_REL_TOLERANCE)
     result.warnings.extend(accept_warnings("cell", result.accept))
-    if result.accept.status == "missing":
+    if result.accept.status == "missing" and any(not r.get("error_kind") for r in every):
+        # With no answer at all the statistics were never sent: the cell's error check names
+        # the errors instead.
         raise MeasureError(
             "missing_accept_metric",
             "speculative decoding was requested but no response carried accept "
@@ -90,16 +95,19 @@ def _measure_eval(
     server: RunningServer,
     cell_dir: Path,
     result: ResultDraft,
+    watch: ServerWatch,
 ) -> tuple[list[dict[str, Any]], Window]:
     """One eval in its counter window; its block is on ``result`` before the window closes."""
     idle_s = conf.server.idle_timeout_s
     before = open_window(server, _key(conf), idle_s, name, conf.client.admin_api_key)
+    watch.check(server_api.server_info(server.base_url, _key(conf)), f"before eval {name}", result)
     me = key_of_result(CellResult.from_json(result.to_json()), cell_dir)
     records, new, block = _run_one(conf, name, ev, server, cell_dir, me)
     result.set_eval(name, block)  # summarised from its samples even if the server is gone now
     if server.process is not None and server.process.poll() is not None:
         raise MeasureError(STOPPED, "the server exited")
-    window = close_window(server, _key(conf), new, before)
+    window, info = close_window(server, _key(conf), new, before)
+    watch.check(info, f"during eval {name}", result)
     speculative = conf.model.speculative.algorithm is not None
     accept = window_accept(records, window, speculative, CROSS_CHECK_REL_TOLERANCE)
     result.set_eval_accept(name, accept)

@@ -99,6 +99,12 @@ def build_report(
     cells, warnings, ignored = load_cells([*paths, *extra])
     pool = [c for c in cells if _under(c.folder, baseline_dirs)] if baseline_dirs else cells
     warnings += baseline_warnings(cells, pool, tol, named=bool(baseline_dirs))
+    warnings += [
+        f"{cell.label}: {warning}"
+        for cell in cells
+        for name, ev in cell.evals.items()
+        if (warning := ev.retry_warning(name))
+    ]
     read = _reader()
     checks = [check for cell in cells for check in cell_checks(cell, pool, tol, read)]
     finalize(checks, tol.alpha, tol.power, tol.multiplicity)

@@ -175,10 +175,15 @@ def pair_samples(base: Samples, cand: Samples) -> Paired:
 
 
 def score_matrix(samples: Samples) -> np.ndarray:
-    """One cell's correctness as ``(n_questions, max_repeats)``, NaN-padded."""
+    """One cell's correctness as ``(n_questions, max_repeats)``, NaN-padded.
+
+    Only answers count, as in the pairs and in ``result.json``: an errored request is left out,
+    and a question with no answered request has no row.
+    """
     by_question: dict[str, list[float]] = {}
     for (q, _), record in sorted(samples.items()):
-        by_question.setdefault(q, []).append(float(record["correct"]))
+        if not record.get("error_kind"):
+            by_question.setdefault(q, []).append(_answer(record))
     width = max((len(v) for v in by_question.values()), default=1)
     out = np.full((len(by_question), width), np.nan)
     for i, values in enumerate(by_question.values()):

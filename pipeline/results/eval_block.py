@@ -16,6 +16,10 @@ from pipeline.results.json_values import as_list, as_map, as_seconds
 
 DESIGN_KEYS = ("max_repeats", "repeats_per_round", "alpha", "margin", "spending")
 RATES = ("no_answer_rate", "truncated_rate", "error_rate")
+# Retried attempts (HTTP 5xx, dropped connections, unfinished replies) per request above which the
+# console and the report warn: the figures are still exact, but the server or what stands in
+# front of it is failing often enough to say so.
+RETRY_WARN_RATE = 0.05
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,38 @@ class EvalSummary:
         """The block as written (``from_json(x).to_json() == x``, key order included)."""
         return dict(self.data)
 
+    @property
+    def retries(self) -> dict[str, int]:
+        """Retried attempts per cause (empty in results written before they were counted)."""
+        raw = as_map(self.data.get("retries"))
+        return {str(k): int(v) for k, v in raw.items() if isinstance(v, int)}
+
+    @property
+    def error_kinds(self) -> dict[str, int]:
+        """Errored requests per error kind (empty in results written before they were counted)."""
+        raw = as_map(self.data.get("error_kinds"))
+        return {str(k): int(v) for k, v in raw.items() if isinstance(v, int)}
+
+    def requests_line(self, name: str) -> str | None:
+        """What eval ``name``'s requests went through, in words; None when nothing happened."""
+        retries, errors = self.retries, self.error_kinds
+        if not retries and not errors:
+            return None
+        parts = [f"{sum(counts.values())} {what}" + (f" ({_kinds(counts)})" if counts else "")
+                 for what, counts in (("retried", retries), ("errored", errors))]  # fmt: skip
+        return f"eval {name}: {', '.join(parts)} of {self.n_samples} requests"
+
+    def retry_warning(self, name: str) -> str | None:
+        """A warning when eval ``name`` retried more than ``RETRY_WARN_RATE`` per request."""
+        rate = self.data.get("retry_rate")
+        if not isinstance(rate, int | float) or rate <= RETRY_WARN_RATE:
+            return None
+        return (
+            f"eval {name}: {sum(self.retries.values())} retries over {self.n_samples} requests "
+            f"({_kinds(self.retries)}), more than {RETRY_WARN_RATE:.0%} of requests: the server "
+            "or the network in front of it fails often; the figures are of the answered requests"
+        )
+
     def checked_sequential(self) -> SequentialBlock | None:
         """The sequential block, checked: None when the eval ran the fixed design.
 
@@ -170,3 +206,7 @@ def eval_block(
         "accept": None if accept is None else accept.to_json(),
     }
     return EvalSummary.from_json(data | {k: v for k, v in tail.items() if v is not None})
+
+
+def _kinds(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{kind} {n}" for kind, n in counts.items())

@@ -114,12 +114,9 @@ class ResultDraft:
         """Whether eval ``name`` was measured to the end (its own accept window is set)."""
         return "accept" in self._data["evals"].get(name, {})
 
-    def error_rates(self) -> dict[str, float | None]:
-        """Each eval's share of requests lost to errors."""
-        return {
-            name: EvalSummary.from_json(block).rates["error_rate"]
-            for name, block in self._data["evals"].items()
-        }
+    def eval_summaries(self) -> dict[str, EvalSummary]:
+        """Each eval's block as set so far, typed."""
+        return {name: EvalSummary.from_json(block) for name, block in self._data["evals"].items()}
 
     def identity(self) -> CellIdentity:
         """What the cell is, typed."""
@@ -172,6 +169,10 @@ class ResultDraft:
     def set_mismatches(self, mismatches: list[dict[str, Any]]) -> None:
         """Every mismatch found (verifiable or not)."""
         self._data["mismatches"] = mismatches
+
+    def add_mismatches(self, mismatches: list[dict[str, Any]]) -> None:
+        """Mismatches found after the first check (e.g. a server that changed between evals)."""
+        self._data["mismatches"] = [*self._data.get("mismatches", []), *mismatches]
 
     def set_unverified(self, unverified: list[dict[str, Any]]) -> None:
         """The settings the server did not report ({key, requested, reason})."""

@@ -15,6 +15,7 @@ import dataclasses
 from typing import Any
 
 from backends.gpu import GpuInfo, detect_gpu
+from backends.gpu_confirmation import unconfirmed_gpu, unconfirmed_reason
 from backends.launch import LaunchPlan
 from backends.server_info import ServerInfo
 from backends.verify import (
@@ -128,16 +129,28 @@ def verify_server(
     result.set_runs(runs, dict(plan.label_runs))
     if not any(m.verifiable and "attention" in m.key for m in found):  # else it says it already
         found += compare_runs(plan.label_runs, runs)
+    if not gpu_confirmed(conf, gpu):
+        found += unconfirmed_gpu(gpu, runs, lambda family: observed_runs(info, family, speculative))
     _apply(conf, found, result)
+
+
+def gpu_confirmed(conf: RootConf, gpu: GpuInfo) -> bool:
+    """Whether the cell's GPU is known to be the server's, not only what the config says.
+
+    So it is where this host detected it and starts the server on it, and for the simulated
+    server planned with ``gpu=auto`` (it simulates the GPU its own settings name).
+    """
+    kind = server_kind(conf.server)
+    if kind.simulated:
+        return conf.gpu.detect
+    return kind.gpu_here and gpu.source in ("nvidia-smi", "torch")
 
 
 def _apply(conf: RootConf, found: list[Mismatch], result: ResultDraft) -> None:
     result.set_mismatches([dataclasses.asdict(m) for m in found])
     wrong = [m for m in found if m.verifiable]
     unchecked = [m for m in found if not m.verifiable]
-    unverified = [
-        {"key": m.key, "requested": m.requested, "reason": unverified_reason(m)} for m in unchecked
-    ]
+    unverified = [{"key": m.key, "requested": m.requested, "reason": _reason(m)} for m in unchecked]
     result.set_unverified(unverified)
     if wrong and conf.server.on_mismatch == "fail":
         raise CellError(
@@ -153,6 +166,10 @@ def _apply(conf: RootConf, found: list[Mismatch], result: ResultDraft) -> None:
         )
     result.warnings.extend(f"{MISCONFIGURED}: {_lines([m])}" for m in wrong)
     result.warnings.extend(f"unverified: {_unverified_lines([u])}" for u in unverified)
+
+
+def _reason(mismatch: Mismatch) -> str:
+    return unconfirmed_reason(mismatch) or unverified_reason(mismatch)
 
 
 # The config key that names each model setting: the same weights under another name or path

@@ -73,11 +73,13 @@ class InfoHandlers:
             log.warning("Endpoint '/get_server_info' is deprecated. Use '/server_info' instead.")
         states = [
             info.internal_state(
-                self.rt.args, rank.average(), self.state.last_gen_throughput, self.rt.env_vars
+                self.rt.args, rank.average(), self.state.last_gen_throughput, self.rt.env_vars,
+                self.rt.startup_time,
             )
             for rank in self.state.ranks
-        ]
-        body = info.server_info(self.rt.args, states, self.rt.version, self.rt.launch_command)
+        ]  # fmt: skip
+        rt = self.rt
+        body = info.server_info(rt.args, states, rt.version, rt.launch_command, rt.startup_time)
         return json_response(body)
 
     async def flush_cache(self, request: web.Request) -> web.Response:

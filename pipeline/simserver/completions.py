@@ -28,7 +28,9 @@ from pipeline.simserver.streaming import stream_chat, stream_generate
 log = logging.getLogger("sglang.simserver")
 
 _INTERNAL_ERROR = payloads.error_body("Internal server error", "InternalServerError", 500)
-_MALFORMED = b'{"id": "sim", "object": "chat.completion", "choices": [{"index": 0, "message": '
+# Whole but not JSON (a value is missing inside it): a server bug, not a reply cut short, which a
+# proxy in front of the server produces (tests/helpers/fault_proxy.py).
+_MALFORMED = b'{"id": "sim", "object": "chat.completion", "choices": [{"index": 0, "message": }]}'
 
 
 def json_response(body: Any, status: int = 200) -> web.Response:

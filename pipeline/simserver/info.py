@@ -71,19 +71,29 @@ def context_len(args: Mapping[str, Any]) -> int:
     return int(args.get("context_length") or DEFAULT_CONTEXT_LEN)
 
 
+def startup_time(elapsed_s: float) -> dict[str, Any]:
+    """``startup_time`` of one start: the live body's durations, the end-to-end ones measured.
+
+    Args:
+        elapsed_s: seconds from the process start to now (the server about to serve).
+    """
+    return {**STARTUP_TIME, "scheduler_e2e": elapsed_s, "tokenizer_e2e": elapsed_s}
+
+
 def internal_state(
     args: Mapping[str, Any],
     avg_accept_length: float | None,
     last_gen_throughput: float,
     env_vars: Mapping[str, str] | None,
+    started: Mapping[str, Any] = STARTUP_TIME,
 ) -> dict[str, Any]:
-    """One ``internal_states`` entry (one DP rank)."""
+    """One ``internal_states`` entry (one DP rank); ``started``: the start's ``startup_time``."""
     state = {k: v for k, v in args.items() if k not in _NOT_IN_INTERNAL_STATE}
     state["world_size"] = int(args["tp_size"]) // max(int(args["dp_size"]), 1) or 1
     state["last_gen_throughput"] = last_gen_throughput
     state["memory_usage"] = MEMORY_USAGE
     # Live 0.5.19: the per-rank copy has no tokenizer figure (that is the HTTP process's).
-    state["startup_time"] = {k: v for k, v in STARTUP_TIME.items() if k != "tokenizer_e2e"}
+    state["startup_time"] = {k: v for k, v in started.items() if k != "tokenizer_e2e"}
     max_running = args["max_running_requests"] or 4096
     state["effective_max_running_requests_per_dp"] = max_running // max(int(args["dp_size"]), 1)
     if avg_accept_length is not None:
@@ -98,12 +108,13 @@ def server_info(
     internal_states: list[dict[str, Any]],
     version: str,
     launch_command: str,
+    started: Mapping[str, Any] = STARTUP_TIME,
 ) -> dict[str, Any]:
-    """The ``/server_info`` body."""
+    """The ``/server_info`` body; ``started``: the start's ``startup_time``."""
     info = dict(args)
     info.update(status="ready", max_total_num_tokens=TOKEN_CAPACITY)
     info["max_req_input_len"] = context_len(args) - 6
-    info["startup_time"] = STARTUP_TIME
+    info["startup_time"] = dict(started)
     if version != "0.5.19":
         info["launch_command"] = launch_command
     info["internal_states"] = internal_states

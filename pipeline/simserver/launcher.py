@@ -17,6 +17,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import time
 import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -39,6 +40,7 @@ from pipeline.simserver.simconfig import SimConfigError, load_answer_key, load_s
 from pipeline.simserver.state import Ledger, ServerState
 
 log = logging.getLogger("sglang.simserver")
+_IMPORTED = time.perf_counter()  # start-up durations count from here, as measured
 CHILD_SCRIPT = Path(__file__).with_name("child.py")
 _SUMMARY_KEYS = (
     "model_path", "served_model_name", "host", "port", "tp_size", "dp_size", "attention_backend",
@@ -90,6 +92,7 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
         index=index, flavour=flavour, cell_id=cell_id(args, env, targets),
         env_vars=info.exposed_env_vars(env),
         launch_command=shlex.join(["python3", "-m", "sglang.launch_server", *words]),
+        startup_time=info.startup_time(time.perf_counter() - _IMPORTED),
         ascending=acceptance_thresholds(args, targets),
         sampling_nonce=secrets.token_hex(8) if conf.sampling_spread > 0 else "",
     )  # fmt: skip

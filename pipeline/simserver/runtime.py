@@ -45,6 +45,8 @@ class Runtime:
     cell_id: str
     env_vars: dict[str, str] | None  # internal_states env_vars (SGLANG_EXPOSE_OWN_ENV_VARS=1)
     launch_command: str
+    # SGLang's start-up durations, this start's own (a restart reports others, as SGLang does).
+    startup_time: dict[str, Any] = field(default_factory=dict)
     ascending: list[float] | None = field(default=None)  # acceptance thresholds; None: no spec
     sampling_nonce: str = ""  # drawn at start-up when sampling_spread > 0: starts draw apart
 

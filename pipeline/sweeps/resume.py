@@ -17,28 +17,76 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from pipeline.config.schema import ServerConf
+from pipeline.results.accept_block import Traffic
 from pipeline.results.cell_paths import HASH_FILE, samples_dir
 from pipeline.results.result_types import CellResult, Resumed
 from pipeline.results.store import read_result, write_result
 
 
 def finished_result(
-    cell_dir: Path, config_hash: str, strict_unverified: bool = False
+    cell_dir: Path, config_hash: str, policies: ServerConf | None = None
 ) -> CellResult | None:
-    """The cell's previous result when it is ``ok`` for the same config hash.
+    """The cell's previous result when it is ``ok`` for the same config hash and the policies.
 
-    A cell measured on a server that ran something else is not finished: a rerun (after the
-    server was fixed) measures it again; nor is one with unverified settings when the rerun asks
-    for them to fail (``strict_unverified``: ``server.on_unverified=fail``).
+    The ``server.on_*`` policies are not part of the hash, so a finished cell is judged again
+    under the rerun's: a cell measured on a server that ran something else is never finished
+    (a rerun, after the server was fixed, measures it again), nor one that a policy set to
+    ``fail`` now would have failed (``policy_breaches``).
     """
+    previous = _ok_result(cell_dir, config_hash)
+    if previous is None or previous.misconfigured():
+        return None
+    return None if policy_breaches(previous, policies or ServerConf()) else previous
+
+
+def _ok_result(cell_dir: Path, config_hash: str) -> CellResult | None:
     try:
         previous = read_result(cell_dir)
     except ValueError:  # a damaged result.json is rerun, never trusted
         return None
     if not previous or previous.status != "ok" or previous.config_hash != config_hash:
         return None
-    stale = previous.misconfigured() or (strict_unverified and previous.unverified)
-    return None if stale else previous
+    return previous
+
+
+def policy_breaches(result: CellResult, policies: ServerConf) -> dict[str, str]:
+    """Each ``server.on_*`` policy set to ``fail`` that the finished ``result`` breaks, and how.
+
+    ``on_mismatch`` needs no entry: a misconfigured result is never finished.
+    """
+    found = {}
+    if policies.on_unverified == "fail" and result.unverified:
+        found["on_unverified"] = "settings the server does not report: " + "; ".join(
+            result.unverified_lines()
+        )
+    crowded = [n for n, ev in result.evals.items() if ev.accept and _foreign(ev.accept.traffic)]
+    if policies.on_foreign_traffic == "fail" and crowded:
+        found["on_foreign_traffic"] = "another client's requests in eval " + ", ".join(crowded)
+    return found
+
+
+def _foreign(traffic: Traffic | None) -> bool:
+    return traffic is not None and traffic.foreign > 0
+
+
+def set_aside_for_policies(cell_dir: Path, config_hash: str, policies: ServerConf) -> str | None:
+    """Move aside the samples of a finished cell that a stricter policy sends back, and say so.
+
+    Samples whose server-level figures were shared with another client (``on_foreign_traffic``)
+    are measured again, in a window of their own; they are moved to
+    ``samples.previous-<hash>-foreign-traffic/``, never deleted. Returns the note, or None.
+    """
+    previous = _ok_result(cell_dir, config_hash)
+    breaches = {} if previous is None else policy_breaches(previous, policies)
+    if "on_foreign_traffic" not in breaches or not samples_dir(cell_dir).exists():
+        return None
+    moved = _free_name(cell_dir / f"samples.previous-{config_hash}-foreign-traffic")
+    shutil.move(str(samples_dir(cell_dir)), str(moved))
+    return (
+        f"measured again under server.on_foreign_traffic=fail: the finished result had "
+        f"{breaches['on_foreign_traffic']}; its samples were moved to {moved.name}/"
+    )
 
 
 def samples_key(result: CellResult) -> str:
@@ -51,14 +99,24 @@ def samples_key(result: CellResult) -> str:
     return f"{measured}-misconfigured-{digest}"
 
 
-def claim_samples(cell_dir: Path, config_hash: str) -> Path:
-    """Make ``samples/`` belong to ``config_hash``, moving other measurements aside."""
+def claim_samples(cell_dir: Path, config_hash: str, notes: list[str] | None = None) -> Path:
+    """Make ``samples/`` belong to ``config_hash``, moving other measurements aside.
+
+    ``notes``: gets one line saying exactly what moved where, when something did.
+    """
     samples = samples_dir(cell_dir)
     marker = samples / HASH_FILE
     if samples.exists():
         old = marker.read_text().strip() if marker.exists() else "unknown"
         if old != config_hash:
-            shutil.move(str(samples), str(_free_name(cell_dir / f"samples.previous-{old}")))
+            lines = sum(len(p.read_text().splitlines()) for p in samples.glob("*.jsonl"))
+            moved = _free_name(cell_dir / f"samples.previous-{old}")
+            shutil.move(str(samples), str(moved))
+            if notes is not None:
+                notes.append(
+                    f"samples/ held another measurement ({old}, {lines} sample lines): moved "
+                    f"to {moved}/, and this cell measured again"
+                )
     samples.mkdir(parents=True, exist_ok=True)
     marker.write_text(config_hash + "\n")
     return samples

@@ -21,6 +21,9 @@ NOTE_WIDTH = 90  # the table's note column; the whole first line follows the tab
 def _accuracy(result: CellResult) -> str:
     parts = []
     for name, ev in result.evals.items():
+        if ev.accuracy is None and ev.graded and ev.n_samples:
+            parts.append(f"{name} no answers")  # every request errored: nothing to grade
+            continue
         if ev.accuracy is None:  # ungraded evals (MT-Bench) measure accept rates only
             continue
         lo, hi = ev.ci95
@@ -98,9 +101,17 @@ def skip_lines(results: list[CellResult], since: str | None) -> list[str]:
     ]
 
 
+def request_lines(result: CellResult) -> list[str]:
+    """Per eval: the retries and errors its requests went through, and a warning above the rate."""
+    lines = [line for n, ev in result.evals.items() if (line := ev.requests_line(n))]
+    warned = [w for n, ev in result.evals.items() if (w := ev.retry_warning(n))]
+    return lines + [f"warning: {w}" for w in warned]
+
+
 def cell_report(result: CellResult, cell_dir: Path, since: str | None = None) -> str:
     """What a single run (or one job of a sweep) prints at its end."""
     lines = [*skip_lines([result], since), table([row(result, since)]), *full_notes([result])]
+    lines += request_lines(result)
     lines += [f"warning: {w}" for w in result.warnings]
     lines.append(f"results: {result_path(cell_dir)}")
     if result.status == "planned":
@@ -131,6 +142,9 @@ class SweepSummaryCallback(Callback):
         print(table([row(r, self.started_at) for r in results]))
         for line in full_notes(results):
             print(line)
+        for result in results:
+            for line in request_lines(result):
+                print(f"{result.cell.name}: {line}")
         for folder in ignored:
             print(f"ignored: {folder} is not a job of this sweep (an earlier sweep's cell)")
 

@@ -149,3 +149,33 @@ def test_ctrl_c_on_the_signoff_wrapper_leaves_no_server_and_no_traceback(tmp_pat
     first = json.loads(next(sweep.glob("0_*/result.json")).read_text())
     assert first["error"]["kind"] == "interrupted"
     assert processes_mentioning(str(sweep)) == []  # the sweep stopped its server
+
+
+@pytest.mark.parametrize("multirun", [True, False], ids=["sweep", "single"])
+def test_ctrl_c_in_a_timestamped_folder_prints_the_folder_to_resume(tmp_path, multirun):
+    args = ["server.simulated.latency_s=0.2", "client.concurrency=2", "client.follow_server=false"]
+    sweep = ["-m", "backend=fa3"] if multirun else []
+    command = [console_script("mtp-eval"), *sweep, *QUIET, *args]
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path
+    )
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob("outputs/*/*/**/samples/mcq_sample.jsonl")):
+        assert time.monotonic() < deadline, "no sample was written"
+        time.sleep(0.1)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    key = "hydra.sweep.dir" if multirun else "hydra.run.dir"
+    said = re.search(rf"the same command with ({key}=(\S+)) added resumes it", err)
+    assert said, err
+    folder = Path(said.group(2))
+    assert folder.parent.parent == tmp_path / "outputs" and folder.is_dir()
+    again = subprocess.run(
+        [*command, said.group(1)], capture_output=True, text=True, timeout=180, cwd=tmp_path
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    cell = next(folder.glob("*/result.json")).parent if multirun else folder
+    result = result_of(cell)
+    assert result.status == "ok" and result.evals["mcq_sample"].resumed_samples > 0

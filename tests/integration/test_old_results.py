@@ -59,8 +59,12 @@ _TIMED = ("wall_time_s",)  # per-eval fields that measure time
 # What the cell asks the server for may grow when a check is added (the draft model path since
 # the issue-13 QA): the old entries stay, with their values.
 _GROWS = "requested"
-# Per-eval fields added since (each eval's prefill time, issue 15 item 3): new, never changed.
-_ADDED_EVAL_KEYS = ("mean_prefill_s", "prefill_s_per_1k_prompt_tokens")
+# Per-eval fields added since (each eval's prefill time, issue 15 item 3; the answered count, the
+# accuracy's definition, error kinds and retries per cause): new, never changed.
+_ADDED_EVAL_KEYS = (
+    "mean_prefill_s", "prefill_s_per_1k_prompt_tokens", "n_answered", "accuracy_over",
+    "error_kinds", "error_examples", "retries", "retry_rate",
+)  # fmt: skip
 
 
 def _corrected(note: str) -> str:
@@ -106,7 +110,7 @@ def test_the_cell_writes_what_the_old_code_wrote(tmp_path):
         assert grown == old[_GROWS], old_path.parent.name
         new[_GROWS] = grown
         for block in new["evals"].values():
-            assert [block.pop(k) is not None for k in _ADDED_EVAL_KEYS] == [True, True]
+            assert all([block.pop(k) is not None for k in _ADDED_EVAL_KEYS])
         assert _shape(new) == _shape(old), old_path.parent.name
         old["notes"] = [_corrected(note) for note in old["notes"]]
         assert {k: new.get(k) for k in _SAME} == {k: old.get(k) for k in _SAME}

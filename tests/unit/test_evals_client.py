@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
-from evals.client import SseBuffer, build_chat_payload, chat_url
+from evals.client import build_chat_payload, chat_url
 from evals.config import SamplingConf
 from evals.progress import progress_bar
+from evals.replies import SseBuffer, Unfinished, body_result
 
 MESSAGES = [{"role": "user", "content": "q"}]
 
@@ -102,3 +103,28 @@ def test_progress_off_a_terminal_is_lines_only_when_asked(progress: bool, kind: 
         for _ in range(3):
             bar.update(1)
     assert type(bar).__name__ == kind
+
+
+WHOLE = b'{"choices": [{"index": 0, "message": {"content": "Answer: B"}, "finish_reason": "stop"}]}'
+
+
+@pytest.mark.parametrize(
+    ("raw", "outcome"),
+    [
+        (WHOLE, "ok"),
+        (WHOLE[: len(WHOLE) // 2], "unfinished"),  # cut inside a string
+        (WHOLE[:37], "unfinished"),  # cut after a key's colon
+        (WHOLE[:-1], "unfinished"),  # the last brace missing
+        (b'{"choices": [{"index": 0, "message": }]}', "malformed"),  # whole, not JSON
+    ],
+    ids=["whole", "mid-string", "after-colon", "last-brace", "broken-inside"],
+)
+def test_a_body_cut_short_is_unfinished_and_a_broken_one_malformed(raw, outcome):
+    try:
+        body_result(raw)
+        got = "ok"
+    except Unfinished:
+        got = "unfinished"
+    except ValueError:
+        got = "malformed"
+    assert got == outcome

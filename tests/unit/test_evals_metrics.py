@@ -36,7 +36,7 @@ def test_sample_record_fields() -> None:
         "prompt_hash": prompt_hash(PROMPT.messages), "answer": "B", "response": "Answer: B",
         "reasoning_content": "why", "extracted": "B", "correct": True, "finish_reason": "stop",
         "prompt_tokens": 20, "completion_tokens": 64, "latency_s": 0.5, "prefill_s": 0.04,
-        "attempts": 1, "error_kind": None, "error": None,
+        "attempts": 1, "error_kind": None, "error": None, "retried": [],
         "spec": {"verify_ct": 29, "num_correct_drafts": 34, "num_proposed_drafts": 87,
                  "completion_tokens": 64, "accept_length": 2.2, "accept_rate": 0.39,
                  "histogram": (10, 11, 1, 7), "source": "sglext"},
@@ -114,7 +114,7 @@ def test_summarize_clusters_repeats_of_a_question() -> None:
     assert out["per_repeat_accuracy"] == {"0": 0.5, "1": 0.5}
 
 
-def test_failures_count_as_incorrect_and_are_counted() -> None:
+def test_failures_are_counted_and_errors_are_no_answers() -> None:
     records = [
         rec("a", 0, True),
         rec("b", 0, True, finish_reason="length"),  # a grader that said correct is overruled
@@ -123,7 +123,9 @@ def test_failures_count_as_incorrect_and_are_counted() -> None:
         rec("e", 0, False, extracted="C"),
     ]
     out = summarize(records)
-    assert out["accuracy"] == pytest.approx(0.2)
+    assert out["accuracy"] == pytest.approx(0.25)  # 1 of the 4 answered; the error is left out
+    assert (out["n_samples"], out["n_answered"]) == (5, 4)
+    assert out["error_kinds"] == {"timeout": 1}
     assert out["counts"] == {"correct": 1, "wrong": 1, "no_answer": 1, "truncated": 1, "error": 1}
     assert (out["no_answer_rate"], out["truncated_rate"], out["error_rate"]) == (0.2, 0.2, 0.2)
     assert out["mean_completion_tokens"] == 100.0  # the errored request has no count
@@ -178,3 +180,21 @@ PREFILL_KEYS = ("mean_prefill_s", "prefill_s_per_1k_prompt_tokens")
 def test_summarize_of_records_from_before_prefill_times() -> None:
     out = summarize([rec("a", 0, True), rec("b", 0, False)])  # no prefill_s key at all
     assert out["mean_prefill_s"] is None and out["prefill_s_per_1k_prompt_tokens"] is None
+
+
+def test_an_eval_without_answers_has_no_accuracy() -> None:
+    records = [rec(q, 0, False, error_kind="http_5xx", extracted=None) for q in "abc"]
+    out = summarize(records)
+    assert (out["accuracy"], out["ci95"], out["n_answered"]) == (None, None, 0)
+    assert out["error_rate"] == 1.0 and out["error_kinds"] == {"http_5xx": 3}
+
+
+def test_retries_are_counted_by_cause_and_old_records_by_attempts() -> None:
+    records = [
+        {**rec("a", 0, True), "retried": ["http_5xx", "unfinished"], "attempts": 3},
+        {**rec("b", 0, True), "attempts": 2},  # written before the causes were kept
+        rec("c", 0, True),
+    ]
+    out = summarize(records)
+    assert out["retries"] == {"http_5xx": 1, "unfinished": 1, "unknown": 1}
+    assert out["retry_rate"] == pytest.approx(1.0)

@@ -85,6 +85,12 @@ def test_score_matrix_pads_missing_repeats():
     np.testing.assert_array_equal(m, [[1.0, 0.0], [1.0, np.nan]])
 
 
+def test_score_matrix_leaves_errors_out_as_the_pairs_and_result_json_do():
+    records = [rec("a", 0, True), rec("a", 1, False, error="unfinished"),
+               rec("b", 0, False, error="http_5xx"), rec("c", 0, False)]  # fmt: skip
+    np.testing.assert_array_equal(score_matrix(keyed(records)), [[1.0], [0.0]])
+
+
 def test_accept_rows_and_pairs_skip_errors_and_missing_spec():
     base = keyed([rec("a", 0, True, 100, 40), rec("b", 0, True, 90, 30), rec("c", 0, True, 10, 0)])
     cand = keyed([rec("a", 0, True, 80, 40), rec("b", 0, True, 90, 45, error="timeout"),

@@ -1,0 +1,101 @@
+"""Reading one chat reply off the wire: server-sent events, and replies that did not finish.
+
+A reply is *unfinished* when the server did not finish it: a stream that ends without
+``[DONE]`` (a load balancer's idle timeout closes it cleanly, without a finish chunk), or a
+body whose JSON stops mid-document. ``Unfinished`` says where it stopped; the client retries it
+like a dropped connection and records ``unfinished`` when retries do not cure it.
+"""
+
+from __future__ import annotations
+
+import json
+
+import aiohttp
+
+from evals.responses import ChatResult, parse_chat_response, parse_chat_stream
+
+
+class Unfinished(Exception):
+    """The reply ended before the server finished it; the message says where."""
+
+
+class SseBuffer:
+    """Incremental server-sent-events decoder: feed lines, get each event's data."""
+
+    def __init__(self) -> None:
+        self._data: list[str] = []
+        self.done = False  # "[DONE]" seen
+
+    def feed(self, line: str) -> str | None:
+        """Consume one line (without its newline); return an event's data when it completes."""
+        if line:
+            if line.startswith("data:"):
+                self._data.append(line[6:] if line.startswith("data: ") else line[5:])
+            return None  # comments (":") and other fields carry nothing we use
+        return self.flush()
+
+    def flush(self) -> str | None:
+        """End the current event (blank line or end of stream); return its data if any."""
+        if not self._data:
+            return None
+        data, self._data = "\n".join(self._data), []
+        if data.strip() == "[DONE]":
+            self.done = True
+            return None
+        return data
+
+
+def body_result(raw: bytes) -> ChatResult:
+    """Parse a non-streaming reply's bytes.
+
+    Raises:
+        Unfinished: the JSON stops before the document ends.
+        ResponseFormatError, ValueError: a body that is whole but not a chat completion.
+    """
+    text = raw.decode("utf-8")
+    try:
+        body = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if _cut_short(exc, text):
+            raise Unfinished(f"the body ends mid-JSON after {len(raw)} bytes") from exc
+        raise
+    return parse_chat_response(body)
+
+
+def _cut_short(exc: json.JSONDecodeError, text: str) -> bool:
+    # The parser reached the end of the bytes still inside the document: at the very end, or in
+    # a string it never saw closed (the position it names is then the string's start).
+    return exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+
+
+async def stream_result(response: aiohttp.ClientResponse) -> ChatResult:
+    """Read a streaming reply to its end and assemble it.
+
+    Raises:
+        Unfinished: the stream ended without ``[DONE]`` or in the middle of an event.
+        ResponseFormatError, ValueError: a whole event that is not a chat-completion chunk.
+    """
+    chunks, done = await _read_sse(response)
+    if not done:
+        raise Unfinished(f"the stream ended after {len(chunks)} chunks without [DONE]")
+    return parse_chat_stream(chunks)
+
+
+async def _read_sse(response: aiohttp.ClientResponse) -> tuple[list[object], bool]:
+    # Read to the end even after [DONE]: a fully read response returns its connection to the
+    # pool, a half-read one is closed.
+    buffer = SseBuffer()
+    chunks: list[object] = []
+    async for raw in response.content:
+        data = buffer.feed(raw.decode("utf-8").rstrip("\r\n"))
+        if data is not None and not buffer.done:
+            chunks.append(json.loads(data))
+    tail = buffer.flush()  # an event the stream did not end with a blank line
+    if tail is not None and not buffer.done:
+        try:
+            chunks.append(json.loads(tail))
+        except json.JSONDecodeError as exc:
+            if not _cut_short(exc, tail):
+                raise
+            raise Unfinished(f"the stream stops mid-event after {len(chunks)} chunks") from exc
+    return chunks, buffer.done
