@@ -49,9 +49,10 @@ class SurfaceKeys:
     metrics: MetricNames = field(default_factory=MetricNames)
 
 
-# From the wheels of each release (benchmarks/results/sglang-rules.md, ``server_info_keys``); 0.5.23
-# only adds top-level keys (``launch_command``, read as a start mark when present; ``frontend``). A
-# release between two entries reads with the older one's keys; one before the first with the first's.
+# From the wheels of each release (benchmarks/results/sglang-rules.md, ``server_info_keys``);
+# 0.5.23 only adds top-level keys (``launch_command``, read as a start mark when present;
+# ``frontend``). A release between two entries reads with the older one's keys; one before the
+# first with the first's.
 SURFACE_BY_VERSION: dict[str, SurfaceKeys] = {
     "0.5.19": SurfaceKeys(),
     "0.5.20": SurfaceKeys(),

@@ -33,8 +33,8 @@ from pipeline.measuring.server_death import (
     stopped_message,
     summarise_from_disk,
 )
-from pipeline.results.baseline_choice import CellKey, key_of_result
 from pipeline.measuring.server_watch import ServerWatch
+from pipeline.results.baseline_choice import CellKey, key_of_result
 from pipeline.results.cell_paths import samples_dir, samples_path
 from pipeline.results.eval_block import EvalHead, EvalSummary, eval_block
 from pipeline.results.result_draft import ResultDraft
