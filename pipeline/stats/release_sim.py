@@ -71,6 +71,9 @@ class Condition:
     design: SequentialDesign | None = None  # None: fixed ``repeats``
     repeats: int = 8
     questions: tuple[int, float, float] = QUESTIONS  # beta_questions' (n, mean, repeat_sd)
+    # "random": each request errors at the rate alone; "on wrong": the candidate's errors fall
+    # only on requests it got wrong (timeouts on runaway generations), at the same overall rate.
+    error_mode: str = "random"
 
 
 @dataclass
@@ -83,11 +86,13 @@ class Outcome:
 
 
 def _outcomes(rng: np.random.Generator, errors: np.random.Generator, p: np.ndarray,
-              lead: tuple[int, ...], k: int, err: float) -> np.ndarray:  # fmt: skip
+              lead: tuple[int, ...], k: int, err: float, on_wrong: bool = False,
+              ) -> np.ndarray:  # fmt: skip
     # Outcomes and error masks come from separate streams: the same outcomes with and without
     # errors (common random numbers), so a table shows what the errors alone change.
     x = (rng.random((*lead, len(p), k)) < p[:, None]).astype(float)
-    mask = errors.random(x.shape) < err
+    draw = errors.random(x.shape)
+    mask = (x == 0) & (draw < err / max(1 - p.mean(), 1e-9)) if on_wrong else draw < err
     x[mask] = np.nan
     return x
 
@@ -145,7 +150,10 @@ def _block(
 ) -> Decided:  # fmt: skip
     k_max = c.design.max_repeats if c.design else c.repeats
     base = _outcomes(*rngs, p, (b, 1), k_max, c.base_errors)
-    cand = np.stack([_outcomes(*rngs, q, (b,), k_max, c.cand_errors) for q in probs], axis=1)
+    on_wrong = c.error_mode == "on wrong"
+    cand = np.stack(
+        [_outcomes(*rngs, q, (b,), k_max, c.cand_errors, on_wrong) for q in probs], axis=1
+    )
     if c.design is None:
         p_go, p_nogo, p_br = _cells(base, cand, margin, alpha)
         level = np.full(p_go.shape, alpha)
