@@ -38,6 +38,7 @@ from scipy import stats
 
 from pipeline.stats.breaks import Broken, broken_prompts
 from pipeline.stats.noninferiority import margin_test, paired_drop
+from pipeline.stats.null_variance import null_se
 from pipeline.stats.outcomes import (
     Outcomes,
     answers_per_question,
@@ -66,15 +67,17 @@ class MeanCheck:
     margin_nogo: FloatArray
     worst_shift: FloatArray
     blocked: FloatArray
+    se_go: FloatArray
+    se_nogo: FloatArray
 
     def p_go(self) -> FloatArray:
         """p-value of "drop >= margin", missing questions at their worst (1 when blocked)."""
-        return np.where(self.blocked, 1.0, _against(self.drop, self.se, self.df,
+        return np.where(self.blocked, 1.0, _against(self.drop, self.se_go, self.df,
                                                     self.margin_go, upper=True))  # fmt: skip
 
     def p_nogo(self) -> FloatArray:
         """p-value of "drop <= margin", missing questions at their best."""
-        return _against(self.drop, self.se, self.df, self.margin_nogo, upper=False)
+        return _against(self.drop, self.se_nogo, self.df, self.margin_nogo, upper=False)
 
     def bound(self, margin: float, alpha: float, upper: bool) -> FloatArray:
         """The one-sided (1 - alpha) bound of the drop on the margin's scale.
@@ -82,7 +85,7 @@ class MeanCheck:
         ``upper`` (GO's): ``<= margin`` exactly when ``p_go() <= alpha``; lower (NO-GO's):
         ``> margin`` exactly when ``p_nogo() <= alpha``.
         """
-        q = stats.t.isf(alpha, np.maximum(self.df, 1.0)) * self.se
+        q = stats.t.isf(alpha, np.maximum(self.df, 1.0)) * (self.se_go if upper else self.se_nogo)
         if upper:
             return self.drop + q + margin - self.margin_go
         return self.drop - q + margin - self.margin_nogo
@@ -124,7 +127,8 @@ def mean_check(o: Outcomes, margin: float, max_absent: float = 0.0) -> MeanCheck
 
     The standard error is at least ``1 / (k n)`` (``k`` answers per question, ``n`` questions):
     what it would be had one question differed by one answer. Identical pairs on a handful of
-    questions are not certainty; on 198 questions the floor is far below any real SE.
+    questions are not certainty; on 198 questions the floor is far below any real SE. Each test
+    reads it grown to where its null holds (``null_variance.null_se``).
     """
     d = question_diffs(o)
     paired = np.isfinite(d)
@@ -148,8 +152,10 @@ def mean_check(o: Outcomes, margin: float, max_absent: float = 0.0) -> MeanCheck
         margin_go = (margin * n_tot - np.sum(np.where(missing, worst, 0.0), -1)) / n_p
         margin_nogo = (margin * n_tot - np.sum(np.where(missing, best, 0.0), -1)) / n_p
         worst_shift = np.sum(np.where(missing, worst, 0.0), -1) / n_tot
+        se_go = null_se(o, se, drop, margin_go, go=True)
+        se_nogo = null_se(o, se, drop, margin_nogo, go=False)
     return MeanCheck(drop, se, df, n_p, n_miss, n_absent, margin_go, margin_nogo, worst_shift,
-                     blocked)  # fmt: skip
+                     blocked, se_go, se_nogo)  # fmt: skip
 
 
 def accuracy_evidence(
