@@ -158,16 +158,19 @@ def accuracy_check(
     A sequentially stopped candidate is read through its stagewise p-values, which are <= alpha
     exactly when its look stopped it, and which Holm can correct across cells.
     """
-    ev = accuracy_evidence(paired.outcomes, margins.max_drop, alpha, margins.max_absent_questions)
+    null = look is None or look[0].statistic == "null"  # as the cell's looks read it
+    ev = accuracy_evidence(
+        paired.outcomes, margins.max_drop, alpha, margins.max_absent_questions, null
+    )
     drop, se, df = float(ev.drop), float(ev.se), float(ev.df)
     b_flat, c_flat = paired.flat()
-    level = level_at(*look) if look else alpha
+    level = level_at(look[0].side(True), look[1]) if look else alpha
     why = _why_undecided(ev, margins, len(paired.questions), level)
     check = stat_check(
         cell, name, ACC, Estimate(drop, se, max(df, 1.0)), margins.max_drop, alpha, alpha,
         baseline=base.label, baseline_folder=str(base.folder or base.id), note=note,
         sequential=f"sequential look {look[1]} of {look[0].n_looks}" if look else "",
-        look_level=level_at(*look) if look else None, n_questions=int(ev.n_paired),
+        look_level=level, n_questions=int(ev.n_paired),
         repeats=paired.repeats, n_lost=int(ev.n_lost),
         n_unanswered_questions=int(ev.n_unanswered), go_bound=float(ev.go_bound),
         nogo_bound=float(ev.nogo_bound), n_pairs=int(b_flat.size), coverage=_coverage(paired, ev),
@@ -177,8 +180,10 @@ def accuracy_check(
     )  # fmt: skip
     check.p_go, check.p_nogo = float(ev.p_go), float(ev.p_nogo)
     if look:
-        check.p_go = float(stagewise(*look, np.asarray(ev.p_go)))
-        check.p_nogo = float(stagewise(*look, np.asarray(ev.p_nogo)))
+        design, j = look
+        check.p_go = float(stagewise(design.side(True), j, np.asarray(ev.p_go)))
+        check.p_nogo = float(stagewise(design.side(False), j, np.asarray(ev.p_nogo)))
+        check.numbers["nogo_family"] = design.family
     if paired.outcomes.by_repeat:
         check.components = variance_components(paired.diffs)
     return check
@@ -198,15 +203,18 @@ def broken_check(
             "is one answer, too few for a per-question test; the accuracy check decides"
         )
         return make_check(cell, name, BROKEN, INFO, message)
-    level = increment(*look) if look else alpha  # a look spends its share of alpha
+    # A look spends its share of the NO-GO family's alpha.
+    level = increment(look[0].side(False), look[1]) if look else alpha
     flagged = found.flagged(level)
     ids = [q for q, f in zip(paired.questions, flagged, strict=True) if f]
     check = make_check(
         cell, name, BROKEN, INCONCLUSIVE, "", testable=int(found.testable),
         broken_questions=ids, p=float(found.p_cell), baseline=base.label,
     )  # fmt: skip
-    p = bonferroni_over_looks(*look, found.p_cell) if look else found.p_cell
+    p = bonferroni_over_looks(look[0].side(False), look[1], found.p_cell) if look else found.p_cell
     check.p_go, check.p_nogo, check.level = math.nan, float(p), alpha
+    if look:
+        check.numbers["nogo_family"] = look[0].family
     return check
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from scipy import stats
@@ -39,6 +40,9 @@ from scipy import stats
 from pipeline.stats.breaks import Broken, broken_prompts
 from pipeline.stats.noninferiority import margin_test, paired_drop
 from pipeline.stats.null_variance import null_se
+
+if TYPE_CHECKING:
+    from pipeline.stats.sequential import SequentialDesign
 from pipeline.stats.outcomes import (
     Outcomes,
     answers_per_question,
@@ -122,7 +126,9 @@ class Evidence:
     nogo_bound: FloatArray
 
 
-def mean_check(o: Outcomes, margin: float, max_absent: float = 0.0) -> MeanCheck:
+def mean_check(
+    o: Outcomes, margin: float, max_absent: float = 0.0, null_variance: bool = True
+) -> MeanCheck:
     """Drop and SE on the answered pairs, with the margins shifted for missing questions.
 
     The standard error is at least ``1 / (k n)`` (``k`` answers per question, ``n`` questions):
@@ -152,14 +158,14 @@ def mean_check(o: Outcomes, margin: float, max_absent: float = 0.0) -> MeanCheck
         margin_go = (margin * n_tot - np.sum(np.where(missing, worst, 0.0), -1)) / n_p
         margin_nogo = (margin * n_tot - np.sum(np.where(missing, best, 0.0), -1)) / n_p
         worst_shift = np.sum(np.where(missing, worst, 0.0), -1) / n_tot
-        se_go = null_se(o, se, drop, margin_go, go=True)
-        se_nogo = null_se(o, se, drop, margin_nogo, go=False)
+        se_go = null_se(o, se, drop, margin_go, go=True) if null_variance else se
+        se_nogo = null_se(o, se, drop, margin_nogo, go=False) if null_variance else se
     return MeanCheck(drop, se, df, n_p, n_miss, n_absent, margin_go, margin_nogo, worst_shift,
                      blocked, se_go, se_nogo)  # fmt: skip
 
 
 def accuracy_evidence(
-    o: Outcomes, margin: float, alpha: float, max_absent: float = 0.0
+    o: Outcomes, margin: float, alpha: float, max_absent: float = 0.0, null_variance: bool = True
 ) -> Evidence:
     """Drop, SE and the two p-values, with whatever has no answer taken at its worst (best).
 
@@ -167,12 +173,13 @@ def accuracy_evidence(
     worst; NO-GO with the lost pairs counted right and missing questions at their best. Errors
     that fall on requests the candidate would have got wrong (timeouts on runaway generations)
     then never buy a GO. NaN p-values (fewer than two paired questions, non-finite SE) mean
-    INCONCLUSIVE.
+    INCONCLUSIVE. ``null_variance`` False reads the SE at the estimate (a sequential cell
+    written before the null-variance SE stopped on that; see ``SequentialDesign.statistic``).
     """
-    answered = mean_check(o, margin, max_absent)
+    answered = mean_check(o, margin, max_absent, null_variance)
     lost = o.lost()
     if lost.any():
-        go, nogo = (mean_check(o.imputed(v), margin, max_absent) for v in (0.0, 1.0))
+        go, nogo = (mean_check(o.imputed(v), margin, max_absent, null_variance) for v in (0, 1))
     else:
         go = nogo = answered
     usable = (answered.n_paired >= 2) & np.isfinite(answered.se)
@@ -221,21 +228,44 @@ def cell_verdict(
 
 def verdict_of(
     p_go: FloatArray, p_nogo: FloatArray, p_broken: FloatArray, level: FloatArray | float,
-    broken_level: FloatArray | float | None = None,
+    broken_level: FloatArray | float | None = None, nogo_level: FloatArray | float | None = None,
 ) -> np.ndarray:  # fmt: skip
     """The verdict of one cell's checks at ``level`` (``broken_level`` for the broken prompts).
 
     NO-GO when the mean check says NO-GO or a prompt breaks; GO when the mean check says GO and
-    nothing breaks; else INCONCLUSIVE (NaN p-values decide nothing). A sequential look reads the
-    mean check at the look's level and the broken prompts at the alpha that look spends.
+    nothing breaks; else INCONCLUSIVE (NaN p-values decide nothing). A sequential look reads GO
+    at the look's level, NO-GO at the level of its share of the family (``nogo_level``) and the
+    broken prompts at the alpha that look spends of that share.
     """
     broken_level = level if broken_level is None else broken_level
+    nogo_level = level if nogo_level is None else nogo_level
     from pipeline.stats.noninferiority import GO, INCONCLUSIVE, NO_GO
 
     with np.errstate(invalid="ignore"):
-        go, nogo = np.asarray(p_go) <= level, np.asarray(p_nogo) <= level
+        go, nogo = np.asarray(p_go) <= level, np.asarray(p_nogo) <= nogo_level
         broken = np.asarray(p_broken) <= broken_level
     out = np.full(np.broadcast(go, nogo, broken).shape, INCONCLUSIVE, dtype=object)
     out[go & ~broken] = GO
     out[nogo | broken] = NO_GO
     return out
+
+
+def look_levels(design: SequentialDesign, look: int) -> tuple[float, float, float]:
+    """``(level, broken_level, nogo_level)`` of ``verdict_of`` at a sequential look.
+
+    GO at the GO design's level, NO-GO and broken prompts at the NO-GO design's (the family's
+    share of alpha), so the report, reading the stopped cell's stagewise p-values with the same
+    Bonferroni split, reaches the same verdict by construction.
+    """
+    from pipeline.stats.sequential import level_at
+    from pipeline.stats.sequential_pvalues import increment
+
+    go, nogo = design.side(True), design.side(False)
+    return level_at(go, look), increment(nogo, look), level_at(nogo, look)
+
+
+def look_verdict(o: Outcomes, design: SequentialDesign, look: int) -> np.ndarray:
+    """What a sequential look decides (``sequential_run.look``): see ``look_levels``."""
+    ev = accuracy_evidence(o, design.margin, design.alpha, 0.0, design.statistic == "null")
+    broken = broken_prompts(o, design.alpha).p_cell
+    return verdict_of(ev.p_go, ev.p_nogo, broken, *look_levels(design, look))
