@@ -80,6 +80,9 @@ class Condition:
     # "random": each request errors at the rate alone; "on wrong": the candidate's errors fall
     # only on requests it got wrong (timeouts on runaway generations), at the same overall rate.
     error_mode: str = "random"
+    # The layout: ``baselines`` baseline cells, the candidates split evenly over them (the
+    # release sign-off has a baseline per KV dtype: 4 baselines x 2 candidates); 1: all share one.
+    baselines: int = 1
 
 
 @dataclass
@@ -142,6 +145,8 @@ def run_condition(
     key: tuple[object, ...] = (c.drop, c.shape, c.candidates, c.design, c.repeats)
     if c.questions != QUESTIONS:  # the set keeps the streams of the committed tables
         key += (c.questions,)
+    if c.baselines != 1:
+        key += (c.baselines,)
     truth = zlib.crc32(repr(key).encode())
     rng = np.random.default_rng([seed, truth])
     errors = np.random.default_rng([seed, truth, 1])
@@ -161,7 +166,11 @@ def _block(
     alpha: float,
 ) -> Decided:  # fmt: skip
     k_max = c.design.max_repeats if c.design else c.repeats
-    base = _outcomes(*rngs, p, (b, 1), k_max, c.base_errors)
+    if c.candidates % c.baselines:
+        raise ValueError(f"{c.candidates} candidates do not split over {c.baselines} baselines")
+    base = _outcomes(*rngs, p, (b, c.baselines), k_max, c.base_errors)
+    # Candidate j is paired with baseline j // (candidates per baseline).
+    base = base[:, np.arange(c.candidates) * c.baselines // c.candidates]
     on_wrong = c.error_mode == "on wrong"
     cand = np.stack(
         [_outcomes(*rngs, q, (b,), k_max, c.cand_errors, on_wrong) for q in probs], axis=1
@@ -178,7 +187,7 @@ def _block(
     split = c.candidates if c.design is not None else 1
     cell, release = _report(p_go, p_nogo, p_br, level, alpha, split)
     # The baseline runs all its repeats; each candidate the repeats its stopping rule used.
-    return cell[:, 0], release, used.sum(axis=1) + k_max, alone[:, 0]
+    return cell[:, 0], release, used.sum(axis=1) + k_max * c.baselines, alone[:, 0]
 
 
 def _sequential(
