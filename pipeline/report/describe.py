@@ -26,6 +26,9 @@ def rel(log_drop: float) -> float:
 def _p(n: dict[str, Any]) -> str:
     adjusted = n.get("family_size", 1) > 1
     tag = f" (NO-GO Holm over {n['family_size']} cells; GO per cell)" if adjusted else ""
+    if (n.get("nogo_family") or 1) > 1:  # a sequential candidate: the split its looks used
+        family = n["nogo_family"]
+        tag = f" (NO-GO Bonferroni over the sweep's {family} checks, as its looks; GO per cell)"
     return (
         f"p(GO) {n.get('p_go_adjusted', float('nan')):.3g}, "
         f"p(NO-GO) {n.get('p_nogo_adjusted', float('nan')):.3g}{tag}"
