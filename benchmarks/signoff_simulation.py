@@ -10,6 +10,7 @@ The older comparison with TensorRT-LLM's rule is ``signoff_rules_comparison.py``
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -89,18 +90,26 @@ def errors_name(c: Condition) -> str:
     return f"{100 * c.base_errors:g}% / {100 * c.cand_errors:g}%{mode}"
 
 
-def run_all(reps: int, seed: int, margin_reps: int) -> dict[Condition, Outcome]:
+def run_all(reps: int, seed: int, margin_reps: int, release_reps: int) -> dict[Condition, Outcome]:
     """Every condition; those that differ only in error rates share their outcomes.
 
-    One candidate at the margin (the false-GO rows) gets ``margin_reps`` replications, enough
-    to tell 5% from 6.5%.
+    One candidate at the margin, fixed design (the false-GO rows) gets ``margin_reps``
+    replications, enough to tell 5% from 6.5%; 8 candidates sequential get ``release_reps``
+    (CPU: each is 8 cells x up to 16 looks).
     """
     out: dict[Condition, Outcome] = {}
     for c in [*per_cell_conditions(), *release_conditions()]:
         if c not in out:
-            n = margin_reps if c.drop == MARGIN and c.candidates == 1 else reps
-            out[c] = simulate(c, n, seed)
+            out[c] = simulate(c, replications(c, reps, margin_reps, release_reps), seed)
+            print(f"{where(c)}: {len(out[c].first)} replications", file=sys.stderr, flush=True)
     return out
+
+
+def replications(c: Condition, reps: int, margin_reps: int, release_reps: int) -> int:
+    """How many replications condition ``c`` gets (see ``run_all``)."""
+    if c.drop == MARGIN and c.candidates == 1 and c.design is None:
+        return margin_reps
+    return release_reps if c.candidates == 8 and c.design else reps
 
 
 def per_cell_table(res: dict[Condition, Outcome]) -> list[str]:
@@ -224,6 +233,7 @@ def options(doc: str, out: Path) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--margin-reps", type=int, default=5000, help="one candidate at the margin")
+    parser.add_argument("--release-reps", type=int, default=500, help="8 candidates, sequential")
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--write", action="store_true", help=f"also write {out}")
     return parser.parse_args()
@@ -232,21 +242,23 @@ def options(doc: str, out: Path) -> argparse.Namespace:
 def main() -> None:
     opts = options(__doc__, OUT)
     started = time.perf_counter()
-    res = run_all(opts.reps, opts.seed, opts.margin_reps)
+    res = run_all(opts.reps, opts.seed, opts.margin_reps, opts.release_reps)
     p = beta_questions()
     bounds = ", ".join(f"{b:.2f}" for b in boundaries(SEQ))
     lines = [
         "# Release sign-off by simulation",
         "",
         f"    python benchmarks/signoff_simulation.py --reps {opts.reps} --margin-reps "
-        f"{opts.margin_reps} --write",
+        f"{opts.margin_reps} --release-reps {opts.release_reps} --write",
         "",
         f"- Questions: {len(p)}, success probabilities the mid-quantiles of a Beta law, mean "
         f"{p.mean():.3f}, one repeat's accuracy SD "
         f"{100 * np.sqrt(np.sum(p * (1 - p))) / len(p):.2f} pts; "
         f"{int(((p > 0.15) & (p < 0.85)).sum())} uncertain (0.15 < p < 0.85). Margin 2 pts,"
         f" one-sided alpha 0.05, {opts.reps} replications per condition ({opts.margin_reps} for "
-        f"one candidate at the margin), seed {opts.seed}; rates with Wilson 95% intervals.",
+        f"one candidate at the margin, fixed design; {opts.release_reps} for 8 candidates, "
+        f"sequential: the CPU this shared 2-core machine had), seed {opts.seed}; rates with "
+        "Wilson 95% intervals.",
         "- Layouts: one candidate against its baseline; 1, 4 or 8 candidates sharing one "
         "baseline; and the release sign-off's real layout, a baseline per KV dtype: 4 baselines "
         "x 2 candidates (each baseline drawn independently, the first candidate on the first).",
