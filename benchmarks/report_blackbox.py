@@ -61,6 +61,7 @@ class Condition:
     n_cand: int = 1
     err_base: float = 0.0
     err_cand: float = 0.0
+    err_on_wrong: bool = False  # the first candidate's errors fall only on its wrong answers
     trunc: float = 0.0  # truncations on both sides (a truncated answer is wrong)
     missing_hardest: int = 0  # questions the first candidate never asked (the hardest)
     cand_repeat_offset: int = 0  # 1: candidates' repeat indices are 1-based
@@ -85,6 +86,8 @@ CONDITIONS: dict[str, Condition] = {
     "clean-err4.9-cand": Condition(err_cand=0.049),
     "margin-err4.9-base": Condition(drop=2, err_base=0.049),
     "margin-err4.9-cand": Condition(drop=2, err_cand=0.049),
+    "3pt-err4.9-cand-on-wrong": Condition(drop=3, err_cand=0.049, err_on_wrong=True),
+    "3pt-err4.9-cand": Condition(drop=3, err_cand=0.049),
     "clean-trunc3": Condition(trunc=0.03),
     "clean-4cand": Condition(n_cand=4),
     "clean-8cand": Condition(n_cand=8),
@@ -96,6 +99,7 @@ CONDITIONS: dict[str, Condition] = {
     "seq-margin": Condition(drop=2, sequential=True),
     "seq-5pt-diffuse": Condition(drop=5, sequential=True),
     "seq-clean-8cand": Condition(sequential=True, n_cand=8),
+    "seq-5pt-uncertain-8cand": Condition(drop=5, shape="uncertain", sequential=True, n_cand=8),
     "single-question": Condition(single_question=True),
     **{
         f"malformed-{m}": Condition(malformed=m)
@@ -194,11 +198,15 @@ class Cell:
 
 
 def draw_lines(p: np.ndarray, rng: np.random.Generator, repeats: range, err: float, trunc: float,
-               skip_q: set[int] = frozenset()) -> list[dict[str, Any]]:  # type: ignore[assignment]  # fmt: skip
+               skip_q: set[int] = frozenset(), on_wrong: bool = False,  # type: ignore[assignment]
+               ) -> list[dict[str, Any]]:  # fmt: skip
     out = []
+    # On wrong answers only: the same overall rate, all of it on requests it got wrong.
+    wrong_err = min(1.0, err / max(1e-9, 1 - float(p.mean())))
     for r in repeats:
         hits = rng.random(len(p)) < p
-        out += [sample_line(i, r, bool(hits[i]), rng, err, trunc)
+        out += [sample_line(i, r, bool(hits[i]), rng,
+                            (0.0 if hits[i] else wrong_err) if on_wrong else err, trunc)
                 for i in range(len(p)) if i not in skip_q]  # fmt: skip
     return out
 
@@ -305,7 +313,7 @@ def plan_cells(cond: Condition, rng: np.random.Generator, p: np.ndarray) -> list
                 lines, seq = sequential_candidate(q, rng, cond, base_lines[skip])
             else:
                 lines, seq = draw_lines(q, rng, range(off, K + off), cond.err_cand, cond.trunc,
-                                        skip_q), None  # fmt: skip
+                                        skip_q, cond.err_on_wrong and first), None  # fmt: skip
             cells.append(Cell(num, v, skip, lines, "2026-11-30T11:00:00+00:00", seq))
             num += 1
     return cells
@@ -315,9 +323,12 @@ def sequential_candidate(q: np.ndarray, rng: np.random.Generator, cond: Conditio
                          baseline: Lines) -> tuple[Lines, dict[str, Any]]:  # fmt: skip
     """Rounds of 2 repeats, a look after each, as ``pipeline.sweeps.sequential_run`` runs them."""
     from pipeline.config.schema import SequentialConf
+    from pipeline.results.eval_block import DESIGN_KEYS
     from pipeline.sweeps.sequential_run import design_of, look
 
-    design = design_of(SequentialConf(True, **SEQ))
+    # As a cell does: NO-GO's alpha split over the sweep's candidates (one eval).
+    design = design_of(SequentialConf(True, **SEQ), cond.n_cand)
+    fields = {k: getattr(design, k) for k in DESIGN_KEYS}
     lines: list[dict[str, Any]] = []
     decision, index = None, 0
     for index in range(1, design.n_looks + 1):
@@ -327,7 +338,7 @@ def sequential_candidate(q: np.ndarray, rng: np.random.Generator, cond: Conditio
         decision = look(lines, baseline, design, index)
         if decision is not None:
             break
-    return lines, {**SEQ, "role": "candidate", "baseline_dir": "", "look": index,
+    return lines, {**fields, "role": "candidate", "baseline_dir": "", "look": index,
                    "decision": decision or "undecided"}  # fmt: skip
 
 

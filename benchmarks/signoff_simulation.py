@@ -10,6 +10,7 @@ The older comparison with TensorRT-LLM's rule is ``signoff_rules_comparison.py``
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,10 +24,14 @@ from pipeline.stats.release_sim import run_condition as simulate
 from pipeline.stats.sequential import SequentialDesign, boundaries
 
 OUT = ROOT / "benchmarks" / "results" / "signoff_simulation.md"
-SEQ = SequentialDesign(24, 2, 0.05, 0.02)
+SEQ = SequentialDesign(32, 2, 0.05, 0.02)
 SHAPES = ("diffuse", "uncertain", "few break")
-ERRORS = ((0.0, 0.0), (0.03, 0.0), (0.049, 0.0), (0.0, 0.03), (0.0, 0.049))
+# (baseline, candidate) error rates and where the candidate's fall: "random" (each request
+# alone) or "on wrong" (only on requests it got wrong: timeouts on runaway generations).
+ERRORS = ((0.0, 0.0, "random"), (0.049, 0.0, "random"), (0.0, 0.049, "random"),
+          (0.0, 0.049, "on wrong"))  # fmt: skip
 MARGIN = 0.02
+LAYOUTS = (1, 4)  # baselines the candidates share: one, or one per KV dtype (4 x 2)
 
 
 def design_name(c: Condition) -> str:
@@ -48,32 +53,63 @@ def pct(r: tuple[float, float, float]) -> str:
 
 def per_cell_conditions() -> Iterator[Condition]:
     """One candidate: every truth x every error condition x both designs."""
-    truths = [(0.0, "diffuse")] + [(d, s) for d in (MARGIN, 0.04, 0.05) for s in SHAPES]
+    truths = [(0.0, "diffuse"), *((MARGIN, s) for s in SHAPES), (0.03, "diffuse"),
+              *((d, s) for d in (0.04, 0.05) for s in SHAPES)]  # fmt: skip
     for drop, shape in truths:
-        for base_e, cand_e in ERRORS:
+        for base_e, cand_e, mode in ERRORS:
             for design in (None, SEQ):
-                yield Condition(drop, shape, base_e, cand_e, 1, design)
+                yield Condition(drop, shape, base_e, cand_e, 1, design, error_mode=mode)
 
 
 def release_conditions() -> Iterator[Condition]:
-    """1, 4 and 8 candidates: all clean, or the first at the margin / 5 points, the rest clean."""
+    """1, 4 and 8 candidates: all clean, or the first at the margin / 5 points, the rest clean.
+
+    8 candidates in both layouts: sharing one baseline, and 4 baselines x 2 candidates.
+    """
     truths = [(0.0, "diffuse")] + [(d, s) for d in (MARGIN, 0.05) for s in SHAPES]
     for m in (1, 4, 8):
         designs: list[tuple[SequentialDesign | None, int]] = [(None, 8), (SEQ, 0)]
         if m == 8:
             designs[1:1] = [(None, 16), (None, 24)]
-        for drop, shape in truths:
-            for design, k in designs:
-                yield Condition(drop, shape, 0.0, 0.0, m, design, k or 8)
+        for layout in LAYOUTS if m == 8 else (1,):
+            for drop, shape in truths:
+                for design, k in designs:
+                    yield Condition(drop, shape, 0.0, 0.0, m, design, k or 8, baselines=layout)
 
 
-def run_all(reps: int, seed: int) -> dict[Condition, Outcome]:
-    """Every condition; those that differ only in error rates share their outcomes."""
+def layout_name(c: Condition) -> str:
+    """The layout in words."""
+    if c.baselines == 1:
+        return f"{c.candidates} on one baseline"
+    return f"{c.baselines} baselines x {c.candidates // c.baselines}"
+
+
+def errors_name(c: Condition) -> str:
+    """Error rates (and where the candidate's fall), in words."""
+    mode = " on wrong answers" if c.error_mode == "on wrong" and c.cand_errors else ""
+    return f"{100 * c.base_errors:g}% / {100 * c.cand_errors:g}%{mode}"
+
+
+def run_all(reps: int, seed: int, margin_reps: int, release_reps: int) -> dict[Condition, Outcome]:
+    """Every condition; those that differ only in error rates share their outcomes.
+
+    One candidate at the margin, fixed design (the false-GO rows) gets ``margin_reps``
+    replications, enough to tell 5% from 6.5%; 8 candidates sequential get ``release_reps``
+    (CPU: each is 8 cells x up to 16 looks).
+    """
     out: dict[Condition, Outcome] = {}
     for c in [*per_cell_conditions(), *release_conditions()]:
         if c not in out:
-            out[c] = simulate(c, reps, seed)
+            out[c] = simulate(c, replications(c, reps, margin_reps, release_reps), seed)
+            print(f"{where(c)}: {len(out[c].first)} replications", file=sys.stderr, flush=True)
     return out
+
+
+def replications(c: Condition, reps: int, margin_reps: int, release_reps: int) -> int:
+    """How many replications condition ``c`` gets (see ``run_all``)."""
+    if c.drop == MARGIN and c.candidates == 1 and c.design is None:
+        return margin_reps
+    return release_reps if c.candidates == 8 and c.design else reps
 
 
 def per_cell_table(res: dict[Condition, Outcome]) -> list[str]:
@@ -84,7 +120,7 @@ def per_cell_table(res: dict[Condition, Outcome]) -> list[str]:
         o = res[c]
         inc = rate(np.where((o.first != GO) & (o.first != NO_GO), "I", "x"), "I")
         lines.append(
-            f"| {truth(c)} | {100 * c.base_errors:g}% / {100 * c.cand_errors:g}% | "
+            f"| {truth(c)} | {errors_name(c)} | "
             f"{design_name(c)} | {pct(rate(o.first, GO))} | {pct(rate(o.first, NO_GO))} | "
             f"{pct(inc)} | {o.repeats.mean():.1f} |"
         )
@@ -93,87 +129,111 @@ def per_cell_table(res: dict[Condition, Outcome]) -> list[str]:
 
 def release_table(res: dict[Condition, Outcome]) -> list[str]:
     """The release verdict with 1, 4 and 8 candidates."""
-    lines = ["| candidates | first candidate | design | release GO | release NO-GO | first "
+    lines = ["| layout | first candidate | design | release GO | release NO-GO | first "
              "candidate GO | repeats per release decision (all cells) |",
              "|---|---|---|---|---|---|---|"]  # fmt: skip
     for c in release_conditions():
         o = res[c]
         lines.append(
-            f"| {c.candidates} | {truth(c)} | {design_name(c)} | {pct(rate(o.release, GO))} | "
+            f"| {layout_name(c)} | {truth(c)} | {design_name(c)} | {pct(rate(o.release, GO))} | "
             f"{pct(rate(o.release, NO_GO))} | {pct(rate(o.first, GO))} | {o.repeats.mean():.1f} |"
         )
     return lines
 
 
+def _worst(res: dict[Condition, Outcome], conds: list[Condition], field: str, value: str,
+           high: bool) -> tuple[tuple[float, float, float], Condition]:  # fmt: skip
+    scored = [(rate(getattr(res[c], field), value), c) for c in conds]
+    return max(scored, key=lambda s: s[0][0]) if high else min(scored, key=lambda s: s[0][0])
+
+
+def where(c: Condition) -> str:
+    """A condition in words."""
+    return f"{truth(c)}, {layout_name(c)}, {design_name(c)}, errors {errors_name(c)}"
+
+
 def requirements(res: dict[Condition, Outcome]) -> list[str]:
-    """The issue's 'done when', each with the worst condition and its Wilson interval."""
-    cells = list(per_cell_conditions())
-    rel = list(release_conditions())
-
-    def worst(conds: list[Condition], field: str, value: str, high: bool) -> tuple:
-        scored = [(rate(getattr(res[c], field), value), c) for c in conds]
-        return max(scored, key=lambda s: s[0][0]) if high else min(scored, key=lambda s: s[0][0])
-
-    def where(c: Condition) -> str:
-        errs = f", errors {100 * c.base_errors:g}% / {100 * c.cand_errors:g}%"
-        return f"{truth(c)}, {c.candidates} candidate(s), {design_name(c)}{errs}"
-
+    """The targets, each with the worst condition, its Wilson interval, and whether its point
+    estimate meets the bound (an interval that only reaches it is not "met")."""
+    cells, rel = list(per_cell_conditions()), list(release_conditions())
+    seq8 = [c for c in rel if c.candidates == 8 and c.design]
     rows = [
         ("false GO per cell, drop at the margin, every shape / errors / design", "<= 5%",
-         worst([c for c in cells if c.drop == MARGIN], "first", GO, True), 0.05, "le"),
-        ("false GO per release, one candidate at the margin, 1 / 4 / 8 candidates", "<= 5%",
-         worst([c for c in rel if c.drop == MARGIN], "release", GO, True), 0.05, "le"),
+         _worst(res, [c for c in cells if c.drop == MARGIN], "first", GO, True), 0.05, "le"),
+        ("GO per cell, true 3-pt drop, 4.9% candidate errors on wrong answers (fixed 8 / "
+         "sequential, worst)", "<= 5%",
+         _worst(res, [c for c in cells if c.drop == 0.03 and c.cand_errors], "first", GO, True),
+         0.05, "le"),
+        ("false GO per release, one candidate at the margin, every layout / design", "<= 5%",
+         _worst(res, [c for c in rel if c.drop == MARGIN], "release", GO, True), 0.05, "le"),
         ("false NO-GO per cell, clean, every errors / design", "<= 5%",
-         worst([c for c in cells if c.drop == 0], "first", NO_GO, True), 0.05, "le"),
-        ("false NO-GO per release, all clean", "<= 5%",
-         worst([c for c in rel if c.drop == 0], "release", NO_GO, True), 0.05, "le"),
-        ("release GO, 8 clean candidates, sequential", ">= 90%",
-         worst([c for c in rel if c.drop == 0 and c.candidates == 8 and c.design], "release",
-               GO, False), 0.90, "ge"),
-        ("NO-GO per cell at 5 pts, every shape / errors / design", ">= 80%",
-         worst([c for c in cells if c.drop == 0.05], "first", NO_GO, False), 0.80, "ge"),
-        ("informative, not required: release NO-GO (Holm over the candidates' alarms), one "
-         "candidate 5 pts worse, every shape, 1 / 4 / 8 candidates, sequential; the release is "
-         "never GO then (UNDECIDED instead)", "(80%)",
-         worst([c for c in rel if c.drop == 0.05 and c.design], "release", NO_GO, False), 0.80,
-         "info"),
-        ("informative: the same with fixed 8 repeats", "(80%)",
-         worst([c for c in rel if c.drop == 0.05 and not c.design and c.repeats == 8], "release",
-               NO_GO, False), 0.80, "info"),
+         _worst(res, [c for c in cells if c.drop == 0], "first", NO_GO, True), 0.05, "le"),
+        ("false NO-GO per release, all clean, every layout / design", "<= 5%",
+         _worst(res, [c for c in rel if c.drop == 0], "release", NO_GO, True), 0.05, "le"),
+        ("release GO, 8 clean candidates, sequential, every layout", ">= 95%",
+         _worst(res, [c for c in seq8 if c.drop == 0], "release", GO, False), 0.95, "ge"),
+        ("release NO-GO, 8 candidates, one 5 pts worse, every shape and layout, sequential",
+         ">= 90%", _worst(res, [c for c in seq8 if c.drop == 0.05], "release", NO_GO, False),
+         0.90, "ge"),
+        ("release GO, 8 candidates, one 5 pts worse, sequential (worst)", "0%",
+         _worst(res, [c for c in seq8 if c.drop == 0.05], "release", GO, True), 0.0, "le"),
+        ("NO-GO per cell at 5 pts, every shape / design, no errors or errors at random",
+         ">= 80%", _worst(res, [c for c in cells if c.drop == 0.05 and c.error_mode == "random"],
+                          "first", NO_GO, False), 0.80, "ge"),
     ]  # fmt: skip
-    lines = ["| requirement | bound | worst condition | its rate [Wilson 95%] | met |",
+    lines = ["| target | bound | worst condition | its rate [Wilson 95%] | met (point estimate) |",
              "|---|---|---|---|---|"]  # fmt: skip
     for text, bound, (r, c), limit, op in rows:
-        met = r[1] <= limit if op == "le" else r[2] >= limit
-        shown = "n/a" if op == "info" else ("yes" if met else "**NO**")
-        if op == "info":
-            shown += f"; release GO {pct(rate(res[c].release, GO))}"
-        lines.append(f"| {text} | {bound} | {where(c)} | {pct(r)} | {shown} |")
-    lines.append(error_shift(res))
-    return lines
+        met = r[0] <= limit if op == "le" else r[0] >= limit
+        lines.append(f"| {text} | {bound} | {where(c)} | {pct(r)} | "
+                     f"{'yes' if met else '**NO**'} |")  # fmt: skip
+    return [*lines, stopped_no_go(res, seq8), *efficiency(res)]
 
 
-def error_shift(res: dict[Condition, Outcome]) -> str:
-    """Largest change of an error rate (false GO at the margin, false NO-GO clean) by errors."""
-    worst_shift, at = 0.0, ""
-    for c in per_cell_conditions():
-        if c.drop not in (0.0, MARGIN) or (c.base_errors, c.cand_errors) == (0.0, 0.0):
-            continue
-        clean = Condition(c.drop, c.shape, 0.0, 0.0, 1, c.design)
-        value = GO if c.drop == MARGIN else NO_GO
-        shift = rate(res[c].first, value)[0] - rate(res[clean].first, value)[0]
-        if abs(shift) > abs(worst_shift):
-            worst_shift, at = shift, f"{truth(c)}, {design_name(c)}, errors " \
-                f"{100 * c.base_errors:g}% / {100 * c.cand_errors:g}%"  # fmt: skip
-    met = "yes" if abs(worst_shift) <= 0.01 else "**NO** (within Monte Carlo noise? see rows)"
-    return (f"| errors of 3% / 4.9% on either side change an error rate by <= 1 pt | <= 1 pt | "
-            f"{at} | {100 * worst_shift:+.1f} pts | {met} |")  # fmt: skip
+def stopped_no_go(res: dict[Condition, Outcome], seq8: list[Condition]) -> str:
+    """Of the first candidates that stopped NO-GO at a look, the share the report calls NO-GO."""
+    stopped = reported = 0
+    for c in seq8:
+        hit = res[c].alone == NO_GO
+        stopped, reported = (
+            stopped + int(hit.sum()),
+            reported + int((res[c].first[hit] == NO_GO).sum()),
+        )
+    share = rate(np.array([NO_GO] * reported + ["x"] * (stopped - reported)), NO_GO)
+    return (f"| a candidate that stopped NO-GO is reported NO-GO (8 candidates, sequential, every "
+            f"truth / layout; {stopped} stops) | 100% | all | {pct(share)} | "
+            f"{'yes' if reported == stopped else '**NO**'} |")  # fmt: skip
+
+
+def efficiency(res: dict[Condition, Outcome]) -> list[str]:
+    """Sequential repeats per release decision against the fixed design of at least its power."""
+    out = []
+    for layout in LAYOUTS:
+        clean = [c for c in release_conditions()
+                 if c.candidates == 8 and c.drop == 0 and c.baselines == layout]  # fmt: skip
+        seq = next(c for c in clean if c.design)
+        power = rate(res[seq].release, GO)[0]
+        fixed = [c for c in clean if not c.design and rate(res[c].release, GO)[0] >= power]
+        ratio = "no fixed design here reaches it"
+        if fixed:
+            f = min(fixed, key=lambda c: c.repeats)
+            r = res[seq].repeats.mean() / res[f].repeats.mean()
+            ratio = (f"{res[seq].repeats.mean():.1f} vs {res[f].repeats.mean():.1f} repeats "
+                     f"(fixed {f.repeats}, release GO {pct(rate(res[f].release, GO))}): "
+                     f"{r:.2f}x")  # fmt: skip
+        met = "yes" if fixed and r <= 0.5 else "**NO**"
+        out.append(f"| repeats per release decision, 8 clean candidates, {layout_name(seq)}: "
+                   f"sequential (release GO {pct(rate(res[seq].release, GO))}) vs the fixed "
+                   f"design of at least its power | <= 0.5x | {ratio} | | {met} |")  # fmt: skip
+    return out
 
 
 def options(doc: str, out: Path) -> argparse.Namespace:
     """``--reps``, ``--seed`` and ``--write`` of a sign-off simulation writing ``out``."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2000)
+    parser.add_argument("--margin-reps", type=int, default=5000, help="one candidate at the margin")
+    parser.add_argument("--release-reps", type=int, default=500, help="8 candidates, sequential")
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--write", action="store_true", help=f"also write {out}")
     return parser.parse_args()
@@ -182,37 +242,51 @@ def options(doc: str, out: Path) -> argparse.Namespace:
 def main() -> None:
     opts = options(__doc__, OUT)
     started = time.perf_counter()
-    res = run_all(opts.reps, opts.seed)
+    res = run_all(opts.reps, opts.seed, opts.margin_reps, opts.release_reps)
     p = beta_questions()
     bounds = ", ".join(f"{b:.2f}" for b in boundaries(SEQ))
     lines = [
-        "# Release sign-off by simulation (issue 14)",
+        "# Release sign-off by simulation",
+        "",
+        f"    python benchmarks/signoff_simulation.py --reps {opts.reps} --margin-reps "
+        f"{opts.margin_reps} --release-reps {opts.release_reps} --write",
         "",
         f"- Questions: {len(p)}, success probabilities the mid-quantiles of a Beta law, mean "
         f"{p.mean():.3f}, one repeat's accuracy SD "
         f"{100 * np.sqrt(np.sum(p * (1 - p))) / len(p):.2f} pts; "
         f"{int(((p > 0.15) & (p < 0.85)).sum())} uncertain (0.15 < p < 0.85). Margin 2 pts,"
-        f" one-sided alpha 0.05, {opts.reps} replications per condition, seed {opts.seed}; "
-        "rates with Wilson 95% intervals.",
+        f" one-sided alpha 0.05, {opts.reps} replications per condition ({opts.margin_reps} for "
+        f"one candidate at the margin, fixed design; {opts.release_reps} for 8 candidates, "
+        f"sequential: the CPU this shared 2-core machine had), seed {opts.seed}; rates with "
+        "Wilson 95% intervals.",
+        "- Layouts: one candidate against its baseline; 1, 4 or 8 candidates sharing one "
+        "baseline; and the release sign-off's real layout, a baseline per KV dtype: 4 baselines "
+        "x 2 candidates (each baseline drawn independently, the first candidate on the first).",
         "- Shapes of a drop: diffuse (every question loses in proportion), uncertain (only the "
         "uncertain questions lose), few break (nearly-always-right questions go to always wrong "
         "until the drop is lost: about 10 questions at 5 pts). Errors: each request errors "
-        "independently at the rate shown (no answer; left out of the pairs).",
+        "independently at the rate shown, or (on wrong answers) the candidate's fall only on "
+        "requests it got wrong, at the same overall rate; GO must hold with the candidate's "
+        "errored pairs counted wrong, NO-GO with them counted right.",
         f"- Designs: fixed K repeats; sequential: rounds of {SEQ.repeats_per_round} up to "
         f"{SEQ.max_repeats} repeats (critical z {bounds}); the baseline runs all "
-        f"{SEQ.max_repeats}. Repeats per decision count every cell, baseline included.",
+        f"{SEQ.max_repeats}. GO is read at alpha per cell, NO-GO (and broken prompts) at "
+        "alpha / (candidates) at every look and in the report alike (Bonferroni over the "
+        "family, fixed before the first look). Repeats per decision count every cell, "
+        "baselines included.",
         "- Decided by the report's own functions (pipeline/stats/release_sim.py names them): "
         "answered pairs, missing answers at their worst, the broken-prompt check, GO per cell "
-        "(intersection-union), NO-GO alarms Holm-corrected across cells, release GO only if "
-        "every candidate is GO; a sequential candidate stops as sequential_run.look says and is "
-        "read through its stagewise p-values. A requirement is met when its Wilson interval "
-        "reaches the bound.",
+        "(intersection-union), NO-GO alarms Holm-corrected across cells (fixed designs), "
+        "release GO only if every candidate is GO; a sequential candidate stops as "
+        "sequential_run.look says and is read through its stagewise p-values. Each test's SE "
+        "is read where its null holds (pipeline/stats/null_variance.py). A target is met when "
+        "its point estimate meets the bound.",
         "",
-        "## Requirements (issue 14, 'done when')",
+        "## Targets",
         "",
         *requirements(res),
         "",
-        "## The release: 1, 4 and 8 candidates (the first as stated, the rest clean)",
+        "## The release: 1, 4 and 8 candidates, both layouts (the first as stated, the rest clean)",
         "",
         *release_table(res),
         "",

@@ -204,7 +204,9 @@ def _run_one(
     if is_multi_turn(ev):
         new, wall = run_turns(run, todo, kept)
     elif conf.sequential.enabled and ev.graded:
-        new, wall, sequential = run_sequential(conf.sequential, run, todo, kept, cell_dir, cell)
+        new, wall, sequential = run_sequential(
+            conf.sequential, run, todo, kept, cell_dir, cell, len(conf.evals)
+        )
     else:
         new, wall = run_eval(run, todo) if todo else ([], 0.0)
     records = kept + new

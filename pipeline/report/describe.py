@@ -26,6 +26,9 @@ def rel(log_drop: float) -> float:
 def _p(n: dict[str, Any]) -> str:
     adjusted = n.get("family_size", 1) > 1
     tag = f" (NO-GO Holm over {n['family_size']} cells; GO per cell)" if adjusted else ""
+    if (n.get("nogo_family") or 1) > 1:  # a sequential candidate: the split its looks used
+        family = n["nogo_family"]
+        tag = f" (NO-GO Bonferroni over the sweep's {family} checks, as its looks; GO per cell)"
     return (
         f"p(GO) {n.get('p_go_adjusted', float('nan')):.3g}, "
         f"p(NO-GO) {n.get('p_nogo_adjusted', float('nan')):.3g}{tag}"
@@ -33,11 +36,22 @@ def _p(n: dict[str, Any]) -> str:
 
 
 def _rates(n: dict[str, Any]) -> str:
-    """Error and truncation rates of both sides (errored requests are left out of the pairs)."""
+    """Error and truncation rates of both sides (an errored request is no answer)."""
     return (
         f"errors {100 * n.get('base_error', 0):.1f}% baseline / {100 * n.get('cand_error', 0):.1f}%"
-        f" candidate (left out), truncated {100 * n.get('base_truncated', 0):.1f}% / "
+        f" candidate (no answer), truncated {100 * n.get('base_truncated', 0):.1f}% / "
         f"{100 * n.get('cand_truncated', 0):.1f}% (counted wrong)"
+    )
+
+
+def _bounds(n: dict[str, Any]) -> str:
+    """The answered pairs' bounds, and the ones the verdict reads when some pairs lack answers."""
+    answered = f"[{pts(n['lower'])}, {pts(n['upper'])}]"
+    if not (n.get("n_lost") or n.get("n_unanswered_questions")) or "go_bound" not in n:
+        return answered
+    return (
+        f"[{pts(n['nogo_bound'])}, {pts(n['go_bound'])}] with what has no answer counted right "
+        f"(NO-GO's) / wrong (GO's); answered pairs alone {answered}"
     )
 
 
@@ -67,7 +81,7 @@ def describe(check: Check) -> str:
         return (
             f"accuracy {n['accuracy_candidate']:.4f} vs {n['accuracy_baseline']:.4f} "
             f"(change {pts(-n['drop'], True)} pts); drop {pts(n['drop'])} pts, one-sided "
-            f"{100 * (1 - n['alpha']):g}% bounds [{pts(n['lower'])}, {pts(n['upper'])}] vs "
+            f"{100 * (1 - n['alpha']):g}% bounds {_bounds(n)} vs "
             f"margin {pts(n['margin'])} pts; {_p(n)}; {n['n_questions']} questions x "
             f"{n['repeats']} repeats{seq}; {_rates(n)}; {n.get('coverage', '')}"
             f"{f'; undecided: {why}' if why else ''}{_extra(n)}{_baseline_note(n)}"

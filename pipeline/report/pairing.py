@@ -150,6 +150,21 @@ def _matrix(samples: Samples, rows: dict[str, int], columns: dict[int, int]) -> 
     return out
 
 
+def _errored(samples: Samples, rows: dict[str, int], columns: dict[int, int]) -> np.ndarray:
+    # Requests sent that errored (a repeat never sent is not one).
+    out = np.zeros((len(rows), max(1, len(columns))), dtype=bool)
+    for (q, r), record in samples.items():
+        if q in rows and record.get("error_kind"):
+            out[rows[q], columns[r]] = True
+    return out
+
+
+def nested_repeats(base: Samples, cand: Samples) -> bool:
+    """Whether one side's repeat indices contain the other's (pair by question and repeat)."""
+    rb, rc = {r for _, r in base}, {r for _, r in cand}
+    return rb <= rc or rc <= rb
+
+
 def pair_samples(base: Samples, cand: Samples) -> Paired:
     """Both cells' samples of one eval on the baseline's questions (see ``Paired``).
 
@@ -159,19 +174,21 @@ def pair_samples(base: Samples, cand: Samples) -> Paired:
     questions = sorted({q for q, _ in base})
     rows = {q: i for i, q in enumerate(questions)}
     rb, rc = sorted({r for _, r in base}), sorted({r for _, r in cand})
-    by_repeat = set(rb) <= set(rc) or set(rc) <= set(rb)
+    by_repeat = nested_repeats(base, cand)
     if by_repeat:
         cols = {r: j for j, r in enumerate(sorted(set(rb) | set(rc)))}
         b, c = _matrix(base, rows, cols), _matrix(cand, rows, cols)
+        errored = _errored(cand, rows, cols)
     else:
         b = _matrix(base, rows, {r: j for j, r in enumerate(rb)})
-        c = _matrix(cand, rows, {r: j for j, r in enumerate(rc)})
+        cols = {r: j for j, r in enumerate(rc)}
+        c, errored = _matrix(cand, rows, cols), _errored(cand, rows, cols)
     asked = np.zeros(len(questions), dtype=bool)
     asked[[rows[q] for q, _ in cand if q in rows]] = True
     (be, bt), (ce, ct) = _rates(base), _rates(cand)
     extra = len({q for q, _ in cand} - set(rows))
     rates = {"base_error": be, "base_truncated": bt, "cand_error": ce, "cand_truncated": ct}
-    return Paired(questions, Outcomes(b, c, asked, by_repeat), rb, rc, extra, rates)
+    return Paired(questions, Outcomes(b, c, asked, by_repeat, errored), rb, rc, extra, rates)
 
 
 def score_matrix(samples: Samples) -> np.ndarray:
@@ -189,36 +206,3 @@ def score_matrix(samples: Samples) -> np.ndarray:
     for i, values in enumerate(by_question.values()):
         out[i, : len(values)] = values
     return out
-
-
-def _spec(record: dict[str, Any]) -> tuple[float, float] | None:
-    spec = record.get("spec") or {}
-    verify, tokens = spec.get("verify_ct"), spec.get("completion_tokens")
-    if record.get("error_kind") or not verify or not tokens:
-        return None
-    return float(tokens), float(verify)
-
-
-def accept_rows(samples: Samples) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """Completion tokens, verify steps and question id of every request with spec statistics."""
-    rows = [(q, s) for (q, _), r in sorted(samples.items()) if (s := _spec(r)) is not None]
-    return (
-        np.array([s[0] for _, s in rows]),
-        np.array([s[1] for _, s in rows]),
-        [q for q, _ in rows],
-    )
-
-
-def accept_pairs(base: Samples, cand: Samples) -> tuple[list[np.ndarray], list[str]]:
-    """``[c_base, v_base, c_cand, v_cand]`` over prompts where both have spec statistics."""
-    keys = [
-        k
-        for k in sorted(set(base) & set(cand))
-        if _spec(base[k]) is not None and _spec(cand[k]) is not None
-    ]
-    cols: list[list[float]] = [[], [], [], []]
-    for k in keys:
-        (cb, vb), (cc, vc) = _spec(base[k]), _spec(cand[k])  # type: ignore[misc]
-        for col, value in zip(cols, (cb, vb, cc, vc), strict=True):
-            col.append(value)
-    return [np.array(c) for c in cols], [q for q, _ in keys]

@@ -107,20 +107,24 @@ def finalize(checks: list[Check], alpha: float, power: float, multiplicity: str)
 
     GO is read per cell at its own level (the release is GO only if every cell is GO, an
     intersection-union test: no correction needed); NO-GO alarms are Holm-corrected across the
-    cells of a kind (``multiplicity: holm``). A check read at a sequential look's level ``l``
-    enters with its p-values scaled by ``alpha / l``. The rule is ``pipeline.stats.release``'s,
-    the one the simulation checks.
+    cells of a kind (``multiplicity: holm``), except a sequential candidate whose design split
+    NO-GO's alpha over its sweep's family before the first look (``nogo_family``): it is read
+    with that Bonferroni split, which is the look's own decision. A check read at a sequential
+    look's level ``l`` enters with its p-values scaled by ``alpha / l``. The rule is
+    ``pipeline.stats.release``'s, the one the simulation checks.
     """
     for kind in (*STAT_KINDS, BROKEN):
         family = [c for c in checks if c.kind == kind and c.p_go is not None]
         if not family:
             continue
         scale = np.array([alpha / (c.level or alpha) for c in family])
+        split = np.array([int(c.numbers.get("nogo_family") or 1) for c in family])
         p_go, p_nogo = family_pvalues(
             np.array([c.p_go for c in family], dtype=float),
             np.array([c.p_nogo for c in family], dtype=float),
             scale,
             multiplicity == "holm",
+            split,
         )
         found = family_verdicts(p_go, p_nogo, alpha)
         # A NO-GO faces Holm's alpha / m at worst; a GO faces alpha: size extra repeats on GO's.

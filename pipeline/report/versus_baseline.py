@@ -10,9 +10,10 @@ import math
 
 import numpy as np
 
+from pipeline.report.accept_pairing import accept_pairs
 from pipeline.report.describe import pts
 from pipeline.report.load import CellRecord
-from pipeline.report.pairing import Paired, SampleReader, Samples, accept_pairs, pair_samples
+from pipeline.report.pairing import Paired, SampleReader, Samples, pair_samples
 from pipeline.report.samples import SampleError
 from pipeline.report.tolerance import EvalTolerance
 from pipeline.report.verdicts import (
@@ -97,6 +98,9 @@ def _coverage(paired: Paired, ev: Evidence) -> str:
     parts = [f"{int(ev.n_paired)} of {n} baseline questions paired ({paired.pairing})"]
     if ev.n_unanswered:
         parts.append(f"{int(ev.n_unanswered)} without an answered pair, taken at their worst")
+    if ev.n_lost:
+        parts.append(f"{int(ev.n_lost)} pairs the candidate's request errored on, counted wrong "
+                     "for GO and right for NO-GO")  # fmt: skip
     if ev.n_absent:
         parts.append(f"{int(ev.n_absent)} never asked of the candidate")
     if paired.extra_questions:
@@ -104,7 +108,7 @@ def _coverage(paired: Paired, ev: Evidence) -> str:
     return "; ".join(parts)
 
 
-def _why_undecided(ev: Evidence, margins: EvalTolerance, n: int) -> str:
+def _why_undecided(ev: Evidence, margins: EvalTolerance, n: int, alpha: float) -> str:
     # Read only when the verdict is INCONCLUSIVE: what stopped it from being decided.
     if not ev.n_paired >= 2:
         return f"only {int(ev.n_paired)} paired question(s): no verdict"
@@ -116,10 +120,31 @@ def _why_undecided(ev: Evidence, margins: EvalTolerance, n: int) -> str:
             f"{int(ev.n_absent)} of the baseline's {n} questions were never asked of the "
             f"candidate (policy max_absent_questions allows {allowed:g}%): never GO"
         )
+    decided = errors_decided(ev, alpha)
+    if decided:
+        return decided
     if ev.n_unanswered:
         return (
             f"{int(ev.n_unanswered)} questions without an answered pair could move the "
             f"drop by up to {pts(float(ev.worst_shift))} pts"
+        )
+    return ""
+
+
+def errors_decided(ev: Evidence, alpha: float) -> str:
+    """Why the candidate's errored requests alone keep a verdict from being reached, or ''."""
+    if not ev.n_lost:
+        return ""
+    lost = f"the candidate's {int(ev.n_lost)} errored requests on pairs the baseline answered"
+    if ev.p_go_answered <= alpha < ev.p_go:
+        return (
+            f"errors decided it: on answered pairs alone GO, but with {lost} counted wrong the "
+            f"drop's upper bound is {pts(float(ev.go_bound))} pts (rerun the errored requests)"
+        )
+    if ev.p_nogo_answered <= alpha < ev.p_nogo:
+        return (
+            f"errors decided it: on answered pairs alone NO-GO, but with {lost} counted right "
+            f"the drop's lower bound is {pts(float(ev.nogo_bound))} pts"
         )
     return ""
 
@@ -133,25 +158,32 @@ def accuracy_check(
     A sequentially stopped candidate is read through its stagewise p-values, which are <= alpha
     exactly when its look stopped it, and which Holm can correct across cells.
     """
-    ev = accuracy_evidence(paired.outcomes, margins.max_drop, alpha, margins.max_absent_questions)
+    null = look is None or look[0].statistic == "null"  # as the cell's looks read it
+    ev = accuracy_evidence(
+        paired.outcomes, margins.max_drop, alpha, margins.max_absent_questions, null
+    )
     drop, se, df = float(ev.drop), float(ev.se), float(ev.df)
     b_flat, c_flat = paired.flat()
-    why = _why_undecided(ev, margins, len(paired.questions))
+    level = level_at(look[0].side(True), look[1]) if look else alpha
+    why = _why_undecided(ev, margins, len(paired.questions), level)
     check = stat_check(
         cell, name, ACC, Estimate(drop, se, max(df, 1.0)), margins.max_drop, alpha, alpha,
         baseline=base.label, baseline_folder=str(base.folder or base.id), note=note,
         sequential=f"sequential look {look[1]} of {look[0].n_looks}" if look else "",
-        look_level=level_at(*look) if look else None, n_questions=int(ev.n_paired),
-        repeats=paired.repeats,
-        n_pairs=int(b_flat.size), coverage=_coverage(paired, ev),
+        look_level=level, n_questions=int(ev.n_paired),
+        repeats=paired.repeats, n_lost=int(ev.n_lost),
+        n_unanswered_questions=int(ev.n_unanswered), go_bound=float(ev.go_bound),
+        nogo_bound=float(ev.nogo_bound), n_pairs=int(b_flat.size), coverage=_coverage(paired, ev),
         pairing=paired.pairing, undecided_because=why,
         accuracy_baseline=float(b_flat.mean()) if b_flat.size else math.nan,
         accuracy_candidate=float(c_flat.mean()) if c_flat.size else math.nan, **paired.rates,
     )  # fmt: skip
     check.p_go, check.p_nogo = float(ev.p_go), float(ev.p_nogo)
     if look:
-        check.p_go = float(stagewise(*look, np.asarray(ev.p_go)))
-        check.p_nogo = float(stagewise(*look, np.asarray(ev.p_nogo)))
+        design, j = look
+        check.p_go = float(stagewise(design.side(True), j, np.asarray(ev.p_go)))
+        check.p_nogo = float(stagewise(design.side(False), j, np.asarray(ev.p_nogo)))
+        check.numbers["nogo_family"] = design.family
     if paired.outcomes.by_repeat:
         check.components = variance_components(paired.diffs)
     return check
@@ -165,15 +197,24 @@ def broken_check(
     if not found.testable or ((found.p_question >= 1).all() and paired.repeats < 2):
         message = "too few repeats for any question to show a break (needs several repeats)"
         return make_check(cell, name, BROKEN, INFO, message)
-    level = increment(*look) if look else alpha  # a look spends its share of alpha
+    if paired.repeats > 1 and not found.repeats_vary:
+        message = (
+            "every question's repeats are identical on both sides (greedy decoding): a question "
+            "is one answer, too few for a per-question test; the accuracy check decides"
+        )
+        return make_check(cell, name, BROKEN, INFO, message)
+    # A look spends its share of the NO-GO family's alpha.
+    level = increment(look[0].side(False), look[1]) if look else alpha
     flagged = found.flagged(level)
     ids = [q for q, f in zip(paired.questions, flagged, strict=True) if f]
     check = make_check(
         cell, name, BROKEN, INCONCLUSIVE, "", testable=int(found.testable),
         broken_questions=ids, p=float(found.p_cell), baseline=base.label,
     )  # fmt: skip
-    p = bonferroni_over_looks(*look, found.p_cell) if look else found.p_cell
+    p = bonferroni_over_looks(look[0].side(False), look[1], found.p_cell) if look else found.p_cell
     check.p_go, check.p_nogo, check.level = math.nan, float(p), alpha
+    if look:
+        check.numbers["nogo_family"] = look[0].family
     return check
 
 

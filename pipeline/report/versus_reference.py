@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.report.accept_pairing import accept_rows
 from pipeline.report.load import CellRecord
-from pipeline.report.pairing import SampleReader, Samples, accept_rows, score_matrix
+from pipeline.report.pairing import SampleReader, Samples, score_matrix
 from pipeline.report.references import Reference, find_reference
 from pipeline.report.samples import SampleError
 from pipeline.report.tolerance import EvalTolerance, Tolerance

@@ -14,7 +14,8 @@ from typing import Any
 from pipeline.results.accept_block import AcceptBlock
 from pipeline.results.json_values import as_list, as_map, as_seconds
 
-DESIGN_KEYS = ("max_repeats", "repeats_per_round", "alpha", "margin", "spending")
+DESIGN_KEYS = ("max_repeats", "repeats_per_round", "alpha", "margin", "spending", "family",
+               "statistic")  # fmt: skip
 RATES = ("no_answer_rate", "truncated_rate", "error_rate")
 # Retried attempts (HTTP 5xx, dropped connections, unfinished replies) per request above which the
 # console and the report warn: the figures are still exact, but the server or what stands in

@@ -82,9 +82,12 @@ def repeats_to_decide(
     room = target_var - components.between
     if distance == 0 or room <= 0:
         return None
+    # The sign-off rule's SE is at least 1 / (K n) (signoff.mean_check): identical pairs on
+    # few questions need enough repeats for that floor alone to be decided.
+    floor = math.ceil(z / (abs(distance) * max(components.n_questions, 1)) - 1e-9)
     if components.within <= 0:
-        return 1
-    return max(1, math.ceil(components.within / room))
+        return max(1, floor)
+    return max(1, floor, math.ceil(components.within / room))
 
 
 def extra_repeats(

@@ -20,22 +20,31 @@ FloatArray = np.ndarray
 
 
 def family_pvalues(
-    p_go: FloatArray, p_nogo: FloatArray, scale: FloatArray | float, correct_nogo: bool
-) -> tuple[FloatArray, FloatArray]:
-    """GO p-values as they are (scaled to ``alpha``), NO-GO p-values Holm-corrected across cells.
+    p_go: FloatArray, p_nogo: FloatArray, scale: FloatArray | float, correct_nogo: bool,
+    split: FloatArray | int = 1,
+) -> tuple[FloatArray, FloatArray]:  # fmt: skip
+    """GO p-values as they are (scaled to ``alpha``), NO-GO p-values corrected across cells.
 
     Args:
         p_go: ``(..., cells)`` p-values of "drop >= margin" (NaN: no test).
         p_nogo: ``(..., cells)`` p-values of "drop <= margin" (NaN: no test).
         scale: ``alpha / level`` per cell (a sequential look is read at its own level).
         correct_nogo: apply Holm to the NO-GO p-values (the policy's ``multiplicity``).
+        split: per cell, the family its sequential design split NO-GO's alpha over before the
+            first look (1: none). Those cells are read with that Bonferroni factor (what their
+            looks stopped on); Holm runs over the others.
 
     Returns:
         The adjusted ``(p_go, p_nogo)``, each to be compared with alpha.
     """
     go = np.minimum(1.0, np.asarray(p_go, dtype=float) * scale)
     nogo = np.minimum(1.0, np.asarray(p_nogo, dtype=float) * scale)
-    return go, holm_array(nogo) if correct_nogo else nogo
+    pre = np.broadcast_to(np.asarray(split), nogo.shape) > 1
+    if not pre.any():
+        return go, holm_array(nogo) if correct_nogo else nogo
+    bonferroni = np.minimum(1.0, nogo * np.asarray(split))
+    rest = holm_array(np.where(pre, np.nan, nogo)) if correct_nogo else nogo
+    return go, np.where(pre, bonferroni, rest)
 
 
 def family_verdicts(p_go: FloatArray, p_nogo: FloatArray, alpha: float) -> np.ndarray:

@@ -3,9 +3,9 @@
 Each replication draws a baseline run and ``m`` candidate runs of a fixed question set as
 ``(question, repeat)`` outcome arrays (NaN = an errored request), then decides them with the
 functions the report calls: ``signoff.accuracy_evidence`` / ``broken_prompts`` per cell (what
-``versus_baseline`` computes from samples), ``signoff.verdict_of`` per sequential look (what
-``sequential_run.look`` stops on), ``sequential_pvalues`` (how the report reads a stopped
-candidate) and ``release.family_pvalues`` / ``family_verdicts`` /
+``versus_baseline`` computes from samples), ``signoff.verdict_of`` at ``signoff.look_levels``
+per sequential look (what ``sequential_run.look`` stops on), ``sequential_pvalues`` (how the
+report reads a stopped candidate) and ``release.family_pvalues`` / ``family_verdicts`` /
 ``release_verdict`` across cells (what ``verdicts.finalize`` and the exit code apply).
 
 The question set (the issue's generator): 198 questions whose success probabilities are the
@@ -18,16 +18,22 @@ takes one of three shapes: ``diffuse`` (every question loses in proportion, ``p 
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
 
 from pipeline.stats.noninferiority import GO, NO_GO
 from pipeline.stats.release import family_pvalues, family_verdicts, release_verdict
-from pipeline.stats.sequential import SequentialDesign, level_at
-from pipeline.stats.sequential_pvalues import bonferroni_over_looks, increment, stagewise
-from pipeline.stats.signoff import Outcomes, accuracy_evidence, broken_prompts, verdict_of
+from pipeline.stats.sequential import SequentialDesign
+from pipeline.stats.sequential_pvalues import bonferroni_over_looks, stagewise
+from pipeline.stats.signoff import (
+    Outcomes,
+    accuracy_evidence,
+    broken_prompts,
+    look_levels,
+    verdict_of,
+)
 
 SHAPES = ("diffuse", "uncertain", "few break")
 QUESTIONS = (198, 0.70, 0.015)  # the issue's question set: n, mean, one repeat's accuracy SD
@@ -71,23 +77,36 @@ class Condition:
     design: SequentialDesign | None = None  # None: fixed ``repeats``
     repeats: int = 8
     questions: tuple[int, float, float] = QUESTIONS  # beta_questions' (n, mean, repeat_sd)
+    # "random": each request errors at the rate alone; "on wrong": the candidate's errors fall
+    # only on requests it got wrong (timeouts on runaway generations), at the same overall rate.
+    error_mode: str = "random"
+    # The layout: ``baselines`` baseline cells, the candidates split evenly over them (the
+    # release sign-off has a baseline per KV dtype: 4 baselines x 2 candidates); 1: all share one.
+    baselines: int = 1
 
 
 @dataclass
 class Outcome:
-    """Per replication: the first candidate's verdict, the release's, repeats used."""
+    """Per replication: the first candidate's verdict, the release's, repeats used.
+
+    ``alone`` is the first candidate's verdict on its own: where a sequential one stopped (or
+    GO / NO-GO / INCONCLUSIVE at alpha, fixed design), before any correction across cells.
+    """
 
     first: np.ndarray
     release: np.ndarray
     repeats: np.ndarray
+    alone: np.ndarray
 
 
 def _outcomes(rng: np.random.Generator, errors: np.random.Generator, p: np.ndarray,
-              lead: tuple[int, ...], k: int, err: float) -> np.ndarray:  # fmt: skip
+              lead: tuple[int, ...], k: int, err: float, on_wrong: bool = False,
+              ) -> np.ndarray:  # fmt: skip
     # Outcomes and error masks come from separate streams: the same outcomes with and without
     # errors (common random numbers), so a table shows what the errors alone change.
     x = (rng.random((*lead, len(p), k)) < p[:, None]).astype(float)
-    mask = errors.random(x.shape) < err
+    draw = errors.random(x.shape)
+    mask = (x == 0) & (draw < err / max(1 - p.mean(), 1e-9)) if on_wrong else draw < err
     x[mask] = np.nan
     return x
 
@@ -100,13 +119,14 @@ def _cells(base: np.ndarray, cand: np.ndarray, margin: float, alpha: float) -> D
 
 
 def _report(
-    p_go: np.ndarray, p_nogo: np.ndarray, p_broken: np.ndarray, level: np.ndarray, alpha: float
-) -> tuple[np.ndarray, np.ndarray]:
+    p_go: np.ndarray, p_nogo: np.ndarray, p_broken: np.ndarray, level: np.ndarray, alpha: float,
+    split: int = 1,
+) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
     # verdicts.finalize across the cells (last axis), then the cell and release verdicts.
     scale = alpha / level
-    go, nogo = family_pvalues(p_go, p_nogo, scale, correct_nogo=True)
+    go, nogo = family_pvalues(p_go, p_nogo, scale, True, split)
     acc = family_verdicts(go, nogo, alpha)
-    _, broken = family_pvalues(np.full_like(p_broken, np.nan), p_broken, scale, True)
+    _, broken = family_pvalues(np.full_like(p_broken, np.nan), p_broken, scale, True, split)
     cell = np.where(broken <= alpha, NO_GO, acc)
     return cell, release_verdict(cell)
 
@@ -125,6 +145,8 @@ def run_condition(
     key: tuple[object, ...] = (c.drop, c.shape, c.candidates, c.design, c.repeats)
     if c.questions != QUESTIONS:  # the issue's set keeps the streams of the committed tables
         key += (c.questions,)
+    if c.baselines != 1:
+        key += (c.baselines,)
     truth = zlib.crc32(repr(key).encode())
     rng = np.random.default_rng([seed, truth])
     errors = np.random.default_rng([seed, truth, 1])
@@ -132,11 +154,11 @@ def run_condition(
     for start in range(0, reps, block):
         b = min(block, reps - start)
         parts.append(_block(c, b, p, probs, (rng, errors), margin, alpha))
-    return Outcome(*(np.concatenate([x[i] for x in parts]) for i in range(3)))
+    return Outcome(*(np.concatenate([x[i] for x in parts]) for i in range(4)))
 
 
 Rngs = tuple[np.random.Generator, np.random.Generator]
-Decided = tuple[np.ndarray, np.ndarray, np.ndarray]
+Decided = tuple[np.ndarray, ...]
 
 
 def _block(
@@ -144,17 +166,28 @@ def _block(
     alpha: float,
 ) -> Decided:  # fmt: skip
     k_max = c.design.max_repeats if c.design else c.repeats
-    base = _outcomes(*rngs, p, (b, 1), k_max, c.base_errors)
-    cand = np.stack([_outcomes(*rngs, q, (b,), k_max, c.cand_errors) for q in probs], axis=1)
+    if c.candidates % c.baselines:
+        raise ValueError(f"{c.candidates} candidates do not split over {c.baselines} baselines")
+    base = _outcomes(*rngs, p, (b, c.baselines), k_max, c.base_errors)
+    # Candidate j is paired with baseline j // (candidates per baseline).
+    base = base[:, np.arange(c.candidates) * c.baselines // c.candidates]
+    on_wrong = c.error_mode == "on wrong"
+    cand = np.stack(
+        [_outcomes(*rngs, q, (b,), k_max, c.cand_errors, on_wrong) for q in probs], axis=1
+    )
     if c.design is None:
         p_go, p_nogo, p_br = _cells(base, cand, margin, alpha)
         level = np.full(p_go.shape, alpha)
         used = np.full(p_go.shape, float(c.repeats))
+        alone = verdict_of(p_go, p_nogo, p_br, alpha)
     else:
-        p_go, p_nogo, p_br, level, used = _sequential(c.design, base, cand, margin, alpha)
-    cell, release = _report(p_go, p_nogo, p_br, level, alpha)
+        # The family is the sweep's candidates, known before the first look.
+        design = replace(c.design, family=c.candidates, statistic="null")
+        p_go, p_nogo, p_br, level, used, alone = _sequential(design, base, cand, margin, alpha)
+    split = c.candidates if c.design is not None else 1
+    cell, release = _report(p_go, p_nogo, p_br, level, alpha, split)
     # The baseline runs all its repeats; each candidate the repeats its stopping rule used.
-    return cell[:, 0], release, used.sum(axis=1) + k_max
+    return cell[:, 0], release, used.sum(axis=1) + k_max * c.baselines, alone[:, 0]
 
 
 def _sequential(
@@ -165,22 +198,24 @@ def _sequential(
     shape = cand.shape[:2]
     found = [np.full(shape, np.nan) for _ in range(3)]
     stopped_at = np.full(shape, design.n_looks)
+    decision = np.full(shape, "INCONCLUSIVE", dtype=object)
     open_ = np.ones(shape, dtype=bool)
     for look in range(1, design.n_looks + 1):
         k = design.repeats_at(look)
         p_go, p_nogo, p_br = _cells(base[..., :k], cand[..., :k], margin, alpha)
-        decided = verdict_of(p_go, p_nogo, p_br, level_at(design, look), increment(design, look))
+        decided = verdict_of(p_go, p_nogo, p_br, *look_levels(design, look))
         stop = open_ & ((decided != "INCONCLUSIVE") | (look == design.n_looks))
         for arr, value in zip(found, (p_go, p_nogo, p_br), strict=True):
             arr[stop] = np.broadcast_to(value, shape)[stop]
-        stopped_at[stop] = look
+        stopped_at[stop], decision[stop] = look, np.broadcast_to(decided, shape)[stop]
         open_ &= ~stop
         if not open_.any():
             break
-    p_go, p_nogo = (stagewise(design, stopped_at, p) for p in found[:2])
-    p_br = bonferroni_over_looks(design, stopped_at, found[2])
+    go_d, nogo_d = design.side(True), design.side(False)
+    p_go, p_nogo = stagewise(go_d, stopped_at, found[0]), stagewise(nogo_d, stopped_at, found[1])
+    p_br = bonferroni_over_looks(nogo_d, stopped_at, found[2])
     used = stopped_at * float(design.repeats_per_round)
-    return p_go, p_nogo, p_br, np.full(shape, alpha), used
+    return p_go, p_nogo, p_br, np.full(shape, alpha), used, decision
 
 
 def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:

@@ -36,6 +36,7 @@ from pipeline.stats.clustered import question_means, ragged_to_matrix, within_qu
 from pipeline.stats.noninferiority import GO, NO_GO, margin_test, paired_drop, verdicts
 
 SPENDING = ("obrien_fleming", "pocock")
+STATISTICS = ("null", "observed")
 _GRID_POINTS = 2001
 _GRID_LOW = -9.0
 
@@ -50,6 +51,13 @@ class SequentialDesign:
         alpha: one-sided error rate of each of the two decisions over all looks.
         margin: the largest acceptable drop (accuracy fraction, 0.02 = 2 points).
         spending: "obrien_fleming" (default) or "pocock" (Lan-DeMets forms).
+        family: candidates whose NO-GO alarms share ``alpha`` (Bonferroni: each NO-GO test,
+            and the broken-prompt check, spends ``alpha / family``). Known before the first
+            look (the sweep's ``multirun.yaml``), so a look's NO-GO and the report's are the
+            same decision. GO needs no split (the release is GO only if every cell is).
+        statistic: "null" (the SE each test reads is grown to where its null holds,
+            ``pipeline.stats.null_variance``; what cells write since) or "observed" (the SE at
+            the estimate: cells written before, which stopped on it and are read on it).
     """
 
     max_repeats: int
@@ -57,6 +65,8 @@ class SequentialDesign:
     alpha: float = 0.05
     margin: float = 0.02
     spending: str = "obrien_fleming"
+    family: int = 1
+    statistic: str = "observed"
 
     def __post_init__(self) -> None:
         if self.repeats_per_round < 1 or self.max_repeats < self.repeats_per_round:
@@ -75,6 +85,20 @@ class SequentialDesign:
             raise ValueError(f"margin={self.margin} must be >= 0 (a fraction, 0.02 = 2 points)")
         if self.spending not in SPENDING:
             raise ValueError(f"spending={self.spending!r}: use one of {SPENDING}")
+        if self.statistic not in STATISTICS:
+            raise ValueError(f"statistic={self.statistic!r}: use one of {STATISTICS}")
+        if isinstance(self.family, bool) or not isinstance(self.family, int) or self.family < 1:
+            raise ValueError(f"family={self.family!r} must be an integer >= 1 (candidates)")
+
+    def side(self, go: bool) -> SequentialDesign:
+        """The one-family design of GO's test (``alpha``) or NO-GO's (``alpha / family``)."""
+        if self.family == 1:
+            return self
+        alpha = self.alpha if go else self.alpha / self.family
+        return SequentialDesign(
+            self.max_repeats, self.repeats_per_round, alpha, self.margin, self.spending, 1,
+            self.statistic,
+        )  # fmt: skip
 
     @property
     def n_looks(self) -> int:

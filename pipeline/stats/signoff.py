@@ -6,8 +6,12 @@ simulation that validates both.
 Everything works on arrays whose last two axes are (question, repeat), so a report (one cell),
 a sequential look and the simulation (thousands of replications at once) call the same code.
 
-- **Answered pairs only.** A request that errored (``error_kind`` set) is not an answer: it is
-  NaN here and left out of the pairing on both sides. A truncated answer is an answer (wrong).
+- **Errors are not assumed random.** A request that errored (``error_kind`` set) is not an
+  answer: it is NaN here. The estimate uses answered pairs, but GO must also hold with the
+  candidate's lost pairs (the baseline answered, the candidate errored) counted wrong, and NO-GO
+  with them counted right: errors that fall on the answers it would have got wrong (timeouts on
+  runaway generations) never buy a GO. Pairs the baseline lost too are left out. A truncated
+  answer is an answer (wrong).
 - **Pairing.** When both sides use the same repeat indices (or one side's are a subset of the
   other's, as during a sequential run) pairs are (question, repeat) with both answered;
   otherwise per question, the candidate's mean over its answers minus the baseline's.
@@ -19,67 +23,43 @@ a sequential look and the simulation (thousands of replications at once) call th
 - **Absent questions** (the candidate has no line at all for a question the baseline has):
   GO only when their share is at most the policy's ``max_absent_questions``; they are left out.
 - **Non-finite or too few**: fewer than two paired questions or a non-finite standard error give
-  NaN p-values, hence INCONCLUSIVE, never GO / NO-GO.
-- **Broken prompts.** Per question, a one-sided Fisher exact test on the questions the baseline
-  gets right in most repeats and the candidate in none, with Tarone's version of Bonferroni
-  across questions (only questions whose margins could ever reach significance count).
+  NaN p-values, hence INCONCLUSIVE, never GO / NO-GO. A zero standard error is floored at
+  ``1 / (k n)`` (see ``mean_check``): identical pairs on two questions are not certainty.
+- **Broken prompts**: ``pipeline.stats.breaks``.
 """
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import special, stats
+from scipy import stats
 
+from pipeline.stats.breaks import Broken, broken_prompts
 from pipeline.stats.noninferiority import margin_test, paired_drop
+from pipeline.stats.null_variance import null_se
+
+if TYPE_CHECKING:
+    from pipeline.stats.sequential import SequentialDesign
+from pipeline.stats.outcomes import (
+    Outcomes,
+    answers_per_question,
+    paired_masks,
+    question_diffs,
+    row_mean,
+)
+
+__all__ = ["Broken", "Evidence", "Outcomes", "accuracy_evidence", "broken_prompts",
+           "cell_verdict", "paired_masks", "question_diffs", "verdict_of"]  # fmt: skip
 
 FloatArray = np.ndarray
 
 
 @dataclass(frozen=True)
-class Outcomes:
-    """Both sides' outcomes on the baseline's questions.
-
-    Attributes:
-        base: ``(..., n, kb)`` 1.0 right / 0.0 wrong, NaN where no answer.
-        cand: ``(..., n, kc)`` the same for the candidate (rows are the baseline's questions).
-        cand_asked: ``(..., n)`` whether the candidate has any line for the question.
-        by_repeat: columns are the same repeat indices on both sides (pair by repeat).
-    """
-
-    base: FloatArray
-    cand: FloatArray
-    cand_asked: FloatArray
-    by_repeat: bool = True
-
-
-def paired_masks(o: Outcomes) -> tuple[FloatArray, FloatArray]:
-    """The two sides with everything but answered pairs NaN (by repeat), else each side's own."""
-    if not o.by_repeat:
-        return o.base, o.cand
-    both = np.isfinite(o.base) & np.isfinite(o.cand)
-    return np.where(both, o.base, np.nan), np.where(both, o.cand, np.nan)
-
-
-def _row_mean(x: FloatArray) -> FloatArray:
-    count = np.sum(np.isfinite(x), axis=-1)
-    total = np.nansum(x, axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
-
-
-def question_diffs(o: Outcomes) -> FloatArray:
-    """``(..., n)`` candidate minus baseline per question, NaN where nothing is paired."""
-    base, cand = paired_masks(o)
-    b, c = _row_mean(base), _row_mean(cand)
-    return c - b  # NaN where either side has no answer
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """The mean-difference check of one or many comparisons (arrays over the leading axes)."""
+class MeanCheck:
+    """The mean-difference numbers of one way of reading the unanswered pairs."""
 
     drop: FloatArray
     se: FloatArray
@@ -90,21 +70,71 @@ class Evidence:
     margin_go: FloatArray
     margin_nogo: FloatArray
     worst_shift: FloatArray
+    blocked: FloatArray
+    se_go: FloatArray
+    se_nogo: FloatArray
+
+    def p_go(self) -> FloatArray:
+        """p-value of "drop >= margin", missing questions at their worst (1 when blocked)."""
+        return np.where(self.blocked, 1.0, _against(self.drop, self.se_go, self.df,
+                                                    self.margin_go, upper=True))  # fmt: skip
+
+    def p_nogo(self) -> FloatArray:
+        """p-value of "drop <= margin", missing questions at their best."""
+        return _against(self.drop, self.se_nogo, self.df, self.margin_nogo, upper=False)
+
+    def bound(self, margin: float, alpha: float, upper: bool) -> FloatArray:
+        """The one-sided (1 - alpha) bound of the drop on the margin's scale.
+
+        ``upper`` (GO's): ``<= margin`` exactly when ``p_go() <= alpha``; lower (NO-GO's):
+        ``> margin`` exactly when ``p_nogo() <= alpha``.
+        """
+        q = stats.t.isf(alpha, np.maximum(self.df, 1.0)) * (self.se_go if upper else self.se_nogo)
+        if upper:
+            return self.drop + q + margin - self.margin_go
+        return self.drop - q + margin - self.margin_nogo
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The mean-difference check of one or many comparisons (arrays over the leading axes).
+
+    ``drop`` / ``se`` are the answered pairs'; ``go`` reads the candidate's lost pairs (the
+    baseline answered, the candidate's request errored) as wrong, ``nogo`` as right, and
+    ``answered`` leaves them out. ``p_go`` / ``p_nogo`` (what the verdict reads) come from
+    ``go`` / ``nogo``; ``p_go_answered`` / ``p_nogo_answered`` from ``answered``; the
+    ``_paired`` ones from the answered pairs alone, missing questions not counted.
+    """
+
+    drop: FloatArray
+    se: FloatArray
+    df: FloatArray
+    n_paired: FloatArray
+    n_unanswered: FloatArray
+    n_absent: FloatArray
+    n_lost: FloatArray
+    margin_go: FloatArray
+    margin_nogo: FloatArray
+    worst_shift: FloatArray
     p_go: FloatArray
     p_nogo: FloatArray
+    p_go_answered: FloatArray
+    p_nogo_answered: FloatArray
     p_go_paired: FloatArray
     p_nogo_paired: FloatArray
+    go_bound: FloatArray
+    nogo_bound: FloatArray
 
 
-def accuracy_evidence(
-    o: Outcomes, margin: float, alpha: float, max_absent: float = 0.0
-) -> Evidence:
-    """Drop, SE and the two p-values, with the missing answers taken at their worst.
+def mean_check(
+    o: Outcomes, margin: float, max_absent: float = 0.0, null_variance: bool = True
+) -> MeanCheck:
+    """Drop and SE on the answered pairs, with the margins shifted for missing questions.
 
-    ``p_go_paired`` / ``p_nogo_paired`` are the p-values on the paired questions alone; ``p_go`` /
-    ``p_nogo`` add the worst (best) case of the questions without an answered pair, which is what
-    the verdict reads. NaN p-values (fewer than two paired questions, non-finite SE) mean
-    INCONCLUSIVE.
+    The standard error is at least ``1 / (k n)`` (``k`` answers per question, ``n`` questions):
+    what it would be had one question differed by one answer. Identical pairs on a handful of
+    questions are not certainty; on 198 questions the floor is far below any real SE. Each test
+    reads it grown to where its null holds (``null_variance.null_se``).
     """
     d = question_diffs(o)
     paired = np.isfinite(d)
@@ -116,7 +146,7 @@ def accuracy_evidence(
     blocked = n_absent > max_absent * n_rows + 1e-9
     # Beyond the allowed share, absent questions count as missing (worst case) too.
     missing = missing | (absent & blocked[..., None])
-    b_all, c_all = _row_mean(o.base), _row_mean(o.cand)
+    b_all, c_all = row_mean(o.base), row_mean(o.cand)
     worst = np.where(np.isfinite(b_all), b_all, 1.0) - np.where(np.isfinite(c_all), c_all, 0.0)
     best = np.where(np.isfinite(b_all), b_all, 0.0) - np.where(np.isfinite(c_all), c_all, 1.0)
     n_miss = missing.sum(axis=-1).astype(float)
@@ -124,22 +154,52 @@ def accuracy_evidence(
     with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # rows or cells with nothing paired
         drop, se, df = paired_drop(np.where(paired, d, np.nan))
+        se = np.where(np.isfinite(se), np.maximum(se, 1 / (answers_per_question(o) * n_p)), se)
         margin_go = (margin * n_tot - np.sum(np.where(missing, worst, 0.0), -1)) / n_p
         margin_nogo = (margin * n_tot - np.sum(np.where(missing, best, 0.0), -1)) / n_p
         worst_shift = np.sum(np.where(missing, worst, 0.0), -1) / n_tot
-    usable = (n_p >= 2) & np.isfinite(se)
-    plain = margin_test(drop, se, np.maximum(df, 1.0), margin, alpha)
-    p_go = _against(drop, se, df, margin_go, upper=True)
-    p_nogo = _against(drop, se, df, margin_nogo, upper=False)
-    p_go = np.where(blocked, 1.0, p_go)
-    nan = np.nan
-    return Evidence(
-        drop=drop, se=se, df=df, n_paired=n_p, n_unanswered=n_miss, n_absent=n_absent,
-        margin_go=margin_go, margin_nogo=margin_nogo, worst_shift=worst_shift,
-        p_go=np.where(usable, p_go, nan), p_nogo=np.where(usable, p_nogo, nan),
-        p_go_paired=np.where(usable, plain.p_go, nan),
-        p_nogo_paired=np.where(usable, plain.p_nogo, nan),
-    )  # fmt: skip
+        se_go = null_se(o, se, drop, margin_go, go=True) if null_variance else se
+        se_nogo = null_se(o, se, drop, margin_nogo, go=False) if null_variance else se
+    return MeanCheck(drop, se, df, n_p, n_miss, n_absent, margin_go, margin_nogo, worst_shift,
+                     blocked, se_go, se_nogo)  # fmt: skip
+
+
+def accuracy_evidence(
+    o: Outcomes, margin: float, alpha: float, max_absent: float = 0.0, null_variance: bool = True
+) -> Evidence:
+    """Drop, SE and the two p-values, with whatever has no answer taken at its worst (best).
+
+    GO must hold with the candidate's lost pairs counted wrong and missing questions at their
+    worst; NO-GO with the lost pairs counted right and missing questions at their best. Errors
+    that fall on requests the candidate would have got wrong (timeouts on runaway generations)
+    then never buy a GO. NaN p-values (fewer than two paired questions, non-finite SE) mean
+    INCONCLUSIVE. ``null_variance`` False reads the SE at the estimate (a sequential cell
+    written before the null-variance SE stopped on that; see ``SequentialDesign.statistic``).
+    """
+    answered = mean_check(o, margin, max_absent, null_variance)
+    lost = o.lost()
+    if lost.any():
+        go, nogo = (mean_check(o.imputed(v), margin, max_absent, null_variance) for v in (0, 1))
+    else:
+        go = nogo = answered
+    usable = (answered.n_paired >= 2) & np.isfinite(answered.se)
+    plain = margin_test(answered.drop, answered.se, np.maximum(answered.df, 1.0), margin, alpha)
+
+    def known(x: FloatArray) -> FloatArray:
+        return np.where(usable, x, np.nan)
+
+    a = answered
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return Evidence(
+            drop=a.drop, se=a.se, df=a.df, n_paired=a.n_paired, n_unanswered=a.n_unanswered,
+            n_absent=a.n_absent, n_lost=lost.sum(axis=(-2, -1)).astype(float),
+            margin_go=a.margin_go, margin_nogo=a.margin_nogo, worst_shift=a.worst_shift,
+            p_go=known(go.p_go()), p_nogo=known(nogo.p_nogo()),
+            p_go_answered=known(a.p_go()), p_nogo_answered=known(a.p_nogo()),
+            p_go_paired=known(plain.p_go), p_nogo_paired=known(plain.p_nogo),
+            go_bound=known(go.bound(margin, alpha, upper=True)),
+            nogo_bound=known(nogo.bound(margin, alpha, upper=False)),
+        )  # fmt: skip
 
 
 def _against(
@@ -152,65 +212,6 @@ def _against(
         exact = np.where(drop <= margin, 0.0, 1.0) if upper else np.where(drop > margin, 0.0, 1.0)
         t = stats.t.sf(z, df1) if upper else stats.t.cdf(z, df1)
     return np.where(se > 0, t, exact)
-
-
-@dataclass(frozen=True)
-class Broken:
-    """The broken-prompt check (arrays over the leading axes).
-
-    Attributes:
-        p_question: ``(..., n)`` one-sided Fisher p-value per question (1 where not tested).
-        testable: ``(...)`` Tarone's count of questions that could reach significance.
-        p_cell: ``(...)`` ``min p_question * testable`` (capped at 1): the check's p-value.
-    """
-
-    p_question: FloatArray
-    testable: FloatArray
-    p_cell: FloatArray
-
-    def flagged(self, level: float) -> FloatArray:
-        """``(..., n)`` questions that break at ``level`` (Bonferroni over ``testable``)."""
-        return self.p_question * np.maximum(self.testable, 1)[..., None] <= level
-
-
-def _log_choose(n: FloatArray, k: FloatArray) -> FloatArray:
-    return special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
-
-
-def broken_prompts(o: Outcomes, alpha: float) -> Broken:
-    """Questions the baseline gets right in most repeats and the candidate never.
-
-    Fisher's exact test of "the candidate is no worse on this question", one-sided, conditional
-    on the question's total right answers ``K``: with the candidate right in none of its ``nc``
-    answers, ``p = C(nb, K) / C(nb + nc, K)``. Only questions with ``nb / 2 < K <= nb`` can show
-    this pattern; Tarone's count of them (those whose smallest possible p is <= alpha / count)
-    is the Bonferroni factor.
-    """
-    base, cand = paired_masks(o)
-    nb, nc = np.isfinite(base).sum(-1), np.isfinite(cand).sum(-1)
-    xb, xc = np.nansum(base, -1), np.nansum(cand, -1)
-    k = xb + xc
-    possible = (nc > 0) & (2 * k > nb) & (k <= nb)
-    p_min = np.where(possible, np.exp(_log_choose(nb, k) - _log_choose(nb + nc, k)), 1.0)
-    p_question = np.where(possible & (xc == 0), p_min, 1.0)
-    testable = _tarone(p_min, alpha)
-    p_cell = np.minimum(1.0, p_question.min(axis=-1) * np.maximum(testable, 1))
-    return Broken(p_question, testable.astype(float), p_cell)
-
-
-def _tarone(p_min: FloatArray, alpha: float) -> FloatArray:
-    # Smallest m >= 1 with #{p_min <= alpha / m} <= m.
-    ordered = np.sort(p_min, axis=-1)
-    n = ordered.shape[-1]
-    out = np.full(ordered.shape[:-1], n, dtype=int)
-    done = np.zeros(ordered.shape[:-1], dtype=bool)
-    for m in range(1, n + 1):
-        count = np.sum(ordered <= alpha / m, axis=-1)
-        hit = ~done & (count <= m)
-        out[hit], done = m, done | hit
-        if done.all():
-            break
-    return out
 
 
 def cell_verdict(
@@ -227,21 +228,44 @@ def cell_verdict(
 
 def verdict_of(
     p_go: FloatArray, p_nogo: FloatArray, p_broken: FloatArray, level: FloatArray | float,
-    broken_level: FloatArray | float | None = None,
+    broken_level: FloatArray | float | None = None, nogo_level: FloatArray | float | None = None,
 ) -> np.ndarray:  # fmt: skip
     """The verdict of one cell's checks at ``level`` (``broken_level`` for the broken prompts).
 
     NO-GO when the mean check says NO-GO or a prompt breaks; GO when the mean check says GO and
-    nothing breaks; else INCONCLUSIVE (NaN p-values decide nothing). A sequential look reads the
-    mean check at the look's level and the broken prompts at the alpha that look spends.
+    nothing breaks; else INCONCLUSIVE (NaN p-values decide nothing). A sequential look reads GO
+    at the look's level, NO-GO at the level of its share of the family (``nogo_level``) and the
+    broken prompts at the alpha that look spends of that share.
     """
     broken_level = level if broken_level is None else broken_level
+    nogo_level = level if nogo_level is None else nogo_level
     from pipeline.stats.noninferiority import GO, INCONCLUSIVE, NO_GO
 
     with np.errstate(invalid="ignore"):
-        go, nogo = np.asarray(p_go) <= level, np.asarray(p_nogo) <= level
+        go, nogo = np.asarray(p_go) <= level, np.asarray(p_nogo) <= nogo_level
         broken = np.asarray(p_broken) <= broken_level
     out = np.full(np.broadcast(go, nogo, broken).shape, INCONCLUSIVE, dtype=object)
     out[go & ~broken] = GO
     out[nogo | broken] = NO_GO
     return out
+
+
+def look_levels(design: SequentialDesign, look: int) -> tuple[float, float, float]:
+    """``(level, broken_level, nogo_level)`` of ``verdict_of`` at a sequential look.
+
+    GO at the GO design's level, NO-GO and broken prompts at the NO-GO design's (the family's
+    share of alpha), so the report, reading the stopped cell's stagewise p-values with the same
+    Bonferroni split, reaches the same verdict by construction.
+    """
+    from pipeline.stats.sequential import level_at
+    from pipeline.stats.sequential_pvalues import increment
+
+    go, nogo = design.side(True), design.side(False)
+    return level_at(go, look), increment(nogo, look), level_at(nogo, look)
+
+
+def look_verdict(o: Outcomes, design: SequentialDesign, look: int) -> np.ndarray:
+    """What a sequential look decides (``sequential_run.look``): see ``look_levels``."""
+    ev = accuracy_evidence(o, design.margin, design.alpha, 0.0, design.statistic == "null")
+    broken = broken_prompts(o, design.alpha).p_cell
+    return verdict_of(ev.p_go, ev.p_nogo, broken, *look_levels(design, look))

@@ -25,7 +25,7 @@ from pipeline.results.baseline_choice import (
     key_of_result,
 )
 from pipeline.results.cell_paths import RESULT_FILE, samples_path
-from pipeline.results.eval_block import SequentialBlock
+from pipeline.results.eval_block import DESIGN_KEYS, SequentialBlock
 from pipeline.results.store import read_result
 
 if TYPE_CHECKING:  # scipy.stats/optimize cost a second of import: loaded only when used
@@ -36,13 +36,14 @@ P = TypeVar("P")
 NO_BASELINE = "no baseline cell found: fixed design, all repeats"
 
 
-def design_of(conf: SequentialConf) -> SequentialDesign:
-    """The statistical design behind the config (validates it)."""
+def design_of(conf: SequentialConf, family: int = 1) -> SequentialDesign:
+    """The statistical design behind the config (validates it); ``family``: see the design."""
     from pipeline.stats.sequential import SequentialDesign
 
     return SequentialDesign(
-        conf.max_repeats, conf.repeats_per_round, conf.alpha, conf.margin, conf.spending
-    )
+        conf.max_repeats, conf.repeats_per_round, conf.alpha, conf.margin, conf.spending, family,
+        "null",
+    )  # fmt: skip
 
 
 def rounds(prompts: Sequence[P], repeat_of: Any, design: SequentialDesign) -> list[list[P]]:
@@ -82,24 +83,37 @@ def look(
 ) -> str | None:
     """GO / NO-GO / None (continue) after round ``look_index`` (1-based).
 
-    The report's own rule (``pipeline.stats.signoff`` on ``pipeline.report.pairing``'s pairs:
-    answered pairs only, missing answers at their worst, broken prompts) read at the look's
-    level; the report reads the stopped cell through ``sequential_pvalues``, which is <= alpha
-    exactly when this look stopped it, so a stopped cell and the report never disagree.
+    The report's own rule (``pipeline.stats.signoff.look_verdict`` on
+    ``pipeline.report.pairing``'s pairs: answered pairs, errored ones at their worst, broken
+    prompts), GO at the look's level and NO-GO at the family's share of it; the report reads
+    the stopped cell through ``sequential_pvalues`` with the same split, so a stopped cell and
+    the report never disagree.
     """
     from pipeline.report.pairing import pair_samples
-    from pipeline.stats.sequential import level_at
-    from pipeline.stats.sequential_pvalues import increment
-    from pipeline.stats.signoff import accuracy_evidence, broken_prompts, verdict_of
+    from pipeline.stats.signoff import look_verdict
 
     if not records or not baseline:
         return None
     paired = pair_samples(_keyed(baseline), _keyed(records))
-    ev = accuracy_evidence(paired.outcomes, design.margin, design.alpha)
-    broken = broken_prompts(paired.outcomes, design.alpha).p_cell
-    level, spent = level_at(design, look_index), increment(design, look_index)
-    found = str(verdict_of(ev.p_go, ev.p_nogo, broken, level, spent)[()])
+    found = str(look_verdict(paired.outcomes, design, look_index)[()])
     return found if found in ("GO", "NO-GO") else None
+
+
+def family_size(cell_dir: Path, conf: SequentialConf, evals: int) -> int:
+    """Candidates x evals whose NO-GO alarms share alpha: from the sweep's ``multirun.yaml``.
+
+    Every job of the sweep whose variant is not ``conf.baseline`` is a candidate; without a
+    readable ``multirun.yaml`` (a single run) the cell is a family of its own evals.
+    """
+    from pipeline.report.expected import expected_jobs
+
+    path = cell_dir.parent / "multirun.yaml"
+    try:
+        jobs, _ = expected_jobs(path) if path.exists() else ([], None)
+    except ValueError:
+        jobs = []
+    candidates = sum(1 for j in jobs if j.identity.get("variant") != conf.baseline)
+    return max(1, candidates) * max(1, evals)
 
 
 def _cell_folders(folder: Path) -> list[Path]:
@@ -154,10 +168,12 @@ def run_sequential(
     kept: list[dict[str, Any]],
     cell_dir: Path,
     cell: CellKey,
+    evals: int = 1,
 ) -> tuple[list[dict[str, Any]], float, SequentialBlock]:
     """Run an eval's prompts in rounds, stopping once the look decides (I/O: sends requests).
 
-    The baseline's samples are those of the eval of the same name (``run.ev.name``).
+    The baseline's samples are those of the eval of the same name (``run.ev.name``). ``evals``
+    (the cell's evals) times the sweep's candidates is the family NO-GO's alpha is split over.
 
     Returns:
         The records sent now, the wall time, and the eval block's ``sequential``: the design, the
@@ -165,12 +181,9 @@ def run_sequential(
     """
     from pipeline.measuring.evaluation import run_eval
 
-    design = design_of(conf)
-    fields = {
-        k: getattr(design, k)
-        for k in ("max_repeats", "repeats_per_round", "alpha", "margin", "spending")
-    }
     is_baseline = cell.variant == conf.baseline
+    design = design_of(conf, 1 if is_baseline else family_size(cell_dir, conf, evals))
+    fields = {k: getattr(design, k) for k in DESIGN_KEYS}
     choice = None if is_baseline else find_baseline(cell_dir, cell, conf)
     if choice is None or choice.chosen is None:
         role = "baseline" if choice is None else f"{NO_BASELINE} ({choice.note})"

@@ -29,10 +29,17 @@ def test_candidates_stop_early_and_the_report_agrees(tmp_path):
     base = cells["fa3"]["evals"]["mcq_sample"]
     assert base["sequential"]["role"] == "baseline" and base["n_repeats"] == 8
     same = cells["triton"]["evals"]["mcq_sample"]  # answers exactly like fa3 in the simulation
-    assert same["sequential"]["decision"] == "GO" and same["sequential"]["look"] == 1
-    assert same["n_repeats"] == 2  # stopped after the first round: 6 repeats saved
+    # Identical answers are not certain after one round of 2 repeats (the SE is at least
+    # 1 / (k n)): it stops GO once they are enough, before the last round.
+    assert same["sequential"]["decision"] == "GO" and same["sequential"]["look"] < 4
+    assert same["n_repeats"] == 2 * same["sequential"]["look"]
     worse = cells["fmha_v2"]["evals"]["mcq_sample"]
     assert worse["sequential"]["decision"] == "NO-GO"
+    # The family NO-GO's alpha is split over: the sweep's 2 candidates x the cell's evals,
+    # from multirun.yaml before the first look; the SE read where each null holds.
+    n_evals = len(cells["fmha_v2"]["evals"])
+    assert worse["sequential"]["family"] == same["sequential"]["family"] == 2 * n_evals
+    assert worse["sequential"]["statistic"] == "null"
     assert worse["n_repeats"] == 2 * worse["sequential"]["look"]
     report = subprocess.run([sys.executable, "-m", "pipeline.report.cli", str(sweep)], cwd=REPO,
                             text=True, capture_output=True, timeout=120)  # fmt: skip

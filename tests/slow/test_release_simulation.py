@@ -28,3 +28,15 @@ def test_eight_clean_candidates_conclude_and_a_margin_candidate_rarely_passes():
 def test_a_few_broken_questions_are_caught():
     broken = run_condition(Condition(drop=0.05, shape="few break"), 300, seed=3)
     assert rate(broken.first, NO_GO)[0] >= 0.8
+
+
+def test_errors_on_wrong_answers_buy_no_go():
+    # Without counting the candidate's errored pairs wrong, a true 3-point regression whose
+    # 4.9% errors fall on its wrong answers was GO 8% of the time.
+    c = Condition(drop=0.03, cand_errors=0.049, error_mode="on wrong")
+    assert rate(run_condition(c, 400, seed=4).first, GO)[0] <= 0.02
+
+
+def test_the_real_layout_concludes_sequentially():
+    c = Condition(candidates=8, design=SEQ, baselines=4)
+    assert rate(run_condition(c, 100, seed=5).release, GO)[0] >= 0.9

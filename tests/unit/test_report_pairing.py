@@ -3,14 +3,9 @@ import json
 import numpy as np
 import pytest
 
+from pipeline.report.accept_pairing import accept_pairs, accept_rows
 from pipeline.report.load import CellRecord
-from pipeline.report.pairing import (
-    accept_pairs,
-    accept_rows,
-    find_baseline,
-    pair_samples,
-    score_matrix,
-)
+from pipeline.report.pairing import find_baseline, pair_samples, score_matrix
 from pipeline.report.samples import SampleError, read_samples
 from pipeline.results.result_types import CellResult
 
@@ -100,6 +95,17 @@ def test_accept_rows_and_pairs_skip_errors_and_missing_spec():
     cols, questions = accept_pairs(base, cand)
     assert questions == ["a"]
     assert [list(c) for c in cols] == [[100], [40], [80], [40]]
+
+
+def test_accept_pairs_by_question_when_the_repeat_indices_do_not_overlap():
+    # The accuracy is then paired by question; the accept length must not error out.
+    base = keyed([rec("a", 0, True, 100, 40), rec("a", 1, True, 60, 20),
+                   rec("b", 1, True, 90, 30)])  # fmt: skip
+    cand = keyed([rec("a", 5, True, 80, 40), rec("b", 6, True, 45, 15),
+                   rec("b", 7, True, 45, 15)])  # fmt: skip
+    cols, questions = accept_pairs(base, cand)
+    assert questions == ["a", "b"]
+    assert [list(c) for c in cols] == [[160, 90], [60, 30], [80, 90], [40, 30]]
 
 
 @pytest.mark.parametrize(
