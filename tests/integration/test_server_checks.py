@@ -150,10 +150,15 @@ NOT_WHAT_WAS_ASKED = {
 }
 
 
+# Identical answers decide GO at a 2-point margin only from 4 repeats of the 58 questions: the
+# sign-off reads its SE where the null holds, and 2 repeats leave p(GO) at 0.065.
+PAIRED = ["evals.mcq_sample.repeats=4"]
+
+
 @pytest.fixture(scope="module")
 def baseline_cell(tmp_path_factory) -> Path:
     cell_dir = tmp_path_factory.mktemp("baseline") / "fa3"
-    assert run_cell(compose_conf([*QUICK, "backend=fa3"]), cell_dir).status == "ok"
+    assert run_cell(compose_conf([*QUICK, *PAIRED, "backend=fa3"]), cell_dir).status == "ok"
     return cell_dir
 
 
@@ -163,7 +168,7 @@ def test_report_never_gives_go_to_a_cell_that_ran_something_else(
     tmp_path, capsys, baseline_cell, what, policy
 ):
     fault = f"+server.simulated.faults.serve_instead={NOT_WHAT_WAS_ASKED[what]}"
-    overrides = [*QUICK, "backend=triton", f"server.on_mismatch={policy}", fault]
+    overrides = [*QUICK, *PAIRED, "backend=triton", f"server.on_mismatch={policy}", fault]
     result = run_cell(compose_conf(overrides), tmp_path / "triton")
     if policy == "fail":
         assert result.error.kind == "mismatch"
@@ -177,7 +182,7 @@ def test_report_never_gives_go_to_a_cell_that_ran_something_else(
 
 def test_same_server_config_is_a_go_so_the_check_above_can_fail(tmp_path, capsys, baseline_cell):
     fault = "+server.simulated.faults.serve_instead={attention_backend: fa3}"
-    overrides = [*QUICK, "backend=triton", "server.on_mismatch=warn", fault]
+    overrides = [*QUICK, *PAIRED, "backend=triton", "server.on_mismatch=warn", fault]
     run_cell(compose_conf(overrides), tmp_path / "triton")
     path = tmp_path / "triton" / "result.json"  # rewritten as a cell before the fix wrote it
     old = {**json.loads(path.read_text()), "mismatches": [], "runs": {}, "label_runs": {}}
