@@ -45,13 +45,20 @@ def _rates(n: dict[str, Any]) -> str:
 
 
 def _bounds(n: dict[str, Any]) -> str:
-    """The answered pairs' bounds, and the ones the verdict reads when some pairs lack answers."""
+    """The bounds the verdict reads, and the answered pairs' own when some pairs lack answers.
+
+    The verdict's bounds use the SE where each test's null holds, so they sit against the margin
+    exactly as the verdict does; checks written before them show the answered pairs' bounds.
+    """
     answered = f"[{pts(n['lower'])}, {pts(n['upper'])}]"
-    if not (n.get("n_lost") or n.get("n_unanswered_questions")) or "go_bound" not in n:
+    if "go_bound" not in n:
         return answered
+    verdict = f"[{pts(n['nogo_bound'])}, {pts(n['go_bound'])}]"
+    if not (n.get("n_lost") or n.get("n_unanswered_questions")):
+        return verdict
     return (
-        f"[{pts(n['nogo_bound'])}, {pts(n['go_bound'])}] with what has no answer counted right "
-        f"(NO-GO's) / wrong (GO's); answered pairs alone {answered}"
+        f"{verdict} with what has no answer counted right (NO-GO's) / wrong (GO's); answered "
+        f"pairs alone {answered}"
     )
 
 

@@ -58,7 +58,9 @@ def _p(check: Check) -> str:
 
 
 def _pts_bounds(n: dict[str, float]) -> str:
-    return f"[{pts(n['lower'])}, {pts(n['upper'])}]"
+    # The bounds the verdict reads (null-variance SE) when the check has them.
+    low, high = (n["nogo_bound"], n["go_bound"]) if "go_bound" in n else (n["lower"], n["upper"])
+    return f"[{pts(low)}, {pts(high)}]"
 
 
 def _rel_bounds(n: dict[str, float]) -> str:
