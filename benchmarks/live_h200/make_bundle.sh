@@ -30,11 +30,13 @@
 #      every device call carries the repo too (about 21 MiB with the trained model's weights), and
 #      a call moves at most 64 MiB.
 #   8. (FA3=1, the default) SGLang's FA3: takes sgl_kernel/flash_ops.abi3.so from the sglang-kernel
-#      wheel, keeps only its sm_90a cubins (fatbin_slim.py), packs it with xz -9 and cuts that into
-#      chunks with a manifest too, plus flash_ops.sm90a.so.sha256 for the unpacked file.
+#      wheel, keeps only its sm_90a cubins (fatbin_slim.py), packs it with zstd (FA3_PACK=xz: xz -9)
+#      and cuts that into chunks with a manifest too, plus flash_ops.sm90a.so.sha256 for the
+#      unpacked file.
 #      setup_on_gpu.sh assembles, verifies and installs it, so backend=fa3 runs.
 #
 # Environment: PYTHON (default python3) runs pip; it need not be 3.12. XZ_OPT overrides -9e.
+# WHEELS_TXT picks the release's wheel list; SITE_PACK=zstd packs the site with zstd (default xz).
 # PRUNE_EXTRA=0 keeps the files prune_extra deletes (archive about 4 MB larger). CHUNK_MIB sets
 # the chunk size; FA3=0 skips step 8.
 # Exit status is non-zero on any failed download or check; the archive is then not replaced.
