@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +56,20 @@ class Slurm:
         assert out.returncode == 0, f"SLURM has no job {job_id}: {out.stderr}"
         return dict(re.findall(r"(\w+)=(\S*)", out.stdout.splitlines()[0]))
 
+    def settled_job(self, job_id: str, timeout: float = 90) -> dict[str, str]:
+        """The job's record once SLURM has seen its batch step exit.
+
+        submitit hands the result back (and Hydra returns) as soon as the job has pickled it; the
+        job's process then still has to exit, which takes seconds on a loaded 2-core machine, and
+        until it does SLURM says RUNNING or COMPLETING.
+        """
+        deadline = time.monotonic() + timeout
+        job = self.job(job_id)
+        while job["JobState"] in ("RUNNING", "COMPLETING") and time.monotonic() < deadline:
+            time.sleep(0.5)
+            job = self.job(job_id)
+        return job
+
 
 def results(sweep: Path) -> dict[str, CellResult]:
     """Cell results by job number (the folder name's prefix)."""
@@ -67,7 +82,7 @@ def assert_ran_on_slurm(slurm: Slurm, sweep: Path, result: CellResult, state: st
     """The cell's recorded job is a job of this sweep that SLURM ran to ``state``."""
     facts = result.provenance.slurm
     assert facts and facts["nodelist"] == "localhost", facts
-    job = slurm.job(facts["job"])
+    job = slurm.settled_job(facts["job"])
     assert job["JobState"] == state, job
     assert job["NodeList"] == "localhost"
     assert job["StdOut"].startswith(str(sweep / ".submitit")), job["StdOut"]

@@ -108,7 +108,7 @@ def test_time_limit_warning_stops_the_cell_with_what_it_has(slurm, tmp_path):
     kept = answered(next(sweep.glob("0_*")))
     assert f"{kept} answered samples kept in samples/" in message
     facts = result.provenance.slurm
-    job = slurm.job(facts["job"])
+    job = slurm.settled_job(facts["job"])
     assert job["TimeLimit"] == "00:02:00" and job["JobState"] == "COMPLETED"  # stopped in time
     assert processes_mentioning(str(sweep)) == []
 
