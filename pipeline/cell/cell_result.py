@@ -13,6 +13,7 @@ from pipeline.config.schema import RootConf
 from pipeline.results.cell_paths import cell_name as cell_name_of
 from pipeline.results.redact import redact_argv
 from pipeline.results.result_draft import ResultDraft
+from pipeline.results.result_schema import CellJson
 from pipeline.results.store import config_hash
 from pipeline.serving.server import RunningServer
 from pipeline.serving.server_kind import server_kind
@@ -69,7 +70,7 @@ def measured_config(conf: RootConf) -> dict[str, Any]:
 def initial_result(conf: RootConf) -> ResultDraft:
     """A result that says ``failed`` until the cell proves otherwise."""
     measured = measured_config(conf)
-    identity = {
+    identity: CellJson = {
         "name": cell_name(conf),
         "model": conf.model.name,
         "model_path": conf.model.path,

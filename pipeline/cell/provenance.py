@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.results.redact import redact_argv, redact_env
+from pipeline.results.result_schema import ProvenanceJson
 from pipeline.serving.slurm_job import job_facts
 
 _REPO = Path(__file__).resolve().parents[2]
@@ -90,7 +91,7 @@ def host_facts() -> dict[str, Any]:
     }
 
 
-def provenance(argv: Sequence[str], env: Mapping[str, str]) -> dict[str, Any]:
+def provenance(argv: Sequence[str], env: Mapping[str, str]) -> ProvenanceJson:
     """Everything that says where a cell's numbers came from, secrets redacted.
 
     Args:

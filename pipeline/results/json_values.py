@@ -19,6 +19,11 @@ def as_text(value: Any, missing: str = "") -> str:
     return missing if value is None else str(value)
 
 
+def as_optional_text(value: Any) -> str | None:
+    """A JSON value as text, None for null or absent."""
+    return None if value is None else str(value)
+
+
 def as_seconds(value: Any) -> float | None:
     """A number of seconds as written, None for null, absent or not a number."""
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

@@ -8,13 +8,29 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from pipeline.results.json_values import as_list, as_map, as_text
+from pipeline.results.json_values import as_list, as_map, as_optional_text, as_text
+from pipeline.results.result_schema import (
+    SCHEMA_VERSION,
+    STATUSES,
+    CellJson,
+    ErrorJson,
+    NodeJson,
+    ProvenanceJson,
+)
 
-SCHEMA_VERSION = 1
-# What a cell job writes as ``status`` (``planned``: a dry run).
-STATUSES = ("ok", "failed", "unsupported", "planned")
+__all__ = [
+    "SCHEMA_VERSION",
+    "STATUSES",
+    "CellIdentity",
+    "Mismatch",
+    "NodeResult",
+    "Provenance",
+    "ResultError",
+    "Resumed",
+    "Unverified",
+]
 
 
 @dataclass(frozen=True)
@@ -29,11 +45,12 @@ class ResultError:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ResultError:
         """The error block as written (missing fields read as empty)."""
-        reasons = tuple(as_map(r) for r in as_list(data.get("reasons")))
+        block = cast(ErrorJson, data)
+        reasons = tuple(as_map(r) for r in as_list(block.get("reasons")))
         return cls(
-            as_text(data.get("kind")),
-            as_text(data.get("message")),
-            as_text(data.get("log_tail")),
+            as_text(block.get("kind")),
+            as_text(block.get("message")),
+            as_text(block.get("log_tail")),
             reasons,
         )
 
@@ -62,23 +79,20 @@ class CellIdentity:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CellIdentity:
         """The cell block as written; a field an old result lacks is None."""
-        skip, gpu = as_map(data.get("skip_softmax")), as_map(data.get("gpu"))
-
-        def opt(key: str, block: Mapping[str, Any] = data) -> str | None:
-            return None if block.get(key) is None else str(block[key])
-
+        cell = cast(CellJson, data)
+        skip, gpu = as_map(cell.get("skip_softmax")), as_map(cell.get("gpu"))
         return cls(
-            as_text(data.get("name"), "?"),
-            opt("model"),
-            opt("model_path"),
-            opt("variant"),
-            opt("kv_dtype"),
+            as_text(cell.get("name"), "?"),
+            as_optional_text(cell.get("model")),
+            as_optional_text(cell.get("model_path")),
+            as_optional_text(cell.get("variant")),
+            as_optional_text(cell.get("kv_dtype")),
             skip.get("prefill"),
             skip.get("decode"),
-            as_map(data.get("speculative")),
-            opt("name", gpu) or None,
-            opt("sglang_version"),
-            opt("server_version"),
+            as_map(cell.get("speculative")),
+            as_optional_text(gpu.get("name")) or None,
+            as_optional_text(cell.get("sglang_version")),
+            as_optional_text(cell.get("server_version")),
         )
 
 
@@ -124,16 +138,17 @@ class Provenance:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Provenance:
         """The provenance block as written."""
-        git = as_map(data.get("mtp_eval_git"))
-        sha, slurm, devices = git.get("sha"), data.get("slurm"), data.get("cuda_visible_devices")
+        block = cast(ProvenanceJson, data)
+        git = as_map(block.get("mtp_eval_git"))
+        slurm = block.get("slurm")
         return cls(
-            as_map(data.get("server_env")),
-            as_map(data.get("packages")),
-            None if sha is None else str(sha),
+            as_map(block.get("server_env")),
+            as_map(block.get("packages")),
+            as_optional_text(git.get("sha")),
             bool(git.get("dirty")),
             as_map(slurm) if slurm is not None else None,
-            tuple(str(a) for a in as_list(data.get("server_argv"))),
-            None if devices is None else str(devices),
+            tuple(str(a) for a in as_list(block.get("server_argv"))),
+            as_optional_text(block.get("cuda_visible_devices")),
         )
 
 
@@ -156,18 +171,19 @@ class NodeResult:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> NodeResult:
         """The node's result as written."""
-        slurm = data.get("slurm")
+        node = cast(NodeJson, data)
+        slurm = node.get("slurm")
         return cls(
-            int(data["node_rank"]),
-            as_text(data.get("status"), "?"),
-            data.get("exit_code"),
-            tuple(str(a) for a in as_list(data.get("server_argv"))),
+            int(node["node_rank"]),
+            as_text(node.get("status"), "?"),
+            node.get("exit_code"),
+            tuple(str(a) for a in as_list(node.get("server_argv"))),
             as_map(slurm) if slurm is not None else None,
-            as_text(data.get("log_tail")),
-            data.get("devices"),
+            as_text(node.get("log_tail")),
+            node.get("devices"),
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> NodeJson:
         """The node's result as it is written."""
         slurm = None if self.slurm is None else dict(self.slurm)
         return {

@@ -1,35 +1,40 @@
 """The result a running cell fills in, step by step, before ``result.json`` is written.
 
-``ResultDraft`` is the writer's side of ``pipeline.results.result_types``: every block is set
-through a named method, so no module of the cell indexes the result with string keys. It keeps the
-JSON in the order the blocks were set (a result written today is byte-for-byte what the cell wrote
-before the draft existed); ``CellResult.from_json(draft.to_json())`` reads it back.
+``ResultDraft`` is the writer's side of ``pipeline.results.result_schema``: every block is set
+through a named method, so no module of the cell indexes the result with string keys, and the
+draft itself holds a ``ResultJson``, so mypy checks each key it writes against the schema. It
+keeps the JSON in the order the blocks were set (a result written today is byte-for-byte what the
+cell wrote before the draft existed); ``CellResult.from_json(draft.to_json())`` reads it back.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
-from pipeline.results.result_types import (
+from pipeline.results.result_schema import (
     SCHEMA_VERSION,
-    AcceptBlock,
-    CellIdentity,
-    EvalSummary,
-    ResultError,
+    CellJson,
+    ErrorJson,
+    GpuJson,
+    MismatchJson,
+    ProvenanceJson,
+    ResultJson,
+    UnverifiedJson,
 )
+from pipeline.results.result_types import AcceptBlock, CellIdentity, EvalSummary, ResultError
 
 
 class ResultDraft:
     """A cell's result while the cell runs (mutable; ``to_json`` is what result.json holds)."""
 
-    def __init__(self, data: dict[str, Any]) -> None:
+    def __init__(self, data: ResultJson) -> None:
         self._data = data
 
     @classmethod
     def start(
         cls,
-        cell: dict[str, Any],
+        cell: CellJson,
         config_hash: str,
         config: dict[str, Any],
         *,
@@ -69,7 +74,7 @@ class ResultDraft:
             "timing": {"started_at": started_at, "marks_s": {}},
         })  # fmt: skip
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ResultJson:
         """The result as JSON (the live mapping: later steps still change it)."""
         return self._data
 
@@ -124,7 +129,9 @@ class ResultDraft:
 
     def set_platform(self, gpu: Mapping[str, Any], sglang_version: str | None) -> None:
         """The GPU the cell is planned for and the SGLang version it found."""
-        self._data["cell"].update(gpu=dict(gpu), sglang_version=sglang_version)
+        cell = self._data["cell"]
+        cell["gpu"] = cast(GpuJson, dict(gpu))  # ``backends.gpu.GpuInfo`` as a dict
+        cell["sglang_version"] = sglang_version
 
     def set_server_version(self, version: Any) -> None:
         """The version the running server reports (None when it reports none)."""
@@ -140,7 +147,7 @@ class ResultDraft:
         runs: Mapping[str, Any],
         notes: list[str],
         argv: list[str],
-        provenance: dict[str, Any],
+        provenance: ProvenanceJson,
     ) -> None:
         """What the cell asks the server to run, its argv (secrets masked) and provenance."""
         self._data["requested"] = dict(requested)
@@ -151,7 +158,8 @@ class ResultDraft:
 
     def set_server(self, base_url: str, ready_s: float, log: str | None, ready_at: str) -> None:
         """Where the server ran and how long it took to become healthy."""
-        self._data["server"].update(base_url=base_url, ready_s=ready_s, log=log)
+        server = self._data["server"]
+        server["base_url"], server["ready_s"], server["log"] = base_url, ready_s, log
         self._data["timing"]["server_ready_at"] = ready_at
 
     def set_observed(self, observed: dict[str, Any]) -> None:
@@ -168,15 +176,16 @@ class ResultDraft:
 
     def set_mismatches(self, mismatches: list[dict[str, Any]]) -> None:
         """Every mismatch found (verifiable or not)."""
-        self._data["mismatches"] = mismatches
+        self._data["mismatches"] = _as_mismatches(mismatches)
 
     def add_mismatches(self, mismatches: list[dict[str, Any]]) -> None:
         """Mismatches found after the first check (e.g. a server that changed between evals)."""
-        self._data["mismatches"] = [*self._data.get("mismatches", []), *mismatches]
+        self._data["mismatches"] = [*self._data.get("mismatches", []), *_as_mismatches(mismatches)]
 
     def set_unverified(self, unverified: list[dict[str, Any]]) -> None:
         """The settings the server did not report ({key, requested, reason})."""
-        self._data["unverified"] = unverified
+        # ``dataclasses.asdict`` of ``Unverified``: the fields are the schema's keys
+        self._data["unverified"] = cast(list[UnverifiedJson], unverified)
 
     def set_client(self, concurrency: int) -> None:
         """How many requests the client kept in flight."""
@@ -217,7 +226,7 @@ class ResultDraft:
 
     def set_error(self, status: str, error: ResultError) -> None:
         """End the cell ``status`` with ``error`` (``reasons`` only for an unsupported cell)."""
-        block: dict[str, Any] = {"kind": error.kind, "message": error.message}
+        block: ErrorJson = {"kind": error.kind, "message": error.message}
         if error.reasons:
             block["reasons"] = [dict(r) for r in error.reasons]
         block["log_tail"] = error.log_tail
@@ -229,3 +238,8 @@ class ResultDraft:
         if block:
             block["message"] = redact(block["message"])
             block["log_tail"] = redact(block["log_tail"])
+
+
+def _as_mismatches(found: list[dict[str, Any]]) -> list[MismatchJson]:
+    """``dataclasses.asdict`` of ``Mismatch`` values: their fields are the schema's keys."""
+    return cast(list[MismatchJson], found)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pipeline.results.accept_block import AcceptBlock, CrossCheck, Traffic
 from pipeline.results.eval_block import EvalSummary, SequentialBlock
-from pipeline.results.json_values import as_list, as_map, as_text
+from pipeline.results.json_values import as_list, as_map, as_optional_text, as_text
 from pipeline.results.result_blocks import (
     SCHEMA_VERSION,
     STATUSES,
@@ -26,6 +26,12 @@ from pipeline.results.result_blocks import (
     ResultError,
     Resumed,
     Unverified,
+)
+from pipeline.results.result_schema import (
+    ClientJson,
+    ServerJson,
+    TimingJson,
+    as_result_json,
 )
 
 __all__ = [
@@ -84,42 +90,42 @@ class CellResult:
         Raises:
             ValueError: when ``schema_version`` is newer than this reader knows.
         """
-        version = int(data.get("schema_version") or SCHEMA_VERSION)
+        d = as_result_json(data)
+        version = int(d.get("schema_version") or SCHEMA_VERSION)
         if version > SCHEMA_VERSION:
             raise ValueError(
                 f"schema_version {version} is newer than this mtp-eval reads ({SCHEMA_VERSION}): "
                 "update mtp-eval to read it"
             )
-        timing, error, node = as_map(data.get("timing")), data.get("error"), data.get("node")
-        ended = timing.get("ended_at") or timing.get("finished_at")
+        timing = cast(TimingJson, as_map(d.get("timing")))
+        error, node = d.get("error"), d.get("node")
         return cls(
             schema_version=version,
-            status=as_text(data.get("status"), "?"),
-            simulated=bool(data.get("simulated")),
-            cell=CellIdentity.from_json(as_map(data.get("cell"))),
-            config_hash=None if data.get("config_hash") is None else str(data["config_hash"]),
-            warnings=tuple(str(w) for w in as_list(data.get("warnings"))),
-            runs=as_map(data.get("runs")),
-            label_runs=as_map(data.get("label_runs")),
-            mismatches=tuple(_mismatch(m) for m in as_list(data.get("mismatches")) if _is_map(m)),
-            unverified=tuple(_unverified(u) for u in as_list(data.get("unverified")) if _is_map(u)),
-            evals={
-                k: EvalSummary.from_json(as_map(v)) for k, v in as_map(data.get("evals")).items()
-            },
-            accept=AcceptBlock.from_json(as_map(data.get("accept"))),
+            status=as_text(d.get("status"), "?"),
+            simulated=bool(d.get("simulated")),
+            cell=CellIdentity.from_json(as_map(d.get("cell"))),
+            config_hash=as_optional_text(d.get("config_hash")),
+            warnings=tuple(str(w) for w in as_list(d.get("warnings"))),
+            runs=as_map(d.get("runs")),
+            label_runs=as_map(d.get("label_runs")),
+            mismatches=tuple(_mismatch(m) for m in _objects(d.get("mismatches"))),
+            unverified=tuple(_unverified(u) for u in _objects(d.get("unverified"))),
+            evals={k: EvalSummary.from_json(as_map(v)) for k, v in as_map(d.get("evals")).items()},
+            accept=AcceptBlock.from_json(as_map(d.get("accept"))),
             error=ResultError.from_json(as_map(error)) if error else None,
-            started_at=None if timing.get("started_at") is None else str(timing["started_at"]),
-            ended_at=None if not ended else str(ended),
+            started_at=as_optional_text(timing.get("started_at")),
+            ended_at=as_optional_text(timing.get("ended_at") or timing.get("finished_at") or None),
             resumed=tuple(
                 Resumed(as_text(r.get("at")), as_text(r.get("action")))
-                for r in as_list(data.get("resumed"))
-                if _is_map(r)
+                for r in _objects(d.get("resumed"))
             ),
-            server_argv=tuple(str(a) for a in as_list(as_map(data.get("server")).get("argv"))),
-            provenance=Provenance.from_json(as_map(data.get("provenance"))),
-            observed=as_map(data.get("observed")),
-            requested=as_map(data.get("requested")),
-            client_concurrency=as_map(data.get("client")).get("concurrency"),
+            server_argv=tuple(
+                str(a) for a in as_list(cast(ServerJson, as_map(d.get("server"))).get("argv"))
+            ),
+            provenance=Provenance.from_json(as_map(d.get("provenance"))),
+            observed=as_map(d.get("observed")),
+            requested=as_map(d.get("requested")),
+            client_concurrency=cast(ClientJson, as_map(d.get("client"))).get("concurrency"),
             marks=as_map(timing.get("marks_s")),
             overhead=as_map(timing.get("pipeline_overhead")),
             node=NodeResult.from_json(node) if isinstance(node, Mapping) else None,
@@ -202,8 +208,9 @@ def asked_text(value: Any) -> str:
     return "unset" if value is None else repr(value)
 
 
-def _is_map(value: Any) -> bool:
-    return isinstance(value, Mapping)
+def _objects(value: Any) -> list[Mapping[str, Any]]:
+    """The objects of a JSON array (anything else in it is skipped), empty for a missing one."""
+    return [item for item in as_list(value) if isinstance(item, Mapping)]
 
 
 def _mismatch(m: Mapping[str, Any]) -> Mismatch:

@@ -1,7 +1,7 @@
 """``result.json`` on disk: the contract between a cell job and the report (DESIGN section 7).
 
-Its shape is ``pipeline.results.result_types.CellResult``; its place is
-``pipeline.results.cell_paths``.
+Its layout is ``pipeline.results.result_schema`` (which also checks it), its typed value
+``pipeline.results.result_types.CellResult``, its place ``pipeline.results.cell_paths``.
 
 Written atomically (temporary file, fsync, rename) so a reader never sees half a result, and
 always written, from a ``finally``, whatever happened to the cell.
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.results.cell_paths import result_path
+from pipeline.results.result_schema import shape_problems
 from pipeline.results.result_types import CellResult
 
 
@@ -81,39 +82,3 @@ def config_hash(config: dict[str, Any]) -> str:
     """Stable short hash of the settings that define a cell's measurements."""
     blob = json.dumps(config, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:16]
-
-
-# Blocks read as mappings: ``cell`` and ``evals`` objects when present (null is wrong), the rest
-# objects or null, at the top and inside ``cell``. The typed contract reads a wrong-typed block
-# as empty, which would judge an ``ok`` cell as ``None/None/None`` or with no eval summary: such
-# a result is unreadable instead.
-_REQUIRED = ("cell", "evals")
-_OPTIONAL = ("timing", "runs", "provenance", "accept", "label_runs", "error", "server")
-_CELL_OPTIONAL = ("skip_softmax", "speculative", "gpu")
-
-
-def shape_problems(data: Mapping[str, Any]) -> dict[str, str]:
-    """Top-level keys of an ``ok`` result whose blocks have the wrong JSON type, each with why."""
-    if data.get("status") != "ok":
-        return {}
-    found = {
-        k: "must be an object" for k in _REQUIRED if k in data and not isinstance(data[k], dict)
-    }
-    found |= {
-        k: "must be an object or null"
-        for k in _OPTIONAL
-        if data.get(k) is not None and not isinstance(data[k], dict)
-    }
-    cell, evals = data.get("cell"), data.get("evals")
-    inner = [
-        f"cell.{k} must be an object or null"
-        for k in _CELL_OPTIONAL
-        if isinstance(cell, dict) and cell.get(k) is not None and not isinstance(cell[k], dict)
-    ]
-    if inner:
-        found["cell"] = "; ".join(inner)
-    blocks = evals.items() if isinstance(evals, dict) else []
-    bad = [name for name, block in blocks if not isinstance(block, dict)]
-    if bad:
-        found["evals"] = "; ".join(f"evals.{n} must be an object" for n in bad)
-    return found

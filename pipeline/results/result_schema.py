@@ -1,0 +1,248 @@
+"""The layout of ``result.json``, stated once: the writer, the reader and the validator use it.
+
+Each block is a ``TypedDict`` whose keys are the file's keys. ``ResultDraft`` (the writer) holds a
+``ResultJson``; ``CellResult.from_json`` and the block readers read through these types; and
+``shape_problems`` (the validator) is derived from their annotations. Rename a key here and mypy
+flags every writer and reader that still uses the old name.
+
+Why ``TypedDict`` and not pydantic, msgspec or dataclasses with a codec: a result must stay
+byte-for-byte what released pipelines wrote (key order, a key left out versus written as null,
+blocks this version does not know kept as they are), which a plain mapping keeps for free and a
+model class would have to rebuild field by field; the base install gains no dependency (pydantic
+and msgspec are not in it); and the typed values the report reads (``result_types``) stay frozen
+dataclasses, built from these mappings in one place each.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Mapping
+from typing import Annotated, Any, TypedDict, Union
+
+SCHEMA_VERSION = 1
+# What a cell job writes as ``status`` (``planned``: a dry run).
+STATUSES = ("ok", "failed", "unsupported", "planned")
+
+
+class NotNull:
+    """Marks a block that must be an object when present.
+
+    Every other object block may be null in a file (it reads as empty), though the writer always
+    writes an object.
+    """
+
+
+class GpuJson(TypedDict, total=False):
+    """``cell.gpu``: ``backends.gpu.GpuInfo`` as the cell found or planned it."""
+
+    name: str
+    compute_capability: str
+    sm: int
+    family: str
+    count: int
+    memory_mib: int
+    driver_version: str
+    source: str
+
+
+class CellJson(TypedDict, total=False):
+    """``cell``: what the cell is."""
+
+    name: str
+    model: str | None
+    model_path: str | None
+    variant: str | None
+    kv_dtype: str | None
+    skip_softmax: dict[str, Any]  # prefill, decode: the factors (None: exact softmax)
+    speculative: dict[str, Any]
+    server_kind: str
+    gpu: GpuJson
+    sglang_version: str | None
+    server_version: Any  # as the server reports it; None when it reports none
+
+
+class ErrorJson(TypedDict, total=False):
+    """``error``: why a cell did not end ``ok``."""
+
+    kind: str
+    message: str
+    reasons: list[dict[str, Any]]  # pre-flight findings, only for an unsupported cell
+    log_tail: str
+
+
+class MismatchJson(TypedDict, total=False):
+    """``mismatches[]``: a setting the server reported other than the cell asked."""
+
+    key: str
+    requested: Any
+    observed: Any
+    verifiable: bool
+
+
+class UnverifiedJson(TypedDict, total=False):
+    """``unverified[]``: a setting the server did not report."""
+
+    key: str
+    requested: Any
+    reason: str | None
+
+
+class ResumedJson(TypedDict):
+    """``resumed[]``: a rerun that found the cell."""
+
+    at: str
+    action: str
+
+
+class ProvenanceJson(TypedDict, total=False):
+    """``provenance``: what ran the cell."""
+
+    mtp_eval_git: dict[str, Any]  # sha, dirty: the checkout that ran the cell
+    packages: dict[str, Any]
+    host: dict[str, Any]
+    pipeline_argv: list[str]
+    server_argv: list[str]
+    server_env: dict[str, Any]
+    cuda_visible_devices: str | None
+    slurm: dict[str, Any] | None  # None outside SLURM
+
+
+class ServerJson(TypedDict, total=False):
+    """``server``: how the server was started and where it answered."""
+
+    argv: list[str]
+    base_url: str
+    ready_s: float
+    log: str | None
+
+
+class TimingJson(TypedDict, total=False):
+    """``timing``: when the cell's steps happened."""
+
+    started_at: str
+    marks_s: dict[str, float]
+    server_ready_at: str
+    ended_at: str
+    finished_at: str  # ``ended_at`` in results from before it was renamed
+    pipeline_overhead: dict[str, float | None]
+
+
+class ClientJson(TypedDict, total=False):
+    """``client``: how the client sent the requests."""
+
+    concurrency: int
+
+
+class NodeJson(TypedDict, total=False):
+    """``node-<rank>/result.json``: what a non-zero node of a multi-node cell did."""
+
+    node_rank: int
+    status: str
+    exit_code: int | None
+    server_argv: list[str]
+    slurm: dict[str, Any] | None  # None outside SLURM
+    log_tail: str
+    devices: str | None
+
+
+class ResultJson(TypedDict, total=False):
+    """``result.json``, its keys in the order a cell writes them.
+
+    ``evals.<name>`` and ``accept`` are written and read by ``EvalSummary`` and ``AcceptBlock``.
+    """
+
+    schema_version: int
+    status: str
+    simulated: bool
+    cell: Annotated[CellJson, NotNull]
+    config_hash: str
+    config: dict[str, Any]
+    preflight: list[dict[str, Any]]
+    warnings: list[str]
+    notes: list[str]
+    runs: dict[str, Any]
+    requested: dict[str, Any]
+    observed: dict[str, Any]
+    mismatches: list[MismatchJson]
+    evals: Annotated[dict[str, dict[str, Any]], NotNull]
+    accept: dict[str, Any]
+    server: ServerJson
+    provenance: ProvenanceJson
+    error: ErrorJson | None
+    timing: TimingJson
+    label_runs: dict[str, Any]
+    unverified: list[UnverifiedJson]
+    client: ClientJson
+    resumed: list[ResumedJson]
+    node: NodeJson  # a non-zero node's own result, carried in memory, never on disk
+
+
+def as_result_json(data: Mapping[str, Any]) -> ResultJson:
+    """``data`` read through the schema (a JSON object as loaded; no key is checked here)."""
+    return typing.cast(ResultJson, data)
+
+
+def shape_problems(data: Mapping[str, Any]) -> dict[str, str]:
+    """Top-level keys of an ``ok`` result whose blocks have the wrong JSON type, each with why.
+
+    The typed readers read a wrong-typed block as empty, which would judge an ``ok`` cell as
+    ``None/None/None`` or with no eval summary: such a result is unreadable instead. Every block
+    the schema types as an object is checked, one level into the blocks and into ``evals``.
+    """
+    if data.get("status") != "ok":
+        return {}
+    found: dict[str, str] = {}
+    for key, hint in typing.get_type_hints(ResultJson, include_extras=True).items():
+        if key not in data or not _is_object_hint(hint):
+            continue
+        value = data[key]
+        if not _object_fits(hint, value):
+            found[key] = "must be an object" if _not_null(hint) else "must be an object or null"
+        elif inner := _inner_problems(key, hint, value):
+            found[key] = "; ".join(inner)
+    return found
+
+
+def _inner_problems(key: str, hint: Any, value: Any) -> list[str]:
+    """The blocks inside ``value`` (an object or null) that have the wrong JSON type."""
+    if not isinstance(value, dict):
+        return []
+    block = _object_type(hint)
+    if _is_typed_dict(block):
+        hints = typing.get_type_hints(block, include_extras=True)
+        return [
+            f"{key}.{k} must be an object or null"
+            for k, h in hints.items()
+            if _is_object_hint(h) and k in value and not _object_fits(h, value[k])
+        ]
+    values = typing.get_args(block)[1:]  # dict[str, V]: every V that is an object
+    if values and _is_object_hint(values[0]):
+        return [f"{key}.{k} must be an object" for k, v in value.items() if not isinstance(v, dict)]
+    return []
+
+
+def _not_null(hint: Any) -> bool:
+    return typing.get_origin(hint) is Annotated and NotNull in hint.__metadata__
+
+
+def _object_fits(hint: Any, value: Any) -> bool:
+    return isinstance(value, dict) or (value is None and not _not_null(hint))
+
+
+def _object_type(hint: Any) -> Any:
+    """The object type a hint names: unwraps ``Annotated`` and ``X | None``; None if not one."""
+    if typing.get_origin(hint) is Annotated:
+        hint = typing.get_args(hint)[0]
+    if typing.get_origin(hint) in (Union, types.UnionType):
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        hint = options[0] if len(options) == 1 else None
+    return hint if _is_typed_dict(hint) or typing.get_origin(hint) is dict else None
+
+
+def _is_object_hint(hint: Any) -> bool:
+    return _object_type(hint) is not None
+
+
+def _is_typed_dict(hint: Any) -> bool:
+    return isinstance(hint, type) and typing.is_typeddict(hint)
