@@ -7,7 +7,7 @@ import importlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeGuard
+from typing import Any, Literal, Protocol, TypedDict, TypeGuard
 
 from evals.config import ClientConf, EvalConf, SamplingConf
 from evals.datasets import load_rows
@@ -22,6 +22,28 @@ _REGISTRY: dict[str, str] = {
     "mtbench": "evals.mtbench:MtBenchEval",
     "lm_eval": "evals.lm_eval_bridge:LmEvalEval",
 }
+
+
+# The answers the simulated SGLang server can give, the contract between an eval's
+# ``answer_key()`` and ``pipeline.simserver.model`` (which keeps its own copy, checked equal by
+# tests/unit/test_evals_contract.py, because the server imports nothing of ``evals``):
+# - ``mcq``: ``answer`` is the text of one of the lettered options shown in the prompt
+#   (``A) text`` / ``(A) text`` / ``A. text``), or the letter itself; the server ends its reply
+#   with ``Answer: <letter>``.
+# - ``numeric``: ``answer`` is a number; the server ends its reply with
+#   ``The final answer is <number>`` (a wrong reply shifts the number).
+# A yes/no eval is ``mcq`` with the options ``A) yes`` / ``B) no`` in its prompt. Any other kind
+# is refused where the eval is built (``make_eval``) and by the server when it reads the key.
+AnswerKind = Literal["mcq", "numeric"]
+ANSWER_KINDS: tuple[AnswerKind, ...] = ("mcq", "numeric")
+
+
+class AnswerKeyEntry(TypedDict):
+    """One question of an eval's answer key, as the simulated server reads it."""
+
+    question: str  # text the prompt contains (its first line finds the entry)
+    answer: str
+    kind: AnswerKind
 
 
 @dataclass(frozen=True)
@@ -75,6 +97,7 @@ class Eval(Protocol):
     label: str  # how reports name it
     graded: bool  # False: answers are not graded (accuracy n/a; only requests and accept count)
     shape: RunShape  # how the runner drives it
+    answer_kinds: tuple[AnswerKind, ...]  # the kinds its answer_key() holds (): none
 
     def prompts(self) -> list[EvalPrompt]:
         """All (question, repeat) prompts, in a deterministic order."""
@@ -84,8 +107,8 @@ class Eval(Protocol):
         """Extract the answer from ``content`` and say whether it is correct."""
         ...
 
-    def answer_key(self) -> list[dict[str, Any]]:
-        """``{"question", "answer", "kind"}`` per question, for the simulated server."""
+    def answer_key(self) -> list[AnswerKeyEntry]:
+        """One entry per question, for the simulated server (kinds among ``answer_kinds``)."""
         ...
 
 
@@ -160,6 +183,27 @@ def known_kinds() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def check_answer_kinds(what: str, kinds: Iterable[str]) -> None:
+    """Refuse answer kinds the simulated server cannot answer (it would score them 0).
+
+    Args:
+        what: the eval or answer-key entry, as the message names it.
+        kinds: the kinds it states.
+
+    Raises:
+        ValueError: naming the unknown kinds, the known ones and the fix.
+    """
+    unknown = [kind for kind in kinds if kind not in ANSWER_KINDS]
+    if unknown:
+        raise ValueError(
+            f"{what}: answer kind {', '.join(map(repr, unknown))} is unknown; the simulated "
+            f"server answers {' or '.join(map(repr, ANSWER_KINDS))} (evals/base.py "
+            "ANSWER_KINDS): state the answers as one of them (yes/no: 'mcq' with the options "
+            "A) yes / B) no in the prompt), or add the kind there and to "
+            "pipeline/simserver/model.py"
+        )
+
+
 def make_eval(name: str, conf: EvalConf) -> Eval:
     """Build the eval named ``name`` from its config, loading its dataset's rows.
 
@@ -175,7 +219,8 @@ def make_eval(name: str, conf: EvalConf) -> Eval:
         The eval, with its rows loaded.
 
     Raises:
-        ValueError: ``conf.kind`` is not registered.
+        ValueError: ``conf.kind`` is not registered, or its class states an answer kind the
+            simulated server cannot answer (``ANSWER_KINDS``).
         evals.datasets.DatasetError: the rows cannot be loaded.
     """
     target = _REGISTRY.get(conf.kind)
@@ -183,6 +228,7 @@ def make_eval(name: str, conf: EvalConf) -> Eval:
         raise ValueError(f"evals.{name}.kind={conf.kind!r} is unknown; use one of {known_kinds()}.")
     module_name, factory = target.split(":")
     cls = getattr(importlib.import_module(module_name), factory)
+    check_answer_kinds(f"evals.{name} (kind {conf.kind}, {target})", cls.answer_kinds)
     if cls.shape == HARNESS:
         harness: Eval = cls(name, conf)
         return harness

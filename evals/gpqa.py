@@ -12,7 +12,7 @@ import random
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from evals.base import Eval, EvalPrompt, RowsEval, question_id
+from evals.base import AnswerKeyEntry, AnswerKind, Eval, EvalPrompt, RowsEval, question_id
 from evals.config import EvalConf
 from evals.grading import extract_mcq_letter
 
@@ -56,6 +56,7 @@ def format_prompt(question: str, options: list[str]) -> str:
 class GpqaEval(RowsEval):
     """GPQA (diamond / main / extended, or any file with GPQA's columns)."""
 
+    answer_kinds: tuple[AnswerKind, ...] = ("mcq",)
     columns: ClassVar[tuple[str, ...]] = COLUMNS
 
     def __init__(self, name: str, conf: EvalConf, rows: Sequence[dict[str, Any]]) -> None:
@@ -85,7 +86,7 @@ class GpqaEval(RowsEval):
         letter = extract_mcq_letter(content, LETTERS)
         return letter, letter is not None and letter == prompt.answer
 
-    def answer_key(self) -> list[dict[str, Any]]:
+    def answer_key(self) -> list[AnswerKeyEntry]:
         """One ``{"question", "answer", "kind": "mcq"}`` per question, texts as in the prompt."""
         return [
             {"question": q["question"], "answer": q["choices"][0], "kind": "mcq"}

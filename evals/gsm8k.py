@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from evals.base import Eval, EvalPrompt, RowsEval, question_id
+from evals.base import AnswerKeyEntry, AnswerKind, Eval, EvalPrompt, RowsEval, question_id
 from evals.config import EvalConf
 from evals.grading import extract_number, normalize_number
 from evals.rows import row_error, skip_duplicate
@@ -73,6 +73,7 @@ def format_prompt(question: str) -> str:
 class Gsm8kEval(RowsEval):
     """GSM8K or any file of word problems with a numeric answer."""
 
+    answer_kinds: tuple[AnswerKind, ...] = ("numeric",)
     columns: ClassVar[tuple[str, ...]] = COLUMNS
 
     def __init__(self, name: str, conf: EvalConf, rows: Sequence[dict[str, Any]]) -> None:
@@ -99,7 +100,7 @@ class Gsm8kEval(RowsEval):
         extracted = extract_number(content)
         return extracted, numbers_match(extracted, prompt.answer)
 
-    def answer_key(self) -> list[dict[str, Any]]:
+    def answer_key(self) -> list[AnswerKeyEntry]:
         """``kind: numeric`` entries; the question as its line of the prompt reads."""
         return [
             {"question": f"Problem: {p['question']}", "answer": p["gold"], "kind": "numeric"}

@@ -29,7 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from evals.base import (
+    ANSWER_KINDS,
     HARNESS,
+    AnswerKeyEntry,
+    AnswerKind,
     EvalPrompt,
     EvalRunError,
     HarnessEval,
@@ -59,6 +62,7 @@ class LmEvalError(EvalRunError):
 class LmEvalEval:
     """One lm-eval task (or group) run against the cell's server."""
 
+    answer_kinds: tuple[AnswerKind, ...] = ANSWER_KINDS
     graded = True
     shape: RunShape = HARNESS
 
@@ -81,7 +85,7 @@ class LmEvalEval:
         """Not used: lm-eval grades (``run``)."""
         return None, False
 
-    def answer_key(self) -> list[dict[str, Any]]:
+    def answer_key(self) -> list[AnswerKeyEntry]:
         """Answer-key entries for the documents the run will send.
 
         Each is ``doc_to_text`` with the target when it is a letter or a number; other targets

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evals.base import question_id
+from evals.base import AnswerKeyEntry, question_id
 from evals.grading import extract_number
 from evals.lm_eval_model import LoggedResponse, RequestLog
 from evals.metrics import prompt_hash
@@ -171,7 +171,7 @@ def _lm_eval_response(sample: Mapping[str, Any], repeat: int) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def answer_entry(question: str, target: object) -> dict[str, str] | None:
+def answer_entry(question: str, target: object) -> AnswerKeyEntry | None:
     """An answer-key entry for the simulated server.
 
     Returns:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from evals.base import Eval, EvalPrompt, RowsEval, question_id
+from evals.base import AnswerKeyEntry, AnswerKind, Eval, EvalPrompt, RowsEval, question_id
 from evals.config import EvalConf
 from evals.grading import extract_mcq_letter
 from evals.rows import answer_index, row_error, skip_duplicate, text_list
@@ -45,6 +45,7 @@ def format_prompt(question: str, options: list[str]) -> str:
 class MmluEval(RowsEval):
     """MMLU, MMLU-Pro or any file in one of their layouts."""
 
+    answer_kinds: tuple[AnswerKind, ...] = ("mcq",)
     columns: ClassVar[tuple[str, ...]] = ("question",)  # the options: in one of three layouts
 
     def __init__(self, name: str, conf: EvalConf, rows: Sequence[dict[str, Any]]) -> None:
@@ -71,14 +72,14 @@ class MmluEval(RowsEval):
         letter = extract_mcq_letter(content, LETTERS[: prompt.meta["n_options"]])
         return letter, letter is not None and letter == prompt.answer
 
-    def answer_key(self) -> list[dict[str, Any]]:
+    def answer_key(self) -> list[AnswerKeyEntry]:
         """``kind: mcq`` answer-key entries.
 
         The question is the whole block with its options (it tells apart MMLU's rows that share
         a question text); the answer is the correct option's text, or its letter when that text
         appears twice among the options.
         """
-        entries = []
+        entries: list[AnswerKeyEntry] = []
         for q in self.questions:
             correct = q["options"][q["answer"]]
             answer = correct if q["options"].count(correct) == 1 else LETTERS[q["answer"]]

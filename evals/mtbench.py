@@ -16,7 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
-from evals.base import MULTI_TURN, EvalPrompt, MultiTurnEval, RowsEval, RunShape, question_id
+from evals.base import (
+    MULTI_TURN,
+    AnswerKeyEntry,
+    AnswerKind,
+    EvalPrompt,
+    MultiTurnEval,
+    RowsEval,
+    RunShape,
+    question_id,
+)
 from evals.config import EvalConf
 from evals.rows import first_present, row_error, skip_duplicate, text_list
 
@@ -31,6 +40,7 @@ def turn_id(conversation: str, turn: int) -> str:
 class MtBenchEval(RowsEval):
     """Multi-turn conversations; turns after the first follow the model's earlier answers."""
 
+    answer_kinds: tuple[AnswerKind, ...] = ()  # ungraded: no answer key
     graded = False
     shape: RunShape = MULTI_TURN
     columns: ClassVar[tuple[str, ...]] = ()  # the turns: column "prompt" or "turns"
@@ -88,7 +98,7 @@ class MtBenchEval(RowsEval):
         """Not graded: no extraction, never correct."""
         return None, False
 
-    def answer_key(self) -> list[dict[str, Any]]:
+    def answer_key(self) -> list[AnswerKeyEntry]:
         """None: the simulated server answers unknown prompts with generic text."""
         return []
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pipeline.config.schema import ServerConf
@@ -53,7 +53,7 @@ def docker_wrap(
 
 
 def write_simulated_config(
-    server: ServerConf, cell_dir: Path, answer_key: Sequence[dict[str, str]]
+    server: ServerConf, cell_dir: Path, answer_key: Sequence[Mapping[str, object]]
 ) -> Path:
     """Write the simulated model's settings and answer key into the cell folder."""
     key_path = cell_dir / SIM_ANSWER_KEY_FILE
@@ -74,7 +74,7 @@ def server_argv(
     sglang_args: Sequence[str],
     added_env: dict[str, str],
     cell_dir: Path,
-    answer_key: Sequence[dict[str, str]],
+    answer_key: Sequence[Mapping[str, object]],
 ) -> list[str]:
     """The complete argv that starts the server of a cell.
 

@@ -17,6 +17,10 @@ from backends.config_file import Check, ConfigFileError, checked, load_structure
 from pipeline.simserver.args import SUPPORTED_VERSIONS
 
 RATE = Check(0.0, 1.0, hint="(a rate: 0.1 = one request in ten)")
+# The answers ``pipeline.simserver.model`` writes: an option's letter (``mcq``) or a number
+# (``numeric``). The evals' side of this contract is ``evals.base.ANSWER_KINDS`` (the server
+# imports nothing of ``evals``; tests/unit/test_evals_contract.py holds the two equal).
+ANSWER_KINDS = ("mcq", "numeric")
 
 
 class SimConfigError(ConfigFileError):
@@ -59,7 +63,7 @@ class AnswerEntry:
 
     question: str
     answer: str
-    kind: str  # mcq | numeric
+    kind: str  # one of ANSWER_KINDS
 
 
 @dataclass(frozen=True)
@@ -132,6 +136,9 @@ def _answer_entry(line: str, at: str) -> AnswerEntry:
     for key in ("question", "answer"):
         if not isinstance(row.get(key), str) or not row[key].strip():
             raise SimConfigError(f"{at}: field {key!r} must be a non-empty string")
-    if row.get("kind") not in ("mcq", "numeric"):
-        raise SimConfigError(f"{at}: field 'kind' is {row.get('kind')!r}; use 'mcq' or 'numeric'")
+    if row.get("kind") not in ANSWER_KINDS:
+        raise SimConfigError(
+            f"{at}: field 'kind' is {row.get('kind')!r}; the simulated server answers only "
+            f"{' or '.join(map(repr, ANSWER_KINDS))} (evals/base.py ANSWER_KINDS says what each is)"
+        )
     return AnswerEntry(question=row["question"], answer=row["answer"].strip(), kind=row["kind"])

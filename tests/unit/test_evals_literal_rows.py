@@ -8,8 +8,6 @@ lm-eval, so its literal rows are a task folder written here.
 
 from __future__ import annotations
 
-import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -20,15 +18,17 @@ from evals.base import (
     SINGLE_TURN,
     is_harness,
     is_multi_turn,
+    known_kinds,
     make_eval,
     question_id,
 )
 from evals.config import DatasetConf, EvalConf
 from evals.gpqa import GpqaEval
 from evals.gsm8k import Gsm8kEval
-from evals.lm_eval_bridge import TASKS_DIR, LmEvalEval
+from evals.lm_eval_bridge import LmEvalEval
 from evals.mmlu import MmluEval
 from evals.mtbench import MtBenchEval, turn_id
+from tests.helpers.lm_eval_task import literal_task
 
 
 def test_gpqa_from_rows() -> None:
@@ -96,19 +96,8 @@ def test_mtbench_from_rows() -> None:
 
 
 def test_harness_reads_its_rows_through_its_task(tmp_path: Path) -> None:
-    # The harness's literal rows: a task folder beside this test's own JSONL.
-    folder = tmp_path / "tiny_task"
-    shutil.copytree(TASKS_DIR / "mtp_arith_sample", folder)
     rows = [{"question": "What is 20 plus 22?", "answer": "42"}]
-    (folder / "mtp_arith_sample.jsonl").write_text(
-        "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8"
-    )
-    yaml_text = (folder / "mtp_arith_sample.yaml").read_text(encoding="utf-8")
-    (folder / "mtp_arith_sample.yaml").unlink()
-    (folder / "tiny_task.yaml").write_text(
-        yaml_text.replace("task: mtp_arith_sample", "task: tiny_task"), encoding="utf-8"
-    )
-    dataset = DatasetConf(source="lm_eval", path="tiny_task", subset=str(folder))
+    dataset = literal_task(tmp_path, rows)
     ev = make_eval("lm", EvalConf(kind="lm_eval", dataset=dataset))
     assert isinstance(ev, LmEvalEval) and is_harness(ev)
     assert (ev.label, ev.graded, ev.shape) == ("lm-eval tiny_task", True, HARNESS)
@@ -117,7 +106,7 @@ def test_harness_reads_its_rows_through_its_task(tmp_path: Path) -> None:
     assert entry["answer"] == "42" and "What is 20 plus 22?" in entry["question"]
 
 
-@pytest.mark.parametrize("kind", ["gpqa", "gsm8k", "mmlu", "mtbench"])
+@pytest.mark.parametrize("kind", [k for k in known_kinds() if k != "lm_eval"])
 def test_make_eval_checks_repeats_before_loading(kind: str) -> None:
     # A dataset that cannot load: the repeats error must come first (no wasted download).
     dataset = DatasetConf(source="file", path="/no/such/rows.jsonl")
