@@ -12,28 +12,8 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-_ATTENTION_COMMON = [
-    "triton", "torch_native", "flex_attention", "dsa", "nsa", "dsv4", "compressed", "fa3", "fa4",
-    "flashinfer", "flashmla", "trtllm_mla", "cutedsl_mla", "tokenspeed_mla", "trtllm_mha",
-    "hpc_ops", "minicpm_flashattn", "minicpm_flashinfer", "aiter", "wave", "intel_amx", "ascend",
-    "intel_xpu",
-]  # fmt: skip
-ATTENTION_BACKEND_CHOICES: dict[str, list[str]] = {
-    "0.5.19": [*_ATTENTION_COMMON, "cutlass_mla", "dual_chunk_flash_attn"],
-    "0.5.23": [*_ATTENTION_COMMON, "qsa", "llada2_cfg_flashinfer"],
-}
-DRAFT_ATTENTION_BACKEND_CHOICES: dict[str, list[str]] = {
-    "0.5.19": ["flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha"],
-    "0.5.23": ["flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha", "intel_xpu"],
-}
-_KV_COMMON = [
-    "auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16", "bfloat16", "nvfp4", "fp4_mx_block16"
-]  # fmt: skip
-KV_CACHE_DTYPE_CHOICES: dict[str, list[str]] = {
-    "0.5.19": [*_KV_COMMON, "fp4_e2m1"],
-    "0.5.23": list(_KV_COMMON),
-}
-SUPPORTED_VERSIONS = tuple(KV_CACHE_DTYPE_CHOICES)
+from pipeline.simserver.surface import surface_for
+
 GRAMMAR_BACKEND_CHOICES = ["xgrammar", "outlines", "llguidance", "none"]
 
 
@@ -52,11 +32,12 @@ def build_parser(version: str) -> argparse.ArgumentParser:
     p.add_argument("--tp-size", "--tensor-parallel-size", dest="tp_size", type=int, default=1)
     p.add_argument("--dp-size", "--data-parallel-size", dest="dp_size", type=int, default=1)
     p.add_argument("--served-model-name")
-    attn = ATTENTION_BACKEND_CHOICES[version]
+    surface = surface_for(version)
+    attn = list(surface.attention_backends)
     for flag in ("attention", "prefill-attention", "decode-attention"):
         p.add_argument(f"--{flag}-backend", choices=attn)
     _add_speculative(p, version)
-    p.add_argument("--kv-cache-dtype", default="auto", choices=KV_CACHE_DTYPE_CHOICES[version])
+    p.add_argument("--kv-cache-dtype", default="auto", choices=list(surface.kv_cache_dtypes))
     for flag in ("page-size", "random-seed", "max-running-requests", "context-length"):
         p.add_argument(f"--{flag}", type=int)
     p.add_argument("--chunked-prefill-size", type=int)
@@ -87,7 +68,8 @@ def _add_speculative(p: argparse.ArgumentParser, version: str) -> None:
         p.add_argument(f"--speculative-{name}", type=int)
     p.add_argument("--speculative-attention-mode", default="prefill", choices=["prefill", "decode"])
     p.add_argument(
-        "--speculative-draft-attention-backend", choices=DRAFT_ATTENTION_BACKEND_CHOICES[version]
+        "--speculative-draft-attention-backend",
+        choices=list(surface_for(version).draft_attention_backends),
     )
 
 

@@ -19,12 +19,12 @@ from pipeline.simserver.sglang_defaults import (
     SERVER_ARGS_0_5_19,
     STARTUP_TIME,
 )
+from pipeline.simserver.surface import surface_for
 
 DEFAULT_CONTEXT_LEN = 32768
 TOKEN_CAPACITY = 10_897_984
 # Top-level /server_info keys that internal_states entries do not repeat (seen live).
 _NOT_IN_INTERNAL_STATE = ("custom_sigquit_handler",)
-_REMOVED_IN_0_5_23 = ("speculative_skip_dp_mlp_sync",)
 
 
 def cuda_graph_config(disabled: bool) -> dict[str, Any]:
@@ -60,9 +60,8 @@ def server_args(
     args.update(extra)
     args.update(resolved)
     args["cuda_graph_config"] = cuda_graph_config(bool(args["disable_cuda_graph"]))
-    if version != "0.5.19":
-        for key in _REMOVED_IN_0_5_23:
-            args.pop(key, None)
+    for key in surface_for(version).removed_server_args:
+        args.pop(key, None)
     return args
 
 
@@ -115,12 +114,13 @@ def server_info(
     info.update(status="ready", max_total_num_tokens=TOKEN_CAPACITY)
     info["max_req_input_len"] = context_len(args) - 6
     info["startup_time"] = dict(started)
-    if version != "0.5.19":
+    surface = surface_for(version)
+    if surface.launch_command:
         info["launch_command"] = launch_command
     info["internal_states"] = internal_states
     info["version"] = version
-    if version != "0.5.19":
-        info["frontend"] = "python"
+    if surface.frontend is not None:
+        info["frontend"] = surface.frontend
     info["kv_events"] = None
     return info
 

@@ -15,9 +15,9 @@ from typing import Any
 
 from pipeline.simserver.model import Completion
 from pipeline.simserver.spec import SpecDraw
+from pipeline.simserver.surface import SPEC_ALIAS_RELEASES
 
 EOS_TOKEN_ID = 151645  # what "matched" reports for a natural stop (a Qwen-style EOS id)
-_ALIAS_VERSIONS = ("0.5.17", "0.5.19", "0.5.20")
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class Flavour:
     @property
     def aliases(self) -> bool:
         """Whether this version still emits the spec aliases (0.5.20 and before)."""
-        return self.version in _ALIAS_VERSIONS
+        return self.version in SPEC_ALIAS_RELEASES
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.config_file import Check, ConfigFileError, checked, load_structured
-from pipeline.simserver.args import SUPPORTED_VERSIONS
+from pipeline.simserver.surface import SUPPORTED_VERSIONS
 
 RATE = Check(0.0, 1.0, hint="(a rate: 0.1 = one request in ten)")
 # The answers ``pipeline.simserver.model`` writes: an option's letter (``mcq``) or a number

@@ -1,7 +1,7 @@
 """Build the simulated server's SGLang 0.5.19 defaults from the recorded live responses.
 
-``pipeline/simserver/sglang_0.5.19.json`` is what this builds from ``tests/data/live-sglang-0.5.19/``
-(responses of a live SGLang 0.5.19 server, launched with the flags in ``LAUNCH_SET``):
+``pipeline/simserver/sglang_0.5.19.json`` is what this builds from the responses of a live SGLang
+0.5.19 server in ``tests/data/live-sglang-0.5.19/`` (launched with the flags in ``LAUNCH_SET``):
 ``/server_info``'s server arguments with the flags that launch set put back to their parser
 defaults, the per-rank memory figures, the start-up durations, the CUDA-graph batch sizes and
 ``/model_info``'s embedding block. ``tests/unit/test_simserver_defaults_file.py`` holds the

@@ -1,0 +1,71 @@
+"""What the simulated server does differently for each SGLang release it imitates, in one table.
+
+Shaped like ``backends.server_info.SURFACE_BY_VERSION`` (the client's key table), but kept apart
+on purpose: the simulated server stands in for SGLang, so it must not share the client's reading
+of it. Imitating a new release is a new entry here (its parser's choice lists from the wheel's
+``server_args.py``, what its ``/server_info`` adds or drops; benchmarks/results/sglang-rules.md
+reads them from the wheels) plus its recorded layout under ``tests/data/``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+_ATTENTION_COMMON = (
+    "triton", "torch_native", "flex_attention", "dsa", "nsa", "dsv4", "compressed", "fa3", "fa4",
+    "flashinfer", "flashmla", "trtllm_mla", "cutedsl_mla", "tokenspeed_mla", "trtllm_mha",
+    "hpc_ops", "minicpm_flashattn", "minicpm_flashinfer", "aiter", "wave", "intel_amx", "ascend",
+    "intel_xpu",
+)  # fmt: skip
+_DRAFT_ATTENTION_COMMON = ("flashinfer", "fa3", "fa4", "triton", "ascend", "trtllm_mha")
+_KV_COMMON = (
+    "auto", "fp8_e5m2", "fp8_e4m3", "mxfp8", "bf16", "bfloat16", "nvfp4", "fp4_mx_block16",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SimSurface:
+    """One imitated SGLang release: its launch parser's choices and its ``/server_info`` extras."""
+
+    attention_backends: tuple[str, ...]  # --attention-backend (and prefill/decode) choices
+    draft_attention_backends: tuple[str, ...]  # --speculative-draft-attention-backend choices
+    kv_cache_dtypes: tuple[str, ...]  # --kv-cache-dtype choices
+    removed_server_args: tuple[str, ...] = ()  # 0.5.19 server_args keys this release dropped
+    launch_command: bool = False  # /server_info carries ``launch_command``
+    frontend: str | None = None  # /server_info ``frontend`` (None: no such key)
+
+
+SURFACE_BY_VERSION: dict[str, SimSurface] = {
+    "0.5.19": SimSurface(
+        attention_backends=(*_ATTENTION_COMMON, "cutlass_mla", "dual_chunk_flash_attn"),
+        draft_attention_backends=_DRAFT_ATTENTION_COMMON,
+        kv_cache_dtypes=(*_KV_COMMON, "fp4_e2m1"),
+    ),
+    "0.5.23": SimSurface(
+        attention_backends=(*_ATTENTION_COMMON, "qsa", "llada2_cfg_flashinfer"),
+        draft_attention_backends=(*_DRAFT_ATTENTION_COMMON, "intel_xpu"),
+        kv_cache_dtypes=_KV_COMMON,
+        removed_server_args=("speculative_skip_dp_mlp_sync",),
+        launch_command=True,
+        frontend="python",
+    ),
+}
+SUPPORTED_VERSIONS = tuple(SURFACE_BY_VERSION)
+# Releases whose responses still carry the spec aliases (``spec_accepted_drafts``,
+# ``spec_proposed_drafts``, ``spec_accept_histogram``): 0.5.21 removed them
+# (``tokenizer_manager.py`` of each wheel). A fact of releases the server does not all imitate.
+SPEC_ALIAS_RELEASES = ("0.5.17", "0.5.19", "0.5.20")
+
+
+def surface_for(version: str) -> SimSurface:
+    """The table entry of an imitated release.
+
+    Raises:
+        ValueError: naming the release and the ones the simulated server imitates.
+    """
+    found = SURFACE_BY_VERSION.get(version)
+    if found is None:
+        raise ValueError(
+            f"the simulated server imitates SGLang {', '.join(SUPPORTED_VERSIONS)}, not {version}"
+        )
+    return found
