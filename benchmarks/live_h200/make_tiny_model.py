@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 # The byte-level synth model's special tokens and chat template (one definition for both models).
-from evals.synth_train import (  # noqa: E402
+from synth_train import (  # noqa: E402  (beside this file)
     BOS,
     CHAT_TEMPLATE,
     EOS,

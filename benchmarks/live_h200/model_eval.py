@@ -4,11 +4,11 @@ The prompts are the pipeline's own: the project's eval classes (``evals.gsm8k`` 
 arithmetic and retrieval files, ``evals.gpqa`` with its per-question permutation for the multiple
 choice) build the messages and grade the answers, exactly as a cell against SGLang would. The chat
 template renders them through the saved tokenizer, checked id for id against
-``evals.synth_train.encode_chat`` (the training encoding).
+``synth_train.encode_chat`` (the training encoding).
 
 Accept length: chain speculative decoding, 3 drafted tokens per step plus the target's own, at
 temperature 0, computed from one teacher-forced draft pass over prompt + target completion
-(``evals.synth_train.spec_steps``). It equals what a server with bit-identical kernels would count.
+(``synth_train.spec_steps``). It equals what a server with bit-identical kernels would count.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from evals import synth_train as st  # noqa: E402
+import synth_train as st  # noqa: E402  (beside this file)
+
 from evals.base import make_eval, question_id  # noqa: E402
 from evals.config import DatasetConf, EvalConf  # noqa: E402
 from evals.datasets import DATA_DIR, read_file  # noqa: E402

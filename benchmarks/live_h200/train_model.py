@@ -10,7 +10,8 @@ byte-level tokenizer, the chat template in ``tokenizer_config.json``, ``rope_the
 ``config.json``), ``OUT/recipe.json`` (the command, seed, sizes, checksums) and
 ``OUT/metrics.json`` (held-out accuracy per task and level, draft accept length; see
 ``model_eval.py``). The draft trains in a second process on the same GPU at the same time.
-The rows come from ``evals/synth_train.py`` (curriculum there), never holding an eval question.
+The rows come from ``synth_train.py`` beside this file (curriculum there), never holding an eval
+question.
 ``--preset cpu`` runs the same code with tiny models and short rows on a CPU (a learnability check).
 """
 
@@ -28,9 +29,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
+import synth_train as st  # noqa: E402  (beside this file)
 from chunks import sha256  # noqa: E402  (beside this file)
-
-from evals import synth_train as st  # noqa: E402
 
 ARCH = {  # head_dim 128 as in the tiny model that every SGLang backend here served
     "target": dict(hidden_size=384, intermediate_size=768, num_hidden_layers=6,
@@ -78,9 +78,8 @@ def make_model(arch: str, seed: int) -> Any:
 def batches(args: argparse.Namespace, length_cap: int | None) -> Any:
     """A DataLoader of (ids, loss mask, task) per step, rows made in worker processes."""
     import torch
+    from synth_data import held_out_questions
     from torch.utils.data import DataLoader, IterableDataset, get_worker_info
-
-    from evals.synth_data import held_out_questions
 
     held = frozenset(q for q in held_out_questions() if len(q) < 1000)
 

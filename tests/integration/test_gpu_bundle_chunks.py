@@ -55,9 +55,16 @@ def test_split_then_assemble_gives_the_same_bytes_and_names_a_bad_chunk(tmp_path
 def fake_repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     (repo / "benchmarks/live_h200").mkdir(parents=True)
-    for name in ("setup_on_gpu.sh", "chunks.py", "make_tiny_model.py"):
+    for name in (
+        "setup_on_gpu.sh",
+        "chunks.py",
+        "make_tiny_model.py",
+        "synth_train.py",
+        "synth_tasks.py",
+    ):
         shutil.copy(LIVE / name, repo / "benchmarks/live_h200" / name)
-    # make_tiny_model reads the chat template from evals.synth_train, as on the host's checkout
+    # make_tiny_model reads the chat template from synth_train beside it, which imports evals,
+    # as on the host's checkout
     shutil.copytree(REPO / "evals", repo / "evals", ignore=shutil.ignore_patterns("data"))
     return repo
 

@@ -13,15 +13,20 @@ from pathlib import Path
 
 import pytest
 
-from evals import synth_data, synth_tasks
 from evals.base import make_eval
 from evals.config import DatasetConf, EvalConf
 from evals.datasets import DATA_DIR
 from evals.gpqa import LETTERS
 from evals.gsm8k import format_prompt
-from evals.synth_train import encode_chat
 
 REPO = Path(__file__).resolve().parents[2]
+LIVE = REPO / "benchmarks/live_h200"
+sys.path.insert(0, str(LIVE))
+
+import synth_data  # noqa: E402  (benchmarks/live_h200, beside what runs it)
+import synth_tasks  # noqa: E402
+from synth_train import encode_chat  # noqa: E402
+
 MODEL = REPO / "benchmarks/results/live-h200/trained-model"
 STEP = re.compile(r"^(\d+) ([-+x]) (\d+) = (\d+)\.$")
 OPS = {"+": int.__add__, "-": int.__sub__, "x": int.__mul__}
@@ -87,7 +92,7 @@ def test_bundled_files_are_what_the_code_writes() -> None:
 def test_bundled_files_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
     # A set of codes iterated in hash order once made the retrieval file differ per process.
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    subprocess.run([sys.executable, "-m", "evals.synth_data", "--dir", str(tmp_path)], cwd=REPO,
+    subprocess.run([sys.executable, str(LIVE / "synth_data.py"), "--dir", str(tmp_path)], cwd=REPO,
                    env=env, check=True, capture_output=True)  # fmt: skip
     for name in synth_data.FILES.values():
         assert (tmp_path / name).read_bytes() == (DATA_DIR / name).read_bytes(), name

@@ -22,7 +22,8 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from evals import synth_tasks as tasks
+import synth_tasks as tasks  # beside this file
+
 from evals.gpqa import LETTERS
 from evals.gpqa import format_prompt as gpqa_prompt
 from evals.gsm8k import format_prompt as gsm8k_prompt

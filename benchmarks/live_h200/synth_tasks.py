@@ -1,8 +1,8 @@
 """Seeded synthetic tasks that the project's own small model is trained on and evaluated with.
 
 Three tasks, each a pure function of a ``random.Random`` and a difficulty, so the bundled eval
-files and the training stream come from the same code (``evals/synth_data.py`` writes the files,
-``benchmarks/live_h200/train_model.py`` draws the training rows):
+files and the training stream come from the same code (``synth_data.py`` beside this file writes
+the files, ``train_model.py`` draws the training rows):
 
 - **chained arithmetic** (graded like GSM8K): a word problem of 2 to 5 additions and
   subtractions; the worked answer writes one ``a + b = c.`` step per sentence.
