@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, cast
 
 from pipeline.results.json_values import as_list, as_map
+from pipeline.results.result_schema import AcceptJson, CrossCheckJson, TrafficJson
 
 
 @dataclass(frozen=True)
@@ -24,11 +25,12 @@ class CrossCheck:
     agrees: bool | None = None  # None: one of the two figures is missing
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], source: str) -> CrossCheck:
+    def from_json(cls, data: Mapping[str, Any], source: Literal["server", "metrics"]) -> CrossCheck:
         """The check as written; ``source`` names the observed figure (server | metrics)."""
+        check = cast(CrossCheckJson, data)
         return cls(
-            data.get(source), data.get("per_request"), data.get("relative_difference"),
-            data.get("agrees"),
+            check.get(source), check.get("per_request"), check.get("relative_difference"),
+            check.get("agrees"),
         )  # fmt: skip
 
 
@@ -44,7 +46,8 @@ class Traffic:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Traffic:
         """The traffic block as written."""
-        return cls(data["counted"], data["sent"], data["attempts"], data["foreign"])
+        seen = cast(TrafficJson, data)
+        return cls(seen["counted"], seen["sent"], seen["attempts"], seen["foreign"])
 
 
 @dataclass(frozen=True)
@@ -72,35 +75,36 @@ class AcceptBlock:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> AcceptBlock:
         """The accept block as written (an old result without one reads as all None)."""
-        status = data.get("status")
-        checks = {k: as_map(data.get(k)) for k in ("cross_check", "metrics_cross_check")}
-        seen = data.get("traffic")
+        block = cast(AcceptJson, data)
+        status = block.get("status")
+        checks = (as_map(block.get("cross_check")), as_map(block.get("metrics_cross_check")))
+        seen = block.get("traffic")
         return cls(
             status=None if status is None else str(status),
-            accept_length=data.get("accept_length"),
-            accept_rate=data.get("accept_rate"),
-            n_with_spec=data.get("n_with_spec"),
-            accept_length_stderr=data.get("accept_length_stderr"),
-            n_requests=data.get("n_requests"),
-            accept_length_request_mean=data.get("accept_length_request_mean"),
-            per_position_acceptance=tuple(as_list(data.get("per_position_acceptance"))),
-            server_equivalent_accept_length=data.get("server_equivalent_accept_length"),
-            accept_rate_stderr=data.get("accept_rate_stderr"),
+            accept_length=block.get("accept_length"),
+            accept_rate=block.get("accept_rate"),
+            n_with_spec=block.get("n_with_spec"),
+            accept_length_stderr=block.get("accept_length_stderr"),
+            n_requests=block.get("n_requests"),
+            accept_length_request_mean=block.get("accept_length_request_mean"),
+            per_position_acceptance=tuple(as_list(block.get("per_position_acceptance"))),
+            server_equivalent_accept_length=block.get("server_equivalent_accept_length"),
+            accept_rate_stderr=block.get("accept_rate_stderr"),
             per_position_acceptance_stderr=tuple(
-                as_list(data.get("per_position_acceptance_stderr"))
+                as_list(block.get("per_position_acceptance_stderr"))
             ),
-            server_avg_spec_accept_length=data.get("server_avg_spec_accept_length"),
-            metrics=as_map(data.get("metrics")),
-            cross_check=_check(checks["cross_check"], "server"),
-            metrics_cross_check=_check(checks["metrics_cross_check"], "metrics"),
+            server_avg_spec_accept_length=block.get("server_avg_spec_accept_length"),
+            metrics=as_map(block.get("metrics")),
+            cross_check=_check(checks[0], "server"),
+            metrics_cross_check=_check(checks[1], "metrics"),
             traffic=Traffic.from_json(seen) if isinstance(seen, Mapping) else None,
             data=data,
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> AcceptJson:
         """The block as written (``from_json(x).to_json() == x``, key order included)."""
-        return dict(self.data)
+        return cast(AcceptJson, dict(self.data))
 
 
-def _check(data: Mapping[str, Any], source: str) -> CrossCheck | None:
+def _check(data: Mapping[str, Any], source: Literal["server", "metrics"]) -> CrossCheck | None:
     return CrossCheck.from_json(data, source) if data else None

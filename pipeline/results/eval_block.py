@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from pipeline.results.accept_block import AcceptBlock
-from pipeline.results.json_values import as_list, as_map, as_seconds
+from pipeline.results.json_values import as_list, as_map, as_optional_text, as_seconds
+from pipeline.results.result_schema import EvalJson, SequentialJson
 
 DESIGN_KEYS = ("max_repeats", "repeats_per_round", "alpha", "margin", "spending", "family",
                "statistic")  # fmt: skip
@@ -36,18 +37,23 @@ class SequentialBlock:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> SequentialBlock:
         """The block as written (read leniently: ``EvalSummary.checked_sequential`` checks it)."""
+        block = cast(SequentialJson, data)
         design = {k: data[k] for k in DESIGN_KEYS if k in data}
-        base = data.get("baseline_dir")
         return cls(
-            data.get("role"), data.get("look"), data.get("decision"), design,
-            None if base is None else str(base),
+            block.get("role"), block.get("look"), block.get("decision"), design,
+            as_optional_text(block.get("baseline_dir")),
         )  # fmt: skip
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SequentialJson:
         """The block as the cell writes it: the design, the role, then a candidate's look."""
-        out: dict[str, Any] = {**self.design, "role": self.role}
-        last = {"baseline_dir": self.baseline_dir, "look": self.look, "decision": self.decision}
-        return out | {k: v for k, v in last.items() if v is not None}
+        out = cast(SequentialJson, {**self.design, "role": self.role})
+        if self.baseline_dir is not None:
+            out["baseline_dir"] = self.baseline_dir
+        if self.look is not None:
+            out["look"] = self.look
+        if self.decision is not None:
+            out["decision"] = self.decision
+        return out
 
 
 @dataclass(frozen=True)
@@ -93,45 +99,50 @@ class EvalSummary:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> EvalSummary:
         """The eval block as written (MT-Bench and other ungraded evals have no accuracy)."""
-        lo, hi = [*as_list(data.get("ci95")), None, None][:2]
-        own, seq, lm = data.get("accept"), data.get("sequential"), data.get("lm_eval")
+        block = cast(EvalJson, data)
+        lo, hi = [*as_list(block.get("ci95")), None, None][:2]
+        own, seq, lm = block.get("accept"), block.get("sequential"), block.get("lm_eval")
         return cls(
-            accuracy=data.get("accuracy"),
+            accuracy=block.get("accuracy"),
             ci95=(lo, hi),
             accept=AcceptBlock.from_json(as_map(own)) if own else None,
-            graded=data.get("graded", True) is not False,
-            stderr=data.get("stderr"),
-            n_questions=data.get("n_questions"),
-            n_repeats=data.get("n_repeats"),
+            graded=block.get("graded", True) is not False,
+            stderr=block.get("stderr"),
+            n_questions=block.get("n_questions"),
+            n_repeats=block.get("n_repeats"),
             rates={k: data.get(k) for k in RATES},
             sequential=SequentialBlock.from_json(seq) if isinstance(seq, dict) else None,
-            label=None if data.get("label") is None else str(data["label"]),
-            sampling=as_map(data.get("sampling")),
-            n_samples=data.get("n_samples"),
-            counts=as_map(data.get("counts")),
-            wall_time_s=data.get("wall_time_s"),
-            resumed_samples=data.get("resumed_samples"),
+            label=as_optional_text(block.get("label")),
+            sampling=as_map(block.get("sampling")),
+            n_samples=block.get("n_samples"),
+            counts=as_map(block.get("counts")),
+            wall_time_s=block.get("wall_time_s"),
+            resumed_samples=block.get("resumed_samples"),
             lm_eval=lm if isinstance(lm, Mapping) else None,
-            summarised_from=data.get("summarised_from"),
-            mean_prefill_s=as_seconds(data.get("mean_prefill_s")),
-            prefill_s_per_1k_prompt_tokens=as_seconds(data.get("prefill_s_per_1k_prompt_tokens")),
+            summarised_from=block.get("summarised_from"),
+            mean_prefill_s=as_seconds(block.get("mean_prefill_s")),
+            prefill_s_per_1k_prompt_tokens=as_seconds(block.get("prefill_s_per_1k_prompt_tokens")),
             data=data,
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> EvalJson:
         """The block as written (``from_json(x).to_json() == x``, key order included)."""
-        return dict(self.data)
+        return cast(EvalJson, dict(self.data))
+
+    @property
+    def _block(self) -> EvalJson:
+        return cast(EvalJson, self.data)
 
     @property
     def retries(self) -> dict[str, int]:
         """Retried attempts per cause (empty in results written before they were counted)."""
-        raw = as_map(self.data.get("retries"))
+        raw = as_map(self._block.get("retries"))
         return {str(k): int(v) for k, v in raw.items() if isinstance(v, int)}
 
     @property
     def error_kinds(self) -> dict[str, int]:
         """Errored requests per error kind (empty in results written before they were counted)."""
-        raw = as_map(self.data.get("error_kinds"))
+        raw = as_map(self._block.get("error_kinds"))
         return {str(k): int(v) for k, v in raw.items() if isinstance(v, int)}
 
     def requests_line(self, name: str) -> str | None:
@@ -145,7 +156,7 @@ class EvalSummary:
 
     def retry_warning(self, name: str) -> str | None:
         """A warning when eval ``name`` retried more than ``RETRY_WARN_RATE`` per request."""
-        rate = self.data.get("retry_rate")
+        rate = self._block.get("retry_rate")
         if not isinstance(rate, int | float) or rate <= RETRY_WARN_RATE:
             return None
         return (
@@ -160,7 +171,7 @@ class EvalSummary:
         Raises:
             ValueError: the block is not a mapping or lacks a key its role needs.
         """
-        seq = self.data.get("sequential")
+        seq = self._block.get("sequential")
         if seq is None:
             return None
         if not isinstance(seq, dict):
@@ -196,17 +207,19 @@ def eval_block(
         summarised_from: where the figures come from when not from a run that ended.
         accept: the eval's accept statistics, when known as the block is written.
     """
-    data: dict[str, Any] = {**head.to_json(), **statistics}
+    data = cast(EvalJson, {**head.to_json(), **statistics})  # summarize_records's keys
     if wall_time_s is not None:
         data["wall_time_s"] = wall_time_s
     data["resumed_samples"] = resumed_samples
-    tail = {
-        "sequential": None if sequential is None else sequential.to_json(),
-        "lm_eval": None if lm_eval is None else dict(lm_eval),
-        "summarised_from": summarised_from,
-        "accept": None if accept is None else accept.to_json(),
-    }
-    return EvalSummary.from_json(data | {k: v for k, v in tail.items() if v is not None})
+    if sequential is not None:
+        data["sequential"] = sequential.to_json()
+    if lm_eval is not None:
+        data["lm_eval"] = dict(lm_eval)
+    if summarised_from is not None:
+        data["summarised_from"] = summarised_from
+    if accept is not None:
+        data["accept"] = accept.to_json()
+    return EvalSummary.from_json(data)
 
 
 def _kinds(counts: Mapping[str, int]) -> str:

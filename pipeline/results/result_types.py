@@ -8,7 +8,6 @@ again stays byte-identical (blocks this module does not type are kept, never dro
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -29,6 +28,7 @@ from pipeline.results.result_blocks import (
 )
 from pipeline.results.result_schema import (
     ClientJson,
+    ResultJson,
     ServerJson,
     TimingJson,
     as_result_json,
@@ -143,10 +143,10 @@ class CellResult:
         """The result as written: ``from_json(x).to_json() == x``, key order included."""
         return dict(self.raw)
 
-    def with_resumed(self, entry: Resumed) -> dict[str, Any]:
+    def with_resumed(self, entry: Resumed) -> ResultJson:
         """The result as JSON with ``entry`` added to ``resumed`` (a rerun that found it)."""
-        data = self.to_json()
-        data["resumed"] = [*as_list(self.raw.get("resumed")), dataclasses.asdict(entry)]
+        data = as_result_json(self.to_json())
+        data["resumed"] = [*as_list(data.get("resumed")), {"at": entry.at, "action": entry.action}]
         return data
 
     @property

@@ -21,14 +21,27 @@ COMMITTED = sorted(
 SCHEMA_KEYS = list(typing.get_type_hints(ResultJson))
 
 
+def _typed_dict(hint: Any) -> Any:
+    """The TypedDict a hint names (``X``, ``X | None``), else None."""
+    options = [hint, *(typing.get_args(hint) if typing.get_origin(hint) is not dict else ())]
+    return next((h for h in options if isinstance(h, type) and typing.is_typeddict(h)), None)
+
+
 def _undeclared(schema: Any, data: dict[str, Any], at: str) -> list[str]:
     """Keys of ``data`` that ``schema`` (a TypedDict) does not declare, nested blocks included."""
     hints = typing.get_type_hints(schema)
     found = [f"{at}{k}" for k in data if k not in hints]
     for key, value in data.items():
-        inner = hints.get(key)
-        if isinstance(value, dict) and isinstance(inner, type) and typing.is_typeddict(inner):
+        if not isinstance(value, dict) or key not in hints:
+            continue
+        if inner := _typed_dict(hints[key]):
             found += _undeclared(inner, value, f"{at}{key}.")
+        elif typing.get_origin(hints[key]) is dict and (
+            each := _typed_dict(typing.get_args(hints[key])[1])
+        ):  # evals: one block per eval
+            found += [
+                k for name, v in value.items() for k in _undeclared(each, v, f"{at}{key}.{name}.")
+            ]
     return found
 
 
