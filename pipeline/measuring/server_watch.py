@@ -54,6 +54,6 @@ class ServerWatch:
                 f"it anyway, marked {MISCONFIGURED})",
             )
         keyed = [dataclasses.replace(m, key=f"{m.key} (changed {when})") for m in changed]
-        result.add_mismatches([dataclasses.asdict(m) for m in keyed])
+        result.add_mismatches(keyed)
         result.warnings.append(f"{MISCONFIGURED}: the server changed {when}: {lines}")
         self.identity = now  # each change is said once

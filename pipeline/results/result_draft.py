@@ -9,9 +9,10 @@ cell wrote before the draft existed); ``CellResult.from_json(draft.to_json())`` 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
+from backends.verify import Mismatch
 from pipeline.results.result_schema import (
     SCHEMA_VERSION,
     CellJson,
@@ -20,9 +21,14 @@ from pipeline.results.result_schema import (
     MismatchJson,
     ProvenanceJson,
     ResultJson,
-    UnverifiedJson,
 )
-from pipeline.results.result_types import AcceptBlock, CellIdentity, EvalSummary, ResultError
+from pipeline.results.result_types import (
+    AcceptBlock,
+    CellIdentity,
+    EvalSummary,
+    ResultError,
+    Unverified,
+)
 
 
 class ResultDraft:
@@ -174,18 +180,20 @@ class ResultDraft:
         """The kernels the server runs, and the ones the variant's name stands for."""
         self._data["runs"], self._data["label_runs"] = runs, label_runs
 
-    def set_mismatches(self, mismatches: list[dict[str, Any]]) -> None:
+    def set_mismatches(self, mismatches: Sequence[Mismatch]) -> None:
         """Every mismatch found (verifiable or not)."""
-        self._data["mismatches"] = _as_mismatches(mismatches)
+        self._data["mismatches"] = [_mismatch_json(m) for m in mismatches]
 
-    def add_mismatches(self, mismatches: list[dict[str, Any]]) -> None:
+    def add_mismatches(self, mismatches: Sequence[Mismatch]) -> None:
         """Mismatches found after the first check (e.g. a server that changed between evals)."""
-        self._data["mismatches"] = [*self._data.get("mismatches", []), *_as_mismatches(mismatches)]
+        found = [_mismatch_json(m) for m in mismatches]
+        self._data["mismatches"] = [*self._data.get("mismatches", []), *found]
 
-    def set_unverified(self, unverified: list[dict[str, Any]]) -> None:
-        """The settings the server did not report ({key, requested, reason})."""
-        # ``dataclasses.asdict`` of ``Unverified``: the fields are the schema's keys
-        self._data["unverified"] = cast(list[UnverifiedJson], unverified)
+    def set_unverified(self, unverified: Sequence[Unverified]) -> None:
+        """The settings the server did not report, each with why it cannot be checked."""
+        self._data["unverified"] = [
+            {"key": u.key, "requested": u.requested, "reason": u.reason} for u in unverified
+        ]
 
     def set_client(self, concurrency: int) -> None:
         """How many requests the client kept in flight."""
@@ -240,6 +248,6 @@ class ResultDraft:
             block["log_tail"] = redact(block["log_tail"])
 
 
-def _as_mismatches(found: list[dict[str, Any]]) -> list[MismatchJson]:
-    """``dataclasses.asdict`` of ``Mismatch`` values: their fields are the schema's keys."""
-    return cast(list[MismatchJson], found)
+def _mismatch_json(m: Mismatch) -> MismatchJson:
+    return {"key": m.key, "requested": m.requested, "observed": m.observed,
+            "verifiable": m.verifiable}  # fmt: skip

@@ -34,7 +34,7 @@ from pipeline.config.checks import POLICIES
 from pipeline.config.schema import RootConf
 from pipeline.results.failures import CellError
 from pipeline.results.result_draft import ResultDraft
-from pipeline.results.result_types import asked_text
+from pipeline.results.result_types import Unverified, asked_text
 from pipeline.serving import server_api
 from pipeline.serving.server import RunningServer
 from pipeline.serving.server_kind import server_kind
@@ -147,10 +147,10 @@ def gpu_confirmed(conf: RootConf, gpu: GpuInfo) -> bool:
 
 
 def _apply(conf: RootConf, found: list[Mismatch], result: ResultDraft) -> None:
-    result.set_mismatches([dataclasses.asdict(m) for m in found])
+    result.set_mismatches(found)
     wrong = [m for m in found if m.verifiable]
     unchecked = [m for m in found if not m.verifiable]
-    unverified = [{"key": m.key, "requested": m.requested, "reason": _reason(m)} for m in unchecked]
+    unverified = [Unverified(m.key, m.requested, _reason(m)) for m in unchecked]
     result.set_unverified(unverified)
     if wrong and conf.server.on_mismatch == "fail":
         raise CellError(
@@ -231,5 +231,5 @@ def _lines(found: list[Mismatch]) -> str:
     return "; ".join(f"{m.key}: asked {m.requested!r}, server runs {m.observed!r}" for m in found)
 
 
-def _unverified_lines(unverified: list[dict[str, Any]]) -> str:
-    return "; ".join(f"{u['key']}={asked_text(u['requested'])} ({u['reason']})" for u in unverified)
+def _unverified_lines(unverified: list[Unverified]) -> str:
+    return "; ".join(f"{u.key}={asked_text(u.requested)} ({u.reason})" for u in unverified)
