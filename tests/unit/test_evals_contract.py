@@ -112,3 +112,16 @@ def test_check_answer_kinds(kinds, refused):
     else:
         with pytest.raises(ValueError, match=refused):
             check_answer_kinds("e", kinds)
+
+
+def test_a_yes_no_question_as_the_walk_through_says_answers_its_own_key(tmp_path):
+    # docs/architecture.md: a yes/no eval is mcq with the options A) yes / B) no in its prompt.
+    row = {"question": "Is water wet?", "choices": ["yes", "no"], "answer": 0}
+    path = tmp_path / "yes_no.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    ev = make_eval("yn", EvalConf(kind="mmlu", dataset=DatasetConf(source="file", path=str(path))))
+    (prompt,) = ev.prompts()
+    index = _served_key(ev.answer_key(), tmp_path)
+    text = prompt.messages[-1]["content"]
+    reply = plan_completion(index, text, hash_units("0", text), 1.0, 40, None)
+    assert ev.grade(prompt, "".join(reply.tokens)) == ("A", True)
