@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
 
+from pipeline.results.eval_schema import AcceptJson, CrossCheckJson, TrafficJson
 from pipeline.results.json_values import as_list, as_map
-from pipeline.results.result_schema import AcceptJson, CrossCheckJson, TrafficJson
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from pipeline.results.accept_block import AcceptBlock
+from pipeline.results.eval_schema import EvalJson, SequentialJson
 from pipeline.results.json_values import as_list, as_map, as_optional_text, as_seconds
-from pipeline.results.result_schema import EvalJson, SequentialJson
 
 DESIGN_KEYS = ("max_repeats", "repeats_per_round", "alpha", "margin", "spending", "family",
                "statistic")  # fmt: skip

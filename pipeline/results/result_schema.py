@@ -1,6 +1,7 @@
 """The layout of ``result.json``, stated once: the writer, the reader and the validator use it.
 
-Each block is a ``TypedDict`` whose keys are the file's keys. ``ResultDraft`` (the writer) holds a
+Each block is a ``TypedDict`` whose keys are the file's keys (``evals.<name>`` and ``accept``:
+``pipeline.results.eval_schema``). ``ResultDraft`` (the writer) holds a
 ``ResultJson``; ``CellResult.from_json`` and the block readers read through these types; and
 ``shape_problems`` (the validator) is derived from their annotations. Rename a key here and mypy
 flags every writer and reader that still uses the old name.
@@ -19,6 +20,8 @@ import types
 import typing
 from collections.abc import Mapping
 from typing import Annotated, Any, TypedDict, Union
+
+from pipeline.results.eval_schema import AcceptJson, EvalJson
 
 SCHEMA_VERSION = 1
 # What a cell job writes as ``status`` (``planned``: a dry run).
@@ -144,111 +147,6 @@ class NodeJson(TypedDict, total=False):
     slurm: dict[str, Any] | None  # None outside SLURM
     log_tail: str
     devices: str | None
-
-
-class CrossCheckJson(TypedDict, total=False):
-    """``accept.cross_check`` / ``metrics_cross_check``: a server figure against our own.
-
-    The observed figure's key is its source: ``server`` (``/server_info``) or ``metrics``
-    (Prometheus); ``per_request`` is the figure from the per-request statistics.
-    """
-
-    server: float | None
-    metrics: float | None
-    per_request: float | None
-    relative_difference: float | None
-    agrees: bool | None
-
-
-class TrafficJson(TypedDict):
-    """``accept.traffic``: requests the server counted in the window against those sent."""
-
-    counted: float
-    sent: int
-    attempts: int
-    foreign: float
-
-
-class AcceptJson(TypedDict, total=False):
-    """``accept`` of the cell and of each eval (``pipeline.measuring.accept_windows``)."""
-
-    n_requests: int
-    n_with_spec: int
-    status: str  # ok | missing | not_speculative
-    accept_length: float
-    accept_length_stderr: float | None
-    accept_length_request_mean: float
-    accept_rate: float | None
-    per_position_acceptance: list[float]
-    server_equivalent_accept_length: float
-    completion_tokens: int
-    verify_ct: int
-    num_correct_drafts: int
-    num_proposed_drafts: int
-    accept_rate_stderr: float | None
-    per_position_acceptance_stderr: list[float | None]
-    server_avg_spec_accept_length: float | None
-    metrics: dict[str, Any]
-    cross_check: CrossCheckJson
-    metrics_cross_check: CrossCheckJson
-    traffic: TrafficJson
-
-
-class SequentialJson(TypedDict, total=False):
-    """``evals.<name>.sequential``: the stopping design, the cell's role and its last look."""
-
-    max_repeats: int
-    repeats_per_round: int
-    alpha: float
-    margin: float
-    spending: str
-    family: str
-    statistic: str
-    role: str  # baseline | candidate | why the fixed design ran
-    baseline_dir: str
-    look: int
-    decision: str
-
-
-class EvalJson(TypedDict, total=False):
-    """``evals.<name>``: one eval's summary (``pipeline.results.eval_block.eval_block``).
-
-    The statistics are ``evals.accounting.summarize_records``'s; an ungraded eval has them None.
-    """
-
-    label: str
-    kind: str | None
-    sampling: dict[str, Any]
-    n_questions: int
-    n_repeats: int
-    n_samples: int
-    n_answered: int
-    accuracy: float | None
-    accuracy_over: str
-    stderr: float | None
-    stderr_method: str
-    ci95: list[float | None] | None
-    per_repeat_accuracy: dict[str, Any]
-    counts: dict[str, int]
-    no_answer_rate: float | None
-    truncated_rate: float | None
-    error_rate: float | None
-    error_kinds: dict[str, int]
-    error_examples: dict[str, str]
-    retries: dict[str, int]
-    retry_rate: float | None
-    mean_completion_tokens: float | None
-    mean_prompt_tokens: float | None
-    total_completion_tokens: int
-    mean_prefill_s: float | None
-    prefill_s_per_1k_prompt_tokens: float | None
-    wall_time_s: float
-    graded: bool
-    resumed_samples: int
-    sequential: SequentialJson
-    lm_eval: dict[str, Any]
-    summarised_from: str
-    accept: AcceptJson
 
 
 class ResultJson(TypedDict, total=False):
