@@ -53,7 +53,7 @@ SUSPECTS = {
         "from pipeline.cell.provenance import package_versions; package_versions()"
     ),
     "load the bundled eval (make_eval + prompts)": (
-        "from evals.base import make_eval; from evals.config import EvalConf, DatasetConf; "
+        "from evals.base import make_eval; from evals.eval_conf import EvalConf, DatasetConf; "
         "make_eval('s', EvalConf(kind='gpqa', dataset=DatasetConf())).prompts()"
     ),
 }

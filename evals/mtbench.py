@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
 from evals.base import MULTI_TURN, EvalPrompt, MultiTurnEval, RowsEval, RunShape, question_id
-from evals.config import EvalConf
+from evals.eval_conf import EvalConf
 from evals.rows import first_present, row_error, skip_duplicate, text_list
 
 TURN_COLUMNS = ("prompt", "turns")

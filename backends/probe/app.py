@@ -14,8 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from backends.config import BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
-from backends.probe.config import ProbeConf
+from backends.backend_conf import BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
 from backends.probe.env import NO_GPU_HELP, Environment, gpu_environment
 from backends.probe.plan import (
     Geometry,
@@ -26,6 +25,7 @@ from backends.probe.plan import (
     probe_kv_dtype,
     variant_kernel,
 )
+from backends.probe.probe_conf import ProbeConf
 from backends.probe.prune import PRUNE_ENV, private_workspace
 
 

@@ -40,7 +40,7 @@ def failing_rows(
 ) -> dict:
     """Where the wrong (row, head) vectors are: their positions in the sequence and heads.
 
-    Issue 15, item 5: FA3's fp8 prefill failed on a near-constant 100-115 rows per sequence, which
+    On the H200, FA3's fp8 prefill failed on a near-constant 100-115 rows per sequence, which
     a rounding explanation does not fit; this records which rows, so the data can say whether they
     are the first rows (few keys: softmax probabilities near 1, where fp8 P is coarsest), a tile
     boundary, or spread.

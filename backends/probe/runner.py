@@ -18,12 +18,12 @@ from pathlib import Path
 
 import torch
 
-from backends.probe.config import ProbeConf, TimingConf
 from backends.probe.inputs import AttentionInputs, make_inputs
 from backends.probe.jit import FAST_FAILURE_S, JitWarmer
 from backends.probe.kernels import PagedBatch, kernel_inputs, make_runner
 from backends.probe.metrics import causal_tflops, error_metrics, failing_rows, max_abs_diff
 from backends.probe.plan import Geometry, Point, fmha_v2_kv_tile
+from backends.probe.probe_conf import ProbeConf, TimingConf
 from backends.probe.reference import Q_BLOCK, ReferenceResult, reference, sample_blocks
 from backends.probe.timing import time_call
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 import torch
 
-from backends.probe.config import TimingConf
+from backends.probe.probe_conf import TimingConf
 
 _SPIN_CYCLES_PER_US = 2000  # ~2 GHz SM clock; the spin only has to outlast the host's queuing
 

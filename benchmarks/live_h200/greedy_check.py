@@ -46,7 +46,7 @@ def hf_reference(target: Path, out: Path) -> None:
     import model_eval as me
 
     from evals.base import make_eval
-    from evals.config import DatasetConf, EvalConf
+    from evals.eval_conf import DatasetConf, EvalConf
 
     tok, model = me.load(target)
     items = []

@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     import model_eval as me
 
     from evals.base import make_eval
-    from evals.config import DatasetConf, EvalConf
+    from evals.eval_conf import DatasetConf, EvalConf
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("target", type=Path)

@@ -9,6 +9,7 @@ from typing import Any
 
 from backends.launch import LaunchPlan
 from pipeline.cell.provenance import now_iso, provenance
+from pipeline.cluster.slurm_job import job_facts
 from pipeline.config.schema import RootConf
 from pipeline.results.cell_paths import cell_name as cell_name_of
 from pipeline.results.redact import redact_argv
@@ -16,7 +17,6 @@ from pipeline.results.result_draft import ResultDraft
 from pipeline.results.store import config_hash
 from pipeline.serving.server import RunningServer
 from pipeline.serving.server_kind import server_kind
-from pipeline.serving.slurm_job import job_facts
 
 _NOT_MEASURED = (
     "faults", "latency_s", "prefill_s_per_1k_tokens", "startup_delay_s", "shutdown_s",

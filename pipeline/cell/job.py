@@ -20,26 +20,34 @@ from backends.gpu import GpuInfo
 from backends.launch import LaunchOptions, LaunchPlan, plan_launch
 from backends.resolved import CellSpec
 from evals.base import Eval, make_eval
-from evals.config import EvalConf
+from evals.eval_conf import EvalConf
 from pipeline.cell.cell_result import initial_result, mark, overhead, record_plan, record_server
 from pipeline.cell.guards import check_error_rates, check_port_free
 from pipeline.cell.outcomes import WorkerNodeDone, record_failure, unsupported
-from pipeline.config.schema import RootConf, gpus_per_node
-from pipeline.measuring.measure import measure_cell
-from pipeline.results.cell_paths import node_dir, result_path, server_log_path
-from pipeline.results.failures import CellError
-from pipeline.results.redact import redact_text, redact_tree
-from pipeline.results.result_draft import ResultDraft
-from pipeline.results.result_types import CellResult, NodeResult
-from pipeline.results.store import write_json_atomic, write_result
-from pipeline.serving.gpu_slots import gpus_setting, server_devices
-from pipeline.serving.keys import secrets_of, with_api_key
-from pipeline.serving.multinode import (
+from pipeline.cluster.gpu_slots import gpus_setting, server_devices
+from pipeline.cluster.multinode import (
     DONE_MARKER,
     NodePlan,
     node_plan,
     serve_as_worker,
 )
+from pipeline.config.schema import RootConf, gpus_per_node
+from pipeline.measuring.measure import measure_cell
+from pipeline.results.cell_error import CellError
+from pipeline.results.cell_paths import node_dir, result_path, server_log_path
+from pipeline.results.redact import redact_text, redact_tree
+from pipeline.results.result_draft import ResultDraft
+from pipeline.results.result_types import CellResult, NodeResult
+from pipeline.results.resume import (
+    ResumePolicies,
+    claim_samples,
+    finished_result,
+    mark_skipped,
+    samples_key,
+    set_aside_for_policies,
+)
+from pipeline.results.store import write_json_atomic, write_result
+from pipeline.serving.keys import secrets_of, with_api_key
 from pipeline.serving.server import (
     HealthPolicy,
     RunningServer,
@@ -50,14 +58,7 @@ from pipeline.serving.server import (
 from pipeline.serving.server_checks import check_label_before_launch, plan_gpu, verify_server
 from pipeline.serving.server_command import server_argv, server_env
 from pipeline.serving.server_kind import server_kind
-from pipeline.serving.versions import sglang_version
-from pipeline.sweeps.resume import (
-    claim_samples,
-    finished_result,
-    mark_skipped,
-    samples_key,
-    set_aside_for_policies,
-)
+from pipeline.serving.sglang_release import sglang_version
 
 BLOCKING = ("reject", "crash-at-start")
 
@@ -78,12 +79,11 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> CellResult:
     result = initial_result(conf)
     age = time.time() - psutil.Process().create_time()  # interpreter start, imports and Hydra
     result.mark("process_start", -round(age, 3))
-    previous = None if conf.dry_run else finished_result(cell_dir, result.config_hash, conf.server)
+    policies = ResumePolicies(conf.server.on_unverified, conf.server.on_foreign_traffic)
+    previous = None if conf.dry_run else finished_result(cell_dir, result.config_hash, policies)
     if previous is not None:
         return mark_skipped(cell_dir, previous, result.started_at)
-    note = (
-        None if conf.dry_run else set_aside_for_policies(cell_dir, result.config_hash, conf.server)
-    )
+    note = None if conf.dry_run else set_aside_for_policies(cell_dir, result.config_hash, policies)
     result.warnings.extend([note] if note else [])
     interrupted: BaseException | None = None
     worker: NodeResult | None = None
@@ -261,6 +261,6 @@ def _finish(result: ResultDraft, conf: RootConf, cell_dir: Path, clock: float) -
 def _release_other_nodes(conf: RootConf, cell_dir: Path, why: str) -> None:
     # The other nodes of a multi-node cell stop their launchers once this marker exists. It
     # must come before node 0's server stops: live, node 1's SGLang died 7 s before a marker
-    # written after the stop, and was recorded as failed (issue 15, item 6).
+    # written after the stop, and was recorded as failed.
     if conf.cluster.nodes > 1 and cell_dir.is_dir():
         (cell_dir / DONE_MARKER).write_text(why + "\n")

@@ -1,1 +1,1 @@
-"""Sweeps: skip finished cells on resume, stop repeats early, summarise a multirun."""
+"""Cluster: SLURM jobs and the launcher, one cell over several nodes, GPUs per job and node."""

@@ -1,4 +1,4 @@
-"""``result.json`` on disk: the contract between a cell job and the report (DESIGN section 7).
+"""``result.json`` on disk: the contract between a cell job and the report.
 
 Its shape is ``pipeline.results.result_types.CellResult``; its place is
 ``pipeline.results.cell_paths``.

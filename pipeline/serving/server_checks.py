@@ -32,7 +32,7 @@ from backends.verify import (
 )
 from pipeline.config.checks import POLICIES
 from pipeline.config.schema import RootConf
-from pipeline.results.failures import CellError
+from pipeline.results.cell_error import CellError
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_types import asked_text
 from pipeline.serving import server_api

@@ -1,6 +1,6 @@
 """SGLang 0.5.19's resolved server arguments, as ``/server_info`` reports them.
 
-Taken from a live 0.5.19 server (``reference/live-sglang-0.5.19/server_info_after_requests.json``)
+Taken from a live 0.5.19 server (``tests/data/live-sglang-0.5.19/server_info_after_requests.json``)
 with the flags that launch set put back to their parser defaults. The simulated server starts from
 this table so that ``/server_info`` carries every key real SGLang does; ``resolve`` overwrites the
 flags it understands. ``cuda_graph_config`` is built in ``info`` because it depends on the flags.

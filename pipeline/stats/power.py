@@ -1,4 +1,4 @@
-"""How many repeats would decide a comparison (reference/eval-anchors.md 8.3 and 8.7).
+"""How many repeats would decide a comparison (Miller's sample size with resampling).
 
 With ``n`` questions and ``K`` repeats, the per-question mean difference has variance
 ``omega^2 + sigma_w^2 / K``: ``omega^2`` is the spread of the true per-question differences across

@@ -1,7 +1,7 @@
 """The one sign-off rule of a candidate against its baseline.
 
-Shared by the report, the sequential stopping rule (``pipeline/sweeps/sequential_run.py``) and the
-simulation that validates both.
+Shared by the report, the sequential stopping rule (``pipeline/measuring/sequential_run.py``)
+and the simulation that validates both.
 
 Everything works on arrays whose last two axes are (question, repeat), so a report (one cell),
 a sequential look and the simulation (thousands of replications at once) call the same code.

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from pipeline.config.schema import SequentialConf
+from pipeline.measuring.sequential_run import design_of, look
 from pipeline.report.cli import main
-from pipeline.sweeps.sequential_run import design_of, look
 from tests.helpers.report_cells import records, run_report, write_cell, write_multirun
 
 pytestmark = pytest.mark.integration

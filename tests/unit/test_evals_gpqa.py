@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from evals.base import EvalPrompt, known_kinds, make_eval, question_id
-from evals.config import DatasetConf, EvalConf
+from evals.eval_conf import DatasetConf, EvalConf
 from evals.gpqa import COLUMNS, QUERY_TEMPLATE, GpqaEval, permutation
 
 # openai/simple-evals common.QUERY_TEMPLATE_MULTICHOICE (reference/sglang.md 5.2), verbatim.

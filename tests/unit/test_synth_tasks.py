@@ -15,8 +15,8 @@ import pytest
 
 from evals import synth_data, synth_tasks
 from evals.base import make_eval
-from evals.config import DatasetConf, EvalConf
 from evals.datasets import DATA_DIR
+from evals.eval_conf import DatasetConf, EvalConf
 from evals.gpqa import LETTERS
 from evals.gsm8k import format_prompt
 from evals.synth_train import encode_chat
