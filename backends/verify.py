@@ -209,7 +209,7 @@ def model_requested(model: ModelConf, launched: bool) -> dict[str, object]:
     return requested
 
 
-def compare_models_list(expected: str, models: dict | None) -> Mismatch | None:
+def compare_models_list(expected: str, models: object) -> Mismatch | None:
     """``GET /v1/models``: the served name must be one of its ids (None: it agrees)."""
     data = models.get("data") if isinstance(models, dict) else None
     if not isinstance(data, list):

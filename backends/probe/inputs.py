@@ -70,7 +70,8 @@ def rope(x: torch.Tensor, positions: torch.Tensor, base: float) -> torch.Tensor:
 def _unit_directions(n: int, d: int, gen: torch.Generator, device: torch.device) -> torch.Tensor:
     """``n`` random directions of norm sqrt(d), so that u . u / sqrt(d) = sqrt(d)."""
     u = torch.randn(n, d, generator=gen, device=device)
-    return u / u.norm(dim=-1, keepdim=True) * math.sqrt(d)
+    unit: torch.Tensor = u / u.norm(dim=-1, keepdim=True) * math.sqrt(d)
+    return unit
 
 
 def make_inputs(

@@ -20,6 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from backends.probe.plan import Geometry
 
@@ -59,7 +60,7 @@ class JitWarmer:
         self.jobs = [JitJob(k, d) for k, d in jobs]
         self._geometry, self._parallel, self._max_jobs = geometry, max(1, parallel), max_jobs
         self._dir = Path(tempfile.mkdtemp(prefix="probe-jit-"))
-        self._procs: dict[int, subprocess.Popen] = {}
+        self._procs: dict[int, subprocess.Popen[bytes]] = {}
         self._done = threading.Condition()
         self._stopped = False
         self._thread = threading.Thread(target=self._loop, name="jit-warmer", daemon=True)
@@ -94,7 +95,7 @@ class JitWarmer:
                     self.jobs[index].end("killed")
             self._done.notify_all()
 
-    def summary(self) -> list[dict]:
+    def summary(self) -> list[dict[str, Any]]:
         """Each module's state and compile seconds, with the log tail of failures."""
         return [
             {

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 
 
-def error_metrics(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> dict:
+def error_metrics(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> dict[str, Any]:
     """Compare ``out`` with ``ref`` (same shape ``[rows, heads, dim]``) in fp32.
 
     A (row, head) vector is wrong when its largest absolute error exceeds
@@ -37,7 +38,7 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float
 
 def failing_rows(
     out: torch.Tensor, ref: torch.Tensor, rows: torch.Tensor, seqlen: int, atol: float, rtol: float
-) -> dict:
+) -> dict[str, Any]:
     """Where the wrong (row, head) vectors are: their positions in the sequence and heads.
 
     On the H200, FA3's fp8 prefill failed on a near-constant 100-115 rows per sequence, which

@@ -37,7 +37,8 @@ def ragged_to_matrix(by_question: Mapping[str, Sequence[float]]) -> FloatArray:
 
 def question_means(matrix: FloatArray) -> FloatArray:
     """Mean over repeats (last axis) of a NaN-padded ``(..., n, k)`` matrix."""
-    return np.nanmean(np.asarray(matrix, dtype=float), axis=-1)
+    means: FloatArray = np.nanmean(np.asarray(matrix, dtype=float), axis=-1)
+    return means
 
 
 def within_question_se(matrix: FloatArray) -> float | None:

@@ -90,9 +90,12 @@ class MeanCheck:
         ``> margin`` exactly when ``p_nogo() <= alpha``.
         """
         q = stats.t.isf(alpha, np.maximum(self.df, 1.0)) * (self.se_go if upper else self.se_nogo)
-        if upper:
-            return self.drop + q + margin - self.margin_go
-        return self.drop - q + margin - self.margin_nogo
+        bound: FloatArray = (
+            self.drop + q + margin - self.margin_go
+            if upper
+            else self.drop - q + margin - self.margin_nogo
+        )
+        return bound
 
 
 @dataclass(frozen=True)
