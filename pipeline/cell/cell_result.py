@@ -16,7 +16,7 @@ from pipeline.results.redact import redact_argv
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.store import config_hash
 from pipeline.serving.server import RunningServer
-from pipeline.serving.server_kind import server_kind
+from pipeline.serving.server_kind import ServerKind
 
 _NOT_MEASURED = (
     "faults", "latency_s", "prefill_s_per_1k_tokens", "startup_delay_s", "shutdown_s",
@@ -45,7 +45,7 @@ def cell_name(conf: RootConf) -> str:
     )
 
 
-def measured_config(conf: RootConf) -> dict[str, Any]:
+def measured_config(conf: RootConf, kind: ServerKind) -> dict[str, Any]:
     """The settings that define what a cell measures (its hash decides whether to rerun)."""
     data = {
         "model": _measured_model(conf),
@@ -57,7 +57,7 @@ def measured_config(conf: RootConf) -> dict[str, Any]:
         "server_kind": conf.server.kind,
         "server_extra_args": list(conf.server.extra_args),
     }
-    if server_kind(conf.server).simulated:
+    if kind.simulated:
         # Fault injection and latency change how a run goes, not what it measures: a rerun
         # without them resumes the same cell.
         sim = dataclasses.asdict(conf.server.simulated)
@@ -66,9 +66,9 @@ def measured_config(conf: RootConf) -> dict[str, Any]:
     return data
 
 
-def initial_result(conf: RootConf) -> ResultDraft:
+def initial_result(conf: RootConf, kind: ServerKind) -> ResultDraft:
     """A result that says ``failed`` until the cell proves otherwise."""
-    measured = measured_config(conf)
+    measured = measured_config(conf, kind)
     identity = {
         "name": cell_name(conf),
         "model": conf.model.name,
@@ -83,7 +83,7 @@ def initial_result(conf: RootConf) -> ResultDraft:
         identity,
         config_hash(measured),
         measured,
-        simulated=server_kind(conf.server).simulated,
+        simulated=kind.simulated,
         slurm=job_facts(os.environ),  # record_plan adds the rest of the provenance
         started_at=now_iso(),
     )
