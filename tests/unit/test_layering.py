@@ -14,23 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.imports import imported_modules
+
 REPO = Path(__file__).resolve().parents[2]
 SIMSERVER = REPO / "pipeline" / "simserver"
 SIMSERVER_THIRD_PARTY = {"aiohttp", "numpy"}
 SIMSERVER_SHARED = {"backends.config_file"}
 # Top-level packages of this project each package must not import.
 FORBIDDEN = {"backends": {"pipeline", "evals"}, "evals": {"pipeline", "backends"}}
-
-
-def imported_modules(path: Path) -> set[str]:
-    """Absolute module names imported anywhere in ``path`` (function bodies included)."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-    return names
 
 
 def modules_of(package: str) -> list[Path]:

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import tomllib
 
+from tests.helpers.imports import imported_modules
+
 REPO = Path(__file__).resolve().parents[2]
 PACKAGES = ("pipeline", "backends", "evals")
 ENTRY_POINTS = (
@@ -61,14 +63,9 @@ def with_parents(name: str) -> set[str]:
 
 def imports_of(path: Path) -> set[str]:
     """Modules of this repository that ``path`` imports or starts with ``python -m``."""
-    names: set[str] = set()
+    names = imported_modules(path, members=True)
     for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-            names.update(f"{node.module}.{alias.name}" for alias in node.names)
-        elif isinstance(node, ast.List | ast.Tuple):
+        if isinstance(node, ast.List | ast.Tuple):
             names.update(_started_with_dash_m(node.elts))
         elif sibling := _sibling_script(node):
             names.add(f"{module_name(path).rpartition('.')[0]}.{sibling}")
