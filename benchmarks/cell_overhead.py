@@ -1,4 +1,4 @@
-"""Pipeline overhead per cell (issue 9, item 3), measured from outside the job.
+"""Pipeline overhead per cell, measured from outside the job.
 
 Runs ``python -m pipeline`` (one cell, simulated server, bundled sample eval) three times per
 configuration and reads, per run:

@@ -1,4 +1,4 @@
-"""Black-box check of ``mtp-eval-report`` on synthetic sweeps written to disk (issue 14 follow-up).
+"""Black-box check of ``mtp-eval-report`` on synthetic sweeps written to disk.
 
 An independent generator: it imports nothing from ``pipeline`` for the truth, the files or the
 verdicts (only a sequential candidate's stopping asks
@@ -444,7 +444,7 @@ def one_run(cond: Condition, p: np.ndarray, rng: np.random.Generator, work: Path
     out["release"] = summary["verdict"]
     stopped = next(c.sequential for c in cells if c.variant == CANDIDATES[0])
     if stopped and stopped.get("decision") in ("GO", "NO-GO") and out["verdict"] != "ERROR":
-        # A cell the stopping rule decided: the report must not say otherwise (issue 14, item 8).
+        # A cell the stopping rule decided: the report must not say otherwise.
         said = {"GO": "GO", "NO-GO": "NO-GO", "FAIL": "NO-GO"}.get(out["verdict"], "other")
         out["disagree"] = said != stopped["decision"]
     out["others"] = Counter(c["verdict"] for c in summary["cells"] if c is not first)

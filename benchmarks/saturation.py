@@ -1,4 +1,4 @@
-"""Saturation (issue 9, item 2): does the server's running batch stay full through an eval?
+"""Saturation: does the server's running batch stay full through an eval?
 
 Part A, the simulated SGLang server (constant 250 ms per request, speculation on, so
 ``/server_info`` reports SGLang's default running limit of 48): our client at the concurrency

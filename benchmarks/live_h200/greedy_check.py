@@ -1,4 +1,4 @@
-"""SGLang's greedy output against HF transformers' on the trained model (issue 15, item 2).
+"""SGLang's greedy output against HF transformers' on the trained model.
 
 A wrong RoPE base, tokenizer or chat template makes SGLang serve another function of the same
 weights without any error, so the folder is checked by its outputs:

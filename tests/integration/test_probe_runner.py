@@ -141,7 +141,7 @@ def test_a_failing_kernel_is_recorded_and_the_rest_runs(tmp_path):
 
 
 def test_wrong_rows_are_located_and_reported(tmp_path):
-    """A kernel wrong on the first 20 rows of each sequence (the FA3 fp8 pattern of issue 15)."""
+    """A kernel wrong on the first 20 rows of each sequence (the FA3 fp8 pattern of the H200)."""
 
     def first_rows_wrong(kernel, batch, num_kv_heads):
         call = torch_kernel(kernel, batch, num_kv_heads)

@@ -1,5 +1,5 @@
-"""Issue 14: verdicts a release engineer can sign, through real ``mtp-eval-report`` runs on cell
-folders written in the on-disk format (one test per numbered problem of the issue)."""
+"""Verdicts a release engineer can sign, through real ``mtp-eval-report`` runs on cell
+folders written in the on-disk format (one test per problem a release engineer met)."""
 
 from __future__ import annotations
 

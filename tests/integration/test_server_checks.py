@@ -1,4 +1,4 @@
-"""A cell whose server runs something else than it asked, on every server kind (issue 13).
+"""A cell whose server runs something else than it asked, on every server kind.
 
 "External" servers here are the simulated server started by the test, as a user would start
 SGLang, with its own argv (another backend, model, speculative shape); the cell then runs with
