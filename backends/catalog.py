@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TypeVar
 
-from backends.config import BackendConf, ModelConf
+from backends.backend_conf import BackendConf, ModelConf
 from backends.config_file import ConfigFileError, load_structured, read_mapping
 
 # Keys of a model file that belong to other schema nodes (the pipeline's CellModelConf).

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from backends.compat_rules import RULES, message_fields
 from backends.resolved import CellSpec, ResolvedCell, resolve_cell
 from backends.rule import ADJUST, CRASH, NO_EFFECT, REJECT, Rule
-from backends.versions import in_range
+from backends.version_ranges import in_range
 
 OK = "ok"
 # A cell's outcome is its most severe finding: argument errors stop SGLang before runtime crashes.

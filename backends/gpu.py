@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from backends.config import GpuConf
+from backends.backend_conf import GpuConf
 
 NVIDIA_SMI_QUERY = (
     "nvidia-smi",

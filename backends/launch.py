@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from backends.backend_conf import ModelConf
 from backends.compat import Finding, evaluate
-from backends.config import ModelConf
 from backends.options import LaunchOptions as LaunchOptions
 from backends.resolved import CellSpec, ResolvedCell, resolve_cell
 from backends.rule import ADJUST, NO_EFFECT
@@ -112,7 +112,7 @@ def _requested_attention(flags: AttentionFlags) -> dict[str, object]:
         "decode_attention_backend": flags.decode_attention_backend,
     }
     requested: dict[str, object] = {k: v for k, v in keys.items() if v is not None}
-    # "If prefill == decode is given, attention_backend is set to that value" (sglang.md 3.1).
+    # SGLang: "If prefill == decode is given, attention_backend is set to that value".
     split = (flags.prefill_attention_backend, flags.decode_attention_backend)
     if split[0] is not None and split[0] == split[1]:
         requested["attention_backend"] = split[0]

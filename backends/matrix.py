@@ -13,15 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from backends.backend_conf import BackendConf, GpuConf, ModelConf, SkipSoftmaxConf, SpeculativeConf
 from backends.catalog import CatalogError, default_conf_dir, load_backends, load_model
 from backends.compat import Finding, evaluate, is_runnable, outcome_of
-from backends.config import BackendConf, GpuConf, ModelConf, SkipSoftmaxConf, SpeculativeConf
 from backends.gpu import FAMILIES, GpuInfo, gpu_from_config
 from backends.matrix_render import render
 from backends.options import LaunchOptions
 from backends.resolved import CellSpec, resolve_cell
 from backends.variants import runs_of
-from backends.versions import VersionError, parse_version
+from backends.version_ranges import VersionError, parse_version
 
 KV_DTYPES = ("auto", "bf16", "fp8_e4m3", "fp8_e5m2")
 DEFAULT_VERSION = "0.5.23"

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from backends.config import BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
+from backends.backend_conf import BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
 from backends.gpu import GpuInfo
 from backends.options import LaunchOptions
 from backends.variants import AttentionFlags, route_flags
-from backends.versions import Version, parse_version
+from backends.version_ranges import Version, parse_version
 
 # Flags a model's or the run's extra_args may carry that change which rules apply.
 DETERMINISTIC_FLAG = "--enable-deterministic-inference"

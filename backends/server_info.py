@@ -4,7 +4,8 @@
 server argument at the top level and again in each ``internal_states[i]`` (one entry per DP rank),
 which also holds ``avg_spec_accept_length`` (absent before the first verify step),
 ``effective_max_running_requests_per_dp`` and, with ``SGLANG_EXPOSE_OWN_ENV_VARS=1``, ``env_vars``
-(reference/sglang.md 2.3). Prometheus counter names are in 2.4.
+(``srt/entrypoints/http_server.py``). The Prometheus counter names (``--enable-metrics``,
+``GET /metrics``) come from ``srt/observability/metrics_collector.py``.
 
 Every key this project reads from that surface is in ``SURFACE_BY_VERSION``: supporting a new SGLang
 release's keys is an edit of that table (plus its fixture in tests/data), nothing else. It lives in
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
-from backends.versions import VersionError, parse_version
+from backends.version_ranges import VersionError, parse_version
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""SGLang's speculative-parameter hooks as rules (sglang.md 1.3, ``_handle_eagle_family``).
+"""SGLang's speculative-parameter hooks as rules (``_handle_eagle_family``).
 
 They run before the attention-backend checks of ``compat_rules``, and 0.5.19 and 0.5.23 agree.
 """
@@ -53,7 +53,7 @@ SPEC_RULES: tuple[Rule, ...] = (
         id="spec_tree_draft_tokens_limit",
         outcome=REJECT,
         message=SILENT,
-        detail="a topk>1 tree verifies at most topk*num_steps+1 nodes (sglang.md 1.3 has no text)",
+        detail="a topk>1 tree verifies at most topk*num_steps+1 nodes (SGLang says nothing)",
         when=_tree_too_wide,
         source=_SPEC_HOOK,
     ),

@@ -1,19 +1,19 @@
 """Per-GPU-family and per-SGLang-version facts about the attention-backend variants.
 
 The flags a variant asks for live in ``conf/backend/*.yaml`` (``BackendConf``). This module holds
-what SGLang does with them (reference/sglang.md section 3): which kernel really runs for prefill,
-decode, verify and draft on each SM family, and the routing the ``fmha_v2`` variant needs where
-XQA cannot run speculative work: SGLang passes XQA its speculative-decoding mask from 0.5.21 for
-target-verify only, from 0.5.22 for draft-extend too (``trtllm_mha_backend.py`` of each wheel;
-``benchmarks/results/sglang-rules.md``).
+what SGLang does with them (``srt/arg_groups/attention_hook.py`` of each wheel): which kernel really
+runs for prefill, decode, verify and draft on each SM family, and the routing the ``fmha_v2``
+variant needs where XQA cannot run speculative work: SGLang passes XQA its speculative-decoding mask
+from 0.5.21 for target-verify only, from 0.5.22 for draft-extend too (``trtllm_mha_backend.py`` of
+each wheel; ``benchmarks/results/sglang-rules.md``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from backends.config import BackendConf
-from backends.versions import Version, in_range
+from backends.backend_conf import BackendConf
+from backends.version_ranges import Version, in_range
 
 SM8X = frozenset({"SM80", "SM86", "SM89"})  # capability major 8: SGLang's fa3 assert accepts it
 SM100_FAMILY = frozenset({"SM100", "SM103"})  # is_sm100: capability major 10
@@ -201,7 +201,7 @@ def runs_of(flags: AttentionFlags, family: str, speculative: bool) -> dict[str, 
     """Kernels that really run for each phase.
 
     trtllm_mha always verifies with its decode kernel, even when verify is routed through the
-    prefill backend (``uses_decode_kernel``, sglang.md 3.2), so fmha_v2 never verifies.
+    prefill backend (``uses_decode_kernel``), so fmha_v2 never verifies.
 
     Args:
         flags: The flags after routing and SGLang's adjustments.

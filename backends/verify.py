@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from backends.config import ModelConf
+from backends.backend_conf import ModelConf
 from backends.launch import (
     ALGORITHM_ALIASES,
     ENV_KEY_PREFIX,
@@ -154,7 +154,7 @@ def compare_server_info(requested: dict[str, object], server_info: ServerInfo) -
 def _split_attention(server_info: ServerInfo) -> object:
     """The backend of both phases where a server leaves ``attention_backend`` unset.
 
-    SGLang sets it to that value (sglang.md 3.1); an SGLang-like server need not.
+    SGLang sets it to that value when both phases name one; an SGLang-like server need not.
     """
     prefill = server_info.setting("prefill_attention_backend")[1]
     decode = server_info.setting("decode_attention_backend")[1]
@@ -164,8 +164,8 @@ def _split_attention(server_info: ServerInfo) -> object:
 def _draft_as_asked(requested: dict[str, object], server_info: ServerInfo, draft: object) -> object:
     """The server's draft model, the target standing for itself where the cell asked for it.
 
-    SGLang drafts with the target when no draft path is given (sglang.md 1.1). A cell asking for
-    the target's own heads on a server drafting with its target agrees, whatever the target is
+    SGLang drafts with the target when ``--speculative-draft-model-path`` is unset. A cell asking
+    for the target's own heads on a server drafting with its target agrees, whatever the target is
     called: ``model_path`` is checked (and named) on its own.
     """
     target = server_info.setting("model_path")[1]
@@ -176,7 +176,7 @@ def _draft_as_asked(requested: dict[str, object], server_info: ServerInfo, draft
 
 
 # Names SGLang takes for the same thing: it upper-cases the algorithm and runs NEXTN as EAGLE
-# (sglang.md 1.2); ``bf16`` and ``bfloat16`` are one KV dtype (both in its choice list, 3.x).
+# (``speculative_hook.py``); ``bf16`` and ``bfloat16`` are one KV dtype (both in its choice list).
 _SPELLINGS: dict[str, tuple[Callable[[str], str], dict[str, str]]] = {
     "speculative_algorithm": (str.upper, ALGORITHM_ALIASES),
     "kv_cache_dtype": (str.lower, {"bfloat16": "bf16"}),
@@ -209,7 +209,7 @@ def model_requested(model: ModelConf, launched: bool) -> dict[str, object]:
     return requested
 
 
-def compare_models_list(expected: str, models: dict | None) -> Mismatch | None:
+def compare_models_list(expected: str, models: object) -> Mismatch | None:
     """``GET /v1/models``: the served name must be one of its ids (None: it agrees)."""
     data = models.get("data") if isinstance(models, dict) else None
     if not isinstance(data, list):

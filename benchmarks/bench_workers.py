@@ -37,7 +37,7 @@ def rows(folder: Path) -> list[dict[str, Any]]:
 def ours(url: str, folder: Path, concurrency: int) -> tuple[int, Phase]:
     """What a cell does for one eval: load, build prompts, run_eval (grade, write), summarize."""
     from evals.base import RequestTarget, make_eval
-    from evals.config import ClientConf, DatasetConf, EvalConf, SamplingConf
+    from evals.eval_conf import ClientConf, DatasetConf, EvalConf, SamplingConf
     from evals.metrics import summarize
     from pipeline.measuring.evaluation import EvalRun, run_eval
 
@@ -60,7 +60,7 @@ def ours_client(url: str, folder: Path, concurrency: int) -> tuple[int, Phase]:
     import asyncio
 
     from evals.client import ChatClient, RequestOutcome, build_chat_payload
-    from evals.config import ClientConf, SamplingConf
+    from evals.eval_conf import ClientConf, SamplingConf
 
     prompts = rows(folder)
     sampling, done = SamplingConf(max_tokens=MAX_TOKENS), []

@@ -1,4 +1,4 @@
-"""Pipeline overhead per cell (issue 9, item 3), measured from outside the job.
+"""Pipeline overhead per cell, measured from outside the job.
 
 Runs ``python -m pipeline`` (one cell, simulated server, bundled sample eval) three times per
 configuration and reads, per run:
@@ -53,7 +53,7 @@ SUSPECTS = {
         "from pipeline.cell.provenance import package_versions; package_versions()"
     ),
     "load the bundled eval (make_eval + prompts)": (
-        "from evals.base import make_eval; from evals.config import EvalConf, DatasetConf; "
+        "from evals.base import make_eval; from evals.eval_conf import EvalConf, DatasetConf; "
         "make_eval('s', EvalConf(kind='gpqa', dataset=DatasetConf())).prompts()"
     ),
 }

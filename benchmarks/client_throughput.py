@@ -1,4 +1,4 @@
-"""Client throughput (issue 9, item 1): our client vs a bare aiohttp loop, lm-eval and sgl-eval.
+"""Client throughput: our client vs a bare aiohttp loop, lm-eval and sgl-eval.
 
 Every client runs as its own process against the same simulated SGLang server (fast mode: no
 added latency unless asked, 16-token answers, no ledger), 2,000 GPQA-format prompts

@@ -1,4 +1,4 @@
-"""GPU-hours per GO/NO-GO decision (issue 9, item 4), from the sign-off simulation (issue 5).
+"""GPU-hours per GO/NO-GO decision, from the sign-off simulation.
 
 Fixed error rates for every design: a false GO (true drop = the margin) at most 5%, and a GO
 when nothing dropped at least 80% of the time (the power). For each design it finds the repeats

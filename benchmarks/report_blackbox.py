@@ -1,12 +1,12 @@
-"""Black-box check of ``mtp-eval-report`` on synthetic sweeps written to disk (issue 14 follow-up).
+"""Black-box check of ``mtp-eval-report`` on synthetic sweeps written to disk.
 
 An independent generator: it imports nothing from ``pipeline`` for the truth, the files or the
-verdicts (only a sequential candidate's stopping asks ``pipeline.sweeps.sequential_run.look``, as a
-real sequential cell does). Each replication writes a sweep folder as a real run leaves it (Hydra's
-``multirun.yaml``, one folder per job with ``.hydra/overrides.yaml``, ``result.json`` and
-``samples/gpqa_diamond.jsonl``; lines and error lines shaped like a simulated-server cell's), runs
-the installed ``mtp-eval-report`` on it as a subprocess, and reads back the exit code and
-``summary.json``.
+verdicts (only a sequential candidate's stopping asks
+``pipeline.measuring.sequential_run.look``, as a real sequential cell does). Each replication
+writes a sweep folder as a real run leaves it (Hydra's ``multirun.yaml``, one folder per job with
+``.hydra/overrides.yaml``, ``result.json`` and ``samples/gpqa_diamond.jsonl``; lines and error
+lines shaped like a simulated-server cell's), runs the installed ``mtp-eval-report`` on it as a
+subprocess, and reads back the exit code and ``summary.json``.
 
 Truth: 198 questions, success probabilities drawn once from a Beta law (mean 0.70, one repeat's
 accuracy SD 1.5 points), 8 repeats (0-based unless asked). Shapes of a drop: diffuse (every
@@ -321,10 +321,10 @@ def plan_cells(cond: Condition, rng: np.random.Generator, p: np.ndarray) -> list
 
 def sequential_candidate(q: np.ndarray, rng: np.random.Generator, cond: Condition,
                          baseline: Lines) -> tuple[Lines, dict[str, Any]]:  # fmt: skip
-    """Rounds of 2 repeats, a look after each, as ``pipeline.sweeps.sequential_run`` runs them."""
+    """Rounds of 2 repeats, a look after each, as ``measuring.sequential_run`` runs them."""
     from pipeline.config.schema import SequentialConf
+    from pipeline.measuring.sequential_run import design_of, look
     from pipeline.results.eval_block import DESIGN_KEYS
-    from pipeline.sweeps.sequential_run import design_of, look
 
     # As a cell does: NO-GO's alpha split over the sweep's candidates (one eval).
     design = design_of(SequentialConf(True, **SEQ), cond.n_cand)
@@ -444,7 +444,7 @@ def one_run(cond: Condition, p: np.ndarray, rng: np.random.Generator, work: Path
     out["release"] = summary["verdict"]
     stopped = next(c.sequential for c in cells if c.variant == CANDIDATES[0])
     if stopped and stopped.get("decision") in ("GO", "NO-GO") and out["verdict"] != "ERROR":
-        # A cell the stopping rule decided: the report must not say otherwise (issue 14, item 8).
+        # A cell the stopping rule decided: the report must not say otherwise.
         said = {"GO": "GO", "NO-GO": "NO-GO", "FAIL": "NO-GO"}.get(out["verdict"], "other")
         out["disagree"] = said != stopped["decision"]
     out["others"] = Counter(c["verdict"] for c in summary["cells"] if c is not first)

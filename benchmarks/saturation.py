@@ -1,4 +1,4 @@
-"""Saturation (issue 9, item 2): does the server's running batch stay full through an eval?
+"""Saturation: does the server's running batch stay full through an eval?
 
 Part A, the simulated SGLang server (constant 250 ms per request, speculation on, so
 ``/server_info`` reports SGLang's default running limit of 48): our client at the concurrency
@@ -42,7 +42,7 @@ from client_throughput import publish
 from backends.server_info import LATEST, ServerInfo
 from evals.base import EvalPrompt, make_eval
 from evals.client import ChatClient, RequestOutcome, build_chat_payload
-from evals.config import ClientConf, DatasetConf, EvalConf, SamplingConf
+from evals.eval_conf import ClientConf, DatasetConf, EvalConf, SamplingConf
 from evals.metrics import sample_record
 from pipeline.measuring.concurrency import client_concurrency, longest_first
 

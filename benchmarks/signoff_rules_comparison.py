@@ -1,4 +1,4 @@
-"""Monte Carlo validation of the sign-off rules (issue 5, item 7); prints the tables.
+"""Monte Carlo validation of the sign-off rules; prints the tables.
 
     python benchmarks/signoff_rules_comparison.py [--reps 20000] [--write]
 

@@ -1,4 +1,4 @@
-"""The release sign-off by simulation (issue 14): a table per condition, Wilson intervals.
+"""The release sign-off by simulation: a table per condition, Wilson intervals.
 
     python benchmarks/signoff_simulation.py [--reps 2000] [--write]
 

@@ -33,7 +33,7 @@ def write_gpqa_workload(folder: Path, questions: int, repeats: int) -> None:
     for the other clients) and ``key.jsonl`` (the simulated server's answer key)."""
     sys.path.insert(0, str(ROOT))
     from evals.base import make_eval
-    from evals.config import DatasetConf, EvalConf
+    from evals.eval_conf import DatasetConf, EvalConf
 
     with (folder / "gpqa.csv").open("w", newline="", encoding="utf-8") as fh:
         writer = csv.writer(fh)

@@ -32,7 +32,7 @@ def summarize_ungraded(
     summary = summarize(records, wall_time_s)
     classes = [outcome_class(r) for r in records]
     summary.update({field: None for field in _ACCURACY_FIELDS})
-    # Bounds unknown, as a pair: readers (pipeline.sweeps.summary) unpack ci95 without a None check.
+    # Bounds unknown, as a pair: readers (pipeline.cli.summary) unpack ci95 without a None check.
     summary["ci95"] = [None, None]
     summary["stderr_method"] = "n/a: not graded"
     summary["counts"] = {

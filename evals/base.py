@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypedDict, TypeGuard
 
-from evals.config import ClientConf, EvalConf, SamplingConf
 from evals.datasets import load_rows
+from evals.eval_conf import ClientConf, EvalConf, SamplingConf
 from evals.rows import check_repeats
 
 # kind -> "module:factory". Modules are imported on use, so an eval's heavy imports stay lazy.

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import aiohttp
 
-from evals.config import ClientConf, SamplingConf
+from evals.eval_conf import ClientConf, SamplingConf
 from evals.progress import progress_bar
 from evals.replies import Unfinished, body_result, stream_result
 from evals.responses import ChatResult, ResponseFormatError, stats_request_flags

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.config import DatasetConf
+from evals.eval_conf import DatasetConf
 
 DATA_DIR = Path(__file__).parent / "data"
 _SUFFIXES = (".csv", ".jsonl", ".parquet")

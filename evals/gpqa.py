@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from evals.base import AnswerKeyEntry, AnswerKind, Eval, EvalPrompt, RowsEval, question_id
-from evals.config import EvalConf
+from evals.eval_conf import EvalConf
 from evals.grading import extract_mcq_letter
 
 log = logging.getLogger(__name__)
@@ -26,7 +26,7 @@ COLUMNS = (
     "Incorrect Answer 2",
     "Incorrect Answer 3",
 )
-# openai/simple-evals common.QUERY_TEMPLATE_MULTICHOICE, verbatim (reference/sglang.md 5.2).
+# openai/simple-evals common.QUERY_TEMPLATE_MULTICHOICE, verbatim (SGLang's in-tree GPQA uses it).
 QUERY_TEMPLATE = (
     "Answer the following multiple choice question. The last line of your response should be "
     "of the following format: 'Answer: $LETTER' (without quotes) where LETTER is one of ABCD. "

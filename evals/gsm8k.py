@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from evals.base import AnswerKeyEntry, AnswerKind, Eval, EvalPrompt, RowsEval, question_id
-from evals.config import EvalConf
+from evals.eval_conf import EvalConf
 from evals.grading import extract_number, normalize_number
 from evals.rows import row_error, skip_duplicate
 

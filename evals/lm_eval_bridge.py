@@ -40,7 +40,7 @@ from evals.base import (
     RequestTarget,
     RunShape,
 )
-from evals.config import EvalConf
+from evals.eval_conf import EvalConf
 from evals.lm_eval_model import (
     RequestLog,
     auth_args,

@@ -23,7 +23,7 @@ from typing import Any
 
 from evals.base import RequestTarget
 from evals.client import chat_url
-from evals.config import SamplingConf
+from evals.eval_conf import SamplingConf
 from evals.responses import (
     ChatResult,
     ResponseFormatError,

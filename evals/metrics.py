@@ -6,7 +6,8 @@ matched; truncation (``finish_reason == "length"``) and no-answer score 0. An er
 ``error_rate`` and left out of the accuracy, as the report's paired statistics leave it out, so
 every output has one accuracy; an eval with no answered request has none (``None``).
 The standard error is clustered by question over repeats
-(reference/eval-anchors.md 8.2): ``sqrt(G / ((G - 1) N^2) * sum_g e_g^2)`` with ``e_g`` the sum of
+(Miller, "Adding Error Bars to Evals", arXiv 2411.00640; NeMo Evaluator's small-sample form):
+``sqrt(G / ((G - 1) N^2) * sum_g e_g^2)`` with ``e_g`` the sum of
 residuals of question g; with one repeat it equals the CLT standard error.
 """
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from evals.base import AnswerKeyEntry, AnswerKind, Eval, EvalPrompt, RowsEval, question_id
-from evals.config import EvalConf
+from evals.eval_conf import EvalConf
 from evals.grading import extract_mcq_letter
 from evals.rows import answer_index, row_error, skip_duplicate, text_list
 

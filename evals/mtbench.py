@@ -26,7 +26,7 @@ from evals.base import (
     RunShape,
     question_id,
 )
-from evals.config import EvalConf
+from evals.eval_conf import EvalConf
 from evals.rows import first_present, row_error, skip_duplicate, text_list
 
 TURN_COLUMNS = ("prompt", "turns")

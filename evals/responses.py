@@ -3,7 +3,8 @@
 Every per-request key is here (the server side is ``backends.server_info``): a new SGLang release's
 request flags or response keys are an edit of this module and its fixtures.
 
-Two places carry per-request speculative statistics (reference/sglang.md 2.1-2.2):
+Two places carry per-request speculative statistics
+(SGLang's ``serving_chat.py`` and ``tokenizer_manager.py``):
 ``choices[i].meta_info`` (with ``return_meta_info``; 0.5.17-0.5.20 add the aliases
 ``spec_accepted_drafts``/``spec_proposed_drafts``/``spec_accept_histogram``, 0.5.21 drops them)
 and ``sglext.spec_tokens_details`` (with ``return_spec_tokens_details``; one object for n == 1,
@@ -20,9 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-# Request flags that make SGLang return per-request statistics (sglang.md 2.2): the sglext details
-# (0.5.19+) on every request; the full meta_info only without streaming, since SGLang rejects
-# ``return_meta_info`` on a stream.
+# Request flags that make SGLang return per-request statistics (``openai/protocol.py``): the
+# sglext details (0.5.19+) on every request; the full meta_info only without streaming, since
+# SGLang rejects ``return_meta_info`` on a stream.
 META_INFO_FLAG = "return_meta_info"
 SPEC_DETAILS_FLAG = "return_spec_tokens_details"
 

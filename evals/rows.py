@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evals.config import DatasetConf
 from evals.datasets import DATA_DIR, DatasetError
+from evals.eval_conf import DatasetConf
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from backends.config import BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
-from backends.probe.config import ProbeConf
+from backends.backend_conf import BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
 from backends.probe.env import NO_GPU_HELP, Environment, gpu_environment
 from backends.probe.plan import (
     Geometry,
@@ -26,6 +25,7 @@ from backends.probe.plan import (
     probe_kv_dtype,
     variant_kernel,
 )
+from backends.probe.probe_conf import ProbeConf
 from backends.probe.prune import PRUNE_ENV, private_workspace
 
 
@@ -92,7 +92,7 @@ def _document(
     variant: str,
     env: Environment,
     points: list[Point],
-) -> dict:
+) -> dict[str, Any]:
     return {
         "schema_version": 1,
         "tool": "mtp-eval-probe",
@@ -120,7 +120,7 @@ def _document(
 
 
 def _measure_and_report(
-    doc: dict,
+    doc: dict[str, Any],
     probe: ProbeConf,
     geometry: Geometry,
     points: list[Point],
@@ -159,7 +159,7 @@ def _measure_and_report(
     return exit_code(doc["records"], probe.tolerance.max_row_fraction)
 
 
-def exit_code(records: list[dict], max_row_fraction: float) -> int:
+def exit_code(records: list[dict[str, Any]], max_row_fraction: float) -> int:
     """0 when every factor-0 measurement passed, 1 when any errored or missed the tolerance."""
     for rec in records:
         if rec.get("status") == "error":

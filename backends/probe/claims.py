@@ -9,12 +9,13 @@ so a kernel gain is an upper bound of the end-to-end gain it can explain.
 from __future__ import annotations
 
 import statistics
+from typing import Any
 
 SMALL_TOKENS = 8192  # "small problem size": at most this many query tokens in the batch
 LONG_CONTEXT = 100_000  # "128k": sequences at least this long
 BF16_ROUNDING = 2.0**-8  # unit roundoff of bf16
 
-Points = dict[tuple[str, str, int, int], dict[tuple[str, float], dict]]
+Points = dict[tuple[str, str, int, int], dict[tuple[str, float], dict[str, Any]]]
 
 
 def _pct(x: float | None) -> str:

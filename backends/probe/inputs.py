@@ -2,7 +2,7 @@
 
 Random Gaussian queries and keys give diffuse attention: every key's logit is within a few units
 of every other's, no key block ever falls far below the running maximum, and skip-softmax never
-skips (../shared/gpu/README.md saw exactly that on an H200). Trained models concentrate: a few
+skips (the probe saw exactly that on an H200). Trained models concentrate: a few
 "sink" tokens at the start take a large share of every query's attention, nearby tokens score
 higher than far ones (RoPE's long-range decay), and logits span tens of units. The generators here
 build each of those effects from independent parts, in logit units (logit = q . k / sqrt(d)):
@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
-from backends.probe.config import InputProfile
+from backends.probe.probe_conf import InputProfile
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,8 @@ def rope(x: torch.Tensor, positions: torch.Tensor, base: float) -> torch.Tensor:
 def _unit_directions(n: int, d: int, gen: torch.Generator, device: torch.device) -> torch.Tensor:
     """``n`` random directions of norm sqrt(d), so that u . u / sqrt(d) = sqrt(d)."""
     u = torch.randn(n, d, generator=gen, device=device)
-    return u / u.norm(dim=-1, keepdim=True) * math.sqrt(d)
+    unit: torch.Tensor = u / u.norm(dim=-1, keepdim=True) * math.sqrt(d)
+    return unit
 
 
 def make_inputs(

@@ -1,7 +1,7 @@
 """Compile FlashInfer's JIT modules ahead, in child processes, while the probe measures.
 
 FlashInfer 0.6.18 compiles each kernel module with nvcc on its first call: about 2 minutes for
-fmha_v2 and 75 s for FA3 on an H200 host (../shared/gpu/README.md), and FP8 needs modules of its
+fmha_v2 and 75 s for FA3 on an H200 host (measured live), and FP8 needs modules of its
 own. Compiling them one after another inside the probe would take most of a 10-minute GPU call,
 so ``JitWarmer`` starts a child per (kernel, KV dtype), ``jit_parallel`` at a time in the order the
 grid first needs them, each making one tiny call (``python -m backends.probe.jit``). The children
@@ -20,6 +20,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from backends.probe.plan import Geometry
 
@@ -59,7 +60,7 @@ class JitWarmer:
         self.jobs = [JitJob(k, d) for k, d in jobs]
         self._geometry, self._parallel, self._max_jobs = geometry, max(1, parallel), max_jobs
         self._dir = Path(tempfile.mkdtemp(prefix="probe-jit-"))
-        self._procs: dict[int, subprocess.Popen] = {}
+        self._procs: dict[int, subprocess.Popen[bytes]] = {}
         self._done = threading.Condition()
         self._stopped = False
         self._thread = threading.Thread(target=self._loop, name="jit-warmer", daemon=True)
@@ -94,7 +95,7 @@ class JitWarmer:
                     self.jobs[index].end("killed")
             self._done.notify_all()
 
-    def summary(self) -> list[dict]:
+    def summary(self) -> list[dict[str, Any]]:
         """Each module's state and compile seconds, with the log tail of failures."""
         return [
             {
@@ -162,9 +163,9 @@ def _compile_one(argv: list[str]) -> int:
     """Child: one tiny call of the kernel so FlashInfer builds and caches its module."""
     import torch
 
-    from backends.probe.config import InputProfile
     from backends.probe.inputs import make_inputs
     from backends.probe.kernels import kernel_inputs, make_runner
+    from backends.probe.probe_conf import InputProfile
 
     kernel, kv_dtype = argv[0], argv[1]
     heads, kv_heads, dim, page = (int(x) for x in argv[2:6])

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import torch
 
 
-def error_metrics(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> dict:
+def error_metrics(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> dict[str, Any]:
     """Compare ``out`` with ``ref`` (same shape ``[rows, heads, dim]``) in fp32.
 
     A (row, head) vector is wrong when its largest absolute error exceeds
@@ -37,10 +38,10 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float
 
 def failing_rows(
     out: torch.Tensor, ref: torch.Tensor, rows: torch.Tensor, seqlen: int, atol: float, rtol: float
-) -> dict:
+) -> dict[str, Any]:
     """Where the wrong (row, head) vectors are: their positions in the sequence and heads.
 
-    Issue 15, item 5: FA3's fp8 prefill failed on a near-constant 100-115 rows per sequence, which
+    On the H200, FA3's fp8 prefill failed on a near-constant 100-115 rows per sequence, which
     a rounding explanation does not fit; this records which rows, so the data can say whether they
     are the first rows (few keys: softmax probabilities near 1, where fp8 P is coarsest), a tile
     boundary, or spread.

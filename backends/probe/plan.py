@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from backends.config import BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
-from backends.probe.config import KERNELS, KV_DTYPES, GridCase, ProbeConf
+from backends.backend_conf import BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
+from backends.probe.probe_conf import KERNELS, KV_DTYPES, GridCase, ProbeConf
 
-# SGLang changes any other page size to 64 for trtllm_mha (reference/sglang.md 3.2, rule 5).
+# SGLang changes any other page size to 64 for trtllm_mha (``_mla_backend_page_constraints``:
+# "TensorRT-LLM MHA only supports page_size of 16, 32, 64 or 128").
 FMHA_V2_PAGE_SIZES = (16, 32, 64, 128)
 DEFAULT_PAGE_SIZE = 64
 HEAD_DIMS = (64, 128, 256)  # sizes both fmha_v2 (SM90 warp-specialised) and FA3 instantiate

@@ -6,8 +6,9 @@ matplotlib is imported inside ``draw_all`` (Agg backend, no display needed).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-Points = dict[tuple[str, str, int, int], dict[tuple[str, float], dict]]
+Points = dict[tuple[str, str, int, int], dict[tuple[str, float], dict[str, Any]]]
 
 
 def _skip_series(points: Points, field: str) -> dict[str, tuple[list[float], list[float]]]:

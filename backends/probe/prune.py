@@ -35,14 +35,14 @@ class _Itertools:
     def __getattr__(self, name: str) -> Any:
         return getattr(itertools, name)
 
-    def product(self, *lists: Iterable[Any]) -> Iterator[tuple]:
+    def product(self, *lists: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
         combos = itertools.product(*lists)
         if len(lists) != 11:  # not a kernel-variant product: leave it alone
             return combos
         return (c for c in combos if wanted_variant(c, self.head_dim))
 
 
-def wanted_variant(combo: tuple, head_dim: int) -> bool:
+def wanted_variant(combo: tuple[Any, ...], head_dim: int) -> bool:
     """Whether a variant tuple of ``generate_jit_sources`` is one the probe calls.
 
     The tuple is (sm, dtype, head size, head size v, soft-capping, softmax stats, skip-softmax,

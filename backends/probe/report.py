@@ -10,20 +10,21 @@ import json
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from backends.probe.claims import claims_table, regime_rows
 
 Key = tuple[str, str, int, int]  # kv dtype, profile, batch, tokens per sequence
 
 
-def ok_records(records: list[dict]) -> list[dict]:
+def ok_records(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records that measured something."""
     return [r for r in records if r.get("status") == "ok"]
 
 
-def by_point(records: list[dict]) -> dict[Key, dict[tuple[str, float], dict]]:
+def by_point(records: list[dict[str, Any]]) -> dict[Key, dict[tuple[str, float], dict[str, Any]]]:
     """Group ok records by point, then by (kernel, factor)."""
-    points: dict[Key, dict[tuple[str, float], dict]] = defaultdict(dict)
+    points: dict[Key, dict[tuple[str, float], dict[str, Any]]] = defaultdict(dict)
     for rec in ok_records(records):
         key = (rec["kv_dtype"], rec["profile"], rec["batch"], rec["seqlen"])
         points[key][(rec["kernel"], float(rec["factor"]))] = rec
@@ -44,7 +45,7 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return lines + ["| " + " | ".join(row) + " |" for row in rows]
 
 
-def kernel_table(points: dict[Key, dict[tuple[str, float], dict]]) -> list[str]:
+def kernel_table(points: dict[Key, dict[tuple[str, float], dict[str, Any]]]) -> list[str]:
     """Factor 0: each kernel's time and error against fp32, and the two kernels' difference."""
     rows = []
     for key in sorted(points, key=lambda k: (k[0], k[1], k[2] * k[3], k[2])):
@@ -86,7 +87,7 @@ def kernel_table(points: dict[Key, dict[tuple[str, float], dict]]) -> list[str]:
     return _table(header, rows)
 
 
-def skip_table(points: dict[Key, dict[tuple[str, float], dict]]) -> list[str]:
+def skip_table(points: dict[Key, dict[tuple[str, float], dict[str, Any]]]) -> list[str]:
     """fmha_v2 per skip-softmax factor: skipped tiles, speed and error."""
     rows = []
     for key in sorted(points):
@@ -126,7 +127,7 @@ def skip_table(points: dict[Key, dict[tuple[str, float], dict]]) -> list[str]:
     return _table(header, rows)
 
 
-def failing_table(records: list[dict]) -> list[str]:
+def failing_table(records: list[dict[str, Any]]) -> list[str]:
     """Where the wrong rows are, for every run that had any (``metrics.failing_rows``)."""
     rows = [
         [
@@ -147,7 +148,7 @@ def failing_table(records: list[dict]) -> list[str]:
     return _table(header, rows) if rows else []
 
 
-def failures(records: list[dict]) -> list[str]:
+def failures(records: list[dict[str, Any]]) -> list[str]:
     """One line per record that errored or was skipped, grouped by message."""
     seen: dict[str, int] = defaultdict(int)
     for rec in records:
@@ -156,7 +157,7 @@ def failures(records: list[dict]) -> list[str]:
     return [f"- {count} x {msg}" for msg, count in seen.items()]
 
 
-def render(doc: dict) -> str:
+def render(doc: dict[str, Any]) -> str:
     """The whole Markdown report."""
     records = doc.get("records", [])
     points = by_point(records)
@@ -176,7 +177,7 @@ def render(doc: dict) -> str:
     return "\n".join(out)
 
 
-def _header(doc: dict) -> list[str]:
+def _header(doc: dict[str, Any]) -> list[str]:
     env, conf = doc.get("environment", {}), doc.get("config", {})
     geo = conf.get("geometry", {})
     jit = ", ".join(
@@ -195,7 +196,7 @@ def _header(doc: dict) -> list[str]:
     ]
 
 
-def write_report(doc: dict, out_dir: Path, plots: bool = True) -> list[Path]:
+def write_report(doc: dict[str, Any], out_dir: Path, plots: bool = True) -> list[Path]:
     """Write ``probe.md`` (and the plots) into ``out_dir``; return the files written."""
     out_dir.mkdir(parents=True, exist_ok=True)
     md = out_dir / "probe.md"

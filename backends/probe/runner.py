@@ -15,15 +15,16 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 
-from backends.probe.config import ProbeConf, TimingConf
 from backends.probe.inputs import AttentionInputs, make_inputs
 from backends.probe.jit import FAST_FAILURE_S, JitWarmer
 from backends.probe.kernels import PagedBatch, kernel_inputs, make_runner
 from backends.probe.metrics import causal_tflops, error_metrics, failing_rows, max_abs_diff
 from backends.probe.plan import Geometry, Point, fmha_v2_kv_tile
+from backends.probe.probe_conf import ProbeConf, TimingConf
 from backends.probe.reference import Q_BLOCK, ReferenceResult, reference, sample_blocks
 from backends.probe.timing import time_call
 
@@ -35,7 +36,7 @@ class Session:
     probe: ProbeConf
     geometry: Geometry
     json_path: Path
-    doc: dict
+    doc: dict[str, Any]
     warmer: JitWarmer | None = None
     started: float = field(default_factory=time.monotonic)
     log: Callable[[str], None] = print
@@ -43,7 +44,7 @@ class Session:
     # check the orchestration on CPU with a pure-torch paged attention and a wall clock.
     device: str = "cuda"
     runner_factory: Callable[[str, PagedBatch, int], Callable[[float], torch.Tensor]] = make_runner
-    timer: Callable[[Callable[[], object], TimingConf], dict] = time_call
+    timer: Callable[[Callable[[], object], TimingConf], dict[str, Any]] = time_call
 
     def left(self) -> float:
         """Seconds of budget left (infinite without a budget)."""
@@ -82,7 +83,7 @@ def _pairs(point: Point) -> list[tuple[str, float]]:
     return [(k, f) for k in point.kernels for f in (point.factors if k == "fmha_v2" else (0.0,))]
 
 
-def run_point(session: Session, point: Point) -> list[dict]:
+def run_point(session: Session, point: Point) -> list[dict[str, Any]]:
     """Build the inputs and reference of one point, then measure each kernel and factor on them."""
     g, probe = session.geometry, session.probe
     seed = probe.seed + zlib.crc32(f"{point.profile}/{point.batch}x{point.seqlen}".encode())
@@ -112,7 +113,7 @@ def run_point(session: Session, point: Point) -> list[dict]:
 
 def _reference_for(
     session: Session, point: Point, inputs: AttentionInputs, seen: AttentionInputs
-) -> tuple[ReferenceResult, dict]:
+) -> tuple[ReferenceResult, dict[str, Any]]:
     probe, g = session.probe, session.geometry
     blocks = sample_blocks(point.seqlen, max(Q_BLOCK, probe.ref_max_rows // point.batch))
     factors = point.factors if "fmha_v2" in point.kernels else ()
@@ -135,11 +136,11 @@ def _measure_kernel(
     point: Point,
     batch: PagedBatch,
     ref: ReferenceResult,
-    base: dict,
+    base: dict[str, Any],
     kernel: str,
     factors: tuple[float, ...],
     f0: dict[str, torch.Tensor],
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     problem = _module_problem(session, kernel, point.kv_dtype)
     if problem is not None:
         return [_skipped(point, kernel, f, problem, base) for f in factors]
@@ -165,11 +166,11 @@ def _measure(
     point: Point,
     run: Callable[[float], torch.Tensor],
     ref: ReferenceResult,
-    base: dict,
+    base: dict[str, Any],
     kernel: str,
     factor: float,
     f0: dict[str, torch.Tensor],
-) -> dict:
+) -> dict[str, Any]:
     fp8 = point.kv_dtype == "fp8_e4m3"
     tol = session.probe.tolerance
     atol, rtol = (tol.fp8_atol, tol.fp8_rtol) if fp8 else (tol.bf16_atol, tol.bf16_rtol)
@@ -210,7 +211,7 @@ def _module_problem(session: Session, kernel: str, kv_dtype: str) -> str | None:
     return f"FlashInfer JIT of {kernel} {kv_dtype} failed: {job.tail(800)}"
 
 
-def _base(point: Point) -> dict:
+def _base(point: Point) -> dict[str, Any]:
     return {
         "case": point.case,
         "kv_dtype": point.kv_dtype,
@@ -221,12 +222,14 @@ def _base(point: Point) -> dict:
     }
 
 
-def _skipped(point: Point, kernel: str, factor: float, why: str, base: dict | None = None) -> dict:
+def _skipped(
+    point: Point, kernel: str, factor: float, why: str, base: dict[str, Any] | None = None
+) -> dict[str, Any]:
     rec = base or _base(point)
     return rec | {"kernel": kernel, "factor": factor, "status": "skipped", "error": why}
 
 
-def _failed(base: dict, kernel: str, factor: float, exc: Exception) -> dict:
+def _failed(base: dict[str, Any], kernel: str, factor: float, exc: Exception) -> dict[str, Any]:
     tail = "".join(traceback.format_exception(exc))[-1500:]
     return base | {
         "kernel": kernel,
@@ -241,7 +244,7 @@ def _label(point: Point) -> str:
     return f"{point.kv_dtype} {point.profile} {point.batch}x{point.seqlen}"
 
 
-def _summary_line(session: Session, rec: dict) -> str:
+def _summary_line(session: Session, rec: dict[str, Any]) -> str:
     head = (
         f"[{time.monotonic() - session.started:6.0f}s] {rec['kv_dtype']} {rec['profile']} "
         f"{rec['batch']}x{rec['seqlen']} {rec['kernel']} f={rec['factor']:g}"

@@ -11,15 +11,16 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
-from backends.probe.config import TimingConf
+from backends.probe.probe_conf import TimingConf
 
 _SPIN_CYCLES_PER_US = 2000  # ~2 GHz SM clock; the spin only has to outlast the host's queuing
 
 
-def time_call(fn: Callable[[], object], conf: TimingConf) -> dict:
+def time_call(fn: Callable[[], object], conf: TimingConf) -> dict[str, Any]:
     """Median GPU time of ``fn`` in milliseconds (CUDA must be available).
 
     Args:

@@ -34,11 +34,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 # None of these imports FlashInfer: it must be imported after _setup_env.
-from backends.probe.config import InputProfile
 from backends.probe.fmha_v2_call import fmha_v2_kwargs, read_as_fmha_v2
 from backends.probe.inputs import AttentionInputs, make_inputs
 from backends.probe.kernels import WORKSPACE_BYTES, PagedBatch, kernel_inputs
 from backends.probe.metrics import error_metrics
+from backends.probe.probe_conf import InputProfile
 from backends.probe.prune import PRIVATE_DIR, PRUNE_ENV, private_workspace
 from backends.probe.reference import ReferenceResult, reference, sample_blocks
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fetch, on a machine with PyPI, the wheels the kernel probe needs on a GPU host that has none:
 # FlashInfer 0.6.18 and the four wheels it needs beside the host's own torch (what
-# ../shared/gpu/README.md found enough), and Hydra with its parser runtime. The GPU image already
+# the first live run found enough), and Hydra with its parser runtime. The GPU image already
 # has torch, numpy, matplotlib, pyyaml, ninja and FlashInfer's other dependencies.
 # Output: .probe-bundle/ (git-ignored), about 40 MB, for Python 3.12 on manylinux x86_64.
 # Usage (from anywhere): bash benchmarks/kernel_probe/make_probe_bundle.sh

@@ -1,4 +1,4 @@
-"""Repeat-to-repeat spread of the live sign-off, and the A/A difference (issue 15, item 4).
+"""Repeat-to-repeat spread of the live sign-off, and the A/A difference.
 
     python benchmarks/live_h200/aa_spread.py [--write]
 

@@ -8,7 +8,7 @@ sglang-kernel 0.4.5's ``flash_ops.abi3.so`` (1,122,607,032 bytes) holds 372 fatb
 PTX; an SM90 GPU only ever loads the sm_90a one. Each fatbin header's size is cut to its first
 entry and the other entries' bytes are zeroed, so no offset moves and the host code's pointers
 into the section stay valid; ``xz -9`` then packs the file to 123,249,560 bytes instead of
-133,485,140 (shared/gpu/README.md, where the cut was tried and FA3 ran on the H200 from it).
+133,485,140 (where the cut was tried by hand and FA3 ran on the H200 from it).
 The file must start every fatbin with an sm_90a ELF; anything else stops the cut with a message.
 """
 

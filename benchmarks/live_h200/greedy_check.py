@@ -1,4 +1,4 @@
-"""SGLang's greedy output against HF transformers' on the trained model (issue 15, item 2).
+"""SGLang's greedy output against HF transformers' on the trained model.
 
 A wrong RoPE base, tokenizer or chat template makes SGLang serve another function of the same
 weights without any error, so the folder is checked by its outputs:
@@ -46,7 +46,7 @@ def hf_reference(target: Path, out: Path) -> None:
     import model_eval as me
 
     from evals.base import make_eval
-    from evals.config import DatasetConf, EvalConf
+    from evals.eval_conf import DatasetConf, EvalConf
 
     tok, model = me.load(target)
     items = []

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# live_signoff.sh: the live release sign-off of issue 15 on the lent H200, as a chain of device
+# live_signoff.sh: the live release sign-off on the lent H200, as a chain of device
 # calls that each run the same command from the repo root:
 #
 #   bash benchmarks/live_h200/live_signoff.sh tick WAIT_S     (carry: the chunks of this call)
@@ -20,7 +20,7 @@
 #   s-*        once the baselines and the factors exist: the candidate sweeps in parallel, each
 #              paired with its KV dtype's fa3 cell by sequential stopping (sequential.baseline_dir);
 #   report     mtp-eval-report over every sweep folder, then one archive of all outputs.
-# LIVE_PLAN=two-gpu (issue 15 item 6, on nvidia-h200-x2) runs other phases once FA3 is installed,
+# LIVE_PLAN=two-gpu (on nvidia-h200-x2) runs other phases once FA3 is installed,
 # all at once, each a fixed design of LIVE_REPEATS repeats (no sequential stopping):
 #   g-auto     fa3 and fa3_repeat as two parallel local jobs (hydra/launcher=local), server.gpus=auto
 #              giving each its own GPU: the baseline, and an A/A across the two GPUs;
@@ -63,7 +63,7 @@ COMMON=(model=synth_llama server=$SERVER_KIND server.sglang_version=$SGLANG gpu=
 # backend, 2026-12-01): SGLang's own pure-Python tree core takes its place on the H200.
 [[ $SGLANG == 0.5.23 ]] && COMMON+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)
 
-# Issue 15 item 6's cells: COMMON less sequential stopping, on a two-GPU host. The two nodes of
+# The two-GPU cells: COMMON less sequential stopping, on a two-GPU host. The two nodes of
 # g-nodes share one host: SGLang disables its custom all-reduce by itself only across hosts, so
 # the flag keeps them on the NCCL path a two-host run takes (README section 6).
 TWO_GPU=("${COMMON[@]}" sequential.enabled=false gpu.count=2 kv_dtype=auto)

@@ -15,7 +15,7 @@
 #      pure-Python wheel, once.
 #   3. Installs every wheel with `pip install --no-deps --target` into .gpu-bundle-cache/sgl-site
 #      (pip lays out *.data/ folders and dist-info, so importlib.metadata reads the versions there).
-#   4. Deletes what the run cannot use and cannot carry (shared/gpu/README.md): sglang-kernel's
+#   4. Deletes what the run cannot use and cannot carry (found on the first live run): sglang-kernel's
 #      flash_ops*.so (SGLang's own FA3, 1.1 GB; it travels apart, cut to sm_90a: step 8),
 #      infllm_ops* and sm100/ (Blackwell); plus console scripts in bin/ whose shebang points here,
 #      the machine's paths in dist-info (machine_free), and (PRUNE_EXTRA=1, the default) a few
@@ -111,7 +111,7 @@ EOF
 # Each is unreachable in these runs: flashmla_ops is MLA-only and sgl_kernel loads it in a
 # try/except; zstandard on CPython imports backend_c, never the cffi build; FlashInfer's JIT only
 # reads cutlass/{include,tools} and cccl/{cub,libcudacxx,thrust} (flashinfer/jit/env.py).
-# What made archives from two machines differ (issue 15, item 5): pip writes each wheel's absolute
+# What made archives from two machines differ: pip writes each wheel's absolute
 # path on this machine into dist-info/direct_url.json, and RECORD lists the deleted bin/ scripts
 # with the hash of a shebang naming this machine's python. Neither is read at run time.
 machine_free() {

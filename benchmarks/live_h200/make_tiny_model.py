@@ -5,7 +5,7 @@ goes on PYTHONPATH (setup_on_gpu.sh does):
 
     python3 benchmarks/live_h200/make_tiny_model.py /tmp/tiny-llama
 
-The model is the one shared/gpu/README.md served: 2 layers, hidden 1024, 8 query heads, 2 KV heads,
+The model is the first live SGLang cell's: 2 layers, hidden 1024, 8 query heads, 2 KV heads,
 head dim 128, bf16, random weights from a fixed seed. The tokenizer is a byte-level BPE trained on
 the fly with ``tokenizers`` on a corpus built into this file, padded with filler tokens to exactly
 the model's vocabulary (so every id the random model emits decodes), plus a minimal chat template.

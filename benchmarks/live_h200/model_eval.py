@@ -24,8 +24,8 @@ sys.path.insert(0, str(REPO))
 import synth_train as st  # noqa: E402  (beside this file)
 
 from evals.base import make_eval, question_id  # noqa: E402
-from evals.config import DatasetConf, EvalConf  # noqa: E402
 from evals.datasets import DATA_DIR, read_file  # noqa: E402
+from evals.eval_conf import DatasetConf, EvalConf  # noqa: E402
 
 EVALS = (("synth_arith", "gsm8k", "synth_arith.jsonl", "question", "level"),
          ("synth_mcq", "gpqa", "synth_mcq.csv", "Question", "Level"),

@@ -1,4 +1,4 @@
-"""The tables of the live sign-off's write-up, from its committed files (issue 15).
+"""The tables of the live sign-off's write-up, from its committed files.
 
     python benchmarks/live_h200/signoff_table.py benchmarks/results/live-h200/signoff
 

@@ -1,4 +1,4 @@
-"""How much fmha_v2's skip-softmax would skip on the long-context eval's real prompts (issue 15, 3).
+"""How much fmha_v2's skip-softmax would skip on the long-context eval's real prompts.
 
 The kernel probe's estimate (``backends.probe.reference``: per 64 query rows and key tile, the tile
 is skipped when ``exp(tile max - running max) < factor / seqlen`` for every row) is computed here on
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     import model_eval as me
 
     from evals.base import make_eval
-    from evals.config import DatasetConf, EvalConf
+    from evals.eval_conf import DatasetConf, EvalConf
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("target", type=Path)

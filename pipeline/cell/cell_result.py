@@ -9,6 +9,7 @@ from typing import Any
 
 from backends.launch import LaunchPlan
 from pipeline.cell.provenance import now_iso, provenance
+from pipeline.cluster.slurm_job import job_facts
 from pipeline.config.schema import RootConf
 from pipeline.results.cell_paths import cell_name as cell_name_of
 from pipeline.results.redact import redact_argv
@@ -16,8 +17,7 @@ from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_schema import CellJson
 from pipeline.results.store import config_hash
 from pipeline.serving.server import RunningServer
-from pipeline.serving.server_kind import server_kind
-from pipeline.serving.slurm_job import job_facts
+from pipeline.serving.server_kind import ServerKind
 
 _NOT_MEASURED = (
     "faults", "latency_s", "prefill_s_per_1k_tokens", "startup_delay_s", "shutdown_s",
@@ -46,7 +46,7 @@ def cell_name(conf: RootConf) -> str:
     )
 
 
-def measured_config(conf: RootConf) -> dict[str, Any]:
+def measured_config(conf: RootConf, kind: ServerKind) -> dict[str, Any]:
     """The settings that define what a cell measures (its hash decides whether to rerun)."""
     data = {
         "model": _measured_model(conf),
@@ -58,7 +58,7 @@ def measured_config(conf: RootConf) -> dict[str, Any]:
         "server_kind": conf.server.kind,
         "server_extra_args": list(conf.server.extra_args),
     }
-    if server_kind(conf.server).simulated:
+    if kind.simulated:
         # Fault injection and latency change how a run goes, not what it measures: a rerun
         # without them resumes the same cell.
         sim = dataclasses.asdict(conf.server.simulated)
@@ -67,9 +67,9 @@ def measured_config(conf: RootConf) -> dict[str, Any]:
     return data
 
 
-def initial_result(conf: RootConf) -> ResultDraft:
+def initial_result(conf: RootConf, kind: ServerKind) -> ResultDraft:
     """A result that says ``failed`` until the cell proves otherwise."""
-    measured = measured_config(conf)
+    measured = measured_config(conf, kind)
     identity: CellJson = {
         "name": cell_name(conf),
         "model": conf.model.name,
@@ -84,7 +84,7 @@ def initial_result(conf: RootConf) -> ResultDraft:
         identity,
         config_hash(measured),
         measured,
-        simulated=server_kind(conf.server).simulated,
+        simulated=kind.simulated,
         slurm=job_facts(os.environ),  # record_plan adds the rest of the provenance
         started_at=now_iso(),
     )

@@ -6,8 +6,8 @@ import errno
 import socket
 from collections.abc import Mapping
 
+from pipeline.results.cell_error import CellError
 from pipeline.results.eval_block import EvalSummary
-from pipeline.results.failures import CellError
 from pipeline.results.json_values import as_map
 
 

@@ -20,26 +20,34 @@ from backends.gpu import GpuInfo
 from backends.launch import LaunchOptions, LaunchPlan, plan_launch
 from backends.resolved import CellSpec
 from evals.base import Eval, make_eval
-from evals.config import EvalConf
+from evals.eval_conf import EvalConf
+from pipeline.cell.cell_plan import CellPlan
 from pipeline.cell.cell_result import initial_result, mark, overhead, record_plan, record_server
 from pipeline.cell.guards import check_error_rates, check_port_free
 from pipeline.cell.outcomes import WorkerNodeDone, record_failure, unsupported
-from pipeline.config.schema import RootConf, gpus_per_node
-from pipeline.measuring.measure import measure_cell
-from pipeline.results.cell_paths import node_dir, result_path, server_log_path
-from pipeline.results.failures import CellError
-from pipeline.results.redact import redact_text, redact_tree
-from pipeline.results.result_draft import ResultDraft
-from pipeline.results.result_types import CellResult, NodeResult
-from pipeline.results.store import write_json_atomic, write_result
-from pipeline.serving.gpu_slots import gpus_setting, server_devices
-from pipeline.serving.keys import secrets_of, with_api_key
-from pipeline.serving.multinode import (
+from pipeline.cluster.gpu_slots import gpus_setting, server_devices
+from pipeline.cluster.multinode import (
     DONE_MARKER,
     NodePlan,
     node_plan,
     serve_as_worker,
 )
+from pipeline.config.schema import RootConf, gpus_per_node
+from pipeline.measuring.measure import measure_cell
+from pipeline.results.cell_error import CellError
+from pipeline.results.cell_paths import node_dir, result_path, server_log_path
+from pipeline.results.redact import redact_text, redact_tree
+from pipeline.results.result_draft import ResultDraft
+from pipeline.results.result_types import CellResult, NodeResult
+from pipeline.results.resume import (
+    claim_samples,
+    finished_result,
+    mark_skipped,
+    samples_key,
+    set_aside_for_policies,
+)
+from pipeline.results.store import write_json_atomic, write_result
+from pipeline.serving.keys import secrets_of, with_api_key
 from pipeline.serving.server import (
     HealthPolicy,
     RunningServer,
@@ -49,15 +57,8 @@ from pipeline.serving.server import (
 )
 from pipeline.serving.server_checks import check_label_before_launch, plan_gpu, verify_server
 from pipeline.serving.server_command import server_argv, server_env
-from pipeline.serving.server_kind import server_kind
-from pipeline.serving.versions import sglang_version
-from pipeline.sweeps.resume import (
-    claim_samples,
-    finished_result,
-    mark_skipped,
-    samples_key,
-    set_aside_for_policies,
-)
+from pipeline.serving.server_kind import ServerPlan
+from pipeline.serving.sglang_release import sglang_version
 
 BLOCKING = ("reject", "crash-at-start")
 
@@ -75,21 +76,22 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> CellResult:
     """
     clock = time.monotonic()
     conf = with_api_key(conf)
-    result = initial_result(conf)
+    cell = CellPlan.of(conf)
+    result = initial_result(conf, cell.server.kind)
     age = time.time() - psutil.Process().create_time()  # interpreter start, imports and Hydra
     result.mark("process_start", -round(age, 3))
-    previous = None if conf.dry_run else finished_result(cell_dir, result.config_hash, conf.server)
+    previous = None if conf.dry_run else finished_result(cell_dir, result.config_hash, cell.resume)
     if previous is not None:
         return mark_skipped(cell_dir, previous, result.started_at)
     note = (
-        None if conf.dry_run else set_aside_for_policies(cell_dir, result.config_hash, conf.server)
+        None if conf.dry_run else set_aside_for_policies(cell_dir, result.config_hash, cell.resume)
     )
     result.warnings.extend([note] if note else [])
     interrupted: BaseException | None = None
     worker: NodeResult | None = None
     written: CellResult | None = None
     try:
-        _run(conf, cell_dir, result, job_num, clock)
+        _run(conf, cell, cell_dir, result, job_num, clock)
     except WorkerNodeDone as done:
         worker = done.outcome
     except BaseException as err:  # recorded, never lost; an interrupt is raised again below
@@ -107,11 +109,13 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> CellResult:
     return written
 
 
-def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, clock: float) -> None:
+def _run(
+    conf: RootConf, cell: CellPlan, cell_dir: Path, result: ResultDraft, job_num: int, clock: float
+) -> None:
     cell_dir.mkdir(parents=True, exist_ok=True)
-    gpu = plan_gpu(conf)
-    version = sglang_version(conf.server, conf.client.api_key)
-    options = _options(conf)
+    gpu = plan_gpu(conf.gpu, cell.server, conf.client.api_key)
+    version = sglang_version(cell.server, conf.client.api_key)
+    options = _options(conf, cell.server)
     spec = CellSpec(
         conf.model, conf.backend, conf.kv_dtype, conf.skip_softmax, gpu, version, options
     )
@@ -129,13 +133,13 @@ def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, cloc
     plan = plan_launch(spec)
     try:
         node = node_plan(conf.cluster.nodes, os.environ, conf.cluster.dist_init_port)
-        plan = _with_devices(conf, plan, gpu, job_num, node)
+        plan = _with_devices(conf, cell.server, plan, gpu, job_num, node)
     except ValueError as err:  # nodes, tp and visible GPUs that do not fit: the user's settings
         raise CellError("config", str(err)) from err
     check_label_before_launch(conf, plan, result)
     if node is not None:  # one SGLang launcher per node, node 0 serving HTTP
         plan = dataclasses.replace(plan, args=[*plan.args, *node.args()])
-    argv = _argv(conf, plan, cell_dir, evals)
+    argv = _argv(cell.server, plan, cell_dir, evals)
     record_plan(result, plan, argv, {**plan.env, **conf.server.env})
     if conf.dry_run:
         result.status = "planned"
@@ -148,11 +152,11 @@ def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, cloc
         cell_dir, result.config_hash, result.warnings
     )  # a failed start leaves no other run's samples
     mark(result, "launch", clock)
-    with _server(conf, plan, argv, cell_dir) as server:
+    with _server(conf, cell.server, plan, argv, cell_dir) as server:
         try:
             mark(result, "ready", clock)
             record_server(result, server)
-            verify_server(conf, plan, server, gpu, result)
+            verify_server(conf, cell.server, plan, server, gpu, result)
             # After verify: the samples belong to what the server really ran.
             measured = samples_key(CellResult.from_json(result.to_json()))
             claim_samples(cell_dir, measured, result.warnings)
@@ -173,9 +177,9 @@ def _repeats_for(conf: RootConf, ec: EvalConf) -> EvalConf:
     return ec
 
 
-def _options(conf: RootConf) -> LaunchOptions:
+def _options(conf: RootConf, planned: ServerPlan) -> LaunchOptions:
     server = conf.server
-    port = server.port or (free_port(server.host) if server_kind(server).launched else 30000)
+    port = server.port or (free_port(server.host) if planned.kind.launched else 30000)
     return LaunchOptions(
         host=server.host,
         port=port,
@@ -191,9 +195,14 @@ def _options(conf: RootConf) -> LaunchOptions:
 
 
 def _with_devices(
-    conf: RootConf, plan: LaunchPlan, gpu: GpuInfo, job_num: int, node: NodePlan | None
+    conf: RootConf,
+    planned: ServerPlan,
+    plan: LaunchPlan,
+    gpu: GpuInfo,
+    job_num: int,
+    node: NodePlan | None,
 ) -> LaunchPlan:
-    tp, kind = conf.model.tp, server_kind(conf.server)
+    tp, kind = conf.model.tp, planned.kind
     setting = gpus_setting(conf.server.gpus, kind.gpu_here and not kind.docker, os.environ)
     per_node = None if node is None else (node.local_rank, gpus_per_node(tp, node.nnodes))
     devices = server_devices(setting, job_num, tp, os.environ, gpu.count, per_node)
@@ -202,16 +211,18 @@ def _with_devices(
     return dataclasses.replace(plan, env={**plan.env, "CUDA_VISIBLE_DEVICES": devices})
 
 
-def _argv(conf: RootConf, plan: LaunchPlan, cell_dir: Path, evals: dict[str, Eval]) -> list[str]:
-    if not server_kind(conf.server).launched:
+def _argv(
+    planned: ServerPlan, plan: LaunchPlan, cell_dir: Path, evals: dict[str, Eval]
+) -> list[str]:
+    if not planned.kind.launched:
         return []
     key = [entry for ev in evals.values() for entry in ev.answer_key()]
-    return server_argv(conf.server, plan.args, plan.env, cell_dir, key)
+    return server_argv(planned, plan.args, plan.env, cell_dir, key)
 
 
 @contextlib.contextmanager
 def _server(
-    conf: RootConf, plan: LaunchPlan, argv: list[str], cell_dir: Path
+    conf: RootConf, planned: ServerPlan, plan: LaunchPlan, argv: list[str], cell_dir: Path
 ) -> Iterator[RunningServer]:
     server = conf.server
     policy = HealthPolicy(
@@ -221,7 +232,7 @@ def _server(
         server.progress_every_s,
         tuple(secrets_of(conf.client)),
     )
-    if server_kind(server).external:
+    if planned.kind.external:
         if not server.base_url:
             raise CellError("config", "server=external needs server.base_url=http://host:port")
         bounded = dataclasses.replace(policy, timeout_s=server.external_timeout_s)
@@ -261,6 +272,6 @@ def _finish(result: ResultDraft, conf: RootConf, cell_dir: Path, clock: float) -
 def _release_other_nodes(conf: RootConf, cell_dir: Path, why: str) -> None:
     # The other nodes of a multi-node cell stop their launchers once this marker exists. It
     # must come before node 0's server stops: live, node 1's SGLang died 7 s before a marker
-    # written after the stop, and was recorded as failed (issue 15, item 6).
+    # written after the stop, and was recorded as failed.
     if conf.cluster.nodes > 1 and cell_dir.is_dir():
         (cell_dir / DONE_MARKER).write_text(why + "\n")

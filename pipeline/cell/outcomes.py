@@ -8,16 +8,16 @@ import traceback
 from pathlib import Path
 
 from backends.compat import Finding
-from backends.failures import classify_startup_log
-from evals.config import ClientConf
+from backends.startup_failure import classify_startup_log
 from evals.datasets import DatasetError
-from pipeline.results.failures import CellError
+from evals.eval_conf import ClientConf
+from pipeline.results.cell_error import CellError
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_types import NodeResult, ResultError
+from pipeline.results.resume import kept_note
 from pipeline.serving import server_api
 from pipeline.serving.keys import auth_hint
 from pipeline.serving.server import ExternalServerError, ServerStartError
-from pipeline.sweeps.resume import kept_note
 
 
 class WorkerNodeDone(Exception):

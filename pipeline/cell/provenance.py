@@ -15,9 +15,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pipeline.cluster.slurm_job import job_facts
 from pipeline.results.redact import redact_argv, redact_env
 from pipeline.results.result_schema import ProvenanceJson
-from pipeline.serving.slurm_job import job_facts
 
 _REPO = Path(__file__).resolve().parents[2]
 _PACKAGES = (

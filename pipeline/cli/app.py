@@ -13,12 +13,12 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from pipeline.cluster.slurm_job import StopSignal, in_submitit_job, install_stop_handlers
 from pipeline.config.checks import ConfigError
 from pipeline.config.schema import CONF_DIR, register_configs, to_cell_config
 from pipeline.config.schema_keys import override_problems
 from pipeline.results.result_types import CellResult
 from pipeline.results.store import read_result
-from pipeline.serving.slurm_job import StopSignal, in_submitit_job, install_stop_handlers
 
 register_configs()
 _single_run_failed: list[bool] = []
@@ -31,7 +31,7 @@ INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
 def _app(cfg: DictConfig) -> str:
     from pipeline.cell.job import run_cell
     from pipeline.cell.provenance import now_iso
-    from pipeline.sweeps.summary import cell_report
+    from pipeline.cli.summary import cell_report
 
     try:
         conf = to_cell_config(cfg)

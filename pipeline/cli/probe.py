@@ -22,8 +22,8 @@ from hydra.core.config_store import ConfigStore
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from backends.config import BackendConf, KvDtypeConf, SkipSoftmaxConf
-from backends.probe.config import ProbeConf
+from backends.backend_conf import BackendConf, KvDtypeConf, SkipSoftmaxConf
+from backends.probe.probe_conf import ProbeConf
 from pipeline.config.schema import CONF_DIR, CellModelConf
 
 _exit_codes: list[int] = []

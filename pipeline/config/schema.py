@@ -13,8 +13,8 @@ from typing import Any
 from hydra.core.config_store import ConfigStore
 from omegaconf import DictConfig, OmegaConf
 
-from backends.config import BackendConf, GpuConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
-from evals.config import ClientConf, EvalConf, SamplingConf
+from backends.backend_conf import BackendConf, GpuConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
+from evals.eval_conf import ClientConf, EvalConf, SamplingConf
 
 # The config folder as an absolute path, for every Hydra app of the project: a relative one is
 # read as a Python module when the app runs from an installed console script or `python -m`

@@ -4,7 +4,7 @@ Hydra writes ``multirun.yaml`` over the old one, so before it does, the earlier 
 kept as ``multirun.previous-<n>.yaml`` and the console names the jobs that differ. The earlier
 sweep's cell folders stay where they are (the report judges only the jobs of the current
 ``multirun.yaml`` and lists the others as ignored); a cell folder that this sweep measures again
-under other settings says what moved where (``pipeline.sweeps.resume.claim_samples``). The same
+under other settings says what moved where (``pipeline.results.resume.claim_samples``). The same
 sweep (the same jobs) resumes without a word.
 """
 

@@ -1,6 +1,6 @@
 """Speculative-decoding statistics of a cell from its per-request records (pure).
 
-Definitions follow SGLang (reference/sglang.md section 2):
+Definitions follow SGLang (``tokenizer_manager.py::_calculate_spec_decoding_metrics``):
 - per request, accept length = completion_tokens / verify_ct (the prefill token included);
 - token-weighted accept length = sum(completion_tokens) / sum(verify_ct), the figure a user's
   throughput follows, and its uncertainty as a ratio estimator clustered by request;

@@ -17,7 +17,7 @@ from backends.server_info import LATEST, ServerInfo, metric_total
 from pipeline.measuring.accept_stats import server_accept_length
 from pipeline.measuring.accept_windows import VERIFY_BY_RANK, Window, metric_deltas
 from pipeline.results.accept_block import Traffic
-from pipeline.results.failures import CellError
+from pipeline.results.cell_error import CellError
 from pipeline.serving import server_api
 from pipeline.serving.server import RunningServer
 

@@ -18,12 +18,13 @@ from typing import Any
 from backends.server_info import ServerInfo
 from evals.accounting import summarize_records
 from evals.base import Eval, EvalRunError, HarnessEval, RequestTarget, is_harness, is_multi_turn
-from evals.config import SamplingConf
+from evals.eval_conf import SamplingConf
 from pipeline.config.schema import RootConf
 from pipeline.measuring.accept_windows import Window, accept_warnings, combine, window_accept
 from pipeline.measuring.concurrency import client_concurrency, longest_first
 from pipeline.measuring.eval_window import MeasureError, check_traffic, close_window, open_window
 from pipeline.measuring.evaluation import EvalRun, run_eval, run_turns, write_records
+from pipeline.measuring.sequential_run import run_sequential
 from pipeline.measuring.server_death import (
     STOPPED,
     answered_count,
@@ -39,13 +40,13 @@ from pipeline.results.cell_paths import samples_dir, samples_path
 from pipeline.results.eval_block import EvalHead, EvalSummary, eval_block
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_types import CellResult
+from pipeline.results.resume import kept_samples
 from pipeline.serving import server_api
 from pipeline.serving.server import RunningServer
-from pipeline.sweeps.resume import kept_samples
-from pipeline.sweeps.sequential_run import run_sequential
 
 # Server-level and per-request accept lengths may differ by the log-interval effect
-# (reference/sglang.md 2.3: up to 39 of every 40 decode iterations left out on short runs).
+# (SGLang updates its totals once per ``--decode-log-interval``, 40 decode iterations by default:
+# a short run may leave out up to 39 trailing iterations).
 CROSS_CHECK_REL_TOLERANCE = 0.10
 # Below this a reasoning model's answers are often cut off (model cards ask 32k; 81920 for AIME).
 REASONING_MIN_MAX_TOKENS = 16384

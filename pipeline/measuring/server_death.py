@@ -17,8 +17,8 @@ from pipeline.measuring.accept_windows import Window, window_accept
 from pipeline.results.cell_paths import samples_path
 from pipeline.results.eval_block import EvalHead, eval_block
 from pipeline.results.result_draft import ResultDraft
+from pipeline.results.resume import answered_samples
 from pipeline.serving.server import RunningServer, probe_health, tail
-from pipeline.sweeps.resume import answered_samples
 
 Head = Callable[[str, Eval], EvalHead]
 STOPPED = "server_died"

@@ -74,7 +74,7 @@ def _extra(n: dict[str, Any]) -> str:
 
 
 def _baseline_note(n: dict[str, Any]) -> str:
-    # Which baseline folder was used when several match, or why another one was (issue 14).
+    # Which baseline folder was used when several match, or why another one was.
     return f"; baseline: {n['note']}" if n.get("note") else ""
 
 

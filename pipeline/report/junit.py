@@ -73,4 +73,5 @@ def render_junit(report: Report) -> bytes:
     for key in ("tests", "failures", "errors", "skipped"):
         root.set(key, str(sum(int(s.get(key, "0")) for s in root)))
     ET.indent(root)
-    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    xml: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return xml

@@ -92,7 +92,8 @@ class Paired:
         """``(n, k)`` candidate minus baseline per answered pair (``(n, 1)`` when by question)."""
         base, cand = paired_masks(self.outcomes)
         if self.outcomes.by_repeat:
-            return cand - base
+            by_pair: np.ndarray = cand - base
+            return by_pair
         return question_diffs(self.outcomes)[:, None]
 
     @property

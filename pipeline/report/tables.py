@@ -148,7 +148,7 @@ def _number(value: Any, spec: str) -> str:
 
 
 def _paired_set(n: dict[str, Any]) -> str:
-    # What was compared and what was left out, beside the verdict (issue 14).
+    # What was compared and what was left out, beside the verdict: a smaller set than asked shows.
     how = "by repeat" if str(n.get("pairing", "")).endswith("and repeat") else "by question"
     return (
         f"{n['n_questions']} q x {n['repeats']} ({how}); errors "

@@ -1,6 +1,6 @@
 """Checks, their verdicts, Holm's correction across cells, and the exit code.
 
-Exit codes (DESIGN section 8): 0 when every check is GO / PASS (or says nothing to check),
+Exit codes (what CI gates on): 0 when every check is GO / PASS (or says nothing to check),
 1 when any is NO-GO / FAIL, 2 when none fails but something is undecided, failed or missing.
 """
 

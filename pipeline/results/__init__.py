@@ -1,1 +1,1 @@
-"""The result contract: ``result.json`` as typed values, where a cell's files lie, provenance."""
+"""The result contract: ``result.json`` as typed values, where a cell's files lie, resume."""

@@ -1,6 +1,6 @@
 """The one rule that picks a candidate cell's baseline, for sequential stopping and the report.
 
-A cell job that stops early (``pipeline.sweeps.sequential_run``) and ``mtp-eval-report``
+A cell job that stops early (``pipeline.measuring.sequential_run``) and ``mtp-eval-report``
 (``pipeline.report.pairing``) both call ``choose_baseline`` on ``CellKey`` values, so a run never
 stops against one baseline and is judged against another. The rule, in order:
 

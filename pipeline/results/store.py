@@ -1,4 +1,4 @@
-"""``result.json`` on disk: the contract between a cell job and the report (DESIGN section 7).
+"""``result.json`` on disk: the contract between a cell job and the report.
 
 Its layout is ``pipeline.results.result_schema`` (which also checks it), its typed value
 ``pipeline.results.result_types.CellResult``, its place ``pipeline.results.cell_paths``.

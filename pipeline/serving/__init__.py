@@ -1,1 +1,1 @@
-"""Serving: start, stop and talk to the server; place it on GPUs and nodes; SLURM."""
+"""Serving: start, stop and talk to the server; plan and verify what it runs."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from evals.config import ClientConf
+from evals.eval_conf import ClientConf
 from pipeline.config.schema import RootConf
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from backends.backend_conf import GpuConf
 from backends.gpu import GpuInfo, detect_gpu
 from backends.gpu_confirmation import unconfirmed_gpu, unconfirmed_reason
 from backends.launch import LaunchPlan
@@ -32,33 +33,33 @@ from backends.verify import (
 )
 from pipeline.config.checks import POLICIES
 from pipeline.config.schema import RootConf
-from pipeline.results.failures import CellError
+from pipeline.results.cell_error import CellError
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_types import Unverified, asked_text
 from pipeline.serving import server_api
 from pipeline.serving.server import RunningServer
-from pipeline.serving.server_kind import server_kind
+from pipeline.serving.server_kind import ServerPlan
 
 MISCONFIGURED = "MISCONFIGURED"
 
 
-def plan_gpu(conf: RootConf) -> GpuInfo:
+def plan_gpu(asked: GpuConf, server: ServerPlan, api_key: str | None) -> GpuInfo:
     """The GPU to plan the cell for: this host's, the simulated one, or the one set in ``gpu``.
 
     Raises:
         CellError: ``gpu=auto`` where this host's GPU is not the server's (``server=external``),
             or where no NVIDIA GPU is found for a server this host starts.
     """
-    gpu = detect_gpu(conf.gpu)
-    kind = server_kind(conf.server)
+    gpu = detect_gpu(asked)
+    kind = server.kind
     if kind.simulated and gpu.source == "none":
-        sim = conf.server.simulated
+        sim = server.conf.simulated
         override = dataclasses.replace(
-            conf.gpu, detect=False, name=sim.gpu_name, compute_capability=sim.gpu_compute_capability
+            asked, detect=False, name=sim.gpu_name, compute_capability=sim.gpu_compute_capability
         )
         return detect_gpu(override)
-    if kind.external and conf.gpu.detect:
-        raise CellError("config", _external_gpu_message(conf))
+    if kind.external and asked.detect:
+        raise CellError("config", _external_gpu_message(server, api_key))
     if kind.gpu_here and gpu.source == "none":
         raise CellError(
             "no_gpu",
@@ -68,12 +69,12 @@ def plan_gpu(conf: RootConf) -> GpuInfo:
     return gpu
 
 
-def _external_gpu_message(conf: RootConf) -> str:
+def _external_gpu_message(server: ServerPlan, api_key: str | None) -> str:
     device = None
-    if conf.server.base_url:
+    if server.conf.base_url:
         try:
-            base_url, timeout_s = conf.server.base_url.rstrip("/"), conf.server.external_timeout_s
-            info = server_api.server_info(base_url, conf.client.api_key, timeout_s)
+            base_url, timeout_s = server.conf.base_url.rstrip("/"), server.conf.external_timeout_s
+            info = server_api.server_info(base_url, api_key, timeout_s)
             device = info.setting("device")[1]
         except server_api.ServerApiError:
             device = "(no answer)"
@@ -106,7 +107,12 @@ def check_label_before_launch(conf: RootConf, plan: LaunchPlan, result: ResultDr
 
 
 def verify_server(
-    conf: RootConf, plan: LaunchPlan, server: RunningServer, gpu: GpuInfo, result: ResultDraft
+    conf: RootConf,
+    server_plan: ServerPlan,
+    plan: LaunchPlan,
+    server: RunningServer,
+    gpu: GpuInfo,
+    result: ResultDraft,
 ) -> None:
     """Compare what the server reports with the cell; record, warn or fail per the policies."""
     key = conf.client.api_key
@@ -115,7 +121,7 @@ def verify_server(
     result.set_server_version(info.version)
     result.warnings.extend(_version_differs(result.identity().sglang_version, info.version))
     _check_speculation(conf, info)
-    launched = server_kind(conf.server).launched
+    launched = server_plan.kind.launched
     requested = {**plan.requested, **model_requested(conf.model, launched)}
     requested.update(exact_softmax_requested(requested))
     result.set_requested(requested)
@@ -129,20 +135,20 @@ def verify_server(
     result.set_runs(runs, dict(plan.label_runs))
     if not any(m.verifiable and "attention" in m.key for m in found):  # else it says it already
         found += compare_runs(plan.label_runs, runs)
-    if not gpu_confirmed(conf, gpu):
+    if not gpu_confirmed(conf.gpu, server_plan, gpu):
         found += unconfirmed_gpu(gpu, runs, lambda family: observed_runs(info, family, speculative))
     _apply(conf, found, result)
 
 
-def gpu_confirmed(conf: RootConf, gpu: GpuInfo) -> bool:
+def gpu_confirmed(asked: GpuConf, server: ServerPlan, gpu: GpuInfo) -> bool:
     """Whether the cell's GPU is known to be the server's, not only what the config says.
 
     So it is where this host detected it and starts the server on it, and for the simulated
     server planned with ``gpu=auto`` (it simulates the GPU its own settings name).
     """
-    kind = server_kind(conf.server)
+    kind = server.kind
     if kind.simulated:
-        return conf.gpu.detect
+        return asked.detect
     return kind.gpu_here and gpu.source in ("nvidia-smi", "torch")
 
 

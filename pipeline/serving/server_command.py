@@ -13,21 +13,22 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pipeline.config.schema import ServerConf
-from pipeline.serving.server_kind import server_kind
+from pipeline.serving.server_kind import ServerPlan
 
 SIM_CONFIG_FILE = "simulated_server.json"
 SIM_ANSWER_KEY_FILE = "simulated_answer_key.jsonl"
 SIM_LEDGER_FILE = "simulated_ledger.jsonl"
 
 
-def program(server: ServerConf) -> list[str]:
+def program(server: ServerPlan) -> list[str]:
     """The launcher in front of SGLang's arguments."""
-    if server.command:
-        return list(server.command)
-    kind = server_kind(server)
-    if not kind.launched:
-        raise ValueError(f"server.kind={server.kind!r} starts no process (choose another kind)")
-    return list(kind.program)
+    if server.conf.command:
+        return list(server.conf.command)
+    if not server.kind.launched:
+        raise ValueError(
+            f"server.kind={server.kind.name!r} starts no process (choose another kind)"
+        )
+    return list(server.kind.program)
 
 
 def docker_wrap(
@@ -70,7 +71,7 @@ def write_simulated_config(
 
 
 def server_argv(
-    server: ServerConf,
+    server: ServerPlan,
     sglang_args: Sequence[str],
     added_env: dict[str, str],
     cell_dir: Path,
@@ -82,11 +83,10 @@ def server_argv(
     last (so they win), the only place they enter the argv.
     """
     argv = [*program(server), *sglang_args]
-    kind = server_kind(server)
-    if kind.simulated:
-        argv += ["--sim-config", str(write_simulated_config(server, cell_dir, answer_key))]
-    if kind.docker:
-        argv = docker_wrap(server, argv, added_env, name=f"mtp-eval-{os.getpid()}")
+    if server.kind.simulated:
+        argv += ["--sim-config", str(write_simulated_config(server.conf, cell_dir, answer_key))]
+    if server.kind.docker:
+        argv = docker_wrap(server.conf, argv, added_env, name=f"mtp-eval-{os.getpid()}")
     return argv
 
 

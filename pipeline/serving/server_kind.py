@@ -2,7 +2,8 @@
 
 A cell's server is one of four kinds: the simulated SGLang server (``pipeline.simserver``), SGLang
 started here, SGLang started in ``docker run``, or an external server already running at
-``server.base_url``. Every other module asks the kind's traits below instead of comparing strings.
+``server.base_url``. The cell job looks the kind up once (``ServerPlan.of``) and hands the plan to
+every serving step, which asks the kind's traits instead of comparing strings.
 """
 
 from __future__ import annotations
@@ -43,6 +44,23 @@ KINDS = {
         ServerKind("external", ()),
     )
 }
+
+
+@dataclass(frozen=True)
+class ServerPlan:
+    """A cell's server as the serving steps read it: its settings and what its kind means."""
+
+    conf: ServerConf
+    kind: ServerKind
+
+    @classmethod
+    def of(cls, server: ServerConf) -> ServerPlan:
+        """The plan of ``server``, its kind looked up once.
+
+        Raises:
+            ValueError: an unknown ``server.kind`` (see ``server_kind``).
+        """
+        return cls(server, server_kind(server))
 
 
 def server_kind(server: ServerConf) -> ServerKind:

@@ -1,6 +1,7 @@
 """Multi-node SGLang as the simulated server plays it (``--nnodes N --node-rank R``).
 
-What the live two-node cell on an H200 host showed (issue 15, item 6): node 0 serves HTTP and
+What the live two-node cell on an H200 host showed
+(``benchmarks/results/live-h200/two-gpu/``): node 0 serves HTTP and
 holds the rendezvous at ``--dist-init-addr``; a node of rank >= 1 serves nothing, and when node 0
 stops, its torch.distributed read fails (``Connection reset by peer``), its child sends SIGQUIT
 and SGLang's ``kill_process_tree`` kills it (exit -9). Node 0 here listens on the rendezvous port

@@ -1,6 +1,6 @@
 """Response bodies with SGLang's key names and order (pure).
 
-Shapes follow ``reference/live-sglang-0.5.19/``: chat completions with ``choices[i].meta_info``
+Shapes follow ``tests/data/live-sglang-0.5.19/``: chat completions with ``choices[i].meta_info``
 and ``sglext.spec_tokens_details``, native ``/generate`` and the SSE chunks of a chat stream.
 0.5.19 also carries the backward-compatible aliases ``spec_accepted_drafts``,
 ``spec_proposed_drafts`` and ``spec_accept_histogram`` that 0.5.21 removed (``tokenizer_manager.py``

@@ -40,18 +40,21 @@ class Broken:
 
     def flagged(self, level: float) -> FloatArray:
         """``(..., n)`` questions that break at ``level`` (Bonferroni over ``testable``)."""
-        return self.p_question * np.maximum(self.testable, 1)[..., None] <= level
+        flags: FloatArray = self.p_question * np.maximum(self.testable, 1)[..., None] <= level
+        return flags
 
 
 def _log_choose(n: FloatArray, k: FloatArray) -> FloatArray:
-    return special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
+    logs: FloatArray = special.gammaln(n + 1) - special.gammaln(k + 1) - special.gammaln(n - k + 1)
+    return logs
 
 
 def repeats_vary(*sides: FloatArray) -> FloatArray:
     """``(...)``: whether any question of any side has answers that differ across repeats."""
     with np.errstate(invalid="ignore"):
         spread = [np.nanmax(s, -1) > np.nanmin(s, -1) for s in sides]
-    return np.any(np.logical_or.reduce(spread), axis=-1)
+    vary: FloatArray = np.any(np.logical_or.reduce(spread), axis=-1)
+    return vary
 
 
 def broken_prompts(o: Outcomes, alpha: float) -> Broken:

@@ -1,6 +1,6 @@
 """Per-question (cluster) summaries and clustered standard errors of means and ratios.
 
-A question's repeats are not independent samples (reference/eval-anchors.md 8.2-8.3): the report
+A question's repeats are not independent samples (they share the question's true score): the report
 averages them per question first and takes the spread across questions, or, for a ratio of sums
 such as the token-weighted accept length, linearises it and sums the residuals per question.
 """
@@ -37,7 +37,8 @@ def ragged_to_matrix(by_question: Mapping[str, Sequence[float]]) -> FloatArray:
 
 def question_means(matrix: FloatArray) -> FloatArray:
     """Mean over repeats (last axis) of a NaN-padded ``(..., n, k)`` matrix."""
-    return np.nanmean(np.asarray(matrix, dtype=float), axis=-1)
+    means: FloatArray = np.nanmean(np.asarray(matrix, dtype=float), axis=-1)
+    return means
 
 
 def within_question_se(matrix: FloatArray) -> float | None:

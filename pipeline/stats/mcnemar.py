@@ -1,4 +1,4 @@
-"""Exact McNemar test for one repeat per question (reference/eval-anchors.md 8.5).
+"""Exact McNemar test for one repeat per question.
 
 b = questions only the baseline got right, c = questions only the candidate got right. Under
 "no difference" each discordant question is a fair coin, so the one-sided p-value for "the

@@ -1,4 +1,4 @@
-"""Holm's step-down correction (reference/eval-anchors.md 8.10), vectorised in numpy.
+"""Holm's step-down correction across cells (family-wise error), vectorised in numpy.
 
 statsmodels' ``multipletests`` calls ``gc.collect()`` on every call, which was about half of an
 in-process report's time; this is the same formula along the last axis, so the simulation can

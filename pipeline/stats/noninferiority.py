@@ -2,7 +2,7 @@
 
 ``drop`` is always "how much worse the candidate is" (baseline minus candidate for accuracy), so a
 positive drop is bad. With margin ``m`` and one-sided level ``alpha``
-(reference/eval-anchors.md 8.8, NeMo Evaluator's gate):
+(NeMo Evaluator's gate, TOST one-sided):
 
 - GO      when the upper (1 - alpha) bound of the drop is <= m   (rejects H0: drop >= m),
 - NO-GO   when the lower (1 - alpha) bound of the drop is  > m   (rejects H0: drop <= m),

@@ -26,11 +26,13 @@ def _toward(p: FloatArray, amount: FloatArray, weight: FloatArray, ok: FloatArra
     # Move ``amount`` question-units in total, spread over the questions in proportion to weight.
     w = np.where(ok, weight, 0.0)
     total = np.maximum(np.sum(w, axis=-1, keepdims=True), 1e-12)
-    return np.clip(p + amount[..., None] * w / total, 0.0, 1.0)
+    moved: FloatArray = np.clip(p + amount[..., None] * w / total, 0.0, 1.0)
+    return moved
 
 
 def _var(p: FloatArray) -> FloatArray:
-    return p * (1 - p)
+    var: FloatArray = p * (1 - p)
+    return var
 
 
 def null_se(
@@ -61,4 +63,5 @@ def null_se(
             kb, 1
         )
         extra = np.sum(np.where(ok, grown, 0.0), axis=-1) / np.maximum(n, 1) ** 2
-    return np.sqrt(se**2 + np.maximum(extra, 0.0))
+    floored: FloatArray = np.sqrt(se**2 + np.maximum(extra, 0.0))
+    return floored

@@ -46,7 +46,8 @@ class Outcomes:
             if self.cand_errored is None
             else np.asarray(self.cand_errored, dtype=bool)
         )
-        return errored & np.isfinite(self.base)
+        lost: FloatArray = errored & np.isfinite(self.base)
+        return lost
 
     def imputed(self, value: float) -> Outcomes:
         """The same outcomes with the candidate's lost pairs (``lost``) answered ``value``."""
@@ -75,10 +76,12 @@ def row_mean(x: FloatArray) -> FloatArray:
 def question_diffs(o: Outcomes) -> FloatArray:
     """``(..., n)`` candidate minus baseline per question, NaN where nothing is paired."""
     base, cand = paired_masks(o)
-    return row_mean(cand) - row_mean(base)  # NaN where either side has no answer
+    diffs: FloatArray = row_mean(cand) - row_mean(base)  # NaN where either side has no answer
+    return diffs
 
 
 def answers_per_question(o: Outcomes) -> FloatArray:
     """``(...)`` most answered pairs (by repeat) or candidate answers any question has, >= 1."""
     _, cand = paired_masks(o)
-    return np.maximum(np.isfinite(cand).sum(-1).max(-1), 1)
+    most: FloatArray = np.maximum(np.isfinite(cand).sum(-1).max(-1), 1)
+    return most

@@ -1,4 +1,4 @@
-"""How many repeats would decide a comparison (reference/eval-anchors.md 8.3 and 8.7).
+"""How many repeats would decide a comparison (Miller's sample size with resampling).
 
 With ``n`` questions and ``K`` repeats, the per-question mean difference has variance
 ``omega^2 + sigma_w^2 / K``: ``omega^2`` is the spread of the true per-question differences across
@@ -77,7 +77,7 @@ def repeats_to_decide(
         The number of repeats, or None when no number of repeats reaches it because the
         between-question part alone is too large (more questions are needed) or distance is 0.
     """
-    z = stats.norm.ppf(1 - alpha) + stats.norm.ppf(power)
+    z = float(stats.norm.ppf(1 - alpha) + stats.norm.ppf(power))
     target_var = components.n_questions * (abs(distance) / z) ** 2
     room = target_var - components.between
     if distance == 0 or room <= 0:

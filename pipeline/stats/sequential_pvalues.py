@@ -67,7 +67,8 @@ def _survivors(design: SequentialDesign) -> tuple[tuple[np.ndarray, np.ndarray],
 def _beyond(design: SequentialDesign, look: int, z: np.ndarray) -> np.ndarray:
     # P0(no crossing before ``look``, Z_look >= z).
     if look == 1:
-        return stats.norm.sf(z)
+        tail: np.ndarray = stats.norm.sf(z)
+        return tail
     grid, mass = _survivors(design)[look - 2]
     prev, now = (look - 1) / design.n_looks, look / design.n_looks
     step = math.sqrt(now - prev)

@@ -1,7 +1,7 @@
 """The one sign-off rule of a candidate against its baseline.
 
-Shared by the report, the sequential stopping rule (``pipeline/sweeps/sequential_run.py``) and the
-simulation that validates both.
+Shared by the report, the sequential stopping rule (``pipeline/measuring/sequential_run.py``)
+and the simulation that validates both.
 
 Everything works on arrays whose last two axes are (question, repeat), so a report (one cell),
 a sequential look and the simulation (thousands of replications at once) call the same code.
@@ -90,9 +90,12 @@ class MeanCheck:
         ``> margin`` exactly when ``p_nogo() <= alpha``.
         """
         q = stats.t.isf(alpha, np.maximum(self.df, 1.0)) * (self.se_go if upper else self.se_nogo)
-        if upper:
-            return self.drop + q + margin - self.margin_go
-        return self.drop - q + margin - self.margin_nogo
+        bound: FloatArray = (
+            self.drop + q + margin - self.margin_go
+            if upper
+            else self.drop - q + margin - self.margin_nogo
+        )
+        return bound
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ if not torch.cuda.is_available() or torch.cuda.get_device_capability(0)[0] != 9:
     pytest.skip("needs an SM90 GPU with CUDA", allow_module_level=True)
 pytest.importorskip("flashinfer")
 
-from backends.config import (  # noqa: E402
+from backends.backend_conf import (  # noqa: E402
     AttentionGeometry,
     BackendConf,
     KvDtypeConf,
@@ -24,11 +24,11 @@ from backends.config import (  # noqa: E402
     SkipSoftmaxConf,
 )
 from backends.probe.app import run_probe  # noqa: E402
-from backends.probe.config import GridCase, InputProfile, ProbeConf  # noqa: E402
 from backends.probe.inputs import make_inputs  # noqa: E402
 from backends.probe.kernels import kernel_inputs, make_runner  # noqa: E402
 from backends.probe.metrics import error_metrics, max_abs_diff  # noqa: E402
 from backends.probe.plan import fmha_v2_kv_tile  # noqa: E402
+from backends.probe.probe_conf import GridCase, InputProfile, ProbeConf  # noqa: E402
 from backends.probe.reference import reference, sample_blocks  # noqa: E402
 
 HEADS = (32, 8, 128)  # Llama-3.1-8B on one GPU

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from backends.catalog import load_backends
-from backends.compat import Finding, preflight
-from backends.config import (
+from backends.backend_conf import (
     AttentionGeometry,
     BackendConf,
     GpuConf,
@@ -14,6 +12,8 @@ from backends.config import (
     SkipSoftmaxConf,
     SpeculativeConf,
 )
+from backends.catalog import load_backends
+from backends.compat import Finding, preflight
 from backends.gpu import gpu_from_config
 from backends.launch import LaunchOptions, LaunchPlan, plan_launch
 from backends.resolved import CellSpec

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-LIVE = Path(__file__).resolve().parents[1] / "data" / "live-sglang-0.5.19"  # copied from shared/
+LIVE = Path(__file__).resolve().parents[1] / "data" / "live-sglang-0.5.19"  # a live server's bodies
 CHAT_KEYS = {"id", "object", "created", "model", "choices", "usage", "metadata", "sglext"}
 CHOICE_KEYS = {"index", "message", "logprobs", "finish_reason", "matched_stop", "meta_info"}
 MESSAGE_KEYS = {"role", "content", "reasoning_content", "tool_calls"}

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from evals.config import DatasetConf
+from evals.eval_conf import DatasetConf
 from evals.lm_eval_bridge import TASKS_DIR
 
 

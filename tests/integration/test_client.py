@@ -16,7 +16,7 @@ import pytest
 from aiohttp import web
 
 from evals.client import ChatClient, RequestOutcome, build_chat_payload
-from evals.config import ClientConf, SamplingConf
+from evals.eval_conf import ClientConf, SamplingConf
 
 pytestmark = pytest.mark.integration
 

@@ -21,7 +21,7 @@ import pytest
 
 from backends.server_info import ServerInfo
 from evals.client import ChatClient, RequestOutcome, build_chat_payload
-from evals.config import ClientConf, SamplingConf
+from evals.eval_conf import ClientConf, SamplingConf
 from pipeline.measuring.concurrency import client_concurrency
 from pipeline.serving.server import HealthPolicy, free_port, managed_server
 

@@ -324,7 +324,7 @@ def test_n_greater_than_one_stream_completion_tokens_per_choice(tmp_path: Path) 
 
 
 def test_the_trained_models_evals_run_as_a_cell(tmp_path: Path, fast_sim: list[str]) -> None:
-    # model=synth_llama and its three bundled evals through a whole cell (issue 15, item 2).
+    # model=synth_llama and its three bundled evals through a whole cell.
     synth = ["synth_arith", "synth_mcq", "synth_retrieval"]
     result, cell_dir = run(tmp_path, [*fast_sim, "model=synth_llama", f"evals=[{','.join(synth)}]"])
     assert result.status == "ok", result.error

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from evals.config import DatasetConf
 from evals.datasets import DatasetError, hf_fix_hint, load_rows
+from evals.eval_conf import DatasetConf
 
 pytestmark = pytest.mark.integration
 REPO = Path(__file__).resolve().parents[2]
@@ -189,7 +189,7 @@ def test_hf_hints(message: str, has_token: bool, fragments: list[str]) -> None:
 def run_hf(tmp_path: Path, path: str) -> subprocess.CompletedProcess[str]:
     """load_rows(source=hf) in a fresh interpreter, offline, with a private HF cache."""
     code = (
-        "from evals.config import DatasetConf; from evals.datasets import load_rows;"
+        "from evals.eval_conf import DatasetConf; from evals.datasets import load_rows;"
         f"print(load_rows(DatasetConf(source='hf', path={path!r}, split='train'), "
         "['Question', 'Correct Answer']))"
     )

@@ -1,4 +1,4 @@
-"""The GPU bundle travels as checksummed chunks over several device calls (issue 15, item 1).
+"""The GPU bundle travels as checksummed chunks over several device calls.
 
 ``chunks.py`` and ``setup_on_gpu.sh`` run for real (subprocess, real files): a call that carried
 only the first chunk ends with status 3 and names what is still to come; the next call assembles,

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from evals.config import ClientConf
+from evals.eval_conf import ClientConf
 from pipeline.cell.job import run_cell
 from pipeline.serving.keys import auth_hint
 from tests.helpers.cells import compose_conf, console_script, external_sim, result_of

@@ -132,7 +132,7 @@ def differences(live_shape: Any, sim_shape: Any, path: str = "$") -> list[str]:
     )
 
 
-# The live launch (shared/gpu/README.md), as the simulated server gets it.
+# The live launch (benchmarks/live_h200/README.md), as the simulated server gets it.
 LIVE_ARGV = shlex.split(
     "--model-path tiny-llama --mem-fraction-static 0.3 --disable-cuda-graph "
     "--grammar-backend none --random-seed 0 --page-size 32 --enable-metrics "

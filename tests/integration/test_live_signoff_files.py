@@ -1,4 +1,4 @@
-"""The committed live sign-off (issue 15) is what its files say: the report rebuilt from the
+"""The committed live sign-off is what its files say: the report rebuilt from the
 committed cells and samples gives the committed verdicts, and the write-up's tables come from them.
 """
 

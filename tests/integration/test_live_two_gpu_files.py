@@ -1,4 +1,4 @@
-"""The committed two-GPU run of issue 15, item 6 (nvidia-h200-x2) is what its files say: four
+"""The committed two-GPU run (nvidia-h200-x2) is what its files say: four
 fa3 cells ok with their accept statistics cross-checked, each on the GPUs the pipeline gave it,
 and the report rebuilt from the committed cells and samples says GO again.
 """

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from pipeline.serving.multinode import DONE_MARKER, serve_as_worker
+from pipeline.cluster.multinode import DONE_MARKER, serve_as_worker
 from tests.helpers.cells import processes_mentioning
 
 pytestmark = pytest.mark.integration
@@ -24,7 +24,7 @@ def test_worker_node_runs_until_node0_is_done(tmp_path):
 def test_worker_whose_launcher_dies_reports_it(tmp_path):
     import sys
 
-    from pipeline.serving.multinode import serve_as_worker
+    from pipeline.cluster.multinode import serve_as_worker
 
     argv = [sys.executable, "-c", "import sys; print('boom'); sys.exit(3)"]
     outcome = serve_as_worker(argv, {}, tmp_path, rank=1, grace_s=2, poll_s=0.1)

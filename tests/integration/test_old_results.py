@@ -56,10 +56,10 @@ _SAME = ("schema_version", "status", "simulated", "cell", "config_hash", "config
 # mask is in SGLang 0.5.21 (benchmarks/results/sglang-rules.md), not first in 0.5.23.
 _CORRECTED_NOTES = {"mask before SGLang 0.5.23": "mask before SGLang 0.5.21"}
 _TIMED = ("wall_time_s",)  # per-eval fields that measure time
-# What the cell asks the server for may grow when a check is added (the draft model path since
-# the issue-13 QA): the old entries stay, with their values.
+# What the cell asks the server for may grow when a check is added (the draft model path,
+# checked since): the old entries stay, with their values.
 _GROWS = "requested"
-# Per-eval fields added since (each eval's prefill time, issue 15 item 3; the answered count, the
+# Per-eval fields added since (each eval's prefill time; the answered count, the
 # accuracy's definition, error kinds and retries per cause): new, never changed.
 _ADDED_EVAL_KEYS = (
     "mean_prefill_s", "prefill_s_per_1k_prompt_tokens", "n_answered", "accuracy_over",

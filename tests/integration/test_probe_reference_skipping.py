@@ -10,8 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from backends.probe.config import InputProfile  # noqa: E402
 from backends.probe.inputs import make_inputs  # noqa: E402
+from backends.probe.probe_conf import InputProfile  # noqa: E402
 from backends.probe.reference import reference, sample_blocks  # noqa: E402
 
 pytestmark = pytest.mark.integration

@@ -15,17 +15,17 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from backends.config import (  # noqa: E402
+from backends.backend_conf import (  # noqa: E402
     AttentionGeometry,
     BackendConf,
     ModelConf,
     SkipSoftmaxConf,
 )
 from backends.probe.app import exit_code  # noqa: E402
-from backends.probe.config import GridCase, InputProfile, ProbeConf  # noqa: E402
 from backends.probe.fmha_v2_call import read_as_fmha_v2  # noqa: E402
 from backends.probe.inputs import AttentionInputs  # noqa: E402
 from backends.probe.plan import Geometry, expand_grid, fmha_v2_kv_tile  # noqa: E402
+from backends.probe.probe_conf import GridCase, InputProfile, ProbeConf  # noqa: E402
 from backends.probe.reference import reference, sample_blocks  # noqa: E402
 from backends.probe.report import write_report  # noqa: E402
 from backends.probe.runner import Session, run_grid  # noqa: E402
@@ -141,7 +141,7 @@ def test_a_failing_kernel_is_recorded_and_the_rest_runs(tmp_path):
 
 
 def test_wrong_rows_are_located_and_reported(tmp_path):
-    """A kernel wrong on the first 20 rows of each sequence (the FA3 fp8 pattern of issue 15)."""
+    """A kernel wrong on the first 20 rows of each sequence (the FA3 fp8 pattern of the H200)."""
 
     def first_rows_wrong(kernel, batch, num_kv_heads):
         call = torch_kernel(kernel, batch, num_kv_heads)

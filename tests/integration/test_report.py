@@ -56,7 +56,7 @@ def test_go_and_no_go_give_exit_1_and_every_output(sweep: Path, tmp_path: Path):
     assert verdicts(summary, "accept_vs_baseline") == {"fmha_v2": "NO-GO", "triton": "GO"}
     junit = ET.parse(out / "junit.xml").getroot()
     failures = [c for c in junit.iter("testcase") if c.find("failure") is not None]
-    # fmha_v2's 18 questions that went from always right to always wrong also break (issue 14).
+    # fmha_v2's 18 questions that went from always right to always wrong also break.
     assert {c.get("name") for c in failures} == {
         "gpqa_diamond: accuracy vs fa3",
         "gpqa_diamond: broken prompts vs fa3",

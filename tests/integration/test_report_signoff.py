@@ -1,5 +1,5 @@
-"""Issue 14: verdicts a release engineer can sign, through real ``mtp-eval-report`` runs on cell
-folders written in the on-disk format (one test per numbered problem of the issue)."""
+"""Verdicts a release engineer can sign, through real ``mtp-eval-report`` runs on cell
+folders written in the on-disk format (one test per problem a release engineer met)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from pipeline.config.schema import SequentialConf
+from pipeline.measuring.sequential_run import design_of, look
 from pipeline.report.cli import main
-from pipeline.sweeps.sequential_run import design_of, look
 from tests.helpers.report_cells import records, run_report, write_cell, write_multirun
 
 pytestmark = pytest.mark.integration

@@ -1,4 +1,4 @@
-"""A cell whose server runs something else than it asked, on every server kind (issue 13).
+"""A cell whose server runs something else than it asked, on every server kind.
 
 "External" servers here are the simulated server started by the test, as a user would start
 SGLang, with its own argv (another backend, model, speculative shape); the cell then runs with
@@ -28,6 +28,7 @@ from pipeline.serving import server_api
 from pipeline.serving.server import HealthPolicy, free_port, managed_server
 from pipeline.serving.server_checks import plan_gpu
 from pipeline.serving.server_command import SIM_LEDGER_FILE, server_argv, server_env
+from pipeline.serving.server_kind import ServerPlan
 from tests.helpers.cells import REPO, compose_conf, processes_mentioning, result_of
 
 pytestmark = pytest.mark.integration
@@ -57,7 +58,7 @@ def sim_server(folder: Path, overrides: list[str], expose_env: bool = True) -> I
             conf.backend,
             conf.kv_dtype,
             conf.skip_softmax,
-            plan_gpu(conf),
+            plan_gpu(conf.gpu, ServerPlan.of(conf.server), conf.client.api_key),
             version,
             options,
         )
@@ -65,7 +66,7 @@ def sim_server(folder: Path, overrides: list[str], expose_env: bool = True) -> I
     key = [e for n, ec in conf.evals.items() for e in make_eval(n, ec).answer_key()]
     folder.mkdir(parents=True)
     env = {k: v for k, v in plan.env.items() if expose_env or k != EXPOSE_ENV}
-    argv = server_argv(conf.server, plan.args, env, folder, key)
+    argv = server_argv(ServerPlan.of(conf.server), plan.args, env, folder, key)
     environ = {
         k: v for k, v in server_env(conf.server, env).items() if expose_env or k != EXPOSE_ENV
     }

@@ -1,4 +1,4 @@
-"""Issue 6's "Show": a 4-cell sweep killed in its third cell and run again finishes with a report
+"""A 4-cell sweep killed in its third cell and run again finishes with a report
 identical to an uninterrupted run's; the first two cells are not rerun, the third resumes."""
 
 from __future__ import annotations

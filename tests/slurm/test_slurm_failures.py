@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.serving.slurm_messages import CLIENT_MISSING
+from pipeline.cluster.slurm_messages import CLIENT_MISSING
 from tests.helpers.cells import processes_mentioning
 from tests.helpers.slurm import SMALL_CELLS, assert_ran_on_slurm, report, results
 

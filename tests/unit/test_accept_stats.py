@@ -23,7 +23,7 @@ def spec(completion, verify, correct, hist, n_draft=4):
     }
 
 
-# The live 0.5.19 responses (shared/reference/live-sglang-0.5.19): 64 tokens over 39 verifies with
+# The live 0.5.19 responses (tests/data/live-sglang-0.5.19): 64 tokens over 39 verifies with
 # 24 correct drafts and histogram [25, 7, 4, 3]; and 48 tokens, 39 verifies, 8 correct, [32, 6, 1].
 LIVE = [spec(64, 39, 24, [25, 7, 4, 3]), spec(48, 39, 8, [32, 6, 1])]
 

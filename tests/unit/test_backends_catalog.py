@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
+from backends.backend_conf import GpuConf, SkipSoftmaxConf
 from backends.catalog import CatalogError, default_conf_dir, load_backends, load_model
 from backends.compat import outcome_of, preflight
-from backends.config import GpuConf, SkipSoftmaxConf
 from backends.gpu import gpu_from_config
 from backends.launch import LaunchOptions, plan_launch
 from backends.resolved import CellSpec

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from backends.backend_conf import BackendConf
 from backends.compat import Finding, is_runnable, outcome_of
 from backends.compat_rules import RULES
-from backends.config import BackendConf
 from tests.helpers.compat_cells import MTP, Cell
 
 FA4 = BackendConf(name="fa4", attention_backend="fa4")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.config import GpuConf
+from backends.backend_conf import GpuConf
 from backends.gpu import (
     GpuDetectionError,
     GpuInfo,

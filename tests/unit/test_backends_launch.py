@@ -2,8 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from backends.catalog import load_backends
-from backends.config import (
+from backends.backend_conf import (
     AttentionGeometry,
     BackendConf,
     GpuConf,
@@ -12,6 +11,7 @@ from backends.config import (
     SkipSoftmaxConf,
     SpeculativeConf,
 )
+from backends.catalog import load_backends
 from backends.gpu import GpuInfo, gpu_from_config
 from backends.launch import LaunchOptions, plan_launch
 from backends.resolved import CellSpec

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from backends.config import BackendConf
+from backends.backend_conf import BackendConf
 from backends.variants import AttentionFlags, kernel, route_flags, runs_of
-from backends.versions import parse_version
+from backends.version_ranges import parse_version
 
 FMHA_V2 = BackendConf(name="fmha_v2", attention_backend="trtllm_mha")
 TRTLLM_MHA = BackendConf(name="trtllm_mha", attention_backend="trtllm_mha")
@@ -125,9 +125,9 @@ def test_runs_of(flags: AttentionFlags, family: str, expected: dict[str, str]) -
 
 
 def test_verify_backend_overrides_the_routes_default():
-    from backends.config import BackendConf
+    from backends.backend_conf import BackendConf
     from backends.variants import route_flags
-    from backends.versions import parse_version
+    from backends.version_ranges import parse_version
 
     conf = BackendConf(name="fmha_v2", attention_backend="trtllm_mha", verify_backend="flashinfer")
     flags, notes = route_flags(conf, "SM90", parse_version("0.5.19"), speculative=True)

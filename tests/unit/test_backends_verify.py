@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.config import (
+from backends.backend_conf import (
     AttentionGeometry,
     BackendConf,
     GpuConf,

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from evals.client import build_chat_payload, chat_url
-from evals.config import SamplingConf
+from evals.eval_conf import SamplingConf
 from evals.progress import progress_bar
 from evals.replies import SseBuffer, Unfinished, body_result
 

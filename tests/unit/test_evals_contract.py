@@ -17,7 +17,7 @@ import pytest
 
 from evals import base
 from evals.base import ANSWER_KINDS, AnswerKeyEntry, RowsEval, check_answer_kinds, make_eval
-from evals.config import DatasetConf, EvalConf
+from evals.eval_conf import DatasetConf, EvalConf
 from pipeline.simserver import simconfig
 from pipeline.simserver.model import AnswerIndex, hash_units, plan_completion
 from pipeline.simserver.simconfig import load_answer_key

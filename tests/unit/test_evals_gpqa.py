@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from evals.base import EvalPrompt, make_eval, question_id
-from evals.config import DatasetConf, EvalConf
+from evals.eval_conf import DatasetConf, EvalConf
 from evals.gpqa import COLUMNS, QUERY_TEMPLATE, GpqaEval, permutation
 
-# openai/simple-evals common.QUERY_TEMPLATE_MULTICHOICE (reference/sglang.md 5.2), verbatim.
+# openai/simple-evals common.QUERY_TEMPLATE_MULTICHOICE (SGLang's in-tree GPQA), verbatim.
 SIMPLE_EVALS = """
 Answer the following multiple choice question. The last line of your response should be of the following format: 'Answer: $LETTER' (without quotes) where LETTER is one of ABCD. Think step by step before answering.
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from evals.base import EvalPrompt, make_eval, question_id
-from evals.config import DatasetConf, EvalConf
 from evals.datasets import DATA_DIR, DatasetError
+from evals.eval_conf import DatasetConf, EvalConf
 from evals.grading import extract_number
 from evals.gsm8k import Gsm8kEval, format_prompt, gold_number, numbers_match
 from pipeline.simserver.model import AnswerIndex, hash_units, plan_completion

@@ -22,7 +22,7 @@ from evals.base import (
     make_eval,
     question_id,
 )
-from evals.config import DatasetConf, EvalConf
+from evals.eval_conf import DatasetConf, EvalConf
 from evals.gpqa import GpqaEval
 from evals.gsm8k import Gsm8kEval
 from evals.lm_eval_bridge import LmEvalEval

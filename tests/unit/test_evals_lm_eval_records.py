@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from evals.base import RequestTarget
-from evals.config import ClientConf, DatasetConf, EvalConf, SamplingConf
+from evals.eval_conf import ClientConf, DatasetConf, EvalConf, SamplingConf
 from evals.lm_eval_bridge import LmEvalError, LmEvalEval
 from evals.lm_eval_model import (
     RequestLog,

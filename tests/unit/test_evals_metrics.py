@@ -66,7 +66,7 @@ def rec(qid: str, repeat: int, correct: bool, **kw: Any) -> dict[str, Any]:
 
 
 def direct_clustered_se(scores: dict[str, list[float]]) -> float:
-    """eval-anchors 8.2, small-sample form, written out with loops."""
+    """The clustered SE's small-sample form (evals/metrics.py), written out with loops."""
     flat = [s for group in scores.values() for s in group]
     n, g = len(flat), len(scores)
     mean = sum(flat) / n

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from evals.base import EvalPrompt, make_eval
-from evals.config import DatasetConf, EvalConf
 from evals.datasets import DATA_DIR, DatasetError
+from evals.eval_conf import DatasetConf, EvalConf
 from evals.gpqa import format_prompt as gpqa_prompt
 from evals.mmlu import LETTERS, MmluEval, format_prompt, question_block
 from pipeline.simserver.model import AnswerIndex, hash_units, plan_completion

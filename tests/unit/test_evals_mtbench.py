@@ -8,8 +8,8 @@ import pytest
 
 from evals.accounting import summarize_records, summarize_ungraded
 from evals.base import make_eval
-from evals.config import DatasetConf, EvalConf
 from evals.datasets import DATA_DIR, DatasetError
+from evals.eval_conf import DatasetConf, EvalConf
 from evals.mtbench import MtBenchEval, turn_id
 
 

@@ -18,7 +18,7 @@ from evals.responses import (
 )
 from tests.helpers.chat_bodies import BODY, STREAM, delta_chunk
 
-LIVE = Path(__file__).resolve().parents[1] / "data" / "live-sglang-0.5.19"  # copied from shared/
+LIVE = Path(__file__).resolve().parents[1] / "data" / "live-sglang-0.5.19"  # a live server's bodies
 LIVE_FILES = ["chat_completion_2.json", "chat_completion_return_meta_info_and_spec_details.json"]
 ALIASES = ("spec_accepted_drafts", "spec_proposed_drafts", "spec_accept_histogram")
 CANONICAL = ("spec_num_correct_drafts", "spec_num_proposed_drafts", "spec_correct_drafts_histogram")

@@ -1,6 +1,6 @@
 import pytest
 
-from pipeline.serving.gpu_slots import (
+from pipeline.cluster.gpu_slots import (
     cell_devices,
     gpus_setting,
     node_devices,

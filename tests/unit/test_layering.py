@@ -1,4 +1,4 @@
-"""Dependencies run one way (DESIGN.md section 2), checked on the import statements of every module.
+"""Dependencies run one way, checked on the import statements of every module.
 
 ``pipeline`` may import ``backends`` and ``evals``; those two never import ``pipeline`` and never
 each other. The simulated server stands in for a separate program: it imports nothing of the
@@ -14,23 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.imports import imported_modules
+
 REPO = Path(__file__).resolve().parents[2]
 SIMSERVER = REPO / "pipeline" / "simserver"
 SIMSERVER_THIRD_PARTY = {"aiohttp", "numpy"}
 SIMSERVER_SHARED = {"backends.config_file"}
 # Top-level packages of this project each package must not import.
 FORBIDDEN = {"backends": {"pipeline", "evals"}, "evals": {"pipeline", "backends"}}
-
-
-def imported_modules(path: Path) -> set[str]:
-    """Absolute module names imported anywhere in ``path`` (function bodies included)."""
-    names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-    return names
 
 
 def modules_of(package: str) -> list[Path]:
@@ -78,23 +69,23 @@ def test_the_shared_config_reader_imports_nothing_of_the_project() -> None:
     assert not {n.split(".")[0] for n in names} & {"pipeline", "backends", "evals"}, names
 
 
-# What each sub-package of ``pipeline`` may import of the others (itself always). The result
-# contract sits at the bottom: the cell writes it and the report reads it, so it imports neither;
-# the report reads only what cells wrote; serving and config know nothing of the cell job, the
-# report or the sweeps (the error kinds, SequentialConf and a sweep's jobs live below them).
-# Two cycles stay declared here: sweeps.sequential_run runs eval rounds through
-# measuring.evaluation while measuring starts it, and sweeps.summary stamps its time with
-# cell.provenance.now_iso while the cell resumes through sweeps.resume.
+# What each sub-package of ``pipeline`` may import of the others (itself always); the table has no
+# cycle (``test_the_sub_package_table_has_no_cycle``). The result contract sits at the bottom: the
+# cell writes it and the report reads it, so it imports neither; resume reads it too. The report
+# reads only what cells wrote; serving, cluster (SLURM, nodes, GPU slots) and config know nothing
+# of the cell job or the report (the error kinds, SequentialConf and a sweep's jobs live below
+# them). Measuring runs
+# sequential stopping, which judges each look with the report's own pairing and statistics.
 PIPELINE_ALLOWED = {
     "results": set(),
     "stats": set(),
     "report": {"results", "stats"},
     "config": {"results"},
     "serving": {"config", "results"},
-    "measuring": {"config", "results", "serving", "sweeps"},
-    "sweeps": {"cell", "config", "measuring", "report", "results", "stats"},
-    "cell": {"config", "measuring", "results", "serving", "sweeps"},
-    "cli": {"cell", "config", "report", "results", "serving", "sweeps"},
+    "cluster": {"results", "serving"},
+    "measuring": {"config", "report", "results", "serving", "stats"},
+    "cell": {"cluster", "config", "measuring", "results", "serving"},
+    "cli": {"cell", "cluster", "config", "report", "results"},
 }
 
 
@@ -110,6 +101,15 @@ def test_pipeline_sub_packages_import_only_what_lies_below(path: Path) -> None:
         parts = name.split(".")
         if parts[0] == "pipeline":
             assert len(parts) > 1 and parts[1] in allowed, f"{path} imports {name}"
+
+
+def test_the_sub_package_table_has_no_cycle() -> None:
+    # Each sub-package in turn must be importable once all it may import is: a cycle never is.
+    placed: set[str] = set()
+    while len(placed) < len(PIPELINE_ALLOWED):
+        ready = {sub for sub, deps in PIPELINE_ALLOWED.items() if deps <= placed} - placed
+        assert ready, f"a cycle among {sorted(set(PIPELINE_ALLOWED) - placed)}"
+        placed |= ready
 
 
 def test_every_pipeline_sub_package_has_a_rule() -> None:
@@ -143,7 +143,7 @@ def string_keyed_results(path: Path) -> list[int]:
 
 
 def test_results_are_read_through_their_types_outside_the_results_package() -> None:
-    """Issue 17: only ``pipeline/results/`` turns result.json into types; others use attributes."""
+    """Only ``pipeline/results/`` turns result.json into types; the others read attributes."""
     outside = [p for p in modules_of("pipeline") if "results" not in p.relative_to(REPO).parts]
     found = {str(p.relative_to(REPO)): lines for p in outside if (lines := string_keyed_results(p))}
     assert found == {}, f"result['...'] outside pipeline/results/ (use CellResult): {found}"

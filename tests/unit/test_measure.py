@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from evals.config import SamplingConf
+from evals.eval_conf import SamplingConf
 from pipeline.measuring.measure import (
     REASONING_MIN_MAX_TOKENS,
     generation_limit_warnings,

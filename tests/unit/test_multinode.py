@@ -1,7 +1,7 @@
 import pytest
 
+from pipeline.cluster.multinode import first_host, node_plan
 from pipeline.config.schema import gpus_per_node
-from pipeline.serving.multinode import first_host, node_plan
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,6 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from backends.probe.config import InputProfile  # noqa: E402
 from backends.probe.fmha_v2_call import (  # noqa: E402
     fmha_v2_kwargs,
     read_as_fmha_v2,
@@ -23,6 +22,7 @@ from backends.probe.fmha_v2_call import (  # noqa: E402
 )
 from backends.probe.inputs import make_inputs  # noqa: E402
 from backends.probe.kernels import PagedBatch, kernel_inputs  # noqa: E402
+from backends.probe.probe_conf import InputProfile  # noqa: E402
 
 SMALL = (4, 2, 64)
 LLAMA = (32, 8, 128)

@@ -6,9 +6,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from backends.probe.config import InputProfile  # noqa: E402
 from backends.probe.inputs import make_inputs  # noqa: E402
 from backends.probe.kernels import FP8_MAX, kernel_inputs, quantize_fp8  # noqa: E402
+from backends.probe.probe_conf import InputProfile  # noqa: E402
 
 HEADS = (4, 2, 64)
 

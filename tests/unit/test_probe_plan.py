@@ -7,9 +7,14 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from backends.config import AttentionGeometry, BackendConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
+from backends.backend_conf import (
+    AttentionGeometry,
+    BackendConf,
+    KvDtypeConf,
+    ModelConf,
+    SkipSoftmaxConf,
+)
 from backends.probe.app import exit_code, plan_probe
-from backends.probe.config import GridCase, InputProfile, ProbeConf
 from backends.probe.plan import (
     ProbeConfigError,
     expand_grid,
@@ -19,6 +24,7 @@ from backends.probe.plan import (
     probe_kv_dtype,
     variant_kernel,
 )
+from backends.probe.probe_conf import GridCase, InputProfile, ProbeConf
 from pipeline.cli.probe import register_probe_configs, to_probe_config
 
 CONF = Path(__file__).resolve().parents[2] / "conf"

@@ -8,8 +8,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from backends.probe.config import InputProfile  # noqa: E402
 from backends.probe.inputs import make_inputs  # noqa: E402
+from backends.probe.probe_conf import InputProfile  # noqa: E402
 from backends.probe.reference import (  # noqa: E402
     reference,
     sample_blocks,

@@ -60,7 +60,7 @@ def keyed(records):
 
 
 def test_pair_samples_by_question_and_repeat():
-    # Issue 14: rows are the baseline's questions; an errored request is no answer (NaN).
+    # Rows are the baseline's questions; an errored request is no answer (NaN).
     base = keyed([rec("a", 0, True), rec("a", 1, True), rec("b", 0, False), rec("c", 0, True)])
     cand = keyed([rec("a", 0, False), rec("a", 1, True), rec("b", 0, True), rec("d", 0, True),
                   rec("c", 0, True, error="timeout")])  # fmt: skip

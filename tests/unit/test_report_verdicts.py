@@ -55,7 +55,7 @@ def test_worst(verdicts, expected):
 
 
 def test_finalize_reads_go_per_cell_and_holm_corrects_no_go_alarms():
-    # Issue 14 changed this: a release is GO only if every cell is GO (intersection-union), so
+    # A release is GO only if every cell is GO (intersection-union), so
     # GO p-values are read per cell at alpha; only NO-GO alarms are Holm-corrected.
     kind = "accuracy_vs_baseline"
     checks = [check(INCONCLUSIVE, kind, p, 0.99, 0.05) for p in (0.01, 0.02, 0.02, 0.04)]

@@ -1,7 +1,7 @@
 import json
 
+from pipeline.results.resume import claim_samples, finished_result, kept_samples, mark_skipped
 from pipeline.results.store import read_result, write_json_atomic
-from pipeline.sweeps.resume import claim_samples, finished_result, kept_samples, mark_skipped
 
 
 def line(qid, repeat, error=None, correct=True):

@@ -2,9 +2,7 @@ import json
 
 import pytest
 
-from pipeline.results.baseline_choice import key_of_result
-from pipeline.results.result_types import CellResult
-from pipeline.sweeps.sequential_run import (
+from pipeline.measuring.sequential_run import (
     SequentialConf,
     design_of,
     find_baseline,
@@ -12,6 +10,8 @@ from pipeline.sweeps.sequential_run import (
     paired_diffs,
     rounds,
 )
+from pipeline.results.baseline_choice import key_of_result
+from pipeline.results.result_types import CellResult
 
 
 def rec(qid, repeat, correct, error=None):

@@ -71,7 +71,7 @@ def test_every_key_of_the_table_is_in_its_release_fixture(version: str, path: Pa
 
 
 def test_0_5_20_without_a_fixture_reads_like_its_neighbours() -> None:
-    # 0.5.20 has no recorded body: its keys are those of 0.5.19 and 0.5.23 (sglang.md 2.3).
+    # 0.5.20 has no recorded body: its keys are those of 0.5.19 and 0.5.23 (read from its wheel).
     assert SURFACE_BY_VERSION["0.5.20"] == SURFACE_BY_VERSION["0.5.19"]
     assert {f.name for f in fields(LATEST)} >= {"states", "accept_length", "running_limit"}
 

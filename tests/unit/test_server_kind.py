@@ -8,7 +8,7 @@ import pytest
 
 from pipeline.config.schema import ServerConf
 from pipeline.serving.server_command import program
-from pipeline.serving.server_kind import KINDS, server_kind
+from pipeline.serving.server_kind import KINDS, ServerPlan, server_kind
 
 # kind -> (launched, simulated, docker, GPU needed on this host, launcher program)
 TRAITS = {
@@ -31,13 +31,16 @@ def test_traits_of_each_kind(name: str) -> None:
     assert (kind.simulated, kind.docker, kind.gpu_here) == (simulated, docker, gpu_here)
     if launcher is None:
         with pytest.raises(ValueError, match="starts no process"):
-            program(ServerConf(kind=name))
+            program(ServerPlan.of(ServerConf(kind=name)))
     else:
-        assert program(ServerConf(kind=name)) == launcher
+        assert program(ServerPlan.of(ServerConf(kind=name))) == launcher
 
 
 def test_a_set_command_replaces_the_kinds_program() -> None:
-    assert program(ServerConf(kind="sglang", command=["srun", "python"])) == ["srun", "python"]
+    assert program(ServerPlan.of(ServerConf(kind="sglang", command=["srun", "python"]))) == [
+        "srun",
+        "python",
+    ]
 
 
 def test_an_unknown_kind_names_the_known_ones() -> None:

@@ -20,7 +20,7 @@ from backends.compat_rules import RULES
 from backends.model_rules import RAGGED_VERIFY_ALGORITHMS
 from backends.resolved import CellSpec, resolve_cell
 from backends.server_info import LATEST, SURFACE_BY_VERSION
-from backends.versions import in_range, parse_version
+from backends.version_ranges import in_range, parse_version
 from pipeline.simserver.payloads import Flavour
 from tests.helpers.compat_cells import MTP, Cell
 

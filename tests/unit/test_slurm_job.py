@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from pipeline.serving.slurm_job import StopSignal, in_submitit_job, job_facts
+from pipeline.cluster.slurm_job import StopSignal, in_submitit_job, job_facts
 
 
 def test_outside_slurm_there_are_no_facts():
@@ -68,7 +68,7 @@ def test_only_the_first_stop_signal_interrupts():
     code = textwrap.dedent(
         """
         import os, signal, time
-        from pipeline.serving.slurm_job import StopSignal, install_stop_handlers
+        from pipeline.cluster.slurm_job import StopSignal, install_stop_handlers
         os.environ["SLURM_JOB_ID"] = "1"
         install_stop_handlers()
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.serving.slurm_messages import (
+from pipeline.cluster.slurm_messages import (
     CLIENT_MISSING,
     asked_resources,
     hopeless_reason,

@@ -1,4 +1,4 @@
-"""Issue 14: the one sign-off rule (pipeline.stats.signoff / release) on small known cases."""
+"""The one sign-off rule (pipeline.stats.signoff / release) on small known cases."""
 
 import gc
 
@@ -21,7 +21,7 @@ def outcomes(base, cand, asked=None, by_repeat=True):
 
 @pytest.mark.parametrize(("se", "df"), [(NAN, 5), (np.inf, 5), (0.01, 0)])
 def test_a_non_finite_se_or_no_df_decides_nothing(se, df):
-    # Issue 14 item 2: NaN > 0 is False, which made a NaN SE read as certainty.
+    # NaN > 0 is False, which made a NaN SE read as certainty.
     test = margin_test(0.0, se, df, 0.02, 0.05)
     assert np.isnan(test.p_go) and np.isnan(test.p_nogo)
     assert verdict(test) == "INCONCLUSIVE"
@@ -93,7 +93,7 @@ def test_release_is_go_only_when_every_cell_is_and_holm_only_for_alarms():
 
 
 def test_holm_does_not_collect_garbage(monkeypatch):
-    # Issue 14 item 10: statsmodels' multipletests ran gc.collect() on every call.
+    # statsmodels' multipletests ran gc.collect() on every call.
     calls = []
     monkeypatch.setattr(gc, "collect", lambda *a: calls.append(a) or 0)
     assert multiplicity.holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from evals.base import make_eval
-from evals.config import DatasetConf, EvalConf
 from evals.datasets import DATA_DIR
+from evals.eval_conf import DatasetConf, EvalConf
 from evals.gpqa import LETTERS
 from evals.gsm8k import format_prompt
 

@@ -33,7 +33,7 @@ def asked_resources(script: str) -> str:
 
 def sbatch_reason(stderr: str) -> str:
     """SLURM's own reason from sbatch's error output (the last ``error:`` line, prefix cut)."""
-    errors = re.findall(r"error:\s*(.+)", stderr)
+    errors: list[str] = re.findall(r"error:\s*(.+)", stderr)
     if not errors:
         lines = [line.strip() for line in stderr.splitlines() if line.strip()]
         return lines[-1] if lines else "no message"

@@ -1,8 +1,11 @@
-"""Why an SGLang server did not come up, from its start-up log (reference/sglang.md 4.2).
+"""Why an SGLang server did not come up, from its start-up log.
 
 Evidence in the log wins over the bare facts of the exit: an out-of-memory error is ``oom`` even
 when it surfaced as a scheduler crash, and a log that shows a crash is ``crash`` even when the
 caller gave up waiting. ``message`` is the most specific line: the exception, not the traceback.
+SGLang's child processes print ``Scheduler hit an exception`` (or the detokenizer's or tokenizer
+manager's) and send SIGQUIT, and the launcher logs ``Received sigquit from a child process``; a
+failed warmup logs ``Initialization failed. warmup error``.
 """
 
 from __future__ import annotations

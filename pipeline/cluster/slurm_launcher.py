@@ -25,8 +25,8 @@ from hydra_plugins.hydra_submitit_launcher import submitit_launcher
 from hydra_plugins.hydra_submitit_launcher.config import BaseQueueConf
 from omegaconf import OmegaConf
 
-from pipeline.serving.slurm_job import install_stop_handlers
-from pipeline.serving.slurm_messages import (
+from pipeline.cluster.slurm_job import install_stop_handlers
+from pipeline.cluster.slurm_messages import (
     CLIENT_MISSING,
     hopeless_reason,
     listed_tasks,

@@ -14,18 +14,29 @@ import hashlib
 import json
 import os
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.config.schema import ServerConf
 from pipeline.results.accept_block import Traffic
 from pipeline.results.cell_paths import HASH_FILE, samples_dir
 from pipeline.results.result_types import CellResult, Resumed
 from pipeline.results.store import read_result, write_result
 
 
+@dataclass(frozen=True)
+class ResumePolicies:
+    """The ``server.on_*`` policies (``fail`` | ``warn``) a finished cell is judged again under.
+
+    Not part of the config hash, so a rerun may tighten them; the defaults are ``ServerConf``'s.
+    """
+
+    on_unverified: str = "warn"
+    on_foreign_traffic: str = "warn"
+
+
 def finished_result(
-    cell_dir: Path, config_hash: str, policies: ServerConf | None = None
+    cell_dir: Path, config_hash: str, policies: ResumePolicies | None = None
 ) -> CellResult | None:
     """The cell's previous result when it is ``ok`` for the same config hash and the policies.
 
@@ -37,7 +48,7 @@ def finished_result(
     previous = _ok_result(cell_dir, config_hash)
     if previous is None or previous.misconfigured():
         return None
-    return None if policy_breaches(previous, policies or ServerConf()) else previous
+    return None if policy_breaches(previous, policies or ResumePolicies()) else previous
 
 
 def _ok_result(cell_dir: Path, config_hash: str) -> CellResult | None:
@@ -50,7 +61,7 @@ def _ok_result(cell_dir: Path, config_hash: str) -> CellResult | None:
     return previous
 
 
-def policy_breaches(result: CellResult, policies: ServerConf) -> dict[str, str]:
+def policy_breaches(result: CellResult, policies: ResumePolicies) -> dict[str, str]:
     """Each ``server.on_*`` policy set to ``fail`` that the finished ``result`` breaks, and how.
 
     ``on_mismatch`` needs no entry: a misconfigured result is never finished.
@@ -70,7 +81,9 @@ def _foreign(traffic: Traffic | None) -> bool:
     return traffic is not None and traffic.foreign > 0
 
 
-def set_aside_for_policies(cell_dir: Path, config_hash: str, policies: ServerConf) -> str | None:
+def set_aside_for_policies(
+    cell_dir: Path, config_hash: str, policies: ResumePolicies
+) -> str | None:
     """Move aside the samples of a finished cell that a stricter policy sends back, and say so.
 
     Samples whose server-level figures were shared with another client (``on_foreign_traffic``)

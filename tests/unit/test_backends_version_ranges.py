@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from backends.versions import VersionError, in_range, parse_version
+from backends.version_ranges import VersionError, in_range, parse_version
 
 
 @pytest.mark.parametrize(

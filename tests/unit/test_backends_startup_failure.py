@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from backends.failures import StartupFailure, classify_startup_log
+from backends.startup_failure import StartupFailure, classify_startup_log
 
 PROLOGUE = """\
 [2026-11-29 10:00:00] 'python -m sglang.launch_server' is still supported, but 'sglang serve' is the recommended entrypoint.

@@ -123,10 +123,10 @@ def serve_as_worker(
     Returns:
         What happened, for ``node-<rank>/result.json``.
     """
+    from pipeline.cluster.slurm_job import job_facts
     from pipeline.results.cell_paths import node_dir, server_log_path
     from pipeline.results.redact import redact_argv
     from pipeline.serving.server import launch, stop, tail
-    from pipeline.serving.slurm_job import job_facts
 
     log = server_log_path(node_dir(cell_dir, rank))
     process = launch(argv, env, log)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import importlib.metadata
 
-from pipeline.config.schema import ServerConf
 from pipeline.serving import server_api
-from pipeline.serving.server_kind import server_kind
+from pipeline.serving.server_kind import ServerPlan
 
 
-def sglang_version(server: ServerConf, api_key: str | None = None) -> str:
+def sglang_version(plan: ServerPlan, api_key: str | None = None) -> str:
     """The SGLang version of the server a cell will use.
 
     Order: ``server.sglang_version`` when set; the simulated server's imitated version; the
@@ -19,9 +18,9 @@ def sglang_version(server: ServerConf, api_key: str | None = None) -> str:
     Raises:
         ValueError: nothing tells the version; the message says which key to set.
     """
+    server, kind = plan.conf, plan.kind
     if server.sglang_version:
         return server.sglang_version
-    kind = server_kind(server)
     if kind.simulated:
         return server.simulated.sglang_version
     if kind.external and server.base_url:

@@ -1,1 +1,0 @@
-"""Sweeps: skip finished cells on resume, stop repeats early, summarise a multirun."""
