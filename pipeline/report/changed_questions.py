@@ -31,7 +31,7 @@ class ChangedQuestion:
     """A question asked of both sides, with how its correctness moved."""
 
     question_id: str
-    gold: str | None
+    gold: str | None  # "per repeat" when it differs by repeat (shuffled choices)
     baseline: tuple[Answer, ...]
     candidate: tuple[Answer, ...]
 
@@ -92,9 +92,10 @@ def changed_questions(baseline: Samples, candidate: Samples, limit: int) -> list
     found = []
     for question in sorted(base.keys() & cand.keys()):
         rows = base[question]
+        golds = sorted({str(r.get("answer")) for r in rows if r.get("answer") is not None})
         item = ChangedQuestion(
             question_id=question,
-            gold=_text(rows[0].get("answer")),
+            gold=golds[0] if len(golds) == 1 else ("per repeat" if golds else None),
             baseline=tuple(_answer(r) for r in rows),
             candidate=tuple(_answer(r) for r in cand[question]),
         )

@@ -87,14 +87,14 @@ def _part(check: Check, cell: CellRecord, base: CellRecord | None) -> str:
     if not found:
         return head + "<p>No question's correctness moved.</p>"
     rows = "".join(_row(q) for q in found)
-    table_head = "question|gold|baseline correct|candidate correct|change|answers (base / cand)"
+    table_head = "question|gold|baseline right|candidate right|change|answers (base / cand)"
     headers = "".join(f"<th>{h}</th>" for h in table_head.split("|"))
     return f'{head}<table class="changed"><tr>{headers}</tr>{rows}</table>'
 
 
 def _row(q: ChangedQuestion) -> str:
-    cells = [q.question_id, q.gold or "", f"{q.baseline_rate:.0%}", f"{q.candidate_rate:.0%}",
-             f"{100 * q.change:+.0f} pts"]  # fmt: skip
+    cells = [q.question_id, q.gold or "", _right(q.baseline), _right(q.candidate),
+             f"{100 * q.change:+.1f} pts"]  # fmt: skip
     tds = "".join(f"<td>{html.escape(c)}</td>" for c in cells)
     answers = (
         f"{html.escape(_extracted(q.baseline))} / {html.escape(_extracted(q.candidate))}"
@@ -104,8 +104,15 @@ def _row(q: ChangedQuestion) -> str:
     return f"<tr>{tds}<td>{answers}</td></tr>"
 
 
+def _right(answers: tuple[Answer, ...]) -> str:
+    return f"{sum(a.correct for a in answers)}/{len(answers)}"
+
+
 def _extracted(answers: Iterable[Answer]) -> str:
-    return ", ".join(a.extracted if a.extracted is not None else "-" for a in answers)
+    # Graded per repeat: a shuffled multiple-choice question has its own right letter each time.
+    marks = (f"{a.extracted if a.extracted is not None else '-'} {'✓' if a.correct else '✗'}"
+             for a in answers)  # fmt: skip
+    return ", ".join(marks)
 
 
 def _responses(side: str, answers: Iterable[Answer]) -> str:
