@@ -19,7 +19,7 @@ from pathlib import Path
 import mlflow  # the dev extra's: a missing MLflow fails here, never skips
 import pytest
 
-from tests.helpers.cells import REPO, console_script
+from tests.helpers.cells import console_script
 from tests.helpers.sim import free_port
 from tests.integration.conftest import DemoReport
 
@@ -27,9 +27,14 @@ pytestmark = pytest.mark.integration
 
 
 def export(demo: DemoReport, uri: str, out: Path) -> str:
+    # Run beside ``out``: a sqlite store keeps its artifacts in ./mlruns, never in the checkout.
     run = subprocess.run(
         [console_script("mtp-eval-report"), str(demo.sweep), "--out", str(out), "--mlflow", uri],
-        cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+        cwd=out.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )  # fmt: skip
     assert run.returncode == demo.exit_code == 1, run.stdout[-2000:] + run.stderr[-2000:]
     lines = [line for line in run.stdout.splitlines() if line.startswith("mlflow:")]
