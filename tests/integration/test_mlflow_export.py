@@ -35,7 +35,7 @@ def export(demo: DemoReport, uri: str, out: Path) -> str:
         text=True,
         timeout=300,
         check=False,
-    )  # fmt: skip
+    )
     assert run.returncode == demo.exit_code == 1, run.stdout[-2000:] + run.stderr[-2000:]
     lines = [line for line in run.stdout.splitlines() if line.startswith("mlflow:")]
     assert len(lines) == 1, run.stdout[-2000:]
