@@ -56,7 +56,7 @@ def _find(client: Any, experiment: str, key: str) -> Any:
     return runs[0] if runs else None
 
 
-def _write(client: Any, experiment: str, fields: RunFields) -> tuple[str, bool]:
+def write_run(client: Any, experiment: str, fields: RunFields) -> tuple[str, bool]:
     """Create or update one run; returns its id and whether it was created."""
     from mlflow.entities import Metric, Param, RunTag
 
@@ -100,8 +100,8 @@ def export_report(
     """
     client = _client(uri)
     experiment_id = _experiment(client, experiment)
-    parent, made = _write(client, experiment_id, sweep_run(report))
-    cells = [_write(client, experiment_id, f) for f in cell_runs(report, parent)]
+    parent, made = write_run(client, experiment_id, sweep_run(report))
+    cells = [write_run(client, experiment_id, f) for f in cell_runs(report, parent)]
     for path in files:
         client.log_artifact(parent, str(path), artifact_path="report")
     created = int(made) + sum(int(c) for _, c in cells)

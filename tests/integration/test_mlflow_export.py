@@ -122,3 +122,19 @@ def test_a_tracking_server_twice(demo_report: DemoReport, mlflow_server: str, tm
     assert export(demo_report, mlflow_server, tmp_path / "r").endswith("5 created")
     assert export(demo_report, mlflow_server, tmp_path / "r").endswith("0 created")
     check_store(mlflow_server, tmp_path)
+
+
+def test_a_run_whose_params_changed_is_refused_with_the_fix(tmp_path: Path):
+    from pipeline.report.mlflow_export import MlflowExportError, write_run
+    from pipeline.report.mlflow_fields import RunFields
+
+    client = mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'm.db'}")
+    experiment = client.create_experiment("e", artifact_location=(tmp_path / "a").as_uri())
+    first = RunFields("k", "cell", params={"variant": "fa3"}, metrics={"accuracy/x": 0.5})
+    run_id, created = write_run(client, experiment, first)
+    assert created and write_run(client, experiment, first) == (run_id, False)
+    moved = RunFields("k", "cell", params={"variant": "fa3"}, metrics={"accuracy/x": 0.6})
+    write_run(client, experiment, moved)  # a metric may change: its latest value is the new one
+    assert client.get_run(run_id).data.metrics["accuracy/x"] == 0.6
+    with pytest.raises(MlflowExportError, match="params never change; delete that run"):
+        write_run(client, experiment, RunFields("k", "cell", params={"variant": "triton"}))
