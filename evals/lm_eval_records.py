@@ -12,34 +12,21 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from evals.base import AnswerKeyEntry, question_id
 from evals.grading import extract_number
+from evals.json_text import json_safe
 from evals.lm_eval_model import LoggedResponse, RequestLog
 from evals.metrics import prompt_hash
+
+__all__ = ["answer_entry", "build_records", "json_safe", "prompt_of"]
 
 INVALID = ("[invalid]", "")  # lm-eval's regex filter fallback: nothing was extracted
 _LETTER = re.compile(r"^\(?([A-J])\)?$")
 _BARE_NUMBER = re.compile(r"^\$?\s*-?[0-9][0-9,]*(?:\.[0-9]+)?$")
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` with non-finite floats as None and unknown objects as strings (strict JSON)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, Mapping):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [json_safe(v) for v in value]
-    if value is None or isinstance(value, str | int | bool):
-        return value
-    if hasattr(value, "item"):  # numpy scalars
-        return json_safe(value.item())
-    return str(value)
 
 
 def prompt_of(arguments: object) -> str | None:

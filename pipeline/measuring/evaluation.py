@@ -9,7 +9,6 @@ answer in the history), and so on; a turn whose earlier turn failed is recorded 
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from evals.base import Eval, EvalPrompt, RequestTarget, is_multi_turn
 from evals.client import ChatClient, RequestOutcome, build_chat_payload
+from evals.json_text import strict_dumps
 from evals.metrics import sample_record
 
 PREVIOUS_TURN_FAILED = "previous_turn_failed"
@@ -59,7 +59,7 @@ def run_eval(run: EvalRun, prompts: list[EvalPrompt]) -> tuple[list[dict[str, An
             if result is not None and result.finish_reason == "length":
                 correct = False
             record = with_meta(sample_record(prompt, outcome, extracted, correct), prompt)
-            fh.write(json.dumps(record) + "\n")
+            fh.write(strict_dumps(record) + "\n")
             fh.flush()
             records.append(record)
 
@@ -130,5 +130,5 @@ def write_records(
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open(mode, encoding="utf-8") as fh:
         for record in records:
-            fh.write(json.dumps(record) + "\n")
+            fh.write(strict_dumps(record) + "\n")
     return records

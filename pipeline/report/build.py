@@ -9,7 +9,6 @@ from pathlib import Path
 
 from pipeline.report.baseline_warnings import baseline_warnings
 from pipeline.report.checks import cell_checks
-from pipeline.report.describe import describe
 from pipeline.report.load import CellRecord, load_cells
 from pipeline.report.pairing import Samples
 from pipeline.report.samples import SampleError, read_samples
@@ -109,7 +108,7 @@ def build_report(
     checks = [check for cell in cells for check in cell_checks(cell, pool, tol, read)]
     finalize(checks, tol.alpha, tol.power, tol.multiplicity)
     for check in checks:
-        check.message = describe(check)
+        check.message = check.kind.describe(check)
     stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     inputs = [str(p) for p in [*paths, *extra]]
     return Report(cells, checks, tol, inputs, warnings, stamp, ignored)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pipeline.report.check_kinds import ACCEPT_METRIC, STATUS
 from pipeline.report.load import CellRecord
 from pipeline.report.pairing import SampleReader, find_baseline
 from pipeline.report.tolerance import Tolerance
@@ -48,7 +49,7 @@ def cell_checks(
     except (ValueError, TypeError, KeyError, AttributeError, IndexError) as err:
         where = result_path(cell.folder) if cell.folder else cell.id
         message = f"{where}: malformed input ({type(err).__name__}: {err}); this cell is not judged"
-        return [make_check(cell, None, "status", ERROR, message)]
+        return [make_check(cell, None, STATUS, ERROR, message)]
 
 
 def _cell_checks(
@@ -56,12 +57,12 @@ def _cell_checks(
 ) -> list[Check]:
     error = cell.result.error
     if error is not None and error.kind == UNREADABLE:  # malformed input: never a verdict
-        return [make_check(cell, None, "status", ERROR, error.message)]
-    out = [make_check(cell, None, "status", _STATUS[cell.status], cell.note or cell.status)]
+        return [make_check(cell, None, STATUS, ERROR, error.message)]
+    out = [make_check(cell, None, STATUS, _STATUS[cell.status], cell.note or cell.status)]
     if cell.status != "ok":
         return out
     if not cell.evals:
-        out.append(make_check(cell, None, "status", ERROR, "result.json: ok but no evals"))
+        out.append(make_check(cell, None, STATUS, ERROR, "result.json: ok but no evals"))
         return out
     baseline, note = None, ""
     if cell.variant != tol.baseline:
@@ -83,10 +84,10 @@ def accept_metric(cell: CellRecord, name: str) -> Check:
     if accept.status == "ok" and value:
         requests = "?" if accept.n_with_spec is None else accept.n_with_spec
         message = f"accept length {value:.3f} over {requests} requests"
-        return make_check(cell, name, "accept_metric", PASS, message, accept_length=value)
+        return make_check(cell, name, ACCEPT_METRIC, PASS, message, accept_length=value)
     algorithm = (cell.speculative or {}).get("algorithm")
     message = (
         f"speculative cell ({algorithm}) without an accept metric "
         f"(accept status {accept.status!r}): a missing metric is a failure, not a pass"
     )
-    return make_check(cell, name, "accept_metric", FAIL, message)
+    return make_check(cell, name, ACCEPT_METRIC, FAIL, message)

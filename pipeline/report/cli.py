@@ -1,4 +1,4 @@
-"""``mtp-eval-report DIR... [--out DIR] [--baseline fa3] [--baseline-dir DIR] [--tolerance NAME]``.
+"""``mtp-eval-report DIR... [--out DIR] [--baseline fa3] [--tolerance NAME] [--mlflow URI]``.
 
 Reads cell folders (a multirun folder, several, single cells, or a folder above them), writes
 report.md, report.html, junit.xml, summary.json and cells.csv, prints the verdict and exits
@@ -58,6 +58,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--references", type=Path, help="folder of reference files (default: the policy's)"
     )
+    parser.add_argument(
+        "--mlflow",
+        metavar="TRACKING_URI",
+        help="also write the report to this MLflow tracking store (http://host:5000, "
+        "sqlite:///mlflow.db): a run per cell under a parent run for the sweep; a second export "
+        "of the same sweep updates those runs. Needs the mlflow extra",
+    )
+    parser.add_argument(
+        "--mlflow-experiment", default="mtp-eval", help="MLflow experiment (default: mtp-eval)"
+    )
     return parser.parse_args(argv)
 
 
@@ -98,6 +108,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.dirs[0] / "report" if len(args.dirs) == 1 else Path("mtp-eval-report")
         )
         paths = write_outputs(report, out)
+        exported = _export(report, paths, args)
     except (ToleranceError, ReferenceFileError, ValueError) as err:
         print(f"mtp-eval-report: {err}", file=sys.stderr)
         return INPUT_ERROR
@@ -115,7 +126,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     for line in report.warnings:
         print(f"  {'WARNING':<13} {line}")
     print(f"wrote {', '.join(str(p) for p in paths)}")
+    if exported:
+        print(exported)
     return report.exit_code
+
+
+def _export(report: object, paths: list[Path], args: argparse.Namespace) -> str:
+    """Export to MLflow when ``--mlflow`` asks; returns the line to print (empty otherwise)."""
+    if not args.mlflow:
+        return ""
+    from pipeline.report.build import Report
+    from pipeline.report.mlflow_export import export_report
+
+    assert isinstance(report, Report)
+    done = export_report(report, paths, args.mlflow, args.mlflow_experiment)
+    return (
+        f"mlflow: experiment {args.mlflow_experiment!r} ({done.experiment_id}) at {args.mlflow}: "
+        f"parent run {done.parent_run_id}, {len(done.cell_run_ids)} cell runs, "
+        f"{done.created} created"
+    )
 
 
 if __name__ == "__main__":

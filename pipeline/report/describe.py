@@ -1,11 +1,12 @@
-"""One-line descriptions of checks with their numbers (report tables, JUnit failure messages)."""
+"""The phrases a check's one-line description is built of (``check_kinds`` puts them together).
+
+Each takes the check's ``numbers``; none knows which kind of check it describes.
+"""
 
 from __future__ import annotations
 
 import math
 from typing import Any
-
-from pipeline.report.verdicts import Check
 
 
 def pts(x: float | None, signed: bool = False) -> str:
@@ -23,7 +24,8 @@ def rel(log_drop: float) -> float:
     return 1 - math.exp(-log_drop)
 
 
-def _p(n: dict[str, Any]) -> str:
+def p_values(n: dict[str, Any]) -> str:
+    """Both adjusted p-values, and the multiplicity correction they went through."""
     adjusted = n.get("family_size", 1) > 1
     tag = f" (NO-GO Holm over {n['family_size']} cells; GO per cell)" if adjusted else ""
     if (n.get("nogo_family") or 1) > 1:  # a sequential candidate: the split its looks used
@@ -35,7 +37,7 @@ def _p(n: dict[str, Any]) -> str:
     )
 
 
-def _rates(n: dict[str, Any]) -> str:
+def error_rates(n: dict[str, Any]) -> str:
     """Error and truncation rates of both sides (an errored request is no answer)."""
     return (
         f"errors {100 * n.get('base_error', 0):.1f}% baseline / {100 * n.get('cand_error', 0):.1f}%"
@@ -44,7 +46,7 @@ def _rates(n: dict[str, Any]) -> str:
     )
 
 
-def _bounds(n: dict[str, Any]) -> str:
+def drop_bounds(n: dict[str, Any]) -> str:
     """The bounds the verdict reads, and the answered pairs' own when some pairs lack answers.
 
     The verdict's bounds use the SE where each test's null holds, so they sit against the margin
@@ -62,7 +64,8 @@ def _bounds(n: dict[str, Any]) -> str:
     )
 
 
-def _extra(n: dict[str, Any]) -> str:
+def extra_repeats(n: dict[str, Any]) -> str:
+    """How many more repeats would likely decide an undecided check (empty when not sized)."""
     if "extra_repeats" not in n:
         return ""
     extra = n["extra_repeats"]
@@ -73,63 +76,7 @@ def _extra(n: dict[str, Any]) -> str:
     return f"; about {extra} more repeats would likely decide it"
 
 
-def _baseline_note(n: dict[str, Any]) -> str:
+def baseline_note(n: dict[str, Any]) -> str:
+    """Which baseline folder was used, when that needs saying (empty otherwise)."""
     # Which baseline folder was used when several match, or why another one was.
     return f"; baseline: {n['note']}" if n.get("note") else ""
-
-
-def describe(check: Check) -> str:
-    """The check's numbers in one line (or its message when it has none)."""
-    n = check.numbers
-    kind = check.kind
-    if kind == "accuracy_vs_baseline" and "drop" in n:
-        seq = f", {n['sequential']}" if n.get("sequential") else ""
-        why = n.get("undecided_because") if check.verdict == "INCONCLUSIVE" else ""
-        return (
-            f"accuracy {n['accuracy_candidate']:.4f} vs {n['accuracy_baseline']:.4f} "
-            f"(change {pts(-n['drop'], True)} pts); drop {pts(n['drop'])} pts, one-sided "
-            f"{100 * (1 - n['alpha']):g}% bounds {_bounds(n)} vs "
-            f"margin {pts(n['margin'])} pts; {_p(n)}; {n['n_questions']} questions x "
-            f"{n['repeats']} repeats{seq}; {_rates(n)}; {n.get('coverage', '')}"
-            f"{f'; undecided: {why}' if why else ''}{_extra(n)}{_baseline_note(n)}"
-        )
-    if kind == "broken_prompts" and "p" in n:
-        ids = n["broken_questions"]
-        found = f"{len(ids)} broken: {', '.join(ids[:20])}" + ("..." if len(ids) > 20 else "")
-        return (
-            f"{found if ids else 'no question broke'} (questions {n['baseline']} gets right in "
-            f"most repeats and the candidate in none; one-sided Fisher exact tests, Bonferroni "
-            f"over the {n['testable']} questions that could break (Tarone)); p {n['p']:.3g}"
-            f", adjusted {n.get('p_nogo_adjusted', float('nan')):.3g}"
-        )
-    if kind == "accept_vs_baseline" and "drop" in n:
-        return (
-            f"accept length {n['accept_length_candidate']:.3f} vs "
-            f"{n['accept_length_baseline']:.3f} (relative drop {100 * rel(n['drop']):.2f}%, "
-            f"bounds [{100 * rel(n['lower']):.2f}%, {100 * rel(n['upper']):.2f}%] vs band "
-            f"{100 * n['band']:g}%); {_p(n)}; {n['n_pairs']} paired prompts"
-        )
-    if kind == "accuracy_vs_reference" and "drop" in n:
-        return (
-            f"accuracy {n['accuracy']:.4f} vs reference {n['reference']:.4f} "
-            f"({n['source']}, {n['date']}); drop {pts(n['drop'])} pts, bounds "
-            f"[{pts(n['lower'])}, {pts(n['upper'])}] vs margin {pts(n['margin'])} pts; SE "
-            f"{pts(n['se'])} pts ({n['se_method']}, reference {pts(n['reference_stderr'])})"
-            f"; {_p(n)}{_extra(n)}"
-            + (f"; not decided: {n['stopped_early']}" if check.verdict == "INFO" else "")
-        )
-    if kind == "accept_vs_reference" and "drop" in n:
-        return (
-            f"accept length {n['accept_length']:.3f} vs reference {n['reference']:.3f} "
-            f"({n['source']}); relative drop {100 * rel(n['drop']):.2f}%, bounds "
-            f"[{100 * rel(n['lower']):.2f}%, {100 * rel(n['upper']):.2f}%] vs band "
-            f"{100 * n['band']:g}%; {_p(n)}"
-            + (f"; not decided: {n['stopped_early']}" if check.verdict == "INFO" else "")
-        )
-    if kind == "mcnemar":
-        return (
-            f"discordant questions: {n['b']} right only on the baseline, {n['c']} only on the "
-            f"candidate; exact one-sided p = {n['p']:.3g} for 'the candidate is worse' "
-            "(secondary: tests no difference, not the margin)"
-        )
-    return check.message

@@ -1,7 +1,10 @@
 """``summary.json`` (everything, machine-readable) and ``cells.csv`` (one row per cell x eval).
 
-``cells.csv`` gains the prefill-time columns (``PREFILL_COLUMNS``, last) only when some eval has
-a prefill time (a server run with ``--enable-metrics``).
+``summary.json`` is strict JSON (schema_version 2): a number that is not finite is ``null``, and
+the check it belongs to says why in ``null_because``. Version 1 wrote a bare ``NaN`` there;
+``read_summary`` reads both. ``cells.csv`` has, per comparison, the numbers behind its verdict
+(``check_kinds.Comparison``), and the prefill-time columns (``PREFILL_COLUMNS``, last) only when
+some eval has a prefill time (a server run with ``--enable-metrics``).
 """
 
 from __future__ import annotations
@@ -9,14 +12,26 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
+from pathlib import Path
 from typing import Any
 
+from evals.json_text import strict_dumps
 from pipeline.report.build import Report
+from pipeline.report.check_kinds import (
+    ACCEPT_VS_BASELINE,
+    ACCEPT_VS_REFERENCE,
+    ACCURACY_VS_BASELINE,
+    ACCURACY_VS_REFERENCE,
+    STAT_KINDS,
+    CheckKind,
+)
 from pipeline.report.load import CellRecord
 from pipeline.report.tables import sort_key
+from pipeline.report.verdicts import Check
 from pipeline.results.result_types import AcceptBlock, EvalSummary
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: strict JSON (null, with null_because, where 1 wrote NaN)
 CSV_COLUMNS = [
     "gpu",
     "model",
@@ -46,6 +61,7 @@ CSV_COLUMNS = [
     "vs_reference",
     "accept_vs_reference",
     "folder",
+    *(column for kind in STAT_KINDS for column in kind.columns),
 ]
 # Appended only when some eval has a prefill time, so a report of older results stays as it was.
 PREFILL_COLUMNS = ["mean_prefill_s", "prefill_s_per_1k_prompt_tokens"]
@@ -69,18 +85,27 @@ def _cell(report: Report, cell: CellRecord) -> dict[str, Any]:
         "note": cell.note,
         "unverified": cell.unverified,
         "overrides": list(cell.overrides),
-        "checks": [
-            {
-                "eval": k.eval,
-                "kind": k.kind,
-                "title": k.title(report.tolerance.baseline),
-                "verdict": k.verdict,
-                "message": k.message,
-                "numbers": k.numbers,
-            }
-            for k in report.checks_of(cell)
-        ],
+        "checks": [_check(k, report.tolerance.baseline) for k in report.checks_of(cell)],
     }
+
+
+def _check(check: Check, baseline: str) -> dict[str, Any]:
+    out = {
+        "eval": check.eval,
+        "kind": check.kind.name,
+        "title": check.title(baseline),
+        "verdict": check.verdict,
+        "message": check.message,
+        "numbers": check.numbers,
+    }
+    missing = {k: check.kind.null_reason(k) for k, v in check.numbers.items() if _non_finite(v)}
+    if missing:
+        out["null_because"] = missing
+    return out
+
+
+def _non_finite(value: object) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
 
 
 def render_summary(report: Report) -> str:
@@ -110,13 +135,38 @@ def render_summary(report: Report) -> str:
         "ignored": report.ignored,
         "cells": [_cell(report, c) for c in sorted(report.cells, key=sort_key)],
     }
-    return json.dumps(data, indent=1, default=str) + "\n"
+    return strict_dumps(data, indent=1) + "\n"
 
 
-def _verdict(report: Report, cell: CellRecord, name: str, kind: str) -> str:
+def read_summary(path: Path) -> dict[str, Any]:
+    """A ``summary.json`` of either schema version (1's bare ``NaN`` read as ``None``).
+
+    Raises:
+        ValueError: the file is not JSON, or of a newer schema than this reader knows.
+    """
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text, parse_constant=lambda _: None)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path}: not JSON ({err}); write it again with mtp-eval-report") from err
+    version = data.get("schema_version", 1)
+    if not isinstance(version, int) or version > SCHEMA_VERSION:
+        raise ValueError(f"{path}: schema_version {version!r} is newer than this reader "
+                         f"({SCHEMA_VERSION}); update mtp-eval")  # fmt: skip
+    return dict(data)
+
+
+def _verdict(report: Report, cell: CellRecord, name: str, kind: CheckKind) -> str:
     return next(
         (k.verdict for k in report.checks_of(cell) if k.eval == name and k.kind == kind), ""
     )
+
+
+def _numbers(checks: list[Check], name: str) -> dict[str, Any]:
+    # A non-finite number is an empty field, like every missing value in the file.
+    found = [k.kind.csv_fields(k) for k in checks if k.eval == name and k.kind in STAT_KINDS]
+    merged = {key: value for fields in found for key, value in fields.items()}
+    return {key: "" if _non_finite(v) else v for key, v in merged.items()}
 
 
 def render_csv(report: Report) -> str:
@@ -156,10 +206,11 @@ def render_csv(report: Report) -> str:
                     "accept_length": accept.accept_length,
                     "accept_length_stderr": accept.accept_length_stderr,
                     "accept_rate": accept.accept_rate,
-                    "vs_baseline": _verdict(report, cell, name, "accuracy_vs_baseline"),
-                    "accept_vs_baseline": _verdict(report, cell, name, "accept_vs_baseline"),
-                    "vs_reference": _verdict(report, cell, name, "accuracy_vs_reference"),
-                    "accept_vs_reference": _verdict(report, cell, name, "accept_vs_reference"),
+                    "vs_baseline": _verdict(report, cell, name, ACCURACY_VS_BASELINE),
+                    "accept_vs_baseline": _verdict(report, cell, name, ACCEPT_VS_BASELINE),
+                    "vs_reference": _verdict(report, cell, name, ACCURACY_VS_REFERENCE),
+                    "accept_vs_reference": _verdict(report, cell, name, ACCEPT_VS_REFERENCE),
+                    **_numbers(report.checks_of(cell), name),
                     "mean_prefill_s": summary.mean_prefill_s,
                     "prefill_s_per_1k_prompt_tokens": summary.prefill_s_per_1k_prompt_tokens,
                 }

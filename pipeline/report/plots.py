@@ -6,6 +6,11 @@ import io
 from typing import Any
 
 from pipeline.report.build import Report
+from pipeline.report.check_kinds import (
+    ACCEPT_VS_REFERENCE,
+    ACCURACY_VS_BASELINE,
+    ACCURACY_VS_REFERENCE,
+)
 from pipeline.report.load import CellRecord
 from pipeline.report.tables import skip_text, sort_key
 from pipeline.results.result_types import AcceptBlock, EvalSummary
@@ -92,7 +97,7 @@ def paired_plot(report: Report) -> bytes | None:
     whole interval is above it, NO-GO when the whole interval is below it.
     """
     by_id = {c.id: c for c in report.cells}
-    checks = [k for k in report.checks if k.kind == "accuracy_vs_baseline" and "drop" in k.numbers]
+    checks = [k for k in report.checks if k.kind == ACCURACY_VS_BASELINE and "drop" in k.numbers]
     evals = sorted({str(k.eval) for k in checks})
     if not evals:
         return None
@@ -142,7 +147,7 @@ def _point(
 
 
 def _references(report: Report, name: str, metric: str) -> set[float]:
-    kind = "accuracy_vs_reference" if metric == "accuracy" else "accept_vs_reference"
+    kind = ACCURACY_VS_REFERENCE if metric == "accuracy" else ACCEPT_VS_REFERENCE
     return {
         float(c.numbers["reference"])
         for c in report.checks
@@ -152,7 +157,7 @@ def _references(report: Report, name: str, metric: str) -> set[float]:
 
 def _versus(report: Report, cell: CellRecord) -> str:
     # The overall verdict can come from a reference check: show the paired one under it.
-    found = [c.verdict for c in report.checks_of(cell) if c.kind == "accuracy_vs_baseline"]
+    found = [c.verdict for c in report.checks_of(cell) if c.kind == ACCURACY_VS_BASELINE]
     return f"\naccuracy vs {report.tolerance.baseline}: {', '.join(found)}" if found else ""
 
 

@@ -7,6 +7,7 @@ import html
 
 from pipeline.report.build import Report
 from pipeline.report.plots import COLOURS, GREY, metric_plot, paired_plot, verdict_grid
+from pipeline.report.questions_view import banner_items, questions_section
 from pipeline.report.render_md import METHOD, headline
 from pipeline.report.tables import Section, sections
 
@@ -20,6 +21,8 @@ th { background: #eee; }
 .sim { background: #6a1b9a; padding: 0.5em; color: white; }
 .banner ul { font-weight: normal; margin: 0.3em 0 0 0; }
 img { max-width: 100%; border: 1px solid #ddd; margin: 0.5em 0 1.5em 0; }
+.banner a, td.verdict a { color: white; }
+pre { white-space: pre-wrap; max-width: 60em; background: #f6f6f6; padding: 0.3em; }
 """
 
 
@@ -33,16 +36,26 @@ def _img(png: bytes | None, alt: str) -> str:
     return f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt)}">'
 
 
-def _cell(text: str) -> str:
+def _cell(text: str, link: str = "") -> str:
     colour = COLOURS.get(text)
+    shown = html.escape(text)
+    if link:  # a verdict that links to the questions that changed
+        shown = f'<a href="#{link}" title="questions that changed">{shown}</a>'
     if colour or text in ("MISSING", "FAILED", "ERROR", "NO BASELINE", "PLANNED"):
-        return f'<td class="verdict" style="background:{colour or GREY}">{html.escape(text)}</td>'
-    return f"<td>{html.escape(text)}</td>"
+        return f'<td class="verdict" style="background:{colour or GREY}">{shown}</td>'
+    return f"<td>{shown}</td>"
+
+
+def _row(section: Section, index: int, row: list[str]) -> str:
+    link = section.links.get(index, "")
+    verdict = section.headers.index("verdict") if "verdict" in section.headers else -1
+    cells = (_cell(c, link if i == verdict else "") for i, c in enumerate(row))
+    return "<tr>" + "".join(cells) + "</tr>"
 
 
 def _table(section: Section) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in section.headers)
-    body = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in section.rows)
+    body = "".join(_row(section, i, row) for i, row in enumerate(section.rows))
     intro = f"<p>{html.escape(section.intro)}</p>" if section.intro else ""
     return f"<h2>{html.escape(section.title)}</h2>{intro}<table><tr>{head}</tr>{body}</table>"
 
@@ -51,7 +64,8 @@ def render_html(report: Report) -> str:
     """The whole HTML page."""
     lines = headline(report)
     colour = COLOURS.get(report.verdict, GREY)
-    parts = [f'<div class="banner" style="background:{colour}">{html.escape(lines[0])}</div>']
+    banner = f"{html.escape(lines[0])}{banner_items(report)}"
+    parts = [f'<div class="banner" id="verdict" style="background:{colour}">{banner}</div>']
     if report.warnings:  # under the verdict, before anything a reader might stop at
         items = "".join(f"<li>{html.escape(w)}</li>" for w in report.warnings)
         parts.append(
@@ -72,6 +86,7 @@ def render_html(report: Report) -> str:
         _img(metric_plot(report, "accept"), "accept length per variant"),
     ]
     parts += [_table(s) for s in sections(report)]
+    parts.append(questions_section(report))
     if report.ignored:
         items = "".join(f"<li>{html.escape(w)}</li>" for w in report.ignored)
         parts.append(f"<h2>Ignored folders</h2><ul>{items}</ul>")

@@ -7,21 +7,39 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.report.build import Report
+from pipeline.report.check_kinds import (
+    ACCEPT_VS_BASELINE,
+    ACCURACY_VS_BASELINE,
+    ACCURACY_VS_REFERENCE,
+    REFERENCE_KINDS,
+    STATUS,
+)
 from pipeline.report.describe import pts, rel
 from pipeline.report.load import CellRecord
-from pipeline.report.verdicts import OK, REFERENCE_KINDS, Check
+from pipeline.report.verdicts import OK, Check
 
 WHO = "GPU|model|KV dtype|skip-softmax|variant|"
 
 
 @dataclass
 class Section:
-    """A titled table with an optional paragraph above it."""
+    """A titled table with an optional paragraph above it.
+
+    ``links`` maps a row's index to the anchor its verdict links to in the HTML page (the
+    Markdown table has no links).
+    """
 
     title: str
     headers: list[str]
     rows: list[list[str]] = field(default_factory=list)
     intro: str = ""
+    links: dict[int, str] = field(default_factory=dict)
+
+
+def questions_anchor(check: Check) -> str:
+    """The HTML anchor of a candidate's "Questions that changed" view on the check's eval."""
+    raw = f"changed-{check.cell_id}-{check.eval}"
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in raw)
 
 
 def sort_key(cell: CellRecord) -> tuple[str, ...]:
@@ -164,11 +182,12 @@ def _accuracy(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
     tail = "|verdict|paired set; errors, truncated (base / cand)|extra repeats|why undecided"
     sec = Section(title, (WHO + head + tail).split("|"))
     for cell, c in rows:
-        if c.kind == "accuracy_vs_baseline" and "drop" in c.numbers:
+        if c.kind == ACCURACY_VS_BASELINE and "drop" in c.numbers:
             n = c.numbers
             ci = f"[{pts(n['ci95'][0])}, {pts(n['ci95'][1])}]"
             values = [pts(-n["drop"], True), ci, _pts_bounds(n), pts(n["margin"]), _p(c)]
             why = str(n.get("undecided_because") or "") if c.verdict == "INCONCLUSIVE" else ""
+            sec.links[len(sec.rows)] = questions_anchor(c)
             sec.rows.append([*_who(cell), str(c.eval), *values, c.verdict, _paired_set(n),
                              _extra(c), why])  # fmt: skip
     return sec
@@ -179,7 +198,7 @@ def _accept(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
     head = f"eval|accept length|{base}|relative drop|one-sided bounds|band|p GO / NO-GO (adj.)"
     sec = Section(title, (WHO + head + "|verdict").split("|"))
     for cell, c in rows:
-        if c.kind == "accept_vs_baseline" and "drop" in c.numbers:
+        if c.kind == ACCEPT_VS_BASELINE and "drop" in c.numbers:
             n = c.numbers
             lengths = [f"{n['accept_length_candidate']:.3f}", f"{n['accept_length_baseline']:.3f}"]
             values = [f"{100 * rel(n['drop']):.2f}%", _rel_bounds(n), f"{100 * n['band']:g}%"]
@@ -195,7 +214,7 @@ def _references(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
         if c.kind not in REFERENCE_KINDS or "drop" not in n:
             continue
         source = f"{n['source']} ({n['date']})"
-        if c.kind == "accuracy_vs_reference":
+        if c.kind == ACCURACY_VS_REFERENCE:
             values = [f"{n['accuracy']:.4f}", f"{n['reference']:.4f}", _pts_bounds(n) + " pts",
                       f"{pts(n['margin'])} pts"]  # fmt: skip
         else:
@@ -211,9 +230,9 @@ def _other(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
     title = "Other checks (accept metric, McNemar, missing baselines and references, errors)"
     sec = Section(title, (WHO + "check|verdict|details").split("|"))
     for cell, c in rows:
-        if (c.kind == "status" and c.verdict == OK) or "drop" in c.numbers:
+        if (c.kind == STATUS and c.verdict == OK) or "drop" in c.numbers:
             continue
-        if c.kind == "status" and cell.status != "ok":
+        if c.kind == STATUS and cell.status != "ok":
             continue
         sec.rows.append([*_who(cell), c.title(base), c.verdict, c.message])
     return sec

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from pipeline.report.check_kinds import BROKEN_PROMPTS, REFERENCE_KINDS, STAT_KINDS, CheckKind
 from pipeline.report.load import CellRecord
 from pipeline.stats.noninferiority import GO, INCONCLUSIVE, NO_GO, margin_test
 from pipeline.stats.release import family_pvalues, family_verdicts
@@ -30,21 +31,6 @@ UNDECIDED = (MISCONFIGURED, FAILED, MISSING, ERROR, NO_BASELINE, PLANNED, INCONC
 # not a verdict against a cell: a GO cell without one stays GO (with a note, ``verdict_note``).
 SEVERITY = (NO_GO, FAIL, *UNDECIDED, UNSUPPORTED, GO, NO_REFERENCE, PASS, OK, INFO)
 
-BASELINE_KINDS = ("accuracy_vs_baseline", "accept_vs_baseline")
-REFERENCE_KINDS = ("accuracy_vs_reference", "accept_vs_reference")
-STAT_KINDS = (*BASELINE_KINDS, *REFERENCE_KINDS)
-BROKEN = "broken_prompts"
-KIND_TITLES = {
-    "status": "cell status",
-    "accept_metric": "accept metric present",
-    "accuracy_vs_baseline": "accuracy vs {baseline}",
-    "accept_vs_baseline": "accept length vs {baseline}",
-    "accuracy_vs_reference": "accuracy vs reference",
-    "accept_vs_reference": "accept length vs reference",
-    "mcnemar": "McNemar (1 repeat) vs {baseline}",
-    "broken_prompts": "broken prompts vs {baseline}",
-}
-
 
 @dataclass
 class Check:
@@ -58,7 +44,7 @@ class Check:
     cell_id: str
     cell_label: str
     eval: str | None
-    kind: str
+    kind: CheckKind
     verdict: str
     message: str = ""
     numbers: dict[str, Any] = field(default_factory=dict)
@@ -70,7 +56,7 @@ class Check:
 
     def title(self, baseline: str) -> str:
         """``eval: check`` as shown in tables and JUnit."""
-        name = KIND_TITLES[self.kind].format(baseline=baseline)
+        name = self.kind.title(baseline)
         return f"{self.eval}: {name}" if self.eval else name
 
 
@@ -113,7 +99,7 @@ def finalize(checks: list[Check], alpha: float, power: float, multiplicity: str)
     look's level ``l`` enters with its p-values scaled by ``alpha / l``. The rule is
     ``pipeline.stats.release``'s, the one the simulation checks.
     """
-    for kind in (*STAT_KINDS, BROKEN):
+    for kind in (*STAT_KINDS, BROKEN_PROMPTS):
         family = [c for c in checks if c.kind == kind and c.p_go is not None]
         if not family:
             continue
@@ -141,8 +127,8 @@ def finalize(checks: list[Check], alpha: float, power: float, multiplicity: str)
                 check.numbers["extra_repeats"] = None if needed is None else max(1, needed - done)
 
 
-def _name(kind: str, verdict: str) -> str:
-    if kind == BROKEN:  # an alarm only: nothing flagged is a pass, not a proof
+def _name(kind: CheckKind, verdict: str) -> str:
+    if kind == BROKEN_PROMPTS:  # an alarm only: nothing flagged is a pass, not a proof
         return FAIL if verdict == NO_GO else PASS
     if kind in REFERENCE_KINDS:
         return {GO: PASS, NO_GO: FAIL}.get(verdict, verdict)
@@ -150,7 +136,12 @@ def _name(kind: str, verdict: str) -> str:
 
 
 def make_check(
-    cell: CellRecord, eval_name: str | None, kind: str, verdict: str, message: str, **numbers: Any
+    cell: CellRecord,
+    eval_name: str | None,
+    kind: CheckKind,
+    verdict: str,
+    message: str,
+    **numbers: Any,
 ) -> Check:
     """A check of ``cell`` with its numbers."""
     return Check(cell.id, cell.label, eval_name, kind, verdict, message, dict(numbers))
@@ -168,7 +159,7 @@ class Estimate:
 def stat_check(
     cell: CellRecord,
     eval_name: str,
-    kind: str,
+    kind: CheckKind,
     est: Estimate,
     margin: float,
     alpha: float,

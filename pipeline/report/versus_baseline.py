@@ -11,13 +11,18 @@ import math
 import numpy as np
 
 from pipeline.report.accept_pairing import accept_pairs
+from pipeline.report.check_kinds import (
+    ACCEPT_VS_BASELINE,
+    ACCURACY_VS_BASELINE,
+    BROKEN_PROMPTS,
+    MCNEMAR,
+)
 from pipeline.report.describe import pts
 from pipeline.report.load import CellRecord
 from pipeline.report.pairing import Paired, SampleReader, Samples, pair_samples
 from pipeline.report.samples import SampleError
 from pipeline.report.tolerance import EvalTolerance
 from pipeline.report.verdicts import (
-    BROKEN,
     ERROR,
     INCONCLUSIVE,
     INFO,
@@ -35,7 +40,7 @@ from pipeline.stats.sequential import SequentialDesign, level_at
 from pipeline.stats.sequential_pvalues import bonferroni_over_looks, increment, stagewise
 from pipeline.stats.signoff import Evidence, accuracy_evidence, broken_prompts
 
-ACC = "accuracy_vs_baseline"
+ACC = ACCURACY_VS_BASELINE
 
 
 def baseline_checks(
@@ -64,7 +69,7 @@ def baseline_checks(
     if paired.repeats == 1 and out:
         flat_b, flat_c = paired.flat()
         b, c = discordant_counts(flat_b.astype(bool), flat_c.astype(bool))
-        out.append(make_check(cell, name, "mcnemar", INFO, "", b=b, c=c, p=mcnemar_exact(b, c)))
+        out.append(make_check(cell, name, MCNEMAR, INFO, "", b=b, c=c, p=mcnemar_exact(b, c)))
     if cell.speculative and base.speculative:
         out.append(accept_check(cell, base, name, margins.accept_band, alpha, b_samples, c_samples))
     return out
@@ -196,19 +201,19 @@ def broken_check(
     found = broken_prompts(paired.outcomes, alpha)
     if not found.testable or ((found.p_question >= 1).all() and paired.repeats < 2):
         message = "too few repeats for any question to show a break (needs several repeats)"
-        return make_check(cell, name, BROKEN, INFO, message)
+        return make_check(cell, name, BROKEN_PROMPTS, INFO, message)
     if paired.repeats > 1 and not found.repeats_vary:
         message = (
             "every question's repeats are identical on both sides (greedy decoding): a question "
             "is one answer, too few for a per-question test; the accuracy check decides"
         )
-        return make_check(cell, name, BROKEN, INFO, message)
+        return make_check(cell, name, BROKEN_PROMPTS, INFO, message)
     # A look spends its share of the NO-GO family's alpha.
     level = increment(look[0].side(False), look[1]) if look else alpha
     flagged = found.flagged(level)
     ids = [q for q, f in zip(paired.questions, flagged, strict=True) if f]
     check = make_check(
-        cell, name, BROKEN, INCONCLUSIVE, "", testable=int(found.testable),
+        cell, name, BROKEN_PROMPTS, INCONCLUSIVE, "", testable=int(found.testable),
         broken_questions=ids, p=float(found.p_cell), baseline=base.label,
     )  # fmt: skip
     p = bonferroni_over_looks(look[0].side(False), look[1], found.p_cell) if look else found.p_cell
@@ -227,12 +232,12 @@ def accept_check(
     groups = len(set(clusters))
     if groups < 2:
         message = f"fewer than two questions with accept statistics on both it and {base.label}"
-        return make_check(cell, name, "accept_vs_baseline", ERROR, message)
+        return make_check(cell, name, ACCEPT_VS_BASELINE, ERROR, message)
     al_base, al_cand = float(cb.sum() / vb.sum()), float(cc.sum() / vc.sum())
     se = log_ratio_se([cc, vb], [vc, cb], clusters) or 0.0
     est = Estimate(math.log(al_base / al_cand), se, groups - 1)
     return stat_check(
-        cell, name, "accept_vs_baseline", est, -math.log(1 - band), alpha, alpha,
+        cell, name, ACCEPT_VS_BASELINE, est, -math.log(1 - band), alpha, alpha,
         baseline=base.label, accept_length_baseline=al_base, accept_length_candidate=al_cand,
         band=band, n_pairs=len(clusters), scale="log",
     )  # fmt: skip

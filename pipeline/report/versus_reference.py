@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from pipeline.report.accept_pairing import accept_rows
+from pipeline.report.check_kinds import ACCEPT_VS_REFERENCE, ACCURACY_VS_REFERENCE
 from pipeline.report.load import CellRecord
 from pipeline.report.pairing import SampleReader, Samples, score_matrix
 from pipeline.report.references import Reference, find_reference
@@ -43,7 +44,7 @@ def reference_checks(
     if ref is None:
         message = (f"no reference for model {cell.model}, eval {name}, KV {cell.kv_dtype}, "
                    f"speculative {bool(cell.speculative)} in {tol.path.parent}")  # fmt: skip
-        return [make_check(cell, name, "accuracy_vs_reference", NO_REFERENCE, message)]
+        return [make_check(cell, name, ACCURACY_VS_REFERENCE, NO_REFERENCE, message)]
     try:
         samples: Samples | None = read(cell, name)
     except SampleError:
@@ -104,12 +105,12 @@ def accuracy_check(
     within = tol.reference_variance == "within"
     acc, se_run, n, how, matrix = _run_accuracy(samples, summary, within)
     if acc is None:
-        return make_check(cell, name, "accuracy_vs_reference", ERROR, "no accuracy in result")
+        return make_check(cell, name, ACCURACY_VS_REFERENCE, ERROR, "no accuracy in result")
     value, ref_se = float(ref.value("accuracy") or 0.0), ref.value("accuracy_stderr") or 0.0
     est = Estimate(value - acc, math.hypot(se_run, ref_se), n - 1)
     repeats = matrix.shape[1] if matrix is not None else summary.n_repeats
     check = stat_check(
-        cell, name, "accuracy_vs_reference", est, margins.reference_max_drop, tol.alpha,
+        cell, name, ACCURACY_VS_REFERENCE, est, margins.reference_max_drop, tol.alpha,
         tol.alpha, reference=value, reference_stderr=ref_se, accuracy=acc, se_run=se_run,
         se_method=how, n_questions=n, repeats=repeats, **_source(ref),
     )  # fmt: skip
@@ -134,7 +135,7 @@ def accept_check(
         accept = summary.accept or AcceptBlock()
         if not accept.accept_length:
             message = "speculative cell without an accept metric"
-            return make_check(cell, name, "accept_vs_reference", FAIL, message)
+            return make_check(cell, name, ACCEPT_VS_REFERENCE, FAIL, message)
         al = float(accept.accept_length)
         se_log = float(accept.accept_length_stderr or 0.0) / al
         df = max(1, int(accept.n_with_spec or 2) - 1)
@@ -142,7 +143,7 @@ def accept_check(
     est = Estimate(math.log(value / al), math.hypot(se_log, (ref_se or 0.0) / value), df)
     band = margins.reference_accept_band
     return stat_check(
-        cell, name, "accept_vs_reference", est, -math.log(1 - band), alpha, alpha,
+        cell, name, ACCEPT_VS_REFERENCE, est, -math.log(1 - band), alpha, alpha,
         reference=value, reference_stderr=ref_se or 0.0, accept_length=al, band=band,
         scale="log", **_source(ref),
     )  # fmt: skip

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evals.json_text import strict_dumps
 from pipeline.results.accept_block import Traffic
 from pipeline.results.cell_paths import HASH_FILE, samples_dir
 from pipeline.results.result_types import CellResult, Resumed
@@ -171,7 +172,7 @@ def _rewrite_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
     tmp = path.with_suffix(".jsonl.tmp")
     with tmp.open("w", encoding="utf-8") as fh:
         for record in records:
-            fh.write(json.dumps(record) + "\n")
+            fh.write(strict_dumps(record) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, path)

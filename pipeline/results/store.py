@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evals.json_text import strict_dumps
 from pipeline.results.cell_paths import result_path
 from pipeline.results.result_schema import shape_problems
 from pipeline.results.result_types import CellResult
@@ -29,7 +30,7 @@ def write_json_atomic(path: Path, data: Any) -> None:
     try:
         os.fchmod(fd, _mode_of_new_files())  # mkstemp makes it 0600: readable by the group too
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=False, default=str)
+            fh.write(strict_dumps(data, indent=1))  # NaN as null: every file is strict JSON
             fh.write("\n")
             fh.flush()
             os.fsync(fh.fileno())

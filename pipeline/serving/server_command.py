@@ -7,11 +7,11 @@ in front (SGLang, the simulated server or ``docker run``) and the environment ar
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from evals.json_text import strict_dumps
 from pipeline.config.schema import ServerConf
 from pipeline.serving.server_kind import ServerPlan
 
@@ -60,13 +60,13 @@ def write_simulated_config(
     key_path = cell_dir / SIM_ANSWER_KEY_FILE
     with key_path.open("w", encoding="utf-8") as fh:
         for entry in answer_key:
-            fh.write(json.dumps(entry) + "\n")
+            fh.write(strict_dumps(entry) + "\n")
     settings = dataclasses.asdict(server.simulated)
     for pipeline_only in ("gpu_name", "gpu_compute_capability"):  # read by the pre-flight only
         settings.pop(pipeline_only)
     settings.update(answer_key=str(key_path), ledger=str(cell_dir / SIM_LEDGER_FILE))
     path = cell_dir / SIM_CONFIG_FILE
-    path.write_text(json.dumps(settings, indent=1), encoding="utf-8")
+    path.write_text(strict_dumps(settings, indent=1), encoding="utf-8")
     return path
 
 

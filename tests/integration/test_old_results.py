@@ -4,13 +4,16 @@
 server, 10 questions x 2 repeats) made by mtp-eval at commit f95dc87, the last commit before the
 typed contract (``pipeline.results.result_types``); only the files the report reads were kept.
 ``tests/data/sweep-schema1-f95dc87.report/`` holds that commit's own report of it (paths and the
-time replaced by placeholders). The installed ``mtp-eval-report`` of today must write the same,
+time replaced by placeholders). The installed ``mtp-eval-report`` of today must write the same
+(``cells.csv``: the same old columns; the numbers behind each verdict were added beside them),
 and the installed ``mtp-eval`` of today must write results of the same shape (keys, their order,
 JSON types) with the same measured values.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import re
@@ -42,9 +45,14 @@ def test_report_of_an_old_sweep_is_what_the_old_code_wrote(tmp_path):
         capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path,
     )  # fmt: skip
     assert run.returncode == 2, run.stdout + run.stderr  # fa3 vs reference: undecided, as then
-    for name in ("report.md", "cells.csv"):
-        written = (tmp_path / "report" / name).read_text(encoding="utf-8")
-        assert _normalised(written, sweep) == (EXPECTED / name).read_text(encoding="utf-8"), name
+    written = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
+    assert _normalised(written, sweep) == (EXPECTED / "report.md").read_text(encoding="utf-8")
+    # cells.csv gained the numbers behind each verdict (issue 25): the old columns are unchanged.
+    csv_text = _normalised((tmp_path / "report" / "cells.csv").read_text(encoding="utf-8"), sweep)
+    old = list(csv.DictReader(io.StringIO((EXPECTED / "cells.csv").read_text(encoding="utf-8"))))
+    new = list(csv.DictReader(io.StringIO(csv_text)))
+    assert [{k: row[k] for k in old[0]} for row in new] == old
+    assert "vs_reference_change" in new[0]
     assert {p: p.read_bytes() for p in sweep.rglob("*") if p.is_file()} == before  # read only
 
 

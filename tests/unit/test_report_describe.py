@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.report.describe import _bounds
+from pipeline.report.describe import drop_bounds
 
 # Identical answers on 58 questions x 2 repeats (live in test_server_checks before it moved to 4
 # repeats): the answered pairs' observed SE gives +-1.44 pts, the SE where the null holds +-2.13,
@@ -22,7 +22,7 @@ NULL = {"nogo_bound": -0.0213, "go_bound": 0.0213}
     ],
 )
 def test_the_message_shows_the_verdicts_bounds(numbers: dict, want: str) -> None:
-    shown = _bounds(numbers)
+    shown = drop_bounds(numbers)
     assert shown.startswith(want), shown
     if "n_lost" in numbers:
         assert shown.endswith("answered pairs alone [-1.44, 1.44]")

@@ -1,5 +1,6 @@
 import pytest
 
+from pipeline.report.check_kinds import KINDS
 from pipeline.report.verdicts import (
     ERROR,
     FAIL,
@@ -22,7 +23,7 @@ from pipeline.stats.power import VarianceComponents
 
 
 def check(verdict, kind="status", p_go=None, p_nogo=None, level=None):
-    c = Check("id", "label", "e", kind, verdict)
+    c = Check("id", "label", "e", KINDS[kind], verdict)
     c.p_go, c.p_nogo, c.level = p_go, p_nogo, level
     return c
 

@@ -1,0 +1,108 @@
+"""``mtp-eval-report SWEEP --mlflow URI``: the report's runs written to an MLflow tracking store.
+
+Idempotent: each run is found again by its ``mtp_eval.*`` key tag, so a second export of the same
+sweep updates the runs it made (tags, new or changed metrics, the artifacts) instead of adding
+runs. MLflow is imported here only (an optional extra: ``pip install 'mtp-eval[mlflow]'``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.report.build import Report
+from pipeline.report.mlflow_fields import TAG, RunFields, cell_runs, sweep_run
+
+KEY = f"{TAG}.key"
+
+
+class MlflowExportError(ValueError):
+    """The export cannot be done; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What an export wrote: the experiment, the parent run and the cells' runs."""
+
+    experiment_id: str
+    parent_run_id: str
+    cell_run_ids: tuple[str, ...]
+    created: int  # runs created by this export (0 on a second export of the same sweep)
+
+
+def _client(uri: str) -> Any:
+    try:
+        from mlflow.tracking import MlflowClient
+    except ImportError as err:
+        raise MlflowExportError(
+            "--mlflow needs MLflow: pip install 'mtp-eval[mlflow]' (or mlflow itself)"
+        ) from err
+    return MlflowClient(tracking_uri=uri)
+
+
+def _experiment(client: Any, name: str) -> str:
+    found = client.get_experiment_by_name(name)
+    if found is not None and found.lifecycle_stage == "deleted":
+        raise MlflowExportError(f"MLflow experiment {name!r} is deleted: restore it or pick "
+                                "another with --mlflow-experiment")  # fmt: skip
+    return str(found.experiment_id) if found else str(client.create_experiment(name))
+
+
+def _find(client: Any, experiment: str, key: str) -> Any:
+    runs = client.search_runs([experiment], filter_string=f"tags.`{KEY}` = '{key}'", max_results=2)
+    return runs[0] if runs else None
+
+
+def write_run(client: Any, experiment: str, fields: RunFields) -> tuple[str, bool]:
+    """Create or update one run; returns its id and whether it was created."""
+    from mlflow.entities import Metric, Param, RunTag
+
+    run = _find(client, experiment, fields.key)
+    created = run is None
+    if run is None:
+        run = client.create_run(experiment, tags={KEY: fields.key}, run_name=fields.name)
+    run_id, data = run.info.run_id, run.data
+    for name, value in fields.params.items():
+        if name in data.params and data.params[name] != value:
+            raise MlflowExportError(
+                f"MLflow run {run_id} ({fields.name}) has param {name}={data.params[name]!r}, "
+                f"this report says {value!r}: MLflow params never change; delete that run or "
+                "export to another experiment (--mlflow-experiment)"
+            )
+    stamp = int(time.time() * 1000)
+    params = [Param(k, v) for k, v in fields.params.items() if k not in data.params]
+    metrics = [Metric(k, v, stamp, 0) for k, v in fields.metrics.items()
+               if data.metrics.get(k) != v]  # fmt: skip
+    tags = [RunTag(k, v) for k, v in fields.tags.items()]
+    for at in range(0, max(len(params), len(metrics), len(tags)), 100):  # MLflow's batch cap
+        part = slice(at, at + 100)
+        client.log_batch(run_id, metrics=metrics[part], params=params[part], tags=tags[part])
+    client.set_terminated(run_id, "FINISHED")
+    return run_id, created
+
+
+def export_report(
+    report: Report, files: Sequence[Path], uri: str, experiment: str = "mtp-eval"
+) -> Exported:
+    """Write ``report`` to the tracking store at ``uri``: parent run, cell runs, artifacts.
+
+    Args:
+        report: the built report.
+        files: the report's files (``write_outputs``), logged as the parent run's artifacts.
+        uri: an MLflow tracking URI (``http://host:5000``, ``sqlite:///mlflow.db``, a folder).
+        experiment: the MLflow experiment (created when missing).
+
+    Raises:
+        MlflowExportError: MLflow is not installed, or the store holds a run it cannot update.
+    """
+    client = _client(uri)
+    experiment_id = _experiment(client, experiment)
+    parent, made = write_run(client, experiment_id, sweep_run(report))
+    cells = [write_run(client, experiment_id, f) for f in cell_runs(report, parent)]
+    for path in files:
+        client.log_artifact(parent, str(path), artifact_path="report")
+    created = int(made) + sum(int(c) for _, c in cells)
+    return Exported(experiment_id, parent, tuple(r for r, _ in cells), created)

@@ -1,0 +1,127 @@
+"""The HTML report's "Questions that changed" view and the banner's failing checks.
+
+Per candidate and eval compared with the baseline, the questions whose correctness moved most
+(``changed_questions``), each side's extracted answers, and the responses folded in a
+``<details>`` so that the page stays short. Each view's anchor is ``tables.questions_anchor``,
+which the verdict of the accuracy table links to.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+
+from pipeline.report.build import Report
+from pipeline.report.changed_questions import Answer, ChangedQuestion, changed_questions
+from pipeline.report.check_kinds import ACCURACY_VS_BASELINE
+from pipeline.report.load import CellRecord
+from pipeline.report.samples import SampleError, read_samples
+from pipeline.report.tables import questions_anchor, sort_key
+from pipeline.report.verdicts import FAILING, UNDECIDED, Check
+
+LIMIT = 20  # questions per candidate and eval: the ones that moved most
+SHOWN = 5  # failing checks the banner names before "and N more"
+
+
+def failing_checks(report: Report) -> list[Check]:
+    """The checks that make the verdict what it is: failing ones, else undecided ones."""
+    for verdicts in (FAILING, UNDECIDED):
+        found = [c for c in report.checks if c.verdict in verdicts]
+        if found:
+            by_id = {c.id: c for c in report.cells}
+            return sorted(found, key=lambda c: (sort_key(by_id[c.cell_id]), c.eval or ""))
+    return []
+
+
+def banner_items(report: Report) -> str:
+    """The banner's list: each failing (else undecided) cell and check, linked where it can be."""
+    found = failing_checks(report)
+    items = []
+    compared = {questions_anchor(c) for c in _compared(report)}
+    for check in found[:SHOWN]:
+        what = f"{check.cell_label}: {check.title(report.tolerance.baseline)} {check.verdict}"
+        anchor = questions_anchor(check)
+        link = f' (<a href="#{anchor}">questions that changed</a>)' if anchor in compared else ""
+        items.append(f"<li>{html.escape(what)}{link}</li>")
+    if len(found) > SHOWN:
+        items.append(f"<li>and {len(found) - SHOWN} more (see the tables below)</li>")
+    return f"<ul>{''.join(items)}</ul>" if items else ""
+
+
+def _compared(report: Report) -> list[Check]:
+    return [c for c in report.checks if c.kind == ACCURACY_VS_BASELINE and "drop" in c.numbers]
+
+
+def questions_section(report: Report) -> str:
+    """The whole view: one part per candidate and eval compared with the baseline."""
+    checks = _compared(report)
+    if not checks:
+        return ""
+    by_folder = {str(c.folder or c.id): c for c in report.cells}
+    by_id = {c.id: c for c in report.cells}
+    checks.sort(key=lambda c: (sort_key(by_id[c.cell_id]), c.eval or ""))
+    parts = [_part(c, by_id[c.cell_id], by_folder.get(str(c.numbers["baseline_folder"])))
+             for c in checks]  # fmt: skip
+    intro = (
+        f"Per candidate and eval, the {LIMIT} questions at most whose share of correct repeats "
+        "moved most between the baseline and the candidate; open a question for the responses."
+    )
+    return f'<h2 id="changed-questions">Questions that changed</h2><p>{intro}</p>{"".join(parts)}'
+
+
+def _part(check: Check, cell: CellRecord, base: CellRecord | None) -> str:
+    name = str(check.eval)
+    head = (
+        f'<h3 id="{questions_anchor(check)}">{html.escape(cell.label)}: {html.escape(name)} vs '
+        f"{html.escape(base.label if base else str(check.numbers['baseline_folder']))} "
+        f"({html.escape(check.verdict)})</h3>"
+    )
+    if base is None or base.folder is None or cell.folder is None:
+        return head + "<p>The baseline's samples are not among the inputs.</p>"
+    try:
+        found = changed_questions(
+            read_samples(base.folder, name), read_samples(cell.folder, name), LIMIT
+        )
+    except SampleError as err:
+        return head + f"<p>Samples unreadable: {html.escape(str(err))}</p>"
+    if not found:
+        return head + "<p>No question's correctness moved.</p>"
+    rows = "".join(_row(q) for q in found)
+    table_head = "question|gold|baseline right|candidate right|change|answers (base / cand)"
+    headers = "".join(f"<th>{h}</th>" for h in table_head.split("|"))
+    return f'{head}<table class="changed"><tr>{headers}</tr>{rows}</table>'
+
+
+def _row(q: ChangedQuestion) -> str:
+    cells = [q.question_id, q.gold or "", _right(q.baseline), _right(q.candidate),
+             f"{100 * q.change:+.1f} pts"]  # fmt: skip
+    tds = "".join(f"<td>{html.escape(c)}</td>" for c in cells)
+    answers = (
+        f"{html.escape(_extracted(q.baseline))} / {html.escape(_extracted(q.candidate))}"
+        f"<details><summary>responses</summary>{_responses('baseline', q.baseline)}"
+        f"{_responses('candidate', q.candidate)}</details>"
+    )
+    return f"<tr>{tds}<td>{answers}</td></tr>"
+
+
+def _right(answers: tuple[Answer, ...]) -> str:
+    return f"{sum(a.correct for a in answers)}/{len(answers)}"
+
+
+def _extracted(answers: Iterable[Answer]) -> str:
+    # Graded per repeat: a shuffled multiple-choice question has its own right letter each time.
+    marks = (f"{a.extracted if a.extracted is not None else '-'} {'✓' if a.correct else '✗'}"
+             for a in answers)  # fmt: skip
+    return ", ".join(marks)
+
+
+def _responses(side: str, answers: Iterable[Answer]) -> str:
+    items = []
+    for a in answers:
+        mark = "right" if a.correct else "wrong"
+        why = f", {a.error_kind}" if a.error_kind else ""
+        why += ", truncated" if a.finish_reason == "length" else ""
+        text = a.response if a.response is not None else "(no response)"
+        items.append(f"<p><b>{side}, repeat {a.repeat}</b> ({mark}{html.escape(why)}):</p>"
+                     f"<pre>{html.escape(text)}</pre>")  # fmt: skip
+    return "".join(items)
