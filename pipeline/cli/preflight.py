@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from hydra.experimental.callback import Callback
-from omegaconf import DictConfig, open_dict, read_write
+from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from evals.base import make_eval
 from evals.datasets import DatasetError
@@ -94,7 +94,11 @@ def sweep_host_problems(config: DictConfig) -> list[str]:
     """Every problem that would fail a cell of this sweep before its server starts, once each.
 
     Jobs whose values are out of range are skipped: the config check has refused the sweep.
+    Nothing is checked when the cells run on other hosts (``hydra/launcher=slurm``): a login
+    node's missing GPU, SGLang or dataset cache says nothing of the compute nodes'.
     """
+    if runs_elsewhere(config):
+        return []
     loaded: dict[str, str | None] = {}
     found: list[tuple[str, str]] = []
     jobs = 0
@@ -105,6 +109,12 @@ def sweep_host_problems(config: DictConfig) -> list[str]:
         jobs += 1
         found += [(problem, where) for problem in cell_problems(conf, loaded)]
     return said_once(found, jobs)
+
+
+def runs_elsewhere(config: DictConfig) -> bool:
+    """Whether the sweep's launcher runs its cells on other hosts (SLURM, Hydra's or ours)."""
+    target = str(OmegaConf.select(config, "hydra.launcher._target_", default="") or "")
+    return "slurm" in target.lower()
 
 
 def refuse(problems: list[str]) -> None:

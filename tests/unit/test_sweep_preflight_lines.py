@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from omegaconf import OmegaConf
 
-from pipeline.cli.preflight import said_once
+from pipeline.cli.preflight import runs_elsewhere, said_once
 from pipeline.cli.sweep_outcome import nothing_produced
 
 
@@ -39,3 +40,17 @@ def test_each_problem_is_said_once(found, jobs, lines):
 )  # fmt: skip
 def test_a_sweep_without_a_result_is_told(counts, line):
     assert nothing_produced(Counter(counts)) == line
+
+
+@pytest.mark.parametrize(
+    ("target", "elsewhere"),
+    [
+        ("hydra_plugins.mtp_eval_launcher.MtpEvalSlurmLauncher", True),
+        ("hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher", True),
+        ("hydra_plugins.hydra_submitit_launcher.submitit_launcher.LocalLauncher", False),
+        ("hydra._internal.core_plugins.basic_launcher.BasicLauncher", False),
+    ],
+)
+def test_a_sweep_on_slurm_is_not_judged_by_the_login_node(target, elsewhere):
+    config = OmegaConf.create({"hydra": {"launcher": {"_target_": target}}})
+    assert runs_elsewhere(config) is elsewhere
