@@ -131,7 +131,7 @@ def refuse(problems: list[str]) -> None:
 
 
 class PreflightCallback(Callback):
-    """Refuses a run or sweep whose cells would all fail before a server starts (exit code 2)."""
+    """Refuses a run or sweep in which a cell would fail before its server starts (exit code 2)."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Called by Hydra before the first job of a multirun (after the config check)."""
