@@ -16,11 +16,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP) $(BASE)
 
-# The demo: the base install only (Hydra, aiohttp, numpy, scipy, statsmodels, matplotlib,
+# The demo: the base install only (Hydra, aiohttp, numpy, scipy, prometheus-client, matplotlib,
 # datasets, lm-eval's API client; no torch, no dev tools).
 $(BASE): pyproject.toml
 	@echo "installing mtp-eval with its base dependencies only (Hydra, aiohttp, numpy, scipy,"
-	@echo "statsmodels, matplotlib, datasets, lm-eval[api]; no torch, no dev tools) into $(VENV)"
+	@echo "prometheus-client, matplotlib, datasets, lm-eval[api]; no torch, no dev tools) into $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e .

@@ -15,6 +15,7 @@ the other way round).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
@@ -165,27 +166,47 @@ def _positive_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
+@functools.lru_cache(maxsize=8)  # a window reads several counters from one snapshot
+def _samples(text: str) -> tuple[tuple[str, tuple[tuple[str, str], ...], float], ...]:
+    """Every sample of a ``/metrics`` text: (sample name, labels, value).
+
+    prometheus_client's own parser (SGLang exports with prometheus_client): escaped label
+    values, ``# HELP`` / ``# TYPE`` lines and a counter's ``_created`` samples are its job.
+
+    Raises:
+        ValueError: the text is not Prometheus' text format.
+    """
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        families = list(text_string_to_metric_families(text))
+    except ValueError as err:
+        raise ValueError(f"/metrics is not Prometheus text format: {err}") from err
+    return tuple(
+        (s.name, tuple(sorted(s.labels.items())), float(s.value))
+        for family in families
+        for s in family.samples
+    )
+
+
 def metric_total(text: str | None, name: str) -> float | None:
-    """Sum of a Prometheus counter over its label sets; None when absent."""
+    """Sum of a counter's samples over its label sets; None when absent.
+
+    ``name`` is the sample's name as exposed (``sglang:num_requests_total``), not the family's.
+    """
     if not text:
         return None
-    total, seen = 0.0, False
-    for line in text.splitlines():
-        if line.startswith(name) and line[len(name) : len(name) + 1] in ("{", " "):
-            total += float(line.rsplit(" ", 1)[-1])
-            seen = True
-    return total if seen else None
+    values = [value for sample, _, value in _samples(text) if sample == name]
+    return sum(values) if values else None
 
 
 def metric_by_label(text: str | None, name: str, label: str) -> dict[str, float]:
     """A Prometheus counter summed per value of ``label`` (empty when absent or unlabelled)."""
     totals: dict[str, float] = {}
-    marker = f'{label}="'
-    for line in (text or "").splitlines():
-        if not line.startswith(name + "{") or marker not in line:
-            continue
-        value = line.split(marker, 1)[1].split('"', 1)[0]
-        totals[value] = totals.get(value, 0.0) + float(line.rsplit(" ", 1)[-1])
+    for sample, labels, value in _samples(text) if text else ():
+        by_name = dict(labels)
+        if sample == name and label in by_name:
+            totals[by_name[label]] = totals.get(by_name[label], 0.0) + value
     return totals
 
 

@@ -150,6 +150,7 @@ class ChatClient:
         start = time.perf_counter()
         attempt = 1
         retried: list[str] = []
+        # Kept over tenacity/backoff: six lines, and each retry's cause lands on the outcome.
         while True:
             got = await self._attempt(body, stream)
             if got.error_kind not in RETRYABLE or attempt > self.conf.max_retries:

@@ -99,8 +99,11 @@ def register_slurm_launcher() -> None:
 def main() -> None:
     """Entry point of the ``mtp-eval`` console script.
 
-    A single run exits 1 when its cell failed; a multirun exits 0 once every cell has a result
-    (``mtp-eval-report`` is the gate for sweeps). An override whose key the schema lacks, with
+    A single run exits 1 when its cell failed; a multirun exits 0 once any cell produced a
+    result (``mtp-eval-report`` is the gate for sweeps) and 1 when none did
+    (``pipeline.cli.sweep_outcome``). A problem every cell would hit before its server starts
+    (no GPU, no SGLang version, a dataset that does not load) exits 2 before the first cell
+    (``pipeline.cli.preflight``). An override whose key the schema lacks, with
     or without ``+``, exits 2 before anything is composed. Ctrl-C ends it with one line and
     exit code 130: the cell's ``result.json`` says ``interrupted`` and its answered samples are
     kept.

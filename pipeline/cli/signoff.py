@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from pipeline.config.schema_keys import override_problems
 from pipeline.report.cli import main as report_main
@@ -83,6 +84,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return INTERRUPTED
+    if returncode != 0 and not Path(sweep_dir).is_dir():  # refused before its first cell
+        print(
+            f"mtp-eval-signoff: the sweep exited {returncode} before its first cell (the lines "
+            "above say why); nothing to judge: exit code 2",
+            file=sys.stderr,
+        )
+        return 2
     if returncode != 0:
         print(
             f"mtp-eval-signoff: the sweep exited {returncode}; judging what it left",

@@ -65,6 +65,7 @@ def row(result: CellResult, since: str | None = None) -> tuple[str, ...]:
 
 def table(rows: list[tuple[str, ...]]) -> str:
     """A plain aligned text table with a header."""
+    # Kept over tabulate/rich: ljust is all it needs, and the base install stays one dep lighter.
     all_rows = [_HEADER, *rows]
     widths = [max(len(r[i]) for r in all_rows) for i in range(len(_HEADER))]
     lines = [

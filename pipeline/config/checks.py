@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
@@ -162,10 +162,49 @@ CHECKED_ROOTS = frozenset(
 )
 
 
-def checked_overrides(overrides: list[str]) -> tuple[str, ...]:
-    """The overrides of a job that can change a checked value."""
-    roots = (o.lstrip("+~").split("=", 1)[0].split(".", 1)[0].split("@", 1)[0] for o in overrides)
-    return tuple(o for o, root in zip(overrides, roots, strict=True) if root in CHECKED_ROOTS)
+def checked_overrides(
+    overrides: list[str], roots: frozenset[str] = CHECKED_ROOTS
+) -> tuple[str, ...]:
+    """A job's overrides under ``roots`` (by default: those that can change a checked value)."""
+    keys = (o.lstrip("+~").split("=", 1)[0].split(".", 1)[0].split("@", 1)[0] for o in overrides)
+    return tuple(o for o, root in zip(overrides, keys, strict=True) if root in roots)
+
+
+def sweep_job_configs(
+    config: DictConfig, roots: frozenset[str]
+) -> Iterator[tuple[str, DictConfig]]:
+    """Each distinct job's composed config (its ``hydra`` node dropped), named by its overrides.
+
+    Jobs whose overrides under ``roots`` are the same are composed once (about 0.2 s each:
+    composing every job would cost a sweep's worth of seconds). Basic sweeper only.
+
+    Args:
+        config: the multirun's config as Hydra gives it to ``on_multirun_start``.
+        roots: the config roots whose overrides can change what the caller checks.
+    """
+    from hydra.core.global_hydra import GlobalHydra
+
+    from pipeline.results.sweep_jobs import sweep_jobs
+
+    hydra = OmegaConf.to_container(config.hydra, resolve=False)
+    jobs = sweep_jobs({str(k): v for k, v in hydra.items()}) if isinstance(hydra, dict) else None
+    distinct = dict.fromkeys(checked_overrides(job, roots) for job in jobs or [])
+    loader = GlobalHydra.instance().config_loader()
+    for overrides in distinct:
+        job = loader.load_sweep_config(config, list(overrides))
+        with read_write(job), open_dict(job):
+            del job["hydra"]
+        yield " ".join(overrides) or "every job", job
+
+
+def typed_config(job: DictConfig) -> RootConf | None:
+    """``job`` as the schema's dataclasses; None for a wrong key or type (Hydra reports it)."""
+    try:
+        conf = OmegaConf.to_object(job)
+    except Exception:  # a wrong key or type: Hydra reports it when the job composes
+        return None
+    assert isinstance(conf, RootConf), type(conf)
+    return conf
 
 
 def sweep_problems(config: DictConfig) -> list[str]:
@@ -174,28 +213,13 @@ def sweep_problems(config: DictConfig) -> list[str]:
     Args:
         config: the multirun's config as Hydra gives it to ``on_multirun_start``.
     """
-    from hydra.core.global_hydra import GlobalHydra
-
-    from pipeline.results.sweep_jobs import sweep_jobs
-
-    hydra = OmegaConf.to_container(config.hydra, resolve=False)
-    jobs = sweep_jobs({str(k): v for k, v in hydra.items()}) if isinstance(hydra, dict) else None
-    distinct = dict.fromkeys(checked_overrides(job) for job in jobs or [])
-    loader = GlobalHydra.instance().config_loader()
     first_job: dict[str, str] = {}
-    for overrides in distinct:  # about 0.2 s each: composing every job would cost a sweep's
-        job = loader.load_sweep_config(config, list(overrides))
-        with read_write(job), open_dict(job):
-            del job["hydra"]
+    for where, job in sweep_job_configs(config, CHECKED_ROOTS):
         for problem in phantom_evals(job):
-            first_job.setdefault(problem, " ".join(overrides) or "every job")
-        try:
-            conf = OmegaConf.to_object(job)
-        except Exception:  # a wrong key or type: Hydra reports it when the job composes
-            continue
-        assert isinstance(conf, RootConf), type(conf)
-        for problem in config_problems(conf):
-            first_job.setdefault(problem, " ".join(overrides) or "every job")
+            first_job.setdefault(problem, where)
+        conf = typed_config(job)
+        for problem in config_problems(conf) if conf is not None else []:
+            first_job.setdefault(problem, where)
     return [f"{problem} (in {where})" for problem, where in first_job.items()]
 
 

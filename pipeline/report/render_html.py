@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import base64
-import html
+import html  # kept over a template engine: one page, every value through html.escape
 
 from pipeline.report.build import Report
 from pipeline.report.plots import COLOURS, GREY, metric_plot, paired_plot, verdict_grid

@@ -8,6 +8,7 @@ any descendant that left the group. The same code drives real SGLang and the sim
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shlex
 import signal
@@ -23,6 +24,7 @@ from pathlib import Path
 import psutil
 
 from pipeline.results.redact import redact_text
+from pipeline.serving.waiting import WAIT_PROGRESS_S
 
 HEALTH_PATH = "/health_generate"
 
@@ -129,7 +131,8 @@ def wait_healthy(
                 timed_out=False,
             )
         left = policy.timeout_s - (time.monotonic() - start)
-        if probe_health(base_url, timeout_s=min(20.0, max(0.5, left))) == 200:
+        longest = min(20.0, policy.report_every_s or 20.0)  # a probe never outlasts a line
+        if probe_health(base_url, timeout_s=min(longest, max(0.5, left))) == 200:
             return time.monotonic() - start
         now = time.monotonic()
         if policy.report_every_s is not None and now - reported >= policy.report_every_s:
@@ -213,6 +216,8 @@ def external_server(base_url: str, policy: HealthPolicy) -> Iterator[RunningServ
         ExternalServerError: nothing healthy answered at ``base_url`` in time (the URL and the
             key to raise are in the message).
     """
+    every_s = min(policy.report_every_s or WAIT_PROGRESS_S, WAIT_PROGRESS_S)  # nothing to compile
+    policy = dataclasses.replace(policy, report_every_s=every_s)
     try:
         waited = wait_healthy(base_url, policy, argv=[f"(external server at {base_url})"])
     except ServerStartError as err:

@@ -11,6 +11,7 @@ import urllib.request
 from typing import Any
 
 from backends.server_info import LATEST, ServerInfo
+from pipeline.serving.waiting import announced_wait
 
 
 class ServerApiError(RuntimeError):
@@ -30,7 +31,10 @@ def _request(url: str, method: str, api_key: str | None, timeout_s: float) -> tu
     if api_key:
         req.add_header("Authorization", f"Bearer {api_key}")
     try:
-        with urllib.request.urlopen(req, timeout=timeout_s) as resp:
+        with (
+            announced_wait(f"{method} {url}", timeout_s),
+            urllib.request.urlopen(req, timeout=timeout_s) as resp,
+        ):
             return int(resp.status), resp.read()
     except urllib.error.HTTPError as err:
         return int(err.code), err.read()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 
+from pipeline.results.cell_error import CellError
 from pipeline.serving import server_api
 from pipeline.serving.server_kind import ServerPlan
 
@@ -16,7 +17,7 @@ def sglang_version(plan: ServerPlan, api_key: str | None = None) -> str:
     at most ``server.external_timeout_s``); the installed ``sglang`` package.
 
     Raises:
-        ValueError: nothing tells the version; the message says which key to set.
+        CellError: nothing tells the version (kind ``config``); the message says which key to set.
     """
     server, kind = plan.conf, plan.kind
     if server.sglang_version:
@@ -41,7 +42,8 @@ def sglang_version(plan: ServerPlan, api_key: str | None = None) -> str:
     try:
         return importlib.metadata.version("sglang")
     except importlib.metadata.PackageNotFoundError as err:
-        raise ValueError(
+        raise CellError(  # the user's setting to make, not a bug: no exception name in front
+            "config",
             "cannot tell which SGLang version to plan for: sglang is not installed here; set "
-            "server.sglang_version=0.5.23 (or the version the server runs)"
+            "server.sglang_version=0.5.23 (or the version the server runs)",
         ) from err
