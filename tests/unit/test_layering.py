@@ -85,7 +85,7 @@ PIPELINE_ALLOWED = {
     "cluster": {"results", "serving"},
     "measuring": {"config", "report", "results", "serving", "stats"},
     "cell": {"cluster", "config", "measuring", "results", "serving"},
-    "cli": {"cell", "cluster", "config", "report", "results"},
+    "cli": {"cell", "cluster", "config", "report", "results", "serving"},
 }
 
 
