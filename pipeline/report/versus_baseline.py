@@ -28,6 +28,7 @@ from pipeline.report.verdicts import (
     stat_check,
 )
 from pipeline.results.result_types import EvalSummary
+from pipeline.stats.anytime import anytime_evidence, broken_p, look_share
 from pipeline.stats.clustered import log_ratio_se
 from pipeline.stats.mcnemar import discordant_counts, mcnemar_exact
 from pipeline.stats.power import variance_components
@@ -88,8 +89,10 @@ def sequential_look(summary: EvalSummary) -> Look:
         return None
     design = SequentialDesign(**seq.design)
     look = seq.look
-    if isinstance(look, bool) or not isinstance(look, int) or not 1 <= look <= design.n_looks:
-        raise ValueError(f"sequential.look = {look!r} must be an integer in 1..{design.n_looks}")
+    # An anytime design may have been extended past its planned looks.
+    last = math.inf if design.statistic == "eprocess" else design.n_looks
+    if isinstance(look, bool) or not isinstance(look, int) or not 1 <= look <= last:
+        raise ValueError(f"sequential.look = {look!r} must be an integer in 1..{last}")
     return design, look
 
 
@@ -155,21 +158,23 @@ def accuracy_check(
 ) -> Check:  # fmt: skip
     """Paired non-inferiority of accuracy on answered pairs (``pipeline.stats.signoff``).
 
-    A sequentially stopped candidate is read through its stagewise p-values, which are <= alpha
-    exactly when its look stopped it, and which Holm can correct across cells.
+    A candidate of the anytime design is read through the e-processes its looks stopped on
+    (``anytime_evidence`` of the same pairs, ``anytime_p``); one of the group-sequential design
+    through its stagewise p-values, which are <= alpha exactly when its look stopped it.
     """
-    null = look is None or look[0].statistic == "null"  # as the cell's looks read it
+    null = look is None or look[0].statistic != "observed"  # as the cell's looks read it
     ev = accuracy_evidence(
         paired.outcomes, margins.max_drop, alpha, margins.max_absent_questions, null
     )
     drop, se, df = float(ev.drop), float(ev.se), float(ev.df)
     b_flat, c_flat = paired.flat()
-    level = level_at(look[0].side(True), look[1]) if look else alpha
+    anytime = look is not None and look[0].statistic == "eprocess"
+    level = level_at(look[0].side(True), look[1]) if look and not anytime else alpha
     why = _why_undecided(ev, margins, len(paired.questions), level)
     check = stat_check(
         cell, name, ACC, Estimate(drop, se, max(df, 1.0)), margins.max_drop, alpha, alpha,
         baseline=base.label, baseline_folder=str(base.folder or base.id), note=note,
-        sequential=f"sequential look {look[1]} of {look[0].n_looks}" if look else "",
+        sequential=_look_words(look),
         look_level=level, n_questions=int(ev.n_paired),
         repeats=paired.repeats, n_lost=int(ev.n_lost),
         n_unanswered_questions=int(ev.n_unanswered), go_bound=float(ev.go_bound),
@@ -179,7 +184,10 @@ def accuracy_check(
         accuracy_candidate=float(c_flat.mean()) if c_flat.size else math.nan, **paired.rates,
     )  # fmt: skip
     check.p_go, check.p_nogo = float(ev.p_go), float(ev.p_nogo)
-    if look:
+    if look and anytime:
+        check.p_go, check.p_nogo = anytime_p(paired, margins, look[0])
+        check.numbers["nogo_family"] = look[0].family
+    elif look:
         design, j = look
         check.p_go = float(stagewise(design.side(True), j, np.asarray(ev.p_go)))
         check.p_nogo = float(stagewise(design.side(False), j, np.asarray(ev.p_nogo)))
@@ -187,6 +195,21 @@ def accuracy_check(
     if paired.outcomes.by_repeat:
         check.components = variance_components(paired.diffs)
     return check
+
+
+def _look_words(look: Look) -> str:
+    if look is None:
+        return ""
+    if look[0].statistic == "eprocess":
+        return f"anytime-valid look {look[1]} (rounds of {look[0].repeats_per_round})"
+    return f"sequential look {look[1]} of {look[0].n_looks}"
+
+
+def anytime_p(paired: Paired, margins: EvalTolerance, design: SequentialDesign) -> tuple[float, float]:
+    """GO's and NO-GO's e-process p-values: what the cell's looks stopped on."""
+    ev = anytime_evidence(paired.outcomes, margins.max_drop, design.alpha,
+                          design.repeats_per_round, margins.max_absent_questions)  # fmt: skip
+    return float(ev.p_go), float(ev.p_nogo)
 
 
 def broken_check(
@@ -204,14 +227,21 @@ def broken_check(
         )
         return make_check(cell, name, BROKEN, INFO, message)
     # A look spends its share of the NO-GO family's alpha.
-    level = increment(look[0].side(False), look[1]) if look else alpha
+    anytime = look is not None and look[0].statistic == "eprocess"
+    if anytime:
+        level = alpha / look[0].family * look_share(look[1])
+    else:
+        level = increment(look[0].side(False), look[1]) if look else alpha
     flagged = found.flagged(level)
     ids = [q for q, f in zip(paired.questions, flagged, strict=True) if f]
     check = make_check(
         cell, name, BROKEN, INCONCLUSIVE, "", testable=int(found.testable),
         broken_questions=ids, p=float(found.p_cell), baseline=base.label,
     )  # fmt: skip
-    p = bonferroni_over_looks(look[0].side(False), look[1], found.p_cell) if look else found.p_cell
+    if anytime:
+        p = float(broken_p(paired.outcomes, alpha, look[0].repeats_per_round))
+    else:
+        p = bonferroni_over_looks(look[0].side(False), look[1], found.p_cell) if look else found.p_cell
     check.p_go, check.p_nogo, check.level = math.nan, float(p), alpha
     if look:
         check.numbers["nogo_family"] = look[0].family

@@ -36,7 +36,7 @@ from pipeline.stats.clustered import question_means, ragged_to_matrix, within_qu
 from pipeline.stats.noninferiority import GO, NO_GO, margin_test, paired_drop, verdicts
 
 SPENDING = ("obrien_fleming", "pocock")
-STATISTICS = ("null", "observed")
+STATISTICS = ("eprocess", "null", "observed")
 _GRID_POINTS = 2001
 _GRID_LOW = -9.0
 
@@ -55,9 +55,11 @@ class SequentialDesign:
             and the broken-prompt check, spends ``alpha / family``). Known before the first
             look (the sweep's ``multirun.yaml``), so a look's NO-GO and the report's are the
             same decision. GO needs no split (the release is GO only if every cell is).
-        statistic: "null" (the SE each test reads is grown to where its null holds,
-            ``pipeline.stats.null_variance``; what cells write since) or "observed" (the SE at
-            the estimate: cells written before, which stopped on it and are read on it).
+        statistic: "eprocess" (the anytime-valid design of ``pipeline.stats.anytime``: what
+            cells write since; the spending function and ``max_repeats`` then only plan the
+            run, a look may go past it), "null" (group-sequential, the SE each test reads
+            grown to where its null holds, ``pipeline.stats.null_variance``) or "observed"
+            (group-sequential, the SE at the estimate: the oldest cells, read as they stopped).
     """
 
     max_repeats: int
