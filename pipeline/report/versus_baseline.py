@@ -205,7 +205,9 @@ def _look_words(look: Look) -> str:
     return f"sequential look {look[1]} of {look[0].n_looks}"
 
 
-def anytime_p(paired: Paired, margins: EvalTolerance, design: SequentialDesign) -> tuple[float, float]:
+def anytime_p(
+    paired: Paired, margins: EvalTolerance, design: SequentialDesign
+) -> tuple[float, float]:
     """GO's and NO-GO's e-process p-values: what the cell's looks stopped on."""
     ev = anytime_evidence(paired.outcomes, margins.max_drop, design.alpha,
                           design.repeats_per_round, margins.max_absent_questions)  # fmt: skip
@@ -241,7 +243,9 @@ def broken_check(
     if anytime:
         p = float(broken_p(paired.outcomes, alpha, look[0].repeats_per_round))
     else:
-        p = bonferroni_over_looks(look[0].side(False), look[1], found.p_cell) if look else found.p_cell
+        p = found.p_cell
+        if look:
+            p = bonferroni_over_looks(look[0].side(False), look[1], found.p_cell)
     check.p_go, check.p_nogo, check.level = math.nan, float(p), alpha
     if look:
         check.numbers["nogo_family"] = look[0].family

@@ -35,7 +35,6 @@ Broken prompts (``pipeline.stats.breaks``) are tested at every look ``j`` at
 
 from __future__ import annotations
 
-import math
 import warnings
 from dataclasses import dataclass
 
@@ -186,4 +185,3 @@ def anytime_verdict(ev: AnytimeEvidence, alpha: float, family: int) -> np.ndarra
 
     share = alpha / family
     return verdict_of(ev.p_go, ev.p_nogo, ev.p_broken, alpha, share, share)
-
