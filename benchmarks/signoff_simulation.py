@@ -2,8 +2,9 @@
 
     python benchmarks/signoff_simulation.py [--reps 2000] [--write]
 
-Every replication is decided by the report's own functions (``pipeline/stats/release_sim.py``
-says which); ``--write`` writes benchmarks/results/signoff_simulation.md with the machine.
+Every replication is decided by the report's own functions
+(``benchmarks/signoff_sim/release_sim.py`` says which); ``--write`` writes
+benchmarks/results/signoff_simulation.md with the machine.
 The older comparison with TensorRT-LLM's rule is ``signoff_rules_comparison.py``.
 """
 
@@ -17,10 +18,10 @@ from pathlib import Path
 
 import numpy as np
 from client_throughput import publish
+from signoff_sim.release_sim import GO, NO_GO, Condition, Outcome, beta_questions, rate
+from signoff_sim.release_sim import run_condition as simulate
 from simserver_fixture import ROOT
 
-from pipeline.stats.release_sim import GO, NO_GO, Condition, Outcome, beta_questions, rate
-from pipeline.stats.release_sim import run_condition as simulate
 from pipeline.stats.sequential import SequentialDesign, boundaries
 
 OUT = ROOT / "benchmarks" / "results" / "signoff_simulation.md"
@@ -274,7 +275,8 @@ def main() -> None:
         "alpha / (candidates) at every look and in the report alike (Bonferroni over the "
         "family, fixed before the first look). Repeats per decision count every cell, "
         "baselines included.",
-        "- Decided by the report's own functions (pipeline/stats/release_sim.py names them): "
+        "- Decided by the report's own functions (benchmarks/signoff_sim/release_sim.py names "
+        "them): "
         "answered pairs, missing answers at their worst, the broken-prompt check, GO per cell "
         "(intersection-union), NO-GO alarms Holm-corrected across cells (fixed designs), "
         "release GO only if every candidate is GO; a sequential candidate stops as "

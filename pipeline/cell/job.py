@@ -19,6 +19,7 @@ from backends.compat import preflight
 from backends.gpu import GpuInfo
 from backends.launch import LaunchOptions, LaunchPlan, plan_launch
 from backends.resolved import CellSpec
+from backends.rule import FATAL
 from evals.base import Eval, make_eval
 from evals.config import EvalConf
 from pipeline.cell.cell_result import initial_result, mark, overhead, record_plan, record_server
@@ -58,8 +59,6 @@ from pipeline.sweeps.resume import (
     samples_key,
     set_aside_for_policies,
 )
-
-BLOCKING = ("reject", "crash-at-start")
 
 
 def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> CellResult:
@@ -117,11 +116,9 @@ def _run(conf: RootConf, cell_dir: Path, result: ResultDraft, job_num: int, cloc
     )
     findings = preflight(spec)
     result.set_preflight([dataclasses.asdict(f) for f in findings])
-    result.warnings.extend(
-        f"{f.outcome}: {f.message}" for f in findings if f.outcome not in BLOCKING
-    )
+    result.warnings.extend(f"{f.outcome}: {f.message}" for f in findings if f.outcome not in FATAL)
     result.set_platform(dataclasses.asdict(gpu), version)
-    blocking = [f for f in findings if f.outcome in BLOCKING]
+    blocking = [f for f in findings if f.outcome in FATAL]
     if blocking:
         unsupported(result, blocking)
         return

@@ -88,7 +88,7 @@ def test_a_cell_extended_past_max_repeats_is_read_on_all_its_repeats(tmp_path):
     b, c = truth(0.0, seed=4)
     base = records(b, accept=None)
     short = SequentialConf(max_repeats=4, repeats_per_round=2)
-    design, j, decision = first_stop(base, c[:, :4], short, family=8)
+    _, j, decision = first_stop(base, c[:, :4], short, family=8)
     assert decision is None and j == 2
     longer, j2, later = first_stop(base, c, SequentialConf(max_repeats=32, repeats_per_round=2), 8)
     assert later == "GO" and j2 > 2

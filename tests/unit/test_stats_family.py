@@ -4,9 +4,9 @@ the sweep's family before the first look, read back with the same split."""
 import numpy as np
 import pytest
 
+from benchmarks.signoff_sim.release_sim import Condition, run_condition
 from pipeline.results.eval_block import SequentialBlock
 from pipeline.stats.release import family_pvalues, family_verdicts
-from pipeline.stats.release_sim import Condition, run_condition
 from pipeline.stats.sequential import SequentialDesign, level_at
 from pipeline.stats.sequential_pvalues import stagewise
 from pipeline.stats.signoff import look_levels
