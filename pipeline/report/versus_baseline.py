@@ -214,6 +214,23 @@ def anytime_p(
     return float(ev.p_go), float(ev.p_nogo)
 
 
+def _broken_reading(paired: Paired, p_cell: float, alpha: float, look: Look) -> tuple[float, float]:
+    """The level a question is flagged at and the check's p-value, as the cell's looks read it.
+
+    A look spends its share of the NO-GO family's alpha: the anytime design ``alpha / family /
+    (j (j + 1))`` at look ``j`` (``anytime.broken_p`` over every look), the group-sequential
+    one its spending increment (``sequential_pvalues``).
+    """
+    if look is None:
+        return alpha, float(p_cell)
+    design, j = look
+    if design.statistic == "eprocess":
+        p = broken_p(paired.outcomes, alpha, design.repeats_per_round)
+        return alpha / design.family * look_share(j), float(p)
+    p = bonferroni_over_looks(design.side(False), j, np.asarray(p_cell))
+    return increment(design.side(False), j), float(p)
+
+
 def broken_check(
     cell: CellRecord, base: CellRecord, name: str, alpha: float, look: Look, paired: Paired
 ) -> Check:
@@ -228,24 +245,13 @@ def broken_check(
             "is one answer, too few for a per-question test; the accuracy check decides"
         )
         return make_check(cell, name, BROKEN, INFO, message)
-    # A look spends its share of the NO-GO family's alpha.
-    anytime = look is not None and look[0].statistic == "eprocess"
-    if anytime:
-        level = alpha / look[0].family * look_share(look[1])
-    else:
-        level = increment(look[0].side(False), look[1]) if look else alpha
+    level, p = _broken_reading(paired, float(found.p_cell), alpha, look)
     flagged = found.flagged(level)
     ids = [q for q, f in zip(paired.questions, flagged, strict=True) if f]
     check = make_check(
         cell, name, BROKEN, INCONCLUSIVE, "", testable=int(found.testable),
         broken_questions=ids, p=float(found.p_cell), baseline=base.label,
     )  # fmt: skip
-    if anytime:
-        p = float(broken_p(paired.outcomes, alpha, look[0].repeats_per_round))
-    else:
-        p = found.p_cell
-        if look:
-            p = bonferroni_over_looks(look[0].side(False), look[1], found.p_cell)
     check.p_go, check.p_nogo, check.level = math.nan, float(p), alpha
     if look:
         check.numbers["nogo_family"] = look[0].family
