@@ -79,12 +79,13 @@ def bet_outcomes(o: Outcomes, margin: float, go: bool) -> FloatArray:
     return x + margin if go else -margin - x
 
 
-def log_wealth(y: FloatArray, margin: float, go: bool) -> FloatArray:
+def log_wealth(y: FloatArray, margin: float, go: bool, reach: float = 1.0) -> FloatArray:
     """``(..., k)`` log wealth after each repeat of the bet with outcomes ``y`` (``bet_outcomes``).
 
-    A repeat without any pair leaves wealth and bet as they were.
+    ``reach`` is the largest ``|x|`` a pair can show (1; more when pairs are importance-weighted),
+    which bounds the bet. A repeat without any pair leaves wealth and bet as they were.
     """
-    cap = CAP / (1 - margin if go else 1 + margin)
+    cap = CAP / (reach - margin if go else reach + margin)
     lead = y.shape[:-2]
     total = np.zeros(lead)
     sum_y = np.full(lead, PRIOR_PAIRS * margin)
