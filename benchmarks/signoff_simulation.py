@@ -94,17 +94,16 @@ def errors_name(c: Condition) -> str:
     return f"{100 * c.base_errors:g}% / {100 * c.cand_errors:g}%{mode}"
 
 
-def run_all(
-    reps: int, seed: int, margin_reps: int, release_reps: int, jobs: int = 1
-) -> dict[Condition, Outcome]:
-    """Every condition (over ``jobs`` processes); a condition's outcomes depend on its seed only.
+def run_all(opts: argparse.Namespace) -> dict[Condition, Outcome]:
+    """Every condition (over ``opts.jobs`` processes); its outcomes depend on its seed only.
 
-    Every condition at the margin gets ``margin_reps`` replications (the false-GO rows: enough
-    to tell 5% from 6.5%) except 8 candidates sequential, which get ``release_reps`` like every
-    8-candidate sequential row (CPU: each is 8 cells x up to 16 looks).
+    A fixed design at the margin gets ``margin_reps`` replications (the false-GO rows: enough to
+    tell 5% from 6.5%), an anytime one ``seq_margin_reps`` (its rates sit far below 5%), every
+    8-candidate sequential row ``release_reps`` (CPU: each is 8 cells x up to 16 looks).
     """
     todo = list(dict.fromkeys([*per_cell_conditions(), *release_conditions()]))
-    sizes = [replications(c, reps, margin_reps, release_reps) for c in todo]
+    sizes = [replications(c, opts) for c in todo]
+    seed, jobs = opts.seed, opts.jobs
     with multiprocessing.Pool(jobs) as pool:
         found = pool.starmap(_one, [(c, n, seed) for c, n in zip(todo, sizes, strict=True)])
     return dict(zip(todo, found, strict=True))
@@ -116,11 +115,13 @@ def _one(c: Condition, n: int, seed: int) -> Outcome:
     return out
 
 
-def replications(c: Condition, reps: int, margin_reps: int, release_reps: int) -> int:
+def replications(c: Condition, opts: argparse.Namespace) -> int:
     """How many replications condition ``c`` gets (see ``run_all``)."""
     if c.candidates == 8 and c.design:
-        return release_reps
-    return margin_reps if c.drop == MARGIN else reps
+        return int(opts.release_reps)
+    if c.drop == MARGIN:
+        return int(opts.seq_margin_reps if c.design else opts.margin_reps)
+    return int(opts.reps)
 
 
 def per_cell_table(res: dict[Condition, Outcome]) -> list[str]:
@@ -245,6 +246,7 @@ def options(doc: str, out: Path) -> argparse.Namespace:
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--margin-reps", type=int, default=5000, help="one candidate at the margin")
     parser.add_argument("--release-reps", type=int, default=500, help="8 candidates, sequential")
+    parser.add_argument("--seq-margin-reps", type=int, default=2000, help="sequential, margin")
     parser.add_argument("--seed", type=int, default=20261130)
     parser.add_argument("--jobs", type=int, default=2, help="processes (at most the cores)")
     parser.add_argument("--write", action="store_true", help=f"also write {out}")
@@ -254,20 +256,22 @@ def options(doc: str, out: Path) -> argparse.Namespace:
 def main() -> None:
     opts = options(__doc__, OUT)
     started = time.perf_counter()
-    res = run_all(opts.reps, opts.seed, opts.margin_reps, opts.release_reps, opts.jobs)
+    res = run_all(opts)
     p = beta_questions()
     lines = [
         "# Release sign-off by simulation",
         "",
         f"    python benchmarks/signoff_simulation.py --reps {opts.reps} --margin-reps "
-        f"{opts.margin_reps} --release-reps {opts.release_reps} --write",
+        f"{opts.margin_reps} --seq-margin-reps {opts.seq_margin_reps} --release-reps "
+        f"{opts.release_reps} --jobs {opts.jobs} --write",
         "",
         f"- Questions: {len(p)}, success probabilities the mid-quantiles of a Beta law, mean "
         f"{p.mean():.3f}, one repeat's accuracy SD "
         f"{100 * np.sqrt(np.sum(p * (1 - p))) / len(p):.2f} pts; "
         f"{int(((p > 0.15) & (p < 0.85)).sum())} uncertain (0.15 < p < 0.85). Margin 2 pts,"
         f" one-sided alpha 0.05, {opts.reps} replications per condition ({opts.margin_reps} for "
-        f"every condition at the margin but 8 candidates sequential; {opts.release_reps} for 8 "
+        f"fixed designs at the margin, {opts.seq_margin_reps} for anytime ones but 8 candidates"
+        f"; {opts.release_reps} for 8 "
         f"candidates, sequential: the CPU this shared 2-core machine had, {opts.jobs} "
         f"processes), seed {opts.seed}; rates with Wilson 95% intervals.",
         "- Layouts: one candidate against its baseline; 1, 4 or 8 candidates sharing one "

@@ -247,9 +247,11 @@ def _anytime(
     running = np.ones(shape)
     for look in range(1, design.n_looks + 1):
         k = design.repeats_at(look)
-        part = Outcomes(base[..., :k], cand[..., :k], o.cand_asked, True)
+        # Only cells still running look again (the CPU: the check is most of a look's cost).
+        part = Outcomes(base[open_][..., :k], cand[open_][..., :k], o.cand_asked[open_], True)
         share = look_share(look)
-        running = np.minimum(running, broken_prompts(part, alpha * share).p_cell / share)
+        running[open_] = np.minimum(running[open_],
+                                    broken_prompts(part, alpha * share).p_cell / share)  # fmt: skip
         ev = AnytimeEvidence(
             np.exp(-np.maximum(wealth[True][..., k - 1], 0.0)),
             np.exp(-np.maximum(wealth[False][..., k - 1], 0.0)),
