@@ -15,6 +15,13 @@ from pipeline.report.describe import pts
 from pipeline.report.load import CellRecord
 from pipeline.report.pairing import Paired, SampleReader, Samples, pair_samples
 from pipeline.report.samples import SampleError
+from pipeline.report.stopped_cells import (
+    Look,
+    anytime_p,
+    broken_reading,
+    look_words,
+    sequential_look,
+)
 from pipeline.report.tolerance import EvalTolerance
 from pipeline.report.verdicts import (
     BROKEN,
@@ -27,13 +34,11 @@ from pipeline.report.verdicts import (
     make_check,
     stat_check,
 )
-from pipeline.results.result_types import EvalSummary
-from pipeline.stats.anytime import anytime_evidence, broken_p, look_share
 from pipeline.stats.clustered import log_ratio_se
 from pipeline.stats.mcnemar import discordant_counts, mcnemar_exact
 from pipeline.stats.power import variance_components
-from pipeline.stats.sequential import SequentialDesign, level_at
-from pipeline.stats.sequential_pvalues import bonferroni_over_looks, increment, stagewise
+from pipeline.stats.sequential import level_at
+from pipeline.stats.sequential_pvalues import stagewise
 from pipeline.stats.signoff import Evidence, accuracy_evidence, broken_prompts
 
 ACC = "accuracy_vs_baseline"
@@ -69,31 +74,6 @@ def baseline_checks(
     if cell.speculative and base.speculative:
         out.append(accept_check(cell, base, name, margins.accept_band, alpha, b_samples, c_samples))
     return out
-
-
-Look = tuple[SequentialDesign, int] | None
-
-
-def sequential_look(summary: EvalSummary) -> Look:
-    """The design and look a sequentially stopped candidate stopped at, else None.
-
-    Only a candidate that ran looks (``role: candidate``) is read through its look
-    (``pipeline.stats.sequential_pvalues``); a baseline or a cell that ran the fixed design is
-    read at alpha.
-
-    Raises:
-        ValueError: the ``sequential`` block is malformed (the cell is then an ERROR).
-    """
-    seq = summary.checked_sequential()
-    if seq is None or seq.role != "candidate":
-        return None
-    design = SequentialDesign(**seq.design)
-    look = seq.look
-    # An anytime design may have been extended past its planned looks.
-    last = math.inf if design.statistic == "eprocess" else design.n_looks
-    if isinstance(look, bool) or not isinstance(look, int) or not 1 <= look <= last:
-        raise ValueError(f"sequential.look = {look!r} must be an integer in 1..{last}")
-    return design, look
 
 
 def _coverage(paired: Paired, ev: Evidence) -> str:
@@ -174,7 +154,7 @@ def accuracy_check(
     check = stat_check(
         cell, name, ACC, Estimate(drop, se, max(df, 1.0)), margins.max_drop, alpha, alpha,
         baseline=base.label, baseline_folder=str(base.folder or base.id), note=note,
-        sequential=_look_words(look),
+        sequential=look_words(look),
         look_level=level, n_questions=int(ev.n_paired),
         repeats=paired.repeats, n_lost=int(ev.n_lost),
         n_unanswered_questions=int(ev.n_unanswered), go_bound=float(ev.go_bound),
@@ -197,40 +177,6 @@ def accuracy_check(
     return check
 
 
-def _look_words(look: Look) -> str:
-    if look is None:
-        return ""
-    if look[0].statistic == "eprocess":
-        return f"anytime-valid look {look[1]} (rounds of {look[0].repeats_per_round})"
-    return f"sequential look {look[1]} of {look[0].n_looks}"
-
-
-def anytime_p(
-    paired: Paired, margins: EvalTolerance, design: SequentialDesign
-) -> tuple[float, float]:
-    """GO's and NO-GO's e-process p-values: what the cell's looks stopped on."""
-    ev = anytime_evidence(paired.outcomes, margins.max_drop, design.alpha,
-                          design.repeats_per_round, margins.max_absent_questions)  # fmt: skip
-    return float(ev.p_go), float(ev.p_nogo)
-
-
-def _broken_reading(paired: Paired, p_cell: float, alpha: float, look: Look) -> tuple[float, float]:
-    """The level a question is flagged at and the check's p-value, as the cell's looks read it.
-
-    A look spends its share of the NO-GO family's alpha: the anytime design ``alpha / family /
-    (j (j + 1))`` at look ``j`` (``anytime.broken_p`` over every look), the group-sequential
-    one its spending increment (``sequential_pvalues``).
-    """
-    if look is None:
-        return alpha, float(p_cell)
-    design, j = look
-    if design.statistic == "eprocess":
-        p = broken_p(paired.outcomes, alpha, design.repeats_per_round)
-        return alpha / design.family * look_share(j), float(p)
-    p = bonferroni_over_looks(design.side(False), j, np.asarray(p_cell))
-    return increment(design.side(False), j), float(p)
-
-
 def broken_check(
     cell: CellRecord, base: CellRecord, name: str, alpha: float, look: Look, paired: Paired
 ) -> Check:
@@ -245,7 +191,7 @@ def broken_check(
             "is one answer, too few for a per-question test; the accuracy check decides"
         )
         return make_check(cell, name, BROKEN, INFO, message)
-    level, p = _broken_reading(paired, float(found.p_cell), alpha, look)
+    level, p = broken_reading(paired, float(found.p_cell), alpha, look)
     flagged = found.flagged(level)
     ids = [q for q, f in zip(paired.questions, flagged, strict=True) if f]
     check = make_check(
