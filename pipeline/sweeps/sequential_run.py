@@ -9,7 +9,8 @@ in rounds and after each round pairs its samples with the baseline's by (questio
 next round. The default design (``statistic: eprocess``, ``pipeline.stats.anytime``) is
 anytime-valid: its error rates stay at ``alpha`` however often it looks, wherever it stops, and
 when a later run with a larger ``max_repeats`` extends it. Cells written with the
-group-sequential design (``statistic: null`` / ``observed``) spend alpha over a fixed number of
+group-sequential design (``sequential.statistic=group_sequential``, written as ``null``;
+``observed`` in the oldest cells) spend alpha over a fixed number of
 looks instead. Without a baseline folder the cell runs every repeat (the fixed design) and says
 why.
 """
@@ -46,7 +47,7 @@ def design_of(conf: SequentialConf, family: int = 1) -> SequentialDesign:
 
     return SequentialDesign(
         conf.max_repeats, conf.repeats_per_round, conf.alpha, conf.margin, conf.spending, family,
-        conf.statistic,
+        "null" if conf.statistic == "group_sequential" else conf.statistic,
     )  # fmt: skip
 
 

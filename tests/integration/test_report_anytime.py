@@ -115,7 +115,7 @@ def test_a_group_sequential_cell_is_still_read_as_it_stopped(tmp_path):
     # Cells written before (statistic null / observed) keep the stagewise reading.
     b, c = truth(0.0)
     base = records(b, accept=None)
-    conf = SequentialConf(max_repeats=16, repeats_per_round=2, statistic="null")
+    conf = SequentialConf(max_repeats=16, repeats_per_round=2, statistic="group_sequential")
     design, j, decision = first_stop(base, c, conf, family=1)
     write_stopped(tmp_path / "m", base, c, design, j, decision)
     _, summary = run_report([tmp_path / "m"], tmp_path / "r")

@@ -27,7 +27,7 @@ def test_candidates_stop_early_and_the_report_agrees(tmp_path):
     cells = {json.loads(p.read_text())["cell"]["variant"]: json.loads(p.read_text())
              for p in sweep.glob("*/result.json")}  # fmt: skip
     base = cells["fa3"]["evals"]["mcq_sample"]
-    assert base["sequential"]["role"] == "baseline" and base["n_repeats"] == 8
+    assert base["sequential"]["role"] == "baseline" and base["n_repeats"] == 16
     same = cells["triton"]["evals"]["mcq_sample"]  # answers exactly like fa3 in the simulation
     # Identical answers are not certain after one round of 2 repeats: the anytime design's
     # wealth grows with every identical pair and it stops GO once they are enough (8 repeats on
