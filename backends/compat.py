@@ -10,13 +10,12 @@ from dataclasses import dataclass
 
 from backends.compat_rules import RULES, message_fields
 from backends.resolved import CellSpec, ResolvedCell, resolve_cell
-from backends.rule import ADJUST, CRASH, NO_EFFECT, REJECT, Rule
+from backends.rule import ADJUST, CRASH, FATAL, NO_EFFECT, REJECT, Rule
 from backends.version_ranges import in_range
 
 OK = "ok"
 # A cell's outcome is its most severe finding: argument errors stop SGLang before runtime crashes.
 SEVERITY = {OK: 0, NO_EFFECT: 1, ADJUST: 2, CRASH: 3, REJECT: 4}
-FATAL = frozenset({REJECT, CRASH})
 
 
 @dataclass(frozen=True)

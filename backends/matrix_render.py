@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
+from backends.rule import FATAL
+
 if TYPE_CHECKING:  # matrix imports this module to render its cells
     from backends.matrix import MatrixCell
 
@@ -19,7 +21,6 @@ SHORT_OUTCOME = {
     "crash-at-start": "CRASH",
 }
 SHORT_KERNEL = {"flashinfer": "fi", "trtllm-gen": "tgen", "fmha_v2": "fmha2", "triton": "tri"}
-FATAL = ("reject", "crash-at-start")
 ROW_HEAD = ("variant", "kv", "skip", "spec")
 LEGEND = (
     "kernels: prefill/decode[/verify[+draft where it differs]]; "

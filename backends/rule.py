@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from backends.resolved import ResolvedCell
 
 REJECT, ADJUST, NO_EFFECT, CRASH = "reject", "adjust", "no-effect", "crash-at-start"
+FATAL = frozenset({REJECT, CRASH})  # outcomes with which the server does not start
 SILENT = ""  # SGLang logs nothing for this rule
 
 

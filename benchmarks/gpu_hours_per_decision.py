@@ -3,7 +3,7 @@
 Fixed error rates for every design: a false GO (true drop = the margin) at most 5%, and a GO
 when nothing dropped at least 80% of the time (the power). For each design it finds the repeats
 per question needed, by simulation on the GPQA-diamond-shaped benchmark of
-``pipeline.stats.simulation`` (198 questions, accuracy 0.72, one repeat's SD 1.5 points):
+``signoff_sim.simulation`` (198 questions, accuracy 0.72, one repeat's SD 1.5 points):
 
 - paired fixed: the smallest k whose GO rate reaches 80%;
 - paired sequential (rounds of r, O'Brien-Fleming looks): the shortest design whose GO rate
@@ -30,11 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 from client_throughput import publish
 from scipy import stats
-from simserver_fixture import ROOT
-
-from pipeline.stats.noninferiority import GO
-from pipeline.stats.sequential import SequentialDesign
-from pipeline.stats.simulation import (
+from signoff_sim.simulation import (
     PAIRED,
     UNPAIRED,
     Benchmark,
@@ -46,7 +42,11 @@ from pipeline.stats.simulation import (
     simulate,
     with_drop,
 )
-from pipeline.stats.threshold import trtllm_samples_for_theta
+from signoff_sim.threshold import trtllm_samples_for_theta
+from simserver_fixture import ROOT
+
+from pipeline.stats.noninferiority import GO
+from pipeline.stats.sequential import SequentialDesign
 
 OUT = ROOT / "benchmarks" / "results" / "gpu_hours_per_decision.md"
 POWER, ALPHA = 0.8, 0.05

@@ -48,8 +48,9 @@ HTTP_500 = (
     'HTTP 500: {"object": "error", "message": "Internal server error", '
     '"type": "InternalServerError", "param": null, "code": 500}'
 )  # as a real cell logs it
-SEQ: dict[str, Any] = {"max_repeats": 24, "repeats_per_round": 2, "alpha": 0.05, "margin": 0.02,
-       "spending": "obrien_fleming"}  # fmt: skip
+# The anytime design cells run by default (pipeline/stats/anytime.py), planned to 32 repeats.
+SEQ: dict[str, Any] = {"max_repeats": 32, "repeats_per_round": 2, "alpha": 0.05, "margin": 0.02,
+       "spending": "obrien_fleming", "statistic": "eprocess"}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@
     python benchmarks/signoff_rules_comparison.py [--reps 20000] [--write]
 
 ``--write`` also writes benchmarks/results/signoff_rules_comparison.md with the machine it ran on.
-The statistics are pipeline/stats/*; the scenario is pipeline/stats/simulation.py's docstring.
+The statistics are pipeline/stats/*; the scenario is the docstring of
+benchmarks/signoff_sim/simulation.py.
 """
 
 from __future__ import annotations
@@ -17,11 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import scipy
-
-from pipeline.stats.noninferiority import GO, INCONCLUSIVE, NO_GO
-from pipeline.stats.requirements import Results, check, run_all
-from pipeline.stats.sequential import boundaries
-from pipeline.stats.simulation import (
+from signoff_sim.requirements import Results, check, run_all
+from signoff_sim.simulation import (
     PAIRED,
     TRT_QUESTIONS,
     TRT_SAMPLES,
@@ -34,7 +32,10 @@ from pipeline.stats.simulation import (
     one_repeat_sd,
     sequential_key,
 )
-from pipeline.stats.threshold import trtllm_band, trtllm_samples_for_theta
+from signoff_sim.threshold import trtllm_band, trtllm_samples_for_theta
+
+from pipeline.stats.noninferiority import GO, INCONCLUSIVE, NO_GO
+from pipeline.stats.sequential import boundaries
 
 OUT = Path(__file__).parent / "results" / "signoff_rules_comparison.md"
 

@@ -2,14 +2,16 @@
 
     python benchmarks/signoff_simulation.py [--reps 2000] [--write]
 
-Every replication is decided by the report's own functions (``pipeline/stats/release_sim.py``
-says which); ``--write`` writes benchmarks/results/signoff_simulation.md with the machine.
+Every replication is decided by the report's own functions
+(``benchmarks/signoff_sim/release_sim.py`` says which); ``--write`` writes
+benchmarks/results/signoff_simulation.md with the machine.
 The older comparison with TensorRT-LLM's rule is ``signoff_rules_comparison.py``.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import sys
 import time
 from collections.abc import Iterator
@@ -17,14 +19,15 @@ from pathlib import Path
 
 import numpy as np
 from client_throughput import publish
+from signoff_sim.release_sim import GO, NO_GO, Condition, Outcome, beta_questions, rate
+from signoff_sim.release_sim import run_condition as simulate
 from simserver_fixture import ROOT
 
-from pipeline.stats.release_sim import GO, NO_GO, Condition, Outcome, beta_questions, rate
-from pipeline.stats.release_sim import run_condition as simulate
-from pipeline.stats.sequential import SequentialDesign, boundaries
+from pipeline.stats.sequential import SequentialDesign
 
 OUT = ROOT / "benchmarks" / "results" / "signoff_simulation.md"
-SEQ = SequentialDesign(32, 2, 0.05, 0.02)
+# The anytime-valid design cells run by default (statistic: eprocess): rounds of 2, planned to 32.
+SEQ = SequentialDesign(32, 2, 0.05, 0.02, statistic="eprocess")
 SHAPES = ("diffuse", "uncertain", "few break")
 # (baseline, candidate) error rates and where the candidate's fall: "random" (each request
 # alone) or "on wrong" (only on requests it got wrong: timeouts on runaway generations).
@@ -38,7 +41,8 @@ def design_name(c: Condition) -> str:
     """Fixed K or the sequential design, in words."""
     if c.design is None:
         return f"fixed {c.repeats}"
-    return f"sequential {c.design.repeats_per_round}..{c.design.max_repeats}"
+    kind = "anytime" if c.design.statistic == "eprocess" else "group-sequential"
+    return f"{kind} {c.design.repeats_per_round}..{c.design.max_repeats}"
 
 
 def truth(c: Condition) -> str:
@@ -70,7 +74,7 @@ def release_conditions() -> Iterator[Condition]:
     for m in (1, 4, 8):
         designs: list[tuple[SequentialDesign | None, int]] = [(None, 8), (SEQ, 0)]
         if m == 8:
-            designs[1:1] = [(None, 16), (None, 24)]
+            designs[1:1] = [(None, 16), (None, 24), (None, 32)]
         for layout in LAYOUTS if m == 8 else (1,):
             for drop, shape in truths:
                 for design, k in designs:
@@ -90,26 +94,34 @@ def errors_name(c: Condition) -> str:
     return f"{100 * c.base_errors:g}% / {100 * c.cand_errors:g}%{mode}"
 
 
-def run_all(reps: int, seed: int, margin_reps: int, release_reps: int) -> dict[Condition, Outcome]:
-    """Every condition; those that differ only in error rates share their outcomes.
+def run_all(opts: argparse.Namespace) -> dict[Condition, Outcome]:
+    """Every condition (over ``opts.jobs`` processes); its outcomes depend on its seed only.
 
-    One candidate at the margin, fixed design (the false-GO rows) gets ``margin_reps``
-    replications, enough to tell 5% from 6.5%; 8 candidates sequential get ``release_reps``
-    (CPU: each is 8 cells x up to 16 looks).
+    A fixed design at the margin gets ``margin_reps`` replications (the false-GO rows: enough to
+    tell 5% from 6.5%), an anytime one ``seq_margin_reps`` (its rates sit far below 5%), every
+    8-candidate sequential row ``release_reps`` (CPU: each is 8 cells x up to 16 looks).
     """
-    out: dict[Condition, Outcome] = {}
-    for c in [*per_cell_conditions(), *release_conditions()]:
-        if c not in out:
-            out[c] = simulate(c, replications(c, reps, margin_reps, release_reps), seed)
-            print(f"{where(c)}: {len(out[c].first)} replications", file=sys.stderr, flush=True)
+    todo = list(dict.fromkeys([*per_cell_conditions(), *release_conditions()]))
+    sizes = [replications(c, opts) for c in todo]
+    seed, jobs = opts.seed, opts.jobs
+    with multiprocessing.Pool(jobs) as pool:
+        found = pool.starmap(_one, [(c, n, seed) for c, n in zip(todo, sizes, strict=True)])
+    return dict(zip(todo, found, strict=True))
+
+
+def _one(c: Condition, n: int, seed: int) -> Outcome:
+    out = simulate(c, n, seed)
+    print(f"{where(c)}: {n} replications", file=sys.stderr, flush=True)
     return out
 
 
-def replications(c: Condition, reps: int, margin_reps: int, release_reps: int) -> int:
+def replications(c: Condition, opts: argparse.Namespace) -> int:
     """How many replications condition ``c`` gets (see ``run_all``)."""
-    if c.drop == MARGIN and c.candidates == 1 and c.design is None:
-        return margin_reps
-    return release_reps if c.candidates == 8 and c.design else reps
+    if c.candidates == 8 and c.design:
+        return int(opts.release_reps)
+    if c.drop == MARGIN:
+        return int(opts.seq_margin_reps if c.design else opts.margin_reps)
+    return int(opts.reps)
 
 
 def per_cell_table(res: dict[Condition, Outcome]) -> list[str]:
@@ -234,7 +246,9 @@ def options(doc: str, out: Path) -> argparse.Namespace:
     parser.add_argument("--reps", type=int, default=2000)
     parser.add_argument("--margin-reps", type=int, default=5000, help="one candidate at the margin")
     parser.add_argument("--release-reps", type=int, default=500, help="8 candidates, sequential")
+    parser.add_argument("--seq-margin-reps", type=int, default=2000, help="sequential, margin")
     parser.add_argument("--seed", type=int, default=20261130)
+    parser.add_argument("--jobs", type=int, default=2, help="processes (at most the cores)")
     parser.add_argument("--write", action="store_true", help=f"also write {out}")
     return parser.parse_args()
 
@@ -242,23 +256,24 @@ def options(doc: str, out: Path) -> argparse.Namespace:
 def main() -> None:
     opts = options(__doc__, OUT)
     started = time.perf_counter()
-    res = run_all(opts.reps, opts.seed, opts.margin_reps, opts.release_reps)
+    res = run_all(opts)
     p = beta_questions()
-    bounds = ", ".join(f"{b:.2f}" for b in boundaries(SEQ))
     lines = [
         "# Release sign-off by simulation",
         "",
         f"    python benchmarks/signoff_simulation.py --reps {opts.reps} --margin-reps "
-        f"{opts.margin_reps} --release-reps {opts.release_reps} --write",
+        f"{opts.margin_reps} --seq-margin-reps {opts.seq_margin_reps} --release-reps "
+        f"{opts.release_reps} --jobs {opts.jobs} --write",
         "",
         f"- Questions: {len(p)}, success probabilities the mid-quantiles of a Beta law, mean "
         f"{p.mean():.3f}, one repeat's accuracy SD "
         f"{100 * np.sqrt(np.sum(p * (1 - p))) / len(p):.2f} pts; "
         f"{int(((p > 0.15) & (p < 0.85)).sum())} uncertain (0.15 < p < 0.85). Margin 2 pts,"
         f" one-sided alpha 0.05, {opts.reps} replications per condition ({opts.margin_reps} for "
-        f"one candidate at the margin, fixed design; {opts.release_reps} for 8 candidates, "
-        f"sequential: the CPU this shared 2-core machine had), seed {opts.seed}; rates with "
-        "Wilson 95% intervals.",
+        f"fixed designs at the margin, {opts.seq_margin_reps} for anytime ones but 8 candidates"
+        f"; {opts.release_reps} for 8 "
+        f"candidates, sequential: the CPU this shared 2-core machine had, {opts.jobs} "
+        f"processes), seed {opts.seed}; rates with Wilson 95% intervals.",
         "- Layouts: one candidate against its baseline; 1, 4 or 8 candidates sharing one "
         "baseline; and the release sign-off's real layout, a baseline per KV dtype: 4 baselines "
         "x 2 candidates (each baseline drawn independently, the first candidate on the first).",
@@ -268,19 +283,22 @@ def main() -> None:
         "independently at the rate shown, or (on wrong answers) the candidate's fall only on "
         "requests it got wrong, at the same overall rate; GO must hold with the candidate's "
         "errored pairs counted wrong, NO-GO with them counted right.",
-        f"- Designs: fixed K repeats; sequential: rounds of {SEQ.repeats_per_round} up to "
-        f"{SEQ.max_repeats} repeats (critical z {bounds}); the baseline runs all "
-        f"{SEQ.max_repeats}. GO is read at alpha per cell, NO-GO (and broken prompts) at "
-        "alpha / (candidates) at every look and in the report alike (Bonferroni over the "
-        "family, fixed before the first look). Repeats per decision count every cell, "
-        "baselines included.",
-        "- Decided by the report's own functions (pipeline/stats/release_sim.py names them): "
-        "answered pairs, missing answers at their worst, the broken-prompt check, GO per cell "
-        "(intersection-union), NO-GO alarms Holm-corrected across cells (fixed designs), "
-        "release GO only if every candidate is GO; a sequential candidate stops as "
-        "sequential_run.look says and is read through its stagewise p-values. Each test's SE "
-        "is read where its null holds (pipeline/stats/null_variance.py). A target is met when "
-        "its point estimate meets the bound.",
+        f"- Designs: fixed K repeats (paired t on question means, the SE read where each null "
+        f"holds: pipeline/stats/null_variance.py); anytime: the default sequential design "
+        f"(pipeline/stats/anytime.py), betting e-processes on the paired difference, a look "
+        f"after every {SEQ.repeats_per_round} repeats, planned to {SEQ.max_repeats} (the "
+        f"baseline runs all {SEQ.max_repeats} first); valid wherever it stops and if extended. "
+        "GO is read at alpha per cell, NO-GO (and broken prompts, at alpha / (j (j + 1)) of "
+        "that at look j) at alpha / (candidates) at every look and in the report alike "
+        "(Bonferroni over the family, fixed before the first look). Repeats per decision count "
+        "every cell, baselines included.",
+        "- Decided by the report's own functions (benchmarks/signoff_sim/release_sim.py names "
+        "them): answered pairs, missing answers at their worst, the broken-prompt check, GO "
+        "per cell (intersection-union), NO-GO alarms Holm-corrected across cells (fixed "
+        "designs), release GO only if every candidate is GO; an anytime candidate stops when "
+        "sequential_run.look (anytime.anytime_verdict) says so, and the report decides it with "
+        "the same function on the same pairs. A target is met when its point estimate meets "
+        "the bound.",
         "",
         "## Targets",
         "",

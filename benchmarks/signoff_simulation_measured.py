@@ -19,11 +19,10 @@ from collections.abc import Iterator
 
 import numpy as np
 from client_throughput import publish
+from signoff_sim.release_sim import GO, NO_GO, QUESTIONS, Condition, beta_questions, rate
+from signoff_sim.release_sim import run_condition as simulate
 from signoff_simulation import MARGIN, SEQ, design_name, options, pct, truth
 from simserver_fixture import ROOT
-
-from pipeline.stats.release_sim import GO, NO_GO, QUESTIONS, Condition, beta_questions, rate
-from pipeline.stats.release_sim import run_condition as simulate
 
 OUT = ROOT / "benchmarks" / "results" / "signoff_simulation_measured.md"
 # (label, questions, mean accuracy, one repeat's binomial SD): aa_spread.json, fa3 (r2-base).
@@ -68,7 +67,7 @@ def main() -> None:
         f"{100 * MARGIN:g} pts, one-sided alpha 0.05, {opts.reps} replications per row "
         f"({opts.margin_reps} at the margin, fixed designs: enough to tell 5% from 6.5%), seed "
         f"{opts.seed}, Wilson 95% intervals; no errors. Decided by the report's own functions "
-        "(pipeline/stats/release_sim.py): each test's SE read where its null holds "
+        "(benchmarks/signoff_sim/release_sim.py): each test's SE read where its null holds "
         "(pipeline/stats/null_variance.py), at least 1 / (k n). The measured 24-repeat A/A is "
         "the fixed 24 rows.",
         "",

@@ -29,9 +29,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.signoff_sim.release_sim import beta_questions  # noqa: E402
+from benchmarks.signoff_sim.simulation import gpqa_like  # noqa: E402
 from pipeline.stats.clustered import question_means, within_question_se  # noqa: E402
-from pipeline.stats.release_sim import beta_questions  # noqa: E402
-from pipeline.stats.simulation import gpqa_like  # noqa: E402
 
 SIGNOFF = ROOT / "benchmarks" / "results" / "live-h200" / "signoff"
 OUT = ROOT / "benchmarks" / "results" / "live-h200" / "aa_spread"

@@ -100,7 +100,8 @@ the same order in every cell, so its repeats are different prompts shared by all
   order), none of arith's, about 20% of retrieval's; A/A SE 0.7-0.9 pts, not 0. So the
   simulated server has no repeat-to-repeat noise where reality has most of it: adjusted with
   the opt-in `sampling_spread` (1 - ICC) of the simulated server.
-- **Sign-off statistics** (`pipeline/stats/release_sim.py`, `benchmarks/signoff_simulation.py`;
+- **Sign-off statistics** (`benchmarks/signoff_sim/release_sim.py`,
+  `benchmarks/signoff_simulation.py`;
   `signoff_rules_comparison.py` alike): 198 questions, p_q the quantiles of a Beta of mean 0.70
   and one-repeat SD 1.5 pts (ICC 0.79, mean p(1-p) 0.045, 23% / 31% mixed at 8 / 24 repeats),
   baseline and candidate drawn independently. Measured within-question variance is larger:

@@ -19,6 +19,7 @@ from backends.compat import preflight
 from backends.gpu import GpuInfo
 from backends.launch import LaunchOptions, LaunchPlan, plan_launch
 from backends.resolved import CellSpec
+from backends.rule import FATAL
 from evals.base import Eval, make_eval
 from evals.eval_conf import EvalConf
 from pipeline.cell.cell_plan import CellPlan
@@ -59,8 +60,6 @@ from pipeline.serving.server_checks import check_label_before_launch, plan_gpu, 
 from pipeline.serving.server_command import server_argv, server_env
 from pipeline.serving.server_kind import ServerPlan
 from pipeline.serving.sglang_release import sglang_version
-
-BLOCKING = ("reject", "crash-at-start")
 
 
 def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> CellResult:
@@ -121,11 +120,9 @@ def _run(
     )
     findings = preflight(spec)
     result.set_preflight([dataclasses.asdict(f) for f in findings])
-    result.warnings.extend(
-        f"{f.outcome}: {f.message}" for f in findings if f.outcome not in BLOCKING
-    )
+    result.warnings.extend(f"{f.outcome}: {f.message}" for f in findings if f.outcome not in FATAL)
     result.set_platform(dataclasses.asdict(gpu), version)
-    blocking = [f for f in findings if f.outcome in BLOCKING]
+    blocking = [f for f in findings if f.outcome in FATAL]
     if blocking:
         unsupported(result, blocking)
         return

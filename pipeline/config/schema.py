@@ -121,7 +121,11 @@ class SequentialConf:
     repeats_per_round: int = 2  # repeats added before each look
     alpha: float = 0.05  # one-sided error rate of each decision over all looks
     margin: float = 0.02  # the largest acceptable accuracy drop (0.02 = 2 points)
-    spending: str = "obrien_fleming"  # obrien_fleming | pocock
+    spending: str = "obrien_fleming"  # obrien_fleming | pocock (group-sequential only)
+    # eprocess: anytime-valid betting e-processes (pipeline/stats/anytime.py; a run may stop
+    # anywhere or be extended past max_repeats); group_sequential: the design before it (alpha
+    # spending, written to result.json as statistic "null").
+    statistic: str = "eprocess"
     baseline: str = "fa3"  # the variant a candidate is paired with
     # A cell folder or a sweep folder to take the baseline from; None: the cell's own sweep.
     # Either way the report's rule picks it (pipeline/results/baseline_choice.py).

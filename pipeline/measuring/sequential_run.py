@@ -5,9 +5,14 @@ candidate cell finds its baseline among the cells next to its own (or under
 ``sequential.baseline_dir``) by the rule the report pairs with (``pipeline.results
 .baseline_choice``: same GPU, layout and match list, exact-softmax fallback), runs its repeats
 in rounds and after each round pairs its samples with the baseline's by (question, repeat) and asks
-``pipeline.stats.sequential.decide``: GO or NO-GO stops the eval, None runs the next round. The
-design spends alpha over the looks, so the error rates stay at ``alpha`` however often it looks.
-Without a baseline folder the cell runs every repeat (the fixed design) and says why.
+``look`` (the report's own decision on those pairs): GO or NO-GO stops the eval, None runs the
+next round. The default design (``statistic: eprocess``, ``pipeline.stats.anytime``) is
+anytime-valid: its error rates stay at ``alpha`` however often it looks, wherever it stops, and
+when a later run with a larger ``max_repeats`` extends it. Cells written with the
+group-sequential design (``sequential.statistic=group_sequential``, written as ``null``;
+``observed`` in the oldest cells) spend alpha over a fixed number of
+looks instead. Without a baseline folder the cell runs every repeat (the fixed design) and says
+why.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ def design_of(conf: SequentialConf, family: int = 1) -> SequentialDesign:
 
     return SequentialDesign(
         conf.max_repeats, conf.repeats_per_round, conf.alpha, conf.margin, conf.spending, family,
-        "null",
+        "null" if conf.statistic == "group_sequential" else conf.statistic,
     )  # fmt: skip
 
 
@@ -83,19 +88,24 @@ def look(
 ) -> str | None:
     """GO / NO-GO / None (continue) after round ``look_index`` (1-based).
 
-    The report's own rule (``pipeline.stats.signoff.look_verdict`` on
-    ``pipeline.report.pairing``'s pairs: answered pairs, errored ones at their worst, broken
-    prompts), GO at the look's level and NO-GO at the family's share of it; the report reads
-    the stopped cell through ``sequential_pvalues`` with the same split, so a stopped cell and
-    the report never disagree.
+    The report's own rule on ``pipeline.report.pairing``'s pairs (answered pairs, errored ones
+    at their worst, broken prompts). Anytime design: ``anytime.anytime_verdict`` of the pairs
+    so far, the very function and data the report decides with. Group-sequential design:
+    ``signoff.look_verdict``, GO at the look's level and NO-GO at the family's share of it,
+    which the report reads back through ``sequential_pvalues`` with the same split.
     """
     from pipeline.report.pairing import pair_samples
+    from pipeline.stats.anytime import anytime_evidence, anytime_verdict
     from pipeline.stats.signoff import look_verdict
 
     if not records or not baseline:
         return None
-    paired = pair_samples(_keyed(baseline), _keyed(records))
-    found = str(look_verdict(paired.outcomes, design, look_index)[()])
+    o = pair_samples(_keyed(baseline), _keyed(records)).outcomes
+    if design.statistic == "eprocess":
+        ev = anytime_evidence(o, design.margin, design.alpha, design.repeats_per_round)
+        found = str(anytime_verdict(ev, design.alpha, design.family)[()])
+    else:
+        found = str(look_verdict(o, design, look_index)[()])
     return found if found in ("GO", "NO-GO") else None
 
 

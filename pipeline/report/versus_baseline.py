@@ -21,6 +21,13 @@ from pipeline.report.describe import pts
 from pipeline.report.load import CellRecord
 from pipeline.report.pairing import Paired, SampleReader, Samples, pair_samples
 from pipeline.report.samples import SampleError
+from pipeline.report.stopped_cells import (
+    Look,
+    anytime_p,
+    broken_reading,
+    look_words,
+    sequential_look,
+)
 from pipeline.report.tolerance import EvalTolerance
 from pipeline.report.verdicts import (
     ERROR,
@@ -32,12 +39,11 @@ from pipeline.report.verdicts import (
     make_check,
     stat_check,
 )
-from pipeline.results.result_types import EvalSummary
 from pipeline.stats.clustered import log_ratio_se
 from pipeline.stats.mcnemar import discordant_counts, mcnemar_exact
 from pipeline.stats.power import variance_components
-from pipeline.stats.sequential import SequentialDesign, level_at
-from pipeline.stats.sequential_pvalues import bonferroni_over_looks, increment, stagewise
+from pipeline.stats.sequential import level_at
+from pipeline.stats.sequential_pvalues import stagewise
 from pipeline.stats.signoff import Evidence, accuracy_evidence, broken_prompts
 
 ACC = ACCURACY_VS_BASELINE
@@ -73,29 +79,6 @@ def baseline_checks(
     if cell.speculative and base.speculative:
         out.append(accept_check(cell, base, name, margins.accept_band, alpha, b_samples, c_samples))
     return out
-
-
-Look = tuple[SequentialDesign, int] | None
-
-
-def sequential_look(summary: EvalSummary) -> Look:
-    """The design and look a sequentially stopped candidate stopped at, else None.
-
-    Only a candidate that ran looks (``role: candidate``) is read through its look
-    (``pipeline.stats.sequential_pvalues``); a baseline or a cell that ran the fixed design is
-    read at alpha.
-
-    Raises:
-        ValueError: the ``sequential`` block is malformed (the cell is then an ERROR).
-    """
-    seq = summary.checked_sequential()
-    if seq is None or seq.role != "candidate":
-        return None
-    design = SequentialDesign(**seq.design)
-    look = seq.look
-    if isinstance(look, bool) or not isinstance(look, int) or not 1 <= look <= design.n_looks:
-        raise ValueError(f"sequential.look = {look!r} must be an integer in 1..{design.n_looks}")
-    return design, look
 
 
 def _coverage(paired: Paired, ev: Evidence) -> str:
@@ -160,21 +143,23 @@ def accuracy_check(
 ) -> Check:  # fmt: skip
     """Paired non-inferiority of accuracy on answered pairs (``pipeline.stats.signoff``).
 
-    A sequentially stopped candidate is read through its stagewise p-values, which are <= alpha
-    exactly when its look stopped it, and which Holm can correct across cells.
+    A candidate of the anytime design is read through the e-processes its looks stopped on
+    (``anytime_evidence`` of the same pairs, ``anytime_p``); one of the group-sequential design
+    through its stagewise p-values, which are <= alpha exactly when its look stopped it.
     """
-    null = look is None or look[0].statistic == "null"  # as the cell's looks read it
+    null = look is None or look[0].statistic != "observed"  # as the cell's looks read it
     ev = accuracy_evidence(
         paired.outcomes, margins.max_drop, alpha, margins.max_absent_questions, null
     )
     drop, se, df = float(ev.drop), float(ev.se), float(ev.df)
     b_flat, c_flat = paired.flat()
-    level = level_at(look[0].side(True), look[1]) if look else alpha
+    anytime = look is not None and look[0].statistic == "eprocess"
+    level = level_at(look[0].side(True), look[1]) if look and not anytime else alpha
     why = _why_undecided(ev, margins, len(paired.questions), level)
     check = stat_check(
         cell, name, ACC, Estimate(drop, se, max(df, 1.0)), margins.max_drop, alpha, alpha,
         baseline=base.label, baseline_folder=str(base.folder or base.id), note=note,
-        sequential=f"sequential look {look[1]} of {look[0].n_looks}" if look else "",
+        sequential=look_words(look),
         look_level=level, n_questions=int(ev.n_paired),
         repeats=paired.repeats, n_lost=int(ev.n_lost),
         n_unanswered_questions=int(ev.n_unanswered), go_bound=float(ev.go_bound),
@@ -184,7 +169,10 @@ def accuracy_check(
         accuracy_candidate=float(c_flat.mean()) if c_flat.size else math.nan, **paired.rates,
     )  # fmt: skip
     check.p_go, check.p_nogo = float(ev.p_go), float(ev.p_nogo)
-    if look:
+    if look and anytime:
+        check.p_go, check.p_nogo = anytime_p(paired, margins, look[0])
+        check.numbers["nogo_family"] = look[0].family
+    elif look:
         design, j = look
         check.p_go = float(stagewise(design.side(True), j, np.asarray(ev.p_go)))
         check.p_nogo = float(stagewise(design.side(False), j, np.asarray(ev.p_nogo)))
@@ -208,15 +196,13 @@ def broken_check(
             "is one answer, too few for a per-question test; the accuracy check decides"
         )
         return make_check(cell, name, BROKEN_PROMPTS, INFO, message)
-    # A look spends its share of the NO-GO family's alpha.
-    level = increment(look[0].side(False), look[1]) if look else alpha
+    level, p = broken_reading(paired, float(found.p_cell), alpha, look)
     flagged = found.flagged(level)
     ids = [q for q, f in zip(paired.questions, flagged, strict=True) if f]
     check = make_check(
         cell, name, BROKEN_PROMPTS, INCONCLUSIVE, "", testable=int(found.testable),
         broken_questions=ids, p=float(found.p_cell), baseline=base.label,
     )  # fmt: skip
-    p = bonferroni_over_looks(look[0].side(False), look[1], found.p_cell) if look else found.p_cell
     check.p_go, check.p_nogo, check.level = math.nan, float(p), alpha
     if look:
         check.numbers["nogo_family"] = look[0].family

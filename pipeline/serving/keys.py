@@ -48,11 +48,6 @@ def _key_from_env(written: str | None, env_name: str | None, field: str) -> str 
     return key
 
 
-def flush_key(client: ClientConf) -> str | None:
-    """The key ``/flush_cache`` takes: SGLang wants the admin key when it has one."""
-    return client.admin_api_key or client.api_key
-
-
 def secrets_of(client: ClientConf) -> list[str]:
     """The key values to mask in every output file and message."""
     return [key for key in (client.api_key, client.admin_api_key) if key]

@@ -1,10 +1,13 @@
 """Sequential early stopping over repeats: a group-sequential design with alpha spending.
 
-How the cell job uses it: the baseline variant runs all its repeats first; the candidate runs its
-repeats in rounds of ``repeats_per_round`` up to ``max_repeats``. After each round (a *look*) the
-job pairs the candidate's samples so far with the baseline's by (question, repeat) and calls
-``decide``: "GO" or "NO-GO" stops the cell, None runs the next round (at the last look None means
-the design ends undecided; the report then says INCONCLUSIVE).
+How the cell job uses it (the design of cells written with ``statistic: null`` / ``observed``;
+new cells use the anytime-valid ``pipeline.stats.anytime``): the baseline variant runs all its
+repeats first; the candidate runs its repeats in rounds of ``repeats_per_round`` up to
+``max_repeats``. After each round (a *look*) ``pipeline.measuring.sequential_run.look`` pairs the
+candidate's samples so far with the baseline's by (question, repeat) and decides with
+``signoff.look_verdict`` at ``signoff.look_levels``: "GO" or "NO-GO" stops the cell, None runs the
+next round (at the last look None means the design ends undecided; the report then says
+INCONCLUSIVE).
 
 Why it keeps the error rates: each of the two one-sided tests (GO rejects "drop >= margin",
 NO-GO rejects "drop <= margin") gets its own Lan-DeMets alpha-spending function, by default the
@@ -18,7 +21,7 @@ and the probability of a false GO (or a false NO-GO) over all looks is at most `
 Early looks are very strict (about z = 5.5 at 2 of 16 repeats), so a cell stops early only on
 clear evidence, and the last look is close to the fixed design's critical value.
 
-Checked by simulation in ``pipeline/stats/simulation.py`` and
+Checked by simulation in ``benchmarks/signoff_sim/release_sim.py`` and
 ``benchmarks/signoff_rules_comparison.py``.
 """
 
@@ -26,17 +29,13 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize, stats
 
-from pipeline.stats.clustered import question_means, ragged_to_matrix, within_question_se
-from pipeline.stats.noninferiority import GO, NO_GO, margin_test, paired_drop, verdicts
-
 SPENDING = ("obrien_fleming", "pocock")
-STATISTICS = ("null", "observed")
+STATISTICS = ("eprocess", "null", "observed")
 _GRID_POINTS = 2001
 _GRID_LOW = -9.0
 
@@ -55,9 +54,11 @@ class SequentialDesign:
             and the broken-prompt check, spends ``alpha / family``). Known before the first
             look (the sweep's ``multirun.yaml``), so a look's NO-GO and the report's are the
             same decision. GO needs no split (the release is GO only if every cell is).
-        statistic: "null" (the SE each test reads is grown to where its null holds,
-            ``pipeline.stats.null_variance``; what cells write since) or "observed" (the SE at
-            the estimate: cells written before, which stopped on it and are read on it).
+        statistic: "eprocess" (the anytime-valid design of ``pipeline.stats.anytime``: what
+            cells write since; the spending function and ``max_repeats`` then only plan the
+            run, a look may go past it), "null" (group-sequential, the SE each test reads
+            grown to where its null holds, ``pipeline.stats.null_variance``) or "observed"
+            (group-sequential, the SE at the estimate: the oldest cells, read as they stopped).
     """
 
     max_repeats: int
@@ -184,69 +185,3 @@ def level_at(design: SequentialDesign, look: int) -> float:
     """Nominal one-sided level a look's p-value is compared with."""
     design._check_look(look)
     return float(stats.norm.sf(boundaries(design)[look - 1]))
-
-
-def look_verdicts(
-    design: SequentialDesign, look: int, per_question_diffs: np.ndarray
-) -> np.ndarray:
-    """Vectorised look: GO / NO-GO / INCONCLUSIVE (continue) per row of ``(..., n)`` means."""
-    drop, se, df = paired_drop(per_question_diffs)
-    test = margin_test(drop, se, df, design.margin, design.alpha)
-    return verdicts(test.p_go, test.p_nogo, level_at(design, look))
-
-
-def decide(
-    design: SequentialDesign,
-    look: int,
-    paired_diffs_by_question: Mapping[str, Sequence[float]] | np.ndarray,
-) -> str | None:
-    """Decide a candidate against the baseline after round ``look``.
-
-    Args:
-        design: the design.
-        look: 1-based round just finished.
-        paired_diffs_by_question: per question, candidate minus baseline score of each repeat
-            paired so far (question id -> list, or an ``(n, k)`` NaN-padded array).
-
-    Returns:
-        "GO", "NO-GO", or None (continue; at the last look: undecided).
-    """
-    matrix = _matrix(paired_diffs_by_question)
-    out = str(look_verdicts(design, look, question_means(matrix))[()])
-    return out if out in (GO, NO_GO) else None
-
-
-def decide_reference(
-    design: SequentialDesign,
-    look: int,
-    scores_by_question: Mapping[str, Sequence[float]] | np.ndarray,
-    reference: float,
-    reference_se: float = 0.0,
-) -> str | None:
-    """Decide a cell against a reference accuracy after round ``look``.
-
-    The run's uncertainty is the repeat-to-repeat one (``within_question_se``; the clustered SE
-    when there is a single repeat), combined with the reference's own standard error.
-
-    Returns:
-        "GO" (PASS), "NO-GO" (FAIL), or None (continue / undecided at the last look).
-    """
-    matrix = _matrix(scores_by_question)
-    means = question_means(matrix)
-    se_run = within_question_se(matrix)
-    if se_run is None:
-        se_run = float(np.std(means, ddof=1) / math.sqrt(len(means)))
-    se = math.hypot(se_run, reference_se)
-    test = margin_test(
-        reference - float(np.mean(means)), se, len(means) - 1, design.margin, design.alpha
-    )
-    out = str(verdicts(test.p_go, test.p_nogo, level_at(design, look))[()])
-    return out if out in (GO, NO_GO) else None
-
-
-def _matrix(data: Mapping[str, Sequence[float]] | np.ndarray) -> np.ndarray:
-    if isinstance(data, np.ndarray):
-        if data.ndim != 2:
-            raise ValueError(f"expected an (n_questions, repeats) array, got shape {data.shape}")
-        return data.astype(float)
-    return ragged_to_matrix(data)

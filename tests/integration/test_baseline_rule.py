@@ -17,8 +17,10 @@ from tests.helpers.cells import console_script, result_of
 
 pytestmark = pytest.mark.integration
 QUICK = ["client.progress=false", "server.simulated.startup_delay_s=0.1", "server.stop_grace_s=5"]
+# The group-sequential design: this test is about which baseline the looks pair with, and that
+# design decides identical answers on 58 questions at 4 repeats (the anytime one needs 8).
 SEQUENTIAL = ["sequential.enabled=true", "sequential.max_repeats=4"]
-SEQUENTIAL += ["sequential.repeats_per_round=2"]
+SEQUENTIAL += ["sequential.repeats_per_round=2", "sequential.statistic=group_sequential"]
 NO_GO = (
     "server.simulated.effects=[{match:{prefill_attention_backend:trtllm_mha},accuracy_delta:-0.3}]"
 )

@@ -18,7 +18,7 @@ def test_candidates_stop_early_and_the_report_agrees(tmp_path):
     sweep = tmp_path / "seq"
     proc = subprocess.run(
         [sys.executable, "-m", "pipeline", "-m", "backend=fa3,triton,fmha_v2",
-         "sequential.enabled=true", "sequential.max_repeats=8", "sequential.repeats_per_round=2",
+         "sequential.enabled=true", "sequential.max_repeats=16", "sequential.repeats_per_round=2",
          "client.progress=false", "server.simulated.startup_delay_s=0.1",
          "server.simulated.effects=[{match:{prefill_attention_backend:trtllm_mha},"
          "accuracy_delta:-0.2}]", f"hydra.sweep.dir={sweep}"],
@@ -27,19 +27,20 @@ def test_candidates_stop_early_and_the_report_agrees(tmp_path):
     cells = {json.loads(p.read_text())["cell"]["variant"]: json.loads(p.read_text())
              for p in sweep.glob("*/result.json")}  # fmt: skip
     base = cells["fa3"]["evals"]["mcq_sample"]
-    assert base["sequential"]["role"] == "baseline" and base["n_repeats"] == 8
+    assert base["sequential"]["role"] == "baseline" and base["n_repeats"] == 16
     same = cells["triton"]["evals"]["mcq_sample"]  # answers exactly like fa3 in the simulation
-    # Identical answers are not certain after one round of 2 repeats (the SE is at least
-    # 1 / (k n)): it stops GO once they are enough, before the last round.
-    assert same["sequential"]["decision"] == "GO" and same["sequential"]["look"] < 4
+    # Identical answers are not certain after one round of 2 repeats: the anytime design's
+    # wealth grows with every identical pair and it stops GO once they are enough (8 repeats on
+    # these 58 questions), before the last round.
+    assert same["sequential"]["decision"] == "GO" and same["sequential"]["look"] < 8
     assert same["n_repeats"] == 2 * same["sequential"]["look"]
     worse = cells["fmha_v2"]["evals"]["mcq_sample"]
     assert worse["sequential"]["decision"] == "NO-GO"
     # The family NO-GO's alpha is split over: the sweep's 2 candidates x the cell's evals,
-    # from multirun.yaml before the first look; the SE read where each null holds.
+    # from multirun.yaml before the first look; the anytime design (e-processes).
     n_evals = len(cells["fmha_v2"]["evals"])
     assert worse["sequential"]["family"] == same["sequential"]["family"] == 2 * n_evals
-    assert worse["sequential"]["statistic"] == "null"
+    assert worse["sequential"]["statistic"] == "eprocess"
     assert worse["n_repeats"] == 2 * worse["sequential"]["look"]
     report = subprocess.run([sys.executable, "-m", "pipeline.report.cli", str(sweep)], cwd=REPO,
                             text=True, capture_output=True, timeout=120)  # fmt: skip

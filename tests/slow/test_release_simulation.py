@@ -5,7 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.stats.release_sim import GO, NO_GO, Condition, beta_questions, rate, run_condition
+from benchmarks.signoff_sim.release_sim import (
+    GO,
+    NO_GO,
+    Condition,
+    beta_questions,
+    rate,
+    run_condition,
+)
 from pipeline.stats.sequential import SequentialDesign
 
 pytestmark = pytest.mark.slow

@@ -1,15 +1,16 @@
 """Issue 5 item 7: the sign-off rules meet the required error rates on GPQA-shaped data.
 
-The requirements and the simulation are pipeline/stats/requirements.py and simulation.py, the same
-code benchmarks/signoff_rules_comparison.py prints; this test fails on any requirement not met.
+The requirements and the simulation are benchmarks/signoff_sim/requirements.py and
+simulation.py, the same code benchmarks/signoff_rules_comparison.py prints; this test fails on
+any requirement not met.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from pipeline.stats.requirements import check, run_all
-from pipeline.stats.simulation import Setup, gpqa_like, one_repeat_sd
+from benchmarks.signoff_sim.requirements import check, run_all
+from benchmarks.signoff_sim.simulation import Setup, gpqa_like, one_repeat_sd
 
 pytestmark = pytest.mark.slow
 

@@ -5,8 +5,8 @@
 import numpy as np
 import pytest
 
+from benchmarks.signoff_sim.release_sim import Condition, run_condition
 from pipeline.stats.release import family_pvalues, family_verdicts
-from pipeline.stats.release_sim import Condition, run_condition
 from pipeline.stats.sequential import SequentialDesign, level_at
 from pipeline.stats.sequential_pvalues import stagewise
 from pipeline.stats.signoff import look_levels

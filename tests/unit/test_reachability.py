@@ -28,14 +28,6 @@ ENTRY_POINTS = (
 )
 # Files lm-eval loads from a task folder by path (``evals/lm_eval_tasks/<task>/utils.py``).
 LOADED_BY_PATH = re.compile(r"^evals\.lm_eval_tasks\.")
-# Modules that run only from benchmarks and tests, on their way to benchmarks/ beside what runs
-# them. Each entry must still exist: delete it when its module moves.
-NOT_YET_MOVED = {
-    "pipeline.stats.simulation",
-    "pipeline.stats.release_sim",
-    "pipeline.stats.requirements",
-    "pipeline.stats.threshold",
-}
 
 
 def module_path(name: str) -> Path | None:
@@ -122,14 +114,9 @@ def production_modules() -> set[str]:
 
 
 def test_every_production_module_is_reached_from_what_a_user_runs() -> None:
-    unreached = production_modules() - reached() - NOT_YET_MOVED
+    unreached = production_modules() - reached()
     unreached = {name for name in unreached if not LOADED_BY_PATH.match(name)}
     assert unreached == set(), f"run only from tests or benchmarks: {sorted(unreached)}"
-
-
-def test_the_modules_on_their_way_out_still_exist() -> None:
-    gone = {name for name in NOT_YET_MOVED if module_path(name) is None}
-    assert gone == set(), f"moved: delete {sorted(gone)} from NOT_YET_MOVED"
 
 
 def test_the_roots_name_real_modules() -> None:
@@ -145,4 +132,3 @@ def test_the_walk_sees_an_unreached_module(tmp_path: Path) -> None:
     assert {"pipeline", "pipeline.cli", "pipeline.cli.app", "backends.probe.jit"} <= imports_of(
         module
     )
-    assert "pipeline.stats.simulation" not in reached()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipeline.stats.release_sim import QUESTIONS, Condition, beta_questions, run_condition
+from benchmarks.signoff_sim.release_sim import QUESTIONS, Condition, beta_questions, run_condition
 
 LIVE_SETS = [(180, 0.820, 0.0242, 0.29), (200, 0.668, 0.0200, 0.64), (48, 0.964, 0.0172, 0.58)]
 

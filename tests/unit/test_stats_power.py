@@ -3,6 +3,12 @@ import math
 import numpy as np
 import pytest
 
+from benchmarks.signoff_sim.threshold import (
+    trtllm_band,
+    trtllm_passes,
+    trtllm_samples_for_theta,
+    trtllm_theta,
+)
 from pipeline.stats.power import (
     VarianceComponents,
     detectable_distance,
@@ -10,12 +16,6 @@ from pipeline.stats.power import (
     repeats_to_decide,
     se_at,
     variance_components,
-)
-from pipeline.stats.threshold import (
-    trtllm_band,
-    trtllm_passes,
-    trtllm_samples_for_theta,
-    trtllm_theta,
 )
 
 

@@ -5,8 +5,6 @@ from scipy import stats
 from pipeline.stats.sequential import (
     SequentialDesign,
     boundaries,
-    decide,
-    decide_reference,
     level_at,
     spent_alpha,
 )
@@ -53,47 +51,6 @@ def test_design_validation(kwargs, match):
         SequentialDesign(**kwargs)
 
 
-def _diffs(rng, n, k, p_worse):
-    # per (question, repeat): -1 with probability p_worse, +1 with 0.05, else 0
-    u = rng.random((n, k))
-    return np.where(u < p_worse, -1.0, np.where(u > 0.95, 1.0, 0.0))
-
-
-def test_decide_stops_only_on_clear_evidence():
-    design = SequentialDesign(16, 2, alpha=0.05, margin=0.02)
-    rng = np.random.default_rng(12)
-    same = _diffs(rng, 198, 16, 0.05)
-    worse = _diffs(rng, 198, 16, 0.25)
-    assert decide(design, 1, same[:, :2]) is None  # 2 repeats: boundary z = 5.4
-    assert decide(design, 8, same) == "GO"
-    assert decide(design, 2, worse[:, :4]) == "NO-GO"
-    as_dict = {f"q{i}": list(row) for i, row in enumerate(same)}
-    assert decide(design, 8, as_dict) == decide(design, 8, same)
-
-
-def test_decide_at_a_look_uses_that_looks_level():
-    design = SequentialDesign(16, 2, alpha=0.05, margin=0.02)
-    # 100 questions, diffs with mean -0.005 and sd 0.04: t for GO = (0.02 - 0.005) / 0.004 = 3.75
-    diffs = np.tile([-0.045, 0.035], 50)[:, None] * np.ones((100, 2))
-    t_go = (0.02 + diffs.mean()) / (diffs[:, 0].std(ddof=1) / 10)
-    p_go = stats.t.sf(t_go, 99)
-    looks = [j for j in range(1, 9) if p_go <= level_at(design, j)]
-    assert decide(design, looks[0], diffs) == "GO"
-    assert decide(design, looks[0] - 1, diffs) is None
-
-
-def test_decide_reference():
-    design = SequentialDesign(8, 2, alpha=0.05, margin=0.02)
-    # accuracy 0.5; within-question SE sqrt(10 * 0.5 / 2) / 200 = 0.0079
-    scores = np.vstack([np.tile([[1.0, 1.0], [0.0, 0.0]], (95, 1)), np.tile([1.0, 0.0], (10, 1))])
-    assert decide_reference(design, 4, scores, reference=0.5) == "GO"
-    assert decide_reference(design, 4, scores, reference=0.60) == "NO-GO"
-    assert decide_reference(design, 1, scores, reference=0.5, reference_se=0.05) is None
-
-
-def test_decide_refuses_a_bad_look_or_shape():
-    design = SequentialDesign(16, 2)
+def test_a_look_outside_the_design_is_refused():
     with pytest.raises(ValueError, match="look"):
-        decide(design, 9, np.zeros((10, 2)))
-    with pytest.raises(ValueError, match="shape"):
-        decide(design, 1, np.zeros(10))
+        level_at(SequentialDesign(16, 2), 9)

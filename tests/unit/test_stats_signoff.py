@@ -192,7 +192,7 @@ def test_an_ok_cell_with_a_fifth_of_its_requests_errored_is_not_go():
 def test_the_null_variance_corrects_a_small_near_certain_set():
     # 48 questions near 0.96, the candidate exactly at the margin: the Wald-type SE is too
     # small in the replications where the candidate lost few answers (false GO 6.3% at 5%).
-    from pipeline.stats.release_sim import beta_questions, with_drop
+    from benchmarks.signoff_sim.release_sim import beta_questions, with_drop
 
     p = beta_questions(48, 0.964, 0.0172)
     q = with_drop(p, 0.02, "diffuse")

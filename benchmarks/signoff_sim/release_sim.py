@@ -23,6 +23,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
+from pipeline.stats.anytime import (
+    AnytimeEvidence,
+    anytime_verdict,
+    bet_outcomes,
+    log_wealth,
+    look_share,
+)
 from pipeline.stats.noninferiority import GO, NO_GO
 from pipeline.stats.release import family_pvalues, family_verdicts, release_verdict
 from pipeline.stats.sequential import SequentialDesign
@@ -182,8 +189,12 @@ def _block(
         alone = verdict_of(p_go, p_nogo, p_br, alpha)
     else:
         # The family is the sweep's candidates, known before the first look.
-        design = replace(c.design, family=c.candidates, statistic="null")
-        p_go, p_nogo, p_br, level, used, alone = _sequential(design, base, cand, margin, alpha)
+        anytime = c.design.statistic == "eprocess"
+        # Group-sequential conditions run as cells write them since the null-variance SE.
+        design = replace(c.design, family=c.candidates, statistic=c.design.statistic if anytime
+                         else "null")  # fmt: skip
+        run = _anytime if anytime else _sequential
+        p_go, p_nogo, p_br, level, used, alone = run(design, base, cand, margin, alpha)
     split = c.candidates if c.design is not None else 1
     cell, release = _report(p_go, p_nogo, p_br, level, alpha, split)
     # The baseline runs all its repeats; each candidate the repeats its stopping rule used.
@@ -214,6 +225,47 @@ def _sequential(
     go_d, nogo_d = design.side(True), design.side(False)
     p_go, p_nogo = stagewise(go_d, stopped_at, found[0]), stagewise(nogo_d, stopped_at, found[1])
     p_br = bonferroni_over_looks(nogo_d, stopped_at, found[2])
+    used = stopped_at * float(design.repeats_per_round)
+    return p_go, p_nogo, p_br, np.full(shape, alpha), used, decision
+
+
+def _anytime(
+    design: SequentialDesign, base: np.ndarray, cand: np.ndarray, margin: float, alpha: float
+) -> tuple[np.ndarray, ...]:
+    # sequential_run.look at every look: ``anytime_evidence`` on the first k repeats, decided
+    # by ``anytime_verdict``; the report reads the same evidence. The wealth is causal (repeat
+    # r's bet reads repeats < r only), so the full run's first k columns are the look's, and the
+    # broken check's running minimum is ``broken_over_looks`` (a unit test checks both).
+    shape = cand.shape[:2]
+    o = Outcomes(base, cand, np.ones(cand.shape[:-1], dtype=bool), True)
+    wealth = {go: np.maximum.accumulate(log_wealth(bet_outcomes(o, margin, go), margin, go), -1)
+              for go in (True, False)}  # fmt: skip
+    p_go, p_nogo, p_br = (np.ones(shape) for _ in range(3))
+    stopped_at = np.full(shape, design.n_looks)
+    decision = np.full(shape, "INCONCLUSIVE", dtype=object)
+    open_ = np.ones(shape, dtype=bool)
+    running = np.ones(shape)
+    for look in range(1, design.n_looks + 1):
+        k = design.repeats_at(look)
+        # Only cells still running look again (the CPU: the check is most of a look's cost).
+        part = Outcomes(base[open_][..., :k], cand[open_][..., :k], o.cand_asked[open_], True)
+        share = look_share(look)
+        running[open_] = np.minimum(running[open_],
+                                    broken_prompts(part, alpha * share).p_cell / share)  # fmt: skip
+        ev = AnytimeEvidence(
+            np.exp(-np.maximum(wealth[True][..., k - 1], 0.0)),
+            np.exp(-np.maximum(wealth[False][..., k - 1], 0.0)),
+            np.minimum(running, 1.0), np.full(shape, float(k)),
+        )  # fmt: skip
+        decided = anytime_verdict(ev, alpha, design.family)
+        stop = open_ & ((decided != "INCONCLUSIVE") | (look == design.n_looks))
+        for arr, value in zip((p_go, p_nogo, p_br), (ev.p_go, ev.p_nogo, ev.p_broken),
+                              strict=True):  # fmt: skip
+            arr[stop] = value[stop]
+        stopped_at[stop], decision[stop] = look, decided[stop]
+        open_ &= ~stop
+        if not open_.any():
+            break
     used = stopped_at * float(design.repeats_per_round)
     return p_go, p_nogo, p_br, np.full(shape, alpha), used, decision
 

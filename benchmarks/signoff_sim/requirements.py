@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.stats.noninferiority import GO, NO_GO
-from pipeline.stats.simulation import (
+
+from .simulation import (
     PAIRED,
     SHAPES,
     Benchmark,

@@ -26,7 +26,8 @@ from scipy import optimize
 
 from pipeline.stats.noninferiority import GO, INCONCLUSIVE, NO_GO, margin_test, verdicts
 from pipeline.stats.sequential import SequentialDesign, level_at
-from pipeline.stats.threshold import trtllm_band
+
+from .threshold import trtllm_band
 
 SHAPES = ("proportional", "concentrated")
 

@@ -1,0 +1,8 @@
+"""Monte Carlo checks of the sign-off rules, run by the benchmarks beside them and the tests.
+
+``release_sim`` decides every replication with the report's own functions (``pipeline.stats``);
+``simulation`` / ``requirements`` / ``threshold`` are the older comparison with TensorRT-LLM's
+rule (``benchmarks/signoff_rules_comparison.py``). Nothing in ``pipeline`` imports them: they
+live beside what runs them. The benchmark scripts import them as ``signoff_sim`` (their own
+folder is on ``sys.path``), the tests as ``benchmarks.signoff_sim`` (the repository root is).
+"""

@@ -1,0 +1,78 @@
+"""How the report reads a candidate its sequential looks stopped: as the looks decided it.
+
+The anytime design (``statistic: eprocess``) is decided by ``pipeline.stats.anytime`` on the
+cell's pairs, the function its looks stopped on; the group-sequential one (``null`` /
+``observed``, older cells) through its stagewise p-values (``pipeline.stats.sequential_pvalues``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from pipeline.report.pairing import Paired
+from pipeline.report.tolerance import EvalTolerance
+from pipeline.results.result_types import EvalSummary
+from pipeline.stats.anytime import anytime_evidence, broken_p, look_share
+from pipeline.stats.sequential import SequentialDesign
+from pipeline.stats.sequential_pvalues import bonferroni_over_looks, increment
+
+Look = tuple[SequentialDesign, int] | None
+
+
+def sequential_look(summary: EvalSummary) -> Look:
+    """The design and look a sequentially stopped candidate stopped at, else None.
+
+    Only a candidate that ran looks (``role: candidate``) is read through its look
+    (``pipeline.stats.sequential_pvalues``); a baseline or a cell that ran the fixed design is
+    read at alpha.
+
+    Raises:
+        ValueError: the ``sequential`` block is malformed (the cell is then an ERROR).
+    """
+    seq = summary.checked_sequential()
+    if seq is None or seq.role != "candidate":
+        return None
+    design = SequentialDesign(**seq.design)
+    look = seq.look
+    # An anytime design may have been extended past its planned looks.
+    last = math.inf if design.statistic == "eprocess" else design.n_looks
+    if isinstance(look, bool) or not isinstance(look, int) or not 1 <= look <= last:
+        raise ValueError(f"sequential.look = {look!r} must be an integer in 1..{last}")
+    return design, look
+
+
+def look_words(look: Look) -> str:
+    """The look a check was read at, in words ('' for a fixed-design cell)."""
+    if look is None:
+        return ""
+    if look[0].statistic == "eprocess":
+        return f"anytime-valid look {look[1]} (rounds of {look[0].repeats_per_round})"
+    return f"sequential look {look[1]} of {look[0].n_looks}"
+
+
+def anytime_p(
+    paired: Paired, margins: EvalTolerance, design: SequentialDesign
+) -> tuple[float, float]:
+    """GO's and NO-GO's e-process p-values: what the cell's looks stopped on."""
+    ev = anytime_evidence(paired.outcomes, margins.max_drop, design.alpha,
+                          design.repeats_per_round, margins.max_absent_questions)  # fmt: skip
+    return float(ev.p_go), float(ev.p_nogo)
+
+
+def broken_reading(paired: Paired, p_cell: float, alpha: float, look: Look) -> tuple[float, float]:
+    """The level a question is flagged at and the check's p-value, as the cell's looks read it.
+
+    A look spends its share of the NO-GO family's alpha: the anytime design ``alpha / family /
+    (j (j + 1))`` at look ``j`` (``anytime.broken_p`` over every look), the group-sequential
+    one its spending increment (``sequential_pvalues``).
+    """
+    if look is None:
+        return alpha, float(p_cell)
+    design, j = look
+    if design.statistic == "eprocess":
+        p = broken_p(paired.outcomes, alpha, design.repeats_per_round)
+        return alpha / design.family * look_share(j), float(p)
+    p = bonferroni_over_looks(design.side(False), j, np.asarray(p_cell))
+    return increment(design.side(False), j), float(p)
