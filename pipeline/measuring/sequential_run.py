@@ -1,4 +1,4 @@
-"""Sequential early stopping inside a cell (issue 5, item 5): repeats in rounds, a look after each.
+"""Sequential early stopping inside a cell: repeats in rounds, a look after each.
 
 The baseline variant's cell runs all ``max_repeats`` first (list it first in the sweep). A
 candidate cell finds its baseline among the cells next to its own (or under
