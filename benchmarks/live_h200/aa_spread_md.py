@@ -117,7 +117,7 @@ the same order in every cell, so its repeats are different prompts shared by all
   retrieval with fixed 8 repeats (48 questions, nearly all at p near 1: the t bound is
   optimistic there; sequential 5.7% [4.8, 6.8]); a clean candidate is GO in 51% / 63% / 75%
   (fixed 8) and 88% / 95% / 97% (sequential 2..24) on mcq / arith / retrieval, against 84% and
-  99.5% on issue 14's set; 5-pt drops are NO-GO in 98-100% with the sequential design.
+  99.5% on the release simulation's set; 5-pt drops are NO-GO in 98-100% with the sequential design.
 - **Repeat-to-repeat vs binomial**: one repeat's accuracy spreads as the binomial prediction
   says (observed / predicted 0.9-1.4; an SD from 8-24 repeats is itself uncertain by 15-25%):
   repeats within one server start behave as independent samples given the prompt, with no sign

@@ -1,4 +1,4 @@
-"""Monte Carlo check of the release sign-off (issue 14) through the report's own decision code.
+"""Monte Carlo check of the release sign-off through the report's own decision code.
 
 Each replication draws a baseline run and ``m`` candidate runs of a fixed question set as
 ``(question, repeat)`` outcome arrays (NaN = an errored request), then decides them with the

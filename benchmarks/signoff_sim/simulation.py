@@ -1,4 +1,4 @@
-"""Monte Carlo check of the sign-off rules on GPQA-diamond-shaped paired data (issue 5, item 7).
+"""Monte Carlo check of the sign-off rules on GPQA-diamond-shaped paired data.
 
 The benchmark: 198 questions whose success probabilities are either nearly 0 or nearly 1 (four in
 five) or spread evenly over [0.15, 0.85] (one in five, the "uncertain" ones), set so that the mean

@@ -1,4 +1,4 @@
-"""TensorRT-LLM's fixed threshold rule (reference/eval-anchors.md 1.2), for comparison only.
+"""TensorRT-LLM's fixed threshold rule (a pass/fail band), for comparison only.
 
 TensorRT-LLM treats the reference as an independent sample with the worst-case Bernoulli
 standard deviation (sigma = 0.5, "50" on its 0-100 scale) and passes a run iff

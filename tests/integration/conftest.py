@@ -1,4 +1,4 @@
-"""The demo sweep, run once for the tests that read every output it writes (issue 25)."""
+"""The demo sweep, run once for the tests that read every output it writes."""
 
 from __future__ import annotations
 

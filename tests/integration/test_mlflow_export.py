@@ -1,4 +1,4 @@
-"""``mtp-eval-report SWEEP --mlflow URI`` against real MLflow tracking stores (issue 25 item 2).
+"""``mtp-eval-report SWEEP --mlflow URI`` against real MLflow tracking stores.
 
 MLflow's sqlite backend, and an ``mlflow server`` process this test starts and stops on
 127.0.0.1; read back with MLflow's own client. No mock: what a team's MLflow would hold.

@@ -47,7 +47,7 @@ def test_report_of_an_old_sweep_is_what_the_old_code_wrote(tmp_path):
     assert run.returncode == 2, run.stdout + run.stderr  # fa3 vs reference: undecided, as then
     written = (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
     assert _normalised(written, sweep) == (EXPECTED / "report.md").read_text(encoding="utf-8")
-    # cells.csv gained the numbers behind each verdict (issue 25): the old columns are unchanged.
+    # cells.csv gained the numbers behind each verdict: the old columns are unchanged.
     csv_text = _normalised((tmp_path / "report" / "cells.csv").read_text(encoding="utf-8"), sweep)
     old = list(csv.DictReader(io.StringIO((EXPECTED / "cells.csv").read_text(encoding="utf-8"))))
     new = list(csv.DictReader(io.StringIO(csv_text)))

@@ -1,4 +1,4 @@
-"""The demo's report.html opened in a real headless Chromium (issue 25 item 7).
+"""The demo's report.html opened in a real headless Chromium.
 
 Debian's ``chromium`` (``.ci/run`` installs it) driven through Playwright with
 ``executable_path``: no browser is downloaded. Outside CI a machine without chromium skips; in

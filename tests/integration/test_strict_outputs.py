@@ -1,4 +1,4 @@
-"""Every output of the demo sweep reads with a strict JSON parser and a CSV reader (issue 25).
+"""Every output of the demo sweep reads with a strict JSON parser and a CSV reader.
 
 The report's ``summary.json`` once held a bare ``NaN`` (``JSON.parse`` refuses the whole file);
 ``cells.csv`` had the verdicts but not the numbers behind them.

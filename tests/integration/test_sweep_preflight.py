@@ -1,6 +1,7 @@
 """Host-wide problems are said once, before the first cell, with every missing input at once; a
 sweep in which no cell produced a result exits 1. Through the installed console scripts, each
-test one of the reports of issue 25 item 4.
+test one report a user made: a GPU-less sign-off, a missing dataset file, a dry run missing
+settings.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The questions whose correctness moved most, from literal samples (issue 25 item 3)."""
+"""The questions whose correctness moved most, from literal samples."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Strict JSON out: a non-finite float is null, never a bare NaN (issue 25)."""
+"""Strict JSON out: a non-finite float is null, never a bare NaN."""
 
 from __future__ import annotations
 

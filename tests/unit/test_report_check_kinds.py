@@ -1,4 +1,4 @@
-"""Each check kind owns its title, description and cells.csv columns (issue 24 item 3)."""
+"""Each check kind owns its title, description and cells.csv columns."""
 
 from __future__ import annotations
 
