@@ -133,7 +133,7 @@ def _run(
         plan = _with_devices(conf, cell.server, plan, gpu, job_num, node)
     except ValueError as err:  # nodes, tp and visible GPUs that do not fit: the user's settings
         raise CellError("config", str(err)) from err
-    check_label_before_launch(conf, plan, result)
+    check_label_before_launch(cell.checks, plan, result)
     if node is not None:  # one SGLang launcher per node, node 0 serving HTTP
         plan = dataclasses.replace(plan, args=[*plan.args, *node.args()])
     argv = _argv(cell.server, plan, cell_dir, evals)
@@ -153,12 +153,12 @@ def _run(
         try:
             mark(result, "ready", clock)
             record_server(result, server)
-            verify_server(conf, cell.server, plan, server, gpu, result)
+            verify_server(cell.checks, plan, server, gpu, result)
             # After verify: the samples belong to what the server really ran.
             measured = samples_key(CellResult.from_json(result.to_json()))
             claim_samples(cell_dir, measured, result.warnings)
             mark(result, "verified", clock)
-            measure_cell(conf, evals, server, cell_dir, result)
+            measure_cell(cell.measure, evals, server, cell_dir, result)
             mark(result, "evals_done", clock)
         finally:  # before node 0's server stops: the other nodes die with it, and may now
             _release_other_nodes(conf, cell_dir, "stopping")
