@@ -33,7 +33,7 @@ from pipeline.cluster.multinode import (
     node_plan,
     serve_as_worker,
 )
-from pipeline.config.schema import RootConf, gpus_per_node
+from pipeline.config.schema import RootConf, SequentialConf, gpus_per_node
 from pipeline.measuring.measure import measure_cell
 from pipeline.results.cell_error import CellError
 from pipeline.results.cell_paths import node_dir, result_path, server_log_path
@@ -126,14 +126,15 @@ def _run(
     if blocking:
         unsupported(result, blocking)
         return
-    evals = {name: make_eval(name, _repeats_for(conf, ec)) for name, ec in conf.evals.items()}
+    sequential = conf.sequential
+    evals = {name: make_eval(name, _repeats_for(sequential, ec)) for name, ec in conf.evals.items()}
     plan = plan_launch(spec)
     try:
         node = node_plan(conf.cluster.nodes, os.environ, conf.cluster.dist_init_port)
         plan = _with_devices(conf, cell.server, plan, gpu, job_num, node)
     except ValueError as err:  # nodes, tp and visible GPUs that do not fit: the user's settings
         raise CellError("config", str(err)) from err
-    check_label_before_launch(conf, plan, result)
+    check_label_before_launch(cell.checks, plan, result)
     if node is not None:  # one SGLang launcher per node, node 0 serving HTTP
         plan = dataclasses.replace(plan, args=[*plan.args, *node.args()])
     argv = _argv(cell.server, plan, cell_dir, evals)
@@ -153,24 +154,24 @@ def _run(
         try:
             mark(result, "ready", clock)
             record_server(result, server)
-            verify_server(conf, cell.server, plan, server, gpu, result)
+            verify_server(cell.checks, plan, server, gpu, result)
             # After verify: the samples belong to what the server really ran.
             measured = samples_key(CellResult.from_json(result.to_json()))
             claim_samples(cell_dir, measured, result.warnings)
             mark(result, "verified", clock)
-            measure_cell(conf, evals, server, cell_dir, result)
+            measure_cell(cell.measure, evals, server, cell_dir, result)
             mark(result, "evals_done", clock)
         finally:  # before node 0's server stops: the other nodes die with it, and may now
-            _release_other_nodes(conf, cell_dir, "stopping")
+            _release_other_nodes(conf.cluster.nodes, cell_dir, "stopping")
     check_error_rates(result.eval_summaries(), conf.client.max_error_rate)
     mark(result, "stopped", clock)
     result.status = "ok"
 
 
-def _repeats_for(conf: RootConf, ec: EvalConf) -> EvalConf:
+def _repeats_for(sequential: SequentialConf, ec: EvalConf) -> EvalConf:
     # Sequential stopping: prompts for every repeat exist; the measuring loop sends them in rounds.
-    if conf.sequential.enabled:
-        return dataclasses.replace(ec, repeats=conf.sequential.max_repeats)
+    if sequential.enabled:
+        return dataclasses.replace(ec, repeats=sequential.max_repeats)
     return ec
 
 
@@ -262,13 +263,14 @@ def _finish(result: ResultDraft, conf: RootConf, cell_dir: Path, clock: float) -
     if secrets and cell_dir.exists():
         redact_tree(cell_dir, secrets)  # SGLang prints its server_args, api_key included
     written = write_result(cell_dir, result.to_json())
-    _release_other_nodes(conf, cell_dir, result.status)  # also when node 0 never started
+    # Also when node 0 never started.
+    _release_other_nodes(conf.cluster.nodes, cell_dir, result.status)
     return written
 
 
-def _release_other_nodes(conf: RootConf, cell_dir: Path, why: str) -> None:
+def _release_other_nodes(nodes: int, cell_dir: Path, why: str) -> None:
     # The other nodes of a multi-node cell stop their launchers once this marker exists. It
     # must come before node 0's server stops: live, node 1's SGLang died 7 s before a marker
     # written after the stop, and was recorded as failed.
-    if conf.cluster.nodes > 1 and cell_dir.is_dir():
+    if nodes > 1 and cell_dir.is_dir():
         (cell_dir / DONE_MARKER).write_text(why + "\n")

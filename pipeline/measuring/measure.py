@@ -19,11 +19,11 @@ from backends.server_info import ServerInfo
 from evals.accounting import summarize_records
 from evals.base import Eval, EvalRunError, HarnessEval, RequestTarget, is_harness, is_multi_turn
 from evals.eval_conf import SamplingConf
-from pipeline.config.schema import RootConf
 from pipeline.measuring.accept_windows import Window, accept_warnings, combine, window_accept
 from pipeline.measuring.concurrency import client_concurrency, longest_first
 from pipeline.measuring.eval_window import MeasureError, check_traffic, close_window, open_window
 from pipeline.measuring.evaluation import EvalRun, run_eval, run_turns, write_records
+from pipeline.measuring.measure_plan import MeasurePlan
 from pipeline.measuring.sequential_run import run_sequential
 from pipeline.measuring.server_death import (
     STOPPED,
@@ -53,26 +53,26 @@ REASONING_MIN_MAX_TOKENS = 16384
 
 
 def measure_cell(
-    conf: RootConf,
+    plan: MeasurePlan,
     evals: dict[str, Eval],
     server: RunningServer,
     cell_dir: Path,
     result: ResultDraft,
 ) -> None:
     """Run every eval against ``server`` and fill the result's eval blocks and accept block."""
-    speculative = conf.model.speculative.algorithm is not None
-    result.warnings.extend(generation_limit_warnings(conf))
+    speculative = plan.speculative
+    result.warnings.extend(generation_limit_warnings(plan))
     every: list[dict[str, Any]] = []
     windows: list[Window] = []
-    info = server_api.server_info(server.base_url, _key(conf))
-    conf = _with_server_concurrency(conf, info)
-    result.set_client(conf.client.concurrency)
-    watch = ServerWatch.start(info, conf.server.on_mismatch)
+    info = server_api.server_info(server.base_url, plan.api_key)
+    plan = _with_server_concurrency(plan, info)
+    result.set_client(plan.client.concurrency)
+    watch = ServerWatch.start(info, plan.on_mismatch)
     for name, ev in evals.items():
         try:
-            records, window = _measure_eval(conf, name, ev, server, cell_dir, result, watch)
+            records, window = _measure_eval(plan, name, ev, server, cell_dir, result, watch)
         except (server_api.ServerApiError, MeasureError) as err:
-            _raise_if_stopped(conf, evals, server, cell_dir, result, name, err)
+            _raise_if_stopped(plan, evals, server, cell_dir, result, name, err)
             raise
         every += records
         windows.append(window)
@@ -90,7 +90,7 @@ def measure_cell(
 
 
 def _measure_eval(
-    conf: RootConf,
+    plan: MeasurePlan,
     name: str,
     ev: Eval,
     server: RunningServer,
@@ -99,26 +99,27 @@ def _measure_eval(
     watch: ServerWatch,
 ) -> tuple[list[dict[str, Any]], Window]:
     """One eval in its counter window; its block is on ``result`` before the window closes."""
-    idle_s = conf.server.idle_timeout_s
-    before = open_window(server, _key(conf), idle_s, name, conf.client.admin_api_key)
-    watch.check(server_api.server_info(server.base_url, _key(conf)), f"before eval {name}", result)
+    idle_s = plan.idle_timeout_s
+    before = open_window(server, plan.api_key, idle_s, name, plan.client.admin_api_key)
+    watch.check(
+        server_api.server_info(server.base_url, plan.api_key), f"before eval {name}", result
+    )
     me = key_of_result(CellResult.from_json(result.to_json()), cell_dir)
-    records, new, block = _run_one(conf, name, ev, server, cell_dir, me)
+    records, new, block = _run_one(plan, name, ev, server, cell_dir, me)
     result.set_eval(name, block)  # summarised from its samples even if the server is gone now
     if server.process is not None and server.process.poll() is not None:
         raise MeasureError(STOPPED, "the server exited")
-    window, info = close_window(server, _key(conf), new, before)
+    window, info = close_window(server, plan.api_key, new, before)
     watch.check(info, f"during eval {name}", result)
-    speculative = conf.model.speculative.algorithm is not None
-    accept = window_accept(records, window, speculative, CROSS_CHECK_REL_TOLERANCE)
+    accept = window_accept(records, window, plan.speculative, CROSS_CHECK_REL_TOLERANCE)
     result.set_eval_accept(name, accept)
     result.warnings.extend(accept_warnings(f"eval {name}", accept))
-    check_traffic(name, accept.traffic, conf.server.on_foreign_traffic)
+    check_traffic(name, accept.traffic, plan.on_foreign_traffic)
     return records, window
 
 
 def _raise_if_stopped(
-    conf: RootConf,
+    plan: MeasurePlan,
     evals: dict[str, Eval],
     server: RunningServer,
     cell_dir: Path,
@@ -132,31 +133,26 @@ def _raise_if_stopped(
     message = stopped_message(
         server, name, answered_count(cell_dir, name), expected_count(evals[name])
     )
-    speculative = conf.model.speculative.algorithm is not None
-    head = functools.partial(_head, conf)
-    summarised = summarise_from_disk(evals, cell_dir, result, head, speculative)
+    head = functools.partial(_head, plan)
+    summarised = summarise_from_disk(evals, cell_dir, result, head, plan.speculative)
     if summarised:
         message += f"; summarised from the samples on disk: {', '.join(summarised)}"
     raise MeasureError(STOPPED, message, log_tail(server)) from err
 
 
-def sampling_for(conf: RootConf, name: str) -> tuple[SamplingConf, str]:
+def sampling_for(plan: MeasurePlan, name: str) -> tuple[SamplingConf, str]:
     """The sampling settings of eval ``name`` and where they come from (eval | model)."""
-    own = conf.evals[name].sampling if name in conf.evals else None
-    return (own, "eval") if own is not None else (conf.model.sampling, "model")
+    own = plan.evals[name].sampling if name in plan.evals else None
+    return (own, "eval") if own is not None else (plan.sampling, "model")
 
 
-def generation_limit_warnings(conf: RootConf) -> list[str]:
+def generation_limit_warnings(plan: MeasurePlan) -> list[str]:
     """Warnings for evals whose ``max_tokens`` is likely to cut a reasoning model's answers."""
-    kwargs = conf.model.chat_template_kwargs or {}
-    thinking = bool(conf.model.reasoning_parser) or any(
-        bool(kwargs.get(k)) for k in ("thinking", "enable_thinking")
-    )
-    if not thinking:
+    if not plan.thinking:
         return []
     out = []
-    for name in conf.evals:
-        limit = sampling_for(conf, name)[0].max_tokens
+    for name in plan.evals:
+        limit = sampling_for(plan, name)[0].max_tokens
         if limit < REASONING_MIN_MAX_TOKENS:
             out.append(
                 f"eval {name}: max_tokens {limit} is small for a reasoning model (reasoning "
@@ -166,24 +162,23 @@ def generation_limit_warnings(conf: RootConf) -> list[str]:
     return out
 
 
-def _with_server_concurrency(conf: RootConf, info: ServerInfo) -> RootConf:
-    """The config with the client's concurrency set to the server's running limit, if asked."""
-    if not conf.client.follow_server:
-        return conf
-    wanted = min(client_concurrency(info, conf.client.concurrency), conf.client.max_concurrency)
-    client = dataclasses.replace(conf.client, concurrency=wanted)
-    return dataclasses.replace(conf, client=client)
+def _with_server_concurrency(plan: MeasurePlan, info: ServerInfo) -> MeasurePlan:
+    """The plan with the client's concurrency set to the server's running limit, if asked."""
+    if not plan.client.follow_server:
+        return plan
+    wanted = min(client_concurrency(info, plan.client.concurrency), plan.client.max_concurrency)
+    return plan.with_concurrency(wanted)
 
 
-def _head(conf: RootConf, name: str, ev: Eval) -> EvalHead:
+def _head(plan: MeasurePlan, name: str, ev: Eval) -> EvalHead:
     """The fields of an eval's result block that say what it is and how it sampled."""
-    sampling, source = sampling_for(conf, name)
-    kind = conf.evals[name].kind if name in conf.evals else None
+    sampling, source = sampling_for(plan, name)
+    kind = plan.evals[name].kind if name in plan.evals else None
     return EvalHead(ev.label, kind, {**dataclasses.asdict(sampling), "source": source})
 
 
 def _run_one(
-    conf: RootConf,
+    plan: MeasurePlan,
     name: str,
     ev: Eval,
     server: RunningServer,
@@ -191,22 +186,22 @@ def _run_one(
     cell: CellKey,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], EvalSummary]:
     """(all records, records of requests sent now, the eval's result block without accept)."""
-    target = _target(conf, name, server)
-    head = _head(conf, name, ev)
+    target = _target(plan, name, server)
+    head = _head(plan, name, ev)
     if is_harness(ev):
         return _run_harness(ev, target, cell_dir, head)
     path = samples_path(cell_dir, name)
     # A speculative cell asks again for samples that came back without accept statistics.
-    kept = kept_samples(path, need_spec=conf.model.speculative.algorithm is not None)
+    kept = kept_samples(path, need_spec=plan.speculative)
     done = {(r["question_id"], r["repeat"]) for r in kept}
     todo = longest_first([p for p in ev.prompts() if (p.question_id, p.repeat) not in done], kept)
     run = EvalRun(ev, target, path)
     sequential = None
     if is_multi_turn(ev):
         new, wall = run_turns(run, todo, kept)
-    elif conf.sequential.enabled and ev.graded:
+    elif plan.sequential.enabled and ev.graded:
         new, wall, sequential = run_sequential(
-            conf.sequential, run, todo, kept, cell_dir, cell, len(conf.evals)
+            plan.sequential, run, todo, kept, cell_dir, cell, len(plan.evals)
         )
     else:
         new, wall = run_eval(run, todo) if todo else ([], 0.0)
@@ -221,11 +216,11 @@ def _run_one(
     return records, new, block
 
 
-def _target(conf: RootConf, name: str, server: RunningServer) -> RequestTarget:
+def _target(plan: MeasurePlan, name: str, server: RunningServer) -> RequestTarget:
     """Where eval ``name`` sends its requests and the settings each of them carries."""
-    sampling = sampling_for(conf, name)[0]
-    kwargs = conf.model.chat_template_kwargs
-    return RequestTarget(server.base_url, _model(conf), conf.client, sampling, kwargs)
+    sampling = sampling_for(plan, name)[0]
+    kwargs = plan.chat_template_kwargs
+    return RequestTarget(server.base_url, plan.model_name, plan.client, sampling, kwargs)
 
 
 def _run_harness(
@@ -246,11 +241,3 @@ def _run_harness(
         lm_eval=run.lm_eval,
     )
     return records, records, block
-
-
-def _model(conf: RootConf) -> str:
-    return conf.model.served_model_name or conf.model.path
-
-
-def _key(conf: RootConf) -> str | None:
-    return conf.client.api_key

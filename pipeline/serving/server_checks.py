@@ -12,9 +12,10 @@ result and shown, and fatal only with ``server.on_unverified=fail``.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
-from backends.backend_conf import GpuConf
+from backends.backend_conf import GpuConf, ModelConf
 from backends.gpu import GpuInfo, detect_gpu
 from backends.gpu_confirmation import unconfirmed_gpu, unconfirmed_reason
 from backends.launch import LaunchPlan
@@ -32,7 +33,6 @@ from backends.verify import (
     unverified_reason,
 )
 from pipeline.config.checks import POLICIES
-from pipeline.config.schema import RootConf
 from pipeline.results.cell_error import CellError
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_types import Unverified, asked_text
@@ -41,6 +41,18 @@ from pipeline.serving.server import RunningServer
 from pipeline.serving.server_kind import ServerPlan
 
 MISCONFIGURED = "MISCONFIGURED"
+
+
+@dataclass(frozen=True)
+class CheckPlan:
+    """What the server checks read of a cell: its server plan and what it asks the server to run."""
+
+    server: ServerPlan
+    backend: str  # the variant's name (``backend.name``), the label the report gives the cell
+    model: ModelConf
+    gpu: GpuConf  # as asked (``gpu=auto`` detects)
+    api_key: str | None
+    dry_run: bool
 
 
 def plan_gpu(asked: GpuConf, server: ServerPlan, api_key: str | None) -> GpuInfo:
@@ -85,44 +97,44 @@ def _external_gpu_message(server: ServerPlan, api_key: str | None) -> str:
     )
 
 
-def check_label_before_launch(conf: RootConf, plan: LaunchPlan, result: ResultDraft) -> None:
+def check_label_before_launch(checks: CheckPlan, plan: LaunchPlan, result: ResultDraft) -> None:
     """Fail before starting anything when SGLang will not run what the variant's name says.
 
     A dry run only warns (it starts nothing); ``server.on_mismatch=warn`` checks again, against
     what the server reports, once it runs.
     """
-    _check_policy(conf)
+    _check_policy(checks.server)
     wrong = compare_runs(plan.label_runs, plan.runs)
-    if wrong and conf.dry_run:
+    name = checks.backend
+    if wrong and checks.dry_run:
         result.warnings.append(f"{MISCONFIGURED} (planned): {_lines(wrong)}")
-    elif wrong and conf.server.on_mismatch == "fail":
+    elif wrong and checks.server.conf.on_mismatch == "fail":
         notes = "; ".join(plan.notes)
         raise CellError(
             "mismatch",
-            f"backend={conf.backend.name} would not run {conf.backend.name}: {_lines(wrong)} "
-            f"({notes}); the report would label it {conf.backend.name}. Set "
+            f"backend={name} would not run {name}: {_lines(wrong)} "
+            f"({notes}); the report would label it {name}. Set "
             "server.on_mismatch=warn to measure it anyway (the report then marks it "
             f"{MISCONFIGURED})",
         )
 
 
 def verify_server(
-    conf: RootConf,
-    server_plan: ServerPlan,
+    checks: CheckPlan,
     plan: LaunchPlan,
     server: RunningServer,
     gpu: GpuInfo,
     result: ResultDraft,
 ) -> None:
     """Compare what the server reports with the cell; record, warn or fail per the policies."""
-    key = conf.client.api_key
+    key = checks.api_key
     info = server_api.server_info(server.base_url, key)
     result.set_observed(observed_settings(info))
     result.set_server_version(info.version)
     result.warnings.extend(_version_differs(result.identity().sglang_version, info.version))
-    _check_speculation(conf, info)
-    launched = server_plan.kind.launched
-    requested = {**plan.requested, **model_requested(conf.model, launched)}
+    _check_speculation(checks.model, info)
+    launched = checks.server.kind.launched
+    requested = {**plan.requested, **model_requested(checks.model, launched)}
     requested.update(exact_softmax_requested(requested))
     result.set_requested(requested)
     found = compare_server_info(requested, info)
@@ -130,14 +142,14 @@ def verify_server(
     if isinstance(served, str):
         listed = compare_models_list(served, _models(server.base_url, key))
         found += [listed] if listed is not None else []
-    speculative = conf.model.speculative.algorithm is not None
+    speculative = checks.model.speculative.algorithm is not None
     runs = observed_runs(info, gpu.family, speculative) or dict(plan.runs)
     result.set_runs(runs, dict(plan.label_runs))
     if not any(m.verifiable and "attention" in m.key for m in found):  # else it says it already
         found += compare_runs(plan.label_runs, runs)
-    if not gpu_confirmed(conf.gpu, server_plan, gpu):
+    if not gpu_confirmed(checks.gpu, checks.server, gpu):
         found += unconfirmed_gpu(gpu, runs, lambda family: observed_runs(info, family, speculative))
-    _apply(conf, found, result)
+    _apply(checks.server, found, result)
 
 
 def gpu_confirmed(asked: GpuConf, server: ServerPlan, gpu: GpuInfo) -> bool:
@@ -152,19 +164,19 @@ def gpu_confirmed(asked: GpuConf, server: ServerPlan, gpu: GpuInfo) -> bool:
     return kind.gpu_here and gpu.source in ("nvidia-smi", "torch")
 
 
-def _apply(conf: RootConf, found: list[Mismatch], result: ResultDraft) -> None:
+def _apply(server: ServerPlan, found: list[Mismatch], result: ResultDraft) -> None:
     result.set_mismatches(found)
     wrong = [m for m in found if m.verifiable]
     unchecked = [m for m in found if not m.verifiable]
     unverified = [Unverified(m.key, m.requested, _reason(m)) for m in unchecked]
     result.set_unverified(unverified)
-    if wrong and conf.server.on_mismatch == "fail":
+    if wrong and server.conf.on_mismatch == "fail":
         raise CellError(
             "mismatch",
             f"the server does not run what was asked: {_lines(wrong)} ({_renamed(wrong)}set "
             f"server.on_mismatch=warn to measure it anyway; the report marks it {MISCONFIGURED})",
         )
-    if unchecked and conf.server.on_unverified == "fail":
+    if unchecked and server.conf.on_unverified == "fail":
         raise CellError(
             "unverified",
             f"cannot verify {_unverified_lines(unverified)} (set "
@@ -204,8 +216,8 @@ def _version_differs(planned: object, served: object) -> list[str]:
     ]
 
 
-def _check_speculation(conf: RootConf, info: ServerInfo) -> None:
-    spec = conf.model.speculative
+def _check_speculation(model: ModelConf, info: ServerInfo) -> None:
+    spec = model.speculative
     if spec.algorithm is None or not speculation_off(info):
         return
     served = info.setting("speculative_algorithm")[1]
@@ -226,9 +238,9 @@ def _models(base_url: str, api_key: str | None) -> dict[str, Any] | None:
         return None
 
 
-def _check_policy(conf: RootConf) -> None:
+def _check_policy(server: ServerPlan) -> None:
     for name in ("on_mismatch", "on_unverified", "on_foreign_traffic"):
-        value = getattr(conf.server, name)
+        value = getattr(server.conf, name)
         if value not in POLICIES:
             raise CellError("config", f"server.{name}={value!r}: use one of {', '.join(POLICIES)}")
 
