@@ -167,7 +167,14 @@ start_v23() {
   local checks=$R/benchmarks/results/live-h200/signoff/checks cell name base all=1
   [[ -f $LIVE/hf.json ]] || xz -dc "$checks/hf.json.xz" > "$LIVE/hf.json"
   [[ -f $LIVE/factors.env ]] || cp "$checks/factors.env" "$LIVE/factors.env"
-  has site ready && launch warm-fmha_v2-auto phase_warm fmha_v2 auto
+  # Every FlashInfer-JIT configuration compiles while FA3 travels and the baselines run: fmha_v2
+  # (fmha_v2 prefill, XQA decode and verify) and flashinfer, at both KV dtypes (fmha_v2_fi then
+  # needs nothing new). fmha_v2-auto also records the release's raw bodies.
+  if has site ready; then
+    for w in "fmha_v2 auto" "fmha_v2 fp8_e4m3" "flashinfer auto" "flashinfer fp8_e4m3"; do
+      set -- $w; launch "warm-$1-$2" phase_warm "$1" "$2"
+    done
+  fi
   if has fa3 ready; then
     launch base-auto phase_sweep base-auto backend=fa3 kv_dtype=auto
     launch base-fp8 phase_sweep base-fp8 backend=fa3 kv_dtype=fp8_e4m3
@@ -181,7 +188,10 @@ start_v23() {
     launch "$name" phase_sweep "$name" "$@" $(baseline_of $base)
     has "$name" rc || all=0
   done
-  [[ $all == 1 ]] && has warm-fmha_v2-auto rc && launch report phase_report
+  for cell in fmha_v2-auto fmha_v2-fp8_e4m3 flashinfer-auto flashinfer-fp8_e4m3; do
+    has "warm-$cell" rc || all=0
+  done
+  [[ $all == 1 ]] && launch report phase_report
 }
 
 start_candidates() {
