@@ -35,6 +35,7 @@ from pipeline.cluster.multinode import (
 )
 from pipeline.config.schema import RootConf, SequentialConf, gpus_per_node
 from pipeline.measuring.measure import measure_cell
+from pipeline.measuring.speed_run import speed_phase
 from pipeline.results.cell_error import CellError
 from pipeline.results.cell_paths import node_dir, result_path, server_log_path
 from pipeline.results.redact import redact_text, redact_tree
@@ -159,8 +160,13 @@ def _run(
             measured = samples_key(CellResult.from_json(result.to_json()))
             claim_samples(cell_dir, measured, result.warnings)
             mark(result, "verified", clock)
-            measure_cell(cell.measure, evals, server, cell_dir, result)
+            if evals:  # evals=[] with speed.enabled: the speed phase alone
+                measure_cell(cell.measure, evals, server, cell_dir, result)
             mark(result, "evals_done", clock)
+            if cell.speed.enabled:  # after the evals, so nothing else runs on the server
+                keys = (conf.client.api_key, conf.client.admin_api_key)
+                speed_phase(cell.speed, server, keys, conf.model.path, result)
+                mark(result, "speed_done", clock)
         finally:  # before node 0's server stops: the other nodes die with it, and may now
             _release_other_nodes(conf.cluster.nodes, cell_dir, "stopping")
     check_error_rates(result.eval_summaries(), conf.client.max_error_rate)

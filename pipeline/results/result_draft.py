@@ -21,6 +21,7 @@ from pipeline.results.result_schema import (
     MismatchJson,
     ProvenanceJson,
     ResultJson,
+    SpeedJson,
 )
 from pipeline.results.result_types import (
     AcceptBlock,
@@ -194,6 +195,10 @@ class ResultDraft:
         self._data["unverified"] = [
             {"key": u.key, "requested": u.requested, "reason": u.reason} for u in unverified
         ]
+
+    def set_speed(self, speed: SpeedJson) -> None:
+        """The speed phase's block (``pipeline.measuring.speed_run``)."""
+        self._data["speed"] = speed
 
     def set_client(self, concurrency: int) -> None:
         """How many requests the client kept in flight."""

@@ -149,6 +149,35 @@ class NodeJson(TypedDict, total=False):
     devices: str | None
 
 
+class SpeedPointJson(TypedDict, total=False):
+    """``speed.points[]``: one shape timed ``repeats`` times (times in ms, the server's own)."""
+
+    phase: str  # prefill | decode
+    batch: int  # prompts sent together
+    prompt_tokens: int  # per prompt
+    new_tokens: int  # per prompt (prefill: 1)
+    times_ms: list[float]  # per repeat: the batch's prefill span, or its decode span
+    median_ms: float
+    min_ms: float
+    max_ms: float
+    tokens_per_s: list[float]  # decode only: decoded tokens / decode span, per repeat
+    accept_length: float | None  # decode only: completion tokens per verify step, all repeats
+
+
+class SpeedJson(TypedDict, total=False):
+    """``speed``: the speed phase on the cell's own server (absent when it is off)."""
+
+    method: str  # how the times were taken
+    warmup: int  # runs per shape discarded before the measured ones
+    repeats: int
+    spread: str  # what min_ms / max_ms are: "min_max"
+    context_len: int | None  # the server's max_model_len
+    token_ids: dict[str, Any]  # low, high, source
+    notes: list[str]  # shapes skipped and why
+    points: list[SpeedPointJson]
+    gpu_samples: dict[str, Any]  # source (nvidia-smi | absent), interval_ms, gpus or reason
+
+
 class ResultJson(TypedDict, total=False):
     """``result.json``, its keys in the order a cell writes them."""
 
@@ -175,6 +204,7 @@ class ResultJson(TypedDict, total=False):
     unverified: list[UnverifiedJson]
     client: ClientJson
     resumed: list[ResumedJson]
+    speed: SpeedJson  # only when the cell ran the speed phase
     node: NodeJson  # a non-zero node's own result, carried in memory, never on disk
 
 

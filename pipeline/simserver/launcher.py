@@ -38,6 +38,7 @@ from pipeline.simserver.runtime import Runtime, acceptance_thresholds, cell_id
 from pipeline.simserver.sglang_defaults import SERVER_ARGS_0_5_19
 from pipeline.simserver.simconfig import SimConfigError, load_answer_key, load_sim_config
 from pipeline.simserver.state import Ledger, ServerState
+from pipeline.simserver.timing import timing_model
 
 log = logging.getLogger("sglang.simserver")
 _IMPORTED = time.perf_counter()  # start-up durations count from here, as measured
@@ -79,6 +80,10 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
         args.update(_served_instead(faults, args))
     except ValueError as exc:
         raise SimConfigError(f"--sim-config {path}: {exc}") from exc
+    try:
+        timing = timing_model(conf.timing_model, args, conf.timing_jitter)
+    except ValueError as exc:
+        raise SimConfigError(f"--sim-config {path}: {exc}") from exc
     rendezvous(args)  # several nodes need --dist-init-addr (SGLang's argument error, exit 1)
     targets = cell_targets(conf.accuracy, conf.accept_length, conf.effects, args, env)
     index = AnswerIndex(load_answer_key(conf.answer_key) if conf.answer_key else [])
@@ -95,6 +100,7 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
         startup_time=info.startup_time(time.perf_counter() - _IMPORTED),
         ascending=acceptance_thresholds(args, targets),
         sampling_nonce=secrets.token_hex(8) if conf.sampling_spread > 0 else "",
+        timing=timing,
     )  # fmt: skip
 
 

@@ -21,6 +21,7 @@ from pipeline.simserver.payloads import Flavour, Served
 from pipeline.simserver.sampling import question_difficulty
 from pipeline.simserver.simconfig import SimConfig
 from pipeline.simserver.spec import SpecDraw, chain_probability, draw_spec, thresholds
+from pipeline.simserver.timing import TimingModel
 
 # Keys that define a cell for the acceptance RNG: a change here redraws the accept sequence.
 _CELL_KEYS = (
@@ -49,6 +50,7 @@ class Runtime:
     startup_time: dict[str, Any] = field(default_factory=dict)
     ascending: list[float] | None = field(default=None)  # acceptance thresholds; None: no spec
     sampling_nonce: str = ""  # drawn at start-up when sampling_spread > 0: starts draw apart
+    timing: TimingModel | None = None  # the latency table (timing_model); None: the linear prefill
 
     @property
     def spec_on(self) -> bool:
