@@ -138,7 +138,15 @@ class CompletionHandlers:
     ) -> list[tuple[Completion, SpecDraw | None]]:
         # draw: the prompt's request and choice, a fresh sample each
         return [
-            answer(self.rt, item.prompt, item.question, job.cap, truncated, f"{attempt}:{i}")
+            answer(
+                self.rt,
+                item.prompt,
+                item.question,
+                job.cap,
+                truncated,
+                f"{attempt}:{i}",
+                job.ignore_eos,
+            )  # fmt: skip
             for i, item in enumerate(job.items)
         ]
 

@@ -16,7 +16,14 @@ from typing import Any
 
 from pipeline.simserver.effects import CellTargets
 from pipeline.simserver.faults import Faults
-from pipeline.simserver.model import AnswerIndex, Completion, hash_units, plan_completion, truncate
+from pipeline.simserver.model import (
+    AnswerIndex,
+    Completion,
+    hash_units,
+    plan_completion,
+    run_on,
+    truncate,
+)
 from pipeline.simserver.payloads import Flavour, Served
 from pipeline.simserver.sampling import question_difficulty
 from pipeline.simserver.simconfig import SimConfig
@@ -85,7 +92,13 @@ def acceptance_thresholds(args: Mapping[str, Any], targets: CellTargets) -> list
 
 
 def answer(
-    rt: Runtime, prompt: str, question: str, cap: int | None, truncated: bool, draw: str = "0"
+    rt: Runtime,
+    prompt: str,
+    question: str,
+    cap: int | None,
+    truncated: bool,
+    draw: str = "0",
+    ignore_eos: bool = False,
 ) -> tuple[Completion, SpecDraw | None]:
     """The completion for ``prompt`` (and its spec statistics when speculation is on).
 
@@ -97,6 +110,7 @@ def answer(
         truncated: the truncation fault hit: stop at half the intended length.
         draw: which request of this prompt this is (with ``sampling_spread`` > 0 it redraws
             correctness).
+        ignore_eos: SGLang's ``ignore_eos``: the completion runs on to ``cap``.
     """
     units = hash_units(str(rt.conf.seed), prompt)
     accuracy = rt.targets.accuracy
@@ -108,6 +122,8 @@ def answer(
         half = max(1, len(full.tokens) // 2)
         cap = half if cap is None else min(cap, half)
     completion = truncate(full, cap)
+    if ignore_eos and not truncated:
+        completion = run_on(completion, cap)
     if rt.ascending is None:
         return completion, None
     seed = hash_units(str(rt.conf.seed), prompt, rt.cell_id)[0]

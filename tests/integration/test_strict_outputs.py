@@ -43,7 +43,7 @@ def test_every_json_file_and_line_the_sweep_wrote_is_strict_json(demo_report: De
 
 def test_summary_says_why_a_number_is_null(demo_report: DemoReport):
     summary = strict_load((demo_report.out / "summary.json").read_text())
-    assert isinstance(summary, dict) and summary["schema_version"] == 2
+    assert isinstance(summary, dict) and summary["schema_version"] == 3
     checks = [k for c in summary["cells"] for k in c["checks"]]
     broken = [k for k in checks if k["kind"] == "broken_prompts" and "p" in k["numbers"]]
     assert broken, "the demo's eight repeats make broken-prompt checks"
