@@ -137,16 +137,9 @@ class CompletionHandlers:
         self, job: Job, truncated: bool, attempt: int
     ) -> list[tuple[Completion, SpecDraw | None]]:
         # draw: the prompt's request and choice, a fresh sample each
+        cap, eos = job.cap, job.ignore_eos
         return [
-            answer(
-                self.rt,
-                item.prompt,
-                item.question,
-                job.cap,
-                truncated,
-                f"{attempt}:{i}",
-                job.ignore_eos,
-            )  # fmt: skip
+            answer(self.rt, item.prompt, item.question, cap, truncated, f"{attempt}:{i}", eos)
             for i, item in enumerate(job.items)
         ]
 
