@@ -121,7 +121,7 @@ def truncate(completion: Completion, cap: int | None) -> Completion:
 
 
 def run_on(completion: Completion, cap: int | None) -> Completion:
-    """``completion`` continued with filler to ``cap`` tokens (``ignore_eos``: no stop before it)."""
+    """``completion`` run on with filler to ``cap`` tokens (``ignore_eos``: no stop before)."""
     if cap is None or cap <= len(completion.tokens):
         return completion
     more = _filler(cap - len(completion.tokens), len(completion.tokens))
