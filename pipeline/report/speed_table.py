@@ -37,14 +37,16 @@ class SpeedRow:
     note: str  # why there is no ratio, or how the baseline was chosen
 
     @property
-    def median_ms(self) -> float:
+    def median_ms(self) -> float | None:
         """The median of the repeats' times (the batch's prefill, or decode, span)."""
-        return float(np.median(self.point.times_ms))
+        times = self.point.times_ms
+        return float(np.median(times)) if times else None
 
     @property
-    def spread_ms(self) -> tuple[float, float]:
-        """Min and max of the repeats' times."""
-        return min(self.point.times_ms), max(self.point.times_ms)
+    def spread_ms(self) -> tuple[float, float] | None:
+        """Min and max of the repeats' times (None: no repeat was read)."""
+        times = self.point.times_ms
+        return (min(times), max(times)) if times else None
 
     @property
     def tokens_per_s(self) -> float | None:

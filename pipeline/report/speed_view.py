@@ -37,7 +37,7 @@ def shape_order(point: SpeedPoint) -> tuple[bool, int, int]:
 
 def _ratio_text(row: SpeedRow) -> str:
     if row.baseline is None and row.note == "the baseline":
-        return f"{row.median_ms:.1f} ms"
+        return "-" if row.median_ms is None else f"{row.median_ms:.1f} ms"
     if row.ratio is None or row.ratio_ci is None:
         return "-"
     low, high = row.ratio_ci
@@ -54,7 +54,7 @@ def speed_entry(report: Report, row: SpeedRow) -> dict[str, Any]:
         "simulated": cell.simulated, "phase": point.phase, "batch": point.batch,
         "tokens": point.prompt_tokens, "new_tokens": point.new_tokens,
         "repeats": len(point.times_ms), "median_ms": row.median_ms,
-        "spread_ms": list(row.spread_ms), "spread": "min_max",
+        "spread_ms": list(row.spread_ms) if row.spread_ms else None, "spread": "min_max",
         "tokens_per_s": row.tokens_per_s, "accept_length": point.accept_length,
         "baseline": row.baseline.label if row.baseline is not None else None,
         "ratio": row.ratio, "ratio_ci95": list(row.ratio_ci) if row.ratio_ci else None,
