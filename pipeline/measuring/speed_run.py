@@ -42,6 +42,7 @@ from pipeline.measuring.speed_timing import (
     prefill_span_s,
     spread,
 )
+from pipeline.measuring.speed_warnings import speed_log_warnings
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_schema import SpeedJson, SpeedPointJson
 from pipeline.serving import server_api
@@ -188,4 +189,8 @@ def speed_phase(
     """
     api_key, admin_key = plan_keys
     client = SpeedClient(server.base_url, api_key, conf.request_timeout_s)
-    result.set_speed(measure_speed(conf, client, admin_key, model_path))
+    speed = measure_speed(conf, client, admin_key, model_path)
+    log = server.log_path  # None for server=external: its log is not ours to read
+    if log is not None and log.is_file():
+        speed["log_warnings"] = speed_log_warnings(log.read_text(errors="replace"))
+    result.set_speed(speed)

@@ -8,9 +8,11 @@ accuracy verdict from the same report.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pipeline.report.build import Report
+from pipeline.report.load import CellRecord
 from pipeline.report.speed_table import PREFILL, SpeedRow
 from pipeline.report.tables import Section, skip_text, sort_key
 from pipeline.results.speed_block import SpeedPoint
@@ -59,13 +61,31 @@ def speed_entry(report: Report, row: SpeedRow) -> dict[str, Any]:
         "baseline": row.baseline.label if row.baseline is not None else None,
         "ratio": row.ratio, "ratio_ci95": list(row.ratio_ci) if row.ratio_ci else None,
         "note": row.note, "accuracy_verdict": report.cell_verdict(cell),
+        "server_warnings": [str(w.get("kind")) for w in speed_warnings(cell)],
     }  # fmt: skip
+
+
+def speed_warnings(cell: CellRecord) -> tuple[Mapping[str, Any], ...]:
+    """The warnings the cell's server logged during its speed phase."""
+    speed = cell.result.speed
+    return speed.log_warnings if speed is not None else ()
 
 
 def speed_entries(report: Report) -> list[dict[str, Any]]:
     """``summary.json``'s ``speed`` list, in the order of the report's tables."""
     rows = sorted(report.speed, key=lambda r: (sort_key(r.cell), shape_order(r.point)))
     return [speed_entry(report, row) for row in rows]
+
+
+def warning_lines(rows: list[SpeedRow]) -> list[str]:
+    """What the servers' logs said that changes what their times mean, a line per cell."""
+    cells = sorted({r.cell.id: r.cell for r in rows}.values(), key=sort_key)
+    return [
+        f"{cell.label}: {w.get('meaning')} (SGLang {cell.result.cell.sglang_version}, logged "
+        f"{w.get('count')} times: {w.get('line')})"
+        for cell in cells
+        for w in speed_warnings(cell)
+    ]
 
 
 def speed_sections(report: Report) -> list[Section]:
@@ -83,7 +103,10 @@ def _section(report: Report, key: tuple[str, ...], rows: list[SpeedRow]) -> Sect
     shapes = sorted({r.point.key: r.point for r in rows}.values(), key=shape_order)
     columns = [shape_label(p) for p in shapes]
     title = f"Speed: {model} on {gpu}, KV {kv}, {skip}"
-    section = Section(title, ["variant", "accuracy verdict", *columns], intro=INTRO)
+    said = " ".join(f"Server log: {line}." for line in warning_lines(rows))
+    section = Section(
+        title, ["variant", "accuracy verdict", *columns], intro=f"{INTRO} {said}".strip()
+    )
     cells = sorted({r.cell.id: r.cell for r in rows}.values(), key=sort_key)
     for cell in cells:
         mine = {r.point.key: r for r in rows if r.cell.id == cell.id}

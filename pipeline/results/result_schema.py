@@ -176,6 +176,7 @@ class SpeedJson(TypedDict, total=False):
     notes: list[str]  # shapes skipped and why
     points: list[SpeedPointJson]
     gpu_samples: dict[str, Any]  # source (nvidia-smi | absent), interval_ms, gpus or reason
+    log_warnings: list[dict[str, Any]]  # server-log lines that change what a time means
 
 
 class ResultJson(TypedDict, total=False):

@@ -67,6 +67,7 @@ class SpeedBlock:
     notes: tuple[str, ...]
     points: tuple[SpeedPoint, ...]
     gpu_samples: Mapping[str, Any]
+    log_warnings: tuple[Mapping[str, Any], ...] = ()  # kind, meaning, count, line
 
     @classmethod
     def from_json(cls, data: Any) -> SpeedBlock | None:
@@ -82,4 +83,5 @@ class SpeedBlock:
             notes=tuple(str(n) for n in as_list(block.get("notes"))),
             points=tuple(SpeedPoint.from_json(as_map(p)) for p in as_list(block.get("points"))),
             gpu_samples=as_map(block.get("gpu_samples")),
+            log_warnings=tuple(as_map(w) for w in as_list(block.get("log_warnings"))),
         )

@@ -69,7 +69,7 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
         raise ValueError(faults.reject_message)
     warnings: list[str] = []
     resolved = resolve_server_args(ns, env, warnings)
-    for message in warnings:
+    for message in [*warnings, *([faults.log_warning] if faults.log_warning else [])]:
         log.warning(message)
     extra, ignored = template_flags(unknown, SERVER_ARGS_0_5_19)
     if ignored:

@@ -51,6 +51,7 @@ class FaultFlags:
     foreign_requests: int | None = None  # requests of "another client" counted beside ours
     busy: bool | None = None  # a request of another client that never finishes: never idle
     exit_after_requests: int | None = None  # the process ends right after the N-th answer
+    log_warning: str | None = None  # a line the server logs at WARNING once it starts
     connection_reset_rate: float | None = checked(None, RATE)
     http_5xx_rate: float | None = checked(None, RATE)
     malformed_json_rate: float | None = checked(None, RATE)

@@ -120,6 +120,25 @@ def test_a_point_without_repeats_has_no_median_and_no_ratio() -> None:
     assert entry["note"] == "no repeat measured on one side"
 
 
+def test_a_servers_copy_warning_is_said_beside_its_ratios() -> None:
+    warned = cell("fmha_v2", V2)
+    data = {**warned.result.raw, "cell": {"sglang_version": "0.5.23"}}
+    data["speed"] = {
+        **data["speed"],
+        "log_warnings": [
+            {"kind": "fmha_v2_kv_copy", "meaning": "it copied", "count": 3, "line": "fmha_v2 ..."}
+        ],
+    }
+    warned.result = CellResult.from_json(data)
+    report = _report([cell("fa3", FA3), warned])
+    (section,) = speed_sections(report)
+    assert section.intro.endswith(
+        f"Server log: {warned.label}: it copied (SGLang 0.5.23, logged 3 times: fmha_v2 ...)."
+    )
+    kinds = {e["variant"]: e["server_warnings"] for e in speed_entries(report)}
+    assert kinds == {"fa3": [], "fmha_v2": ["fmha_v2_kv_copy"]}
+
+
 def test_no_speed_no_section() -> None:
     assert speed_sections(_report([cell("fa3", None), cell("fmha_v2", None)])) == []
 
