@@ -132,6 +132,11 @@ def _speed_problems(conf: RootConf) -> list[str]:
         for key, values in lists.items()
         if any(value < 1 for value in values)
     ]
+    if speed.enabled and not conf.server.enable_metrics:
+        problems.append(
+            "speed.enabled=true needs server.enable_metrics=true: the speed phase reads the "
+            "server's own timestamps, which SGLang reports only with --enable-metrics"
+        )
     if speed.vocab_size is not None and speed.vocab_size <= speed.first_token_id:
         problems.append(
             f"speed.vocab_size={speed.vocab_size} leaves no token ids above "

@@ -147,8 +147,8 @@ def measure_speed(
 ) -> SpeedJson:
     """Every shape that fits the server, timed alone on it; the ``speed`` block of result.json.
 
-    Raises:
-        MeasureError: the server refused a request, or answered without its timing.
+    A shape that fails ends the phase: the block then holds the points measured before it and
+    ``error`` (the caller records it and fails the cell, so nothing measured is lost).
     """
     context = context_length(client.base_url, client.api_key)
     shapes, notes = fitting_shapes(wanted_shapes(conf), context)
@@ -157,21 +157,25 @@ def measure_speed(
     except ValueError as err:
         raise MeasureError("speed", f"speed: {err}") from err
     server_api.flush_cache(client.base_url, admin_key or client.api_key)
-    points, serial = [], 0
+    points: list[SpeedPointJson] = []
+    speed: SpeedJson = {
+        "method": METHOD, "warmup": conf.warmup, "repeats": conf.repeats, "spread": "min_max",
+        "context_len": context,
+        "token_ids": {"low": ids.low, "high": ids.high, "source": ids.source},
+        "notes": notes, "points": points,
+    }  # fmt: skip
     with sampled_gpus(conf.gpu_sample_ms) as gpu_samples:
+        speed["gpu_samples"] = gpu_samples  # filled in when sampling stops
+        serial = 0
         for shape in shapes:
             log.info("speed: %s (%d warm-up, %d repeats)", shape.label, conf.warmup, conf.repeats)
             try:
                 point, serial = measure_point(client, conf, shape, ids, serial)
-            except SpeedTimingError as err:
-                raise MeasureError("speed", f"speed: {shape.label}: {err}") from err
+            except (MeasureError, SpeedTimingError) as err:
+                speed["error"] = f"speed: {shape.label}: {err}"
+                break
             points.append(point)
-    return {
-        "method": METHOD, "warmup": conf.warmup, "repeats": conf.repeats, "spread": "min_max",
-        "context_len": context,
-        "token_ids": {"low": ids.low, "high": ids.high, "source": ids.source},
-        "notes": notes, "points": points, "gpu_samples": gpu_samples,
-    }  # fmt: skip
+    return speed
 
 
 def speed_phase(
@@ -194,3 +198,5 @@ def speed_phase(
     if log is not None and log.is_file():
         speed["log_warnings"] = speed_log_warnings(log.read_text(errors="replace"))
     result.set_speed(speed)
+    if "error" in speed:  # the points before it stay in result.json
+        raise MeasureError("speed", speed["error"])

@@ -138,3 +138,21 @@ def test_speed_runs_after_the_evals_and_keeps_the_servers_copy_warning(tmp_path:
     (entry,) = [e for e in read_summary(cell / "report" / "summary.json")["speed"]
                 if e["phase"] == "prefill"]  # fmt: skip
     assert entry["server_warnings"] == ["fmha_v2_kv_copy"]
+
+
+def test_a_server_that_dies_mid_phase_fails_the_cell_and_keeps_the_points_before(
+    tmp_path: Path,
+) -> None:
+    cell = tmp_path / "cell"
+    # 1 warm-up + 2 repeats of the first shape are answered; the server dies at the fifth.
+    run = _run(console_script("mtp-eval"), "evals=[]", "speed.enabled=true",
+               "speed.prefill_tokens=[1024,4096]", "speed.prefill_batches=[]",
+               "speed.decode_batches=[]", "speed.repeats=2",
+               "+server.simulated.faults.crash_after_requests=4",
+               "server.simulated.startup_delay_s=0.1", f"hydra.run.dir={cell}")  # fmt: skip
+    assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]
+    data = json.loads((cell / "result.json").read_text())
+    assert data["status"] == "failed" and data["error"]["kind"] == "speed"
+    assert "prefill 1 x 4096" in data["error"]["message"]
+    (kept,) = CellResult.from_json(data).speed.points  # type: ignore[union-attr]
+    assert (kept.prompt_tokens, len(kept.times_ms)) == (1024, 2)

@@ -23,19 +23,20 @@ def test_speed_alone_is_evals_empty_with_speed_on() -> None:
 
 
 @pytest.mark.parametrize(
-    ("override", "message"),
+    ("overrides", "message"),
     [
-        ("speed.repeats=0", "speed.repeats=0 is out of range: use an integer >= 1"),
-        ("speed.warmup=-1", "speed.warmup=-1 is out of range"),
-        ("speed.prefill_tokens=[1024,0]", "speed.prefill_tokens=[1024, 0]: every entry"),
-        ("speed.decode_batches=[-8]", "speed.decode_batches=[-8]: every entry"),
-        ("speed.vocab_size=500", "leaves no token ids above speed.first_token_id=1000"),
-        ("speed.request_timeout_s=0", "speed.request_timeout_s=0.0 is out of range"),
+        (["speed.repeats=0"], "speed.repeats=0 is out of range: use an integer >= 1"),
+        (["speed.warmup=-1"], "speed.warmup=-1 is out of range"),
+        (["speed.prefill_tokens=[1024,0]"], "speed.prefill_tokens=[1024, 0]: every entry"),
+        (["speed.decode_batches=[-8]"], "speed.decode_batches=[-8]: every entry"),
+        (["speed.vocab_size=500"], "leaves no token ids above speed.first_token_id=1000"),
+        (["speed.request_timeout_s=0"], "speed.request_timeout_s=0.0 is out of range"),
+        (["speed.enabled=true", "server.enable_metrics=false"], "needs server.enable_metrics"),
     ],
 )
-def test_a_speed_value_that_makes_no_sense_is_refused(override: str, message: str) -> None:
+def test_a_speed_value_that_makes_no_sense_is_refused(overrides: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
-        to_cell_config(compose_cell([override]))
+        to_cell_config(compose_cell(overrides))
 
 
 def test_speed_is_part_of_what_a_cell_measures_only_when_on() -> None:
