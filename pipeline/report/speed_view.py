@@ -8,6 +8,8 @@ accuracy verdict from the same report.
 
 from __future__ import annotations
 
+import csv
+import io
 from collections.abc import Mapping
 from typing import Any
 
@@ -69,6 +71,37 @@ def speed_warnings(cell: CellRecord) -> tuple[Mapping[str, Any], ...]:
     """The warnings the cell's server logged during its speed phase."""
     speed = cell.result.speed
     return speed.log_warnings if speed is not None else ()
+
+
+# speed.csv: one row per summary.json speed entry, the pairs split in two columns each.
+CSV_COLUMNS = [
+    "gpu", "model", "variant", "kv_dtype", "skip_prefill", "skip_decode", "phase", "batch",
+    "tokens", "new_tokens", "repeats", "median_ms", "min_ms", "max_ms", "tokens_per_s",
+    "accept_length", "ratio", "ratio_low", "ratio_high", "baseline", "accuracy_verdict", "note",
+    "server_warnings",
+]  # fmt: skip
+
+
+def _csv_row(entry: dict[str, Any]) -> dict[str, Any]:
+    spread, interval = entry["spread_ms"] or ["", ""], entry["ratio_ci95"] or ["", ""]
+    skip = entry["skip_softmax"]
+    row = {k: "" if entry.get(k) is None else entry[k] for k in CSV_COLUMNS if k in entry}
+    warnings = ";".join(entry["server_warnings"])
+    return {**row, "skip_prefill": skip["prefill"], "skip_decode": skip["decode"],
+            "min_ms": spread[0], "max_ms": spread[1], "ratio_low": interval[0],
+            "ratio_high": interval[1], "server_warnings": warnings}  # fmt: skip
+
+
+def render_speed_csv(report: Report) -> str | None:
+    """speed.csv text, or None when no cell ran a speed phase (then no file is written)."""
+    entries = speed_entries(report)
+    if not entries:
+        return None
+    out = io.StringIO()
+    writer = csv.DictWriter(out, CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(_csv_row(e) for e in entries)
+    return out.getvalue()
 
 
 def speed_entries(report: Report) -> list[dict[str, Any]]:

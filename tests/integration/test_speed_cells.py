@@ -7,6 +7,7 @@ report must find that ratio inside its interval and the A/A's interval around 1.
 
 from __future__ import annotations
 
+import csv
 import json
 import subprocess
 from pathlib import Path
@@ -105,6 +106,9 @@ def test_the_report_has_a_speed_table_beside_the_verdicts(speed_sweep: Path) -> 
     assert "prefill 1 x 1,024" in header and "decode 4 x 512 (+64)" in header
     row = next(line for line in md.splitlines() if line.startswith("| tiny-sim/fmha_v2/"))
     assert " ms |" not in row and "[" in row  # ratios with intervals, not times
+    with (speed_sweep / "report" / "speed.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 3 * 5 and {r["variant"] for r in rows} == {"fa3", "fmha_v2", "fa3_repeat"}
     html = (speed_sweep / "report" / "report.html").read_text()
     assert "<h2>Speed: tiny-sim on NVIDIA H200 (simulated), KV auto, exact</h2>" in html
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -11,7 +13,7 @@ from pipeline.report.build import Report
 from pipeline.report.export import read_summary
 from pipeline.report.load import CellRecord
 from pipeline.report.speed_table import ratio_interval, speed_rows
-from pipeline.report.speed_view import speed_entries, speed_sections
+from pipeline.report.speed_view import render_speed_csv, speed_entries, speed_sections
 from pipeline.report.tolerance import load_tolerance
 from pipeline.results.result_types import CellResult
 from pipeline.results.speed_block import SpeedBlock
@@ -139,8 +141,21 @@ def test_a_servers_copy_warning_is_said_beside_its_ratios() -> None:
     assert kinds == {"fa3": [], "fmha_v2": ["fmha_v2_kv_copy"]}
 
 
-def test_no_speed_no_section() -> None:
-    assert speed_sections(_report([cell("fa3", None), cell("fmha_v2", None)])) == []
+def test_no_speed_no_section_and_no_speed_csv() -> None:
+    report = _report([cell("fa3", None), cell("fmha_v2", None)])
+    assert speed_sections(report) == [] and render_speed_csv(report) is None
+
+
+def test_speed_csv_has_a_row_per_entry_with_the_interval_split() -> None:
+    text = render_speed_csv(_report([cell("fa3", FA3), cell("fmha_v2", V2)]))
+    assert text is not None
+    rows = list(csv.DictReader(io.StringIO(text)))
+    v2 = next(r for r in rows if r["variant"] == "fmha_v2" and r["phase"] == "prefill")
+    assert (v2["median_ms"], v2["min_ms"], v2["max_ms"], v2["ratio"]) == ("20.0", "19.6", "20.4",
+                                                                         "0.5")  # fmt: skip
+    assert float(v2["ratio_low"]) <= 0.5 <= float(v2["ratio_high"])
+    base = next(r for r in rows if r["variant"] == "fa3" and r["phase"] == "prefill")
+    assert (base["ratio"], base["ratio_low"], base["note"]) == ("", "", "the baseline")
 
 
 def test_read_summary_gives_older_files_an_empty_speed_list(tmp_path: Path) -> None:
