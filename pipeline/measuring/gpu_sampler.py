@@ -1,7 +1,7 @@
 """GPU clocks, power and temperature sampled by ``nvidia-smi`` while the speed phase runs.
 
-``nvidia-smi -lms N`` prints one line per GPU every N ms until it is stopped. Where there is no
-``nvidia-smi`` (a CPU machine with the simulated server) the block says so: nothing is made up.
+``nvidia-smi --loop-ms=N`` prints one line per GPU every N ms until it is stopped. Where there is
+no ``nvidia-smi`` (a CPU machine with the simulated server) the block says so: nothing is made up.
 """
 
 from __future__ import annotations
@@ -70,7 +70,8 @@ def sampled_gpus(interval_ms: int, program: str = "nvidia-smi") -> Iterator[dict
         yield found
         return
     query = ",".join(["index", *QUERY])
-    argv = [path, f"--query-gpu={query}", "--format=csv,noheader,nounits", f"-lms={interval_ms}"]
+    argv = [path, f"--query-gpu={query}", "--format=csv,noheader,nounits"]
+    argv.append(f"--loop-ms={interval_ms}")
     with tempfile.TemporaryFile("w+") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.DEVNULL)
         try:
