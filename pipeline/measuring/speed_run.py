@@ -42,9 +42,10 @@ from pipeline.measuring.speed_timing import (
     prefill_span_s,
     spread,
 )
-from pipeline.measuring.speed_warnings import speed_log_warnings
+from pipeline.measuring.speed_warnings import release_costs, speed_log_warnings
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_schema import SpeedJson, SpeedPointJson
+from pipeline.results.result_types import CellResult
 from pipeline.serving import server_api
 from pipeline.serving.server import RunningServer
 
@@ -197,6 +198,9 @@ def speed_phase(
     log = server.log_path  # None for server=external: its log is not ours to read
     if log is not None and log.is_file():
         speed["log_warnings"] = speed_log_warnings(log.read_text(errors="replace"))
+    so_far = CellResult.from_json(result.to_json())  # the kernels verified, the release found
+    version = so_far.cell.sglang_version
+    speed["release_notes"] = release_costs(so_far.runs.get("prefill"), version)
     result.set_speed(speed)
     if "error" in speed:  # the points before it stay in result.json
         raise MeasureError("speed", speed["error"])

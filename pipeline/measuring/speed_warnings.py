@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from backends.version_ranges import VersionError, in_range, parse_version
+
 
 @dataclass(frozen=True)
 class LogWarning:
@@ -28,6 +30,41 @@ LOG_WARNINGS = (
         "input did not apply): its prefill time includes the copy",
     ),
 )
+
+
+@dataclass(frozen=True)
+class ReleaseCost:
+    """A cost a prefill kernel pays on some SGLang releases only (read from their wheels)."""
+
+    kernel: str  # what runs.prefill names
+    since: str | None  # first release that pays it
+    until: str | None  # first release that does not (half-open)
+    note: str
+
+
+RELEASE_COSTS = (
+    ReleaseCost(
+        "fmha_v2", "0.5.19", "0.5.23",
+        "SGLang 0.5.19-0.5.22 copy the layer's whole KV pool (torch.stack of K and V) on every "
+        "fmha_v2 prefill call, so its prefill time includes a copy that grows with the pool "
+        "(--mem-fraction-static); 0.5.23 reads the pages in place unless it logs that it copies",
+    ),
+)  # fmt: skip
+
+
+def release_costs(prefill_kernel: str | None, version: str | None) -> list[str]:
+    """What the cell's prefill kernel pays on its SGLang release alone (empty: nothing known)."""
+    try:
+        found = parse_version(version) if version else None
+    except VersionError:
+        return []
+    return [
+        cost.note
+        for cost in RELEASE_COSTS
+        if found is not None
+        and cost.kernel == prefill_kernel
+        and in_range(found, cost.since, cost.until)
+    ]
 
 
 def speed_log_warnings(log_text: str) -> list[dict[str, object]]:

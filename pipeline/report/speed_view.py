@@ -111,14 +111,18 @@ def speed_entries(report: Report) -> list[dict[str, Any]]:
 
 
 def warning_lines(rows: list[SpeedRow]) -> list[str]:
-    """What the servers' logs said that changes what their times mean, a line per cell."""
+    """What the servers logged, then what their releases cost, that changes what a time means."""
     cells = sorted({r.cell.id: r.cell for r in rows}.values(), key=sort_key)
-    return [
-        f"{cell.label}: {w.get('meaning')} (SGLang {cell.result.cell.sglang_version}, logged "
-        f"{w.get('count')} times: {w.get('line')})"
+    logged = [
+        f"Server log: {cell.label}: {w.get('meaning')} (SGLang "
+        f"{cell.result.cell.sglang_version}, logged {w.get('count')} times: {w.get('line')})."
         for cell in cells
         for w in speed_warnings(cell)
     ]
+    notes = {
+        note for cell in cells if cell.result.speed for note in cell.result.speed.release_notes
+    }
+    return logged + [f"Release: {note}." for note in sorted(notes)]
 
 
 def speed_sections(report: Report) -> list[Section]:
@@ -136,7 +140,7 @@ def _section(report: Report, key: tuple[str, ...], rows: list[SpeedRow]) -> Sect
     shapes = sorted({r.point.key: r.point for r in rows}.values(), key=shape_order)
     columns = [shape_label(p) for p in shapes]
     title = f"Speed: {model} on {gpu}, KV {kv}, {skip}"
-    said = " ".join(f"Server log: {line}." for line in warning_lines(rows))
+    said = " ".join(warning_lines(rows))
     section = Section(
         title, ["variant", "accuracy verdict", *columns], intro=f"{INTRO} {said}".strip()
     )

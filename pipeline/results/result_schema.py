@@ -177,6 +177,7 @@ class SpeedJson(TypedDict, total=False):
     points: list[SpeedPointJson]
     gpu_samples: dict[str, Any]  # source (nvidia-smi | absent), interval_ms, gpus or reason
     log_warnings: list[dict[str, Any]]  # server-log lines that change what a time means
+    release_notes: list[str]  # costs the prefill kernel pays on this SGLang release only
     error: str  # why the phase stopped early (the cell then fails; the points so far are kept)
 
 

@@ -68,6 +68,7 @@ class SpeedBlock:
     points: tuple[SpeedPoint, ...]
     gpu_samples: Mapping[str, Any]
     log_warnings: tuple[Mapping[str, Any], ...] = ()  # kind, meaning, count, line
+    release_notes: tuple[str, ...] = ()  # costs of the prefill kernel on this release only
 
     @classmethod
     def from_json(cls, data: Any) -> SpeedBlock | None:
@@ -84,4 +85,5 @@ class SpeedBlock:
             points=tuple(SpeedPoint.from_json(as_map(p)) for p in as_list(block.get("points"))),
             gpu_samples=as_map(block.get("gpu_samples")),
             log_warnings=tuple(as_map(w) for w in as_list(block.get("log_warnings"))),
+            release_notes=tuple(str(n) for n in as_list(block.get("release_notes"))),
         )
