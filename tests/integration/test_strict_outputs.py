@@ -78,6 +78,7 @@ def test_read_summary_reads_a_version_1_file_with_nan(tmp_path: Path):
     old = tmp_path / "summary.json"
     old.write_text('{"schema_version": 1, "cells": [{"numbers": {"p_go_adjusted": NaN}}]}')
     assert read_summary(old)["cells"][0]["numbers"]["p_go_adjusted"] is None
-    old.write_text('{"schema_version": 3}')
+    assert read_summary(old)["speed"] == []  # before version 3: no speed list
+    old.write_text('{"schema_version": 4}')
     with pytest.raises(ValueError, match="newer than this reader"):
         read_summary(old)
