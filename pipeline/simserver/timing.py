@@ -7,6 +7,8 @@ decode step's cost. The numbers are made up (no GPU here), shaped like the H200'
 (``trtllm_mha``) pays a larger fixed cost than fa3, so it is slower at 1k tokens and closer at
 long prompts; fp8 KV makes long attention cheaper. Reported times carry a small deterministic
 jitter per request, so repeats spread as a real server's do and the report's intervals are real.
+The jitter follows the prompt, so two servers of one configuration (an A/A pair) report the same
+prefill times (ratio 1 exactly); their decode spans, really slept, differ.
 """
 
 from __future__ import annotations
