@@ -118,6 +118,7 @@ class ServerJson(TypedDict, total=False):
     base_url: str
     ready_s: float
     log: str | None
+    jit_cache: dict[str, Any]  # server.jit_cache_dir: the folder, files before / after, warm
 
 
 class TimingJson(TypedDict, total=False):
