@@ -1,4 +1,4 @@
-"""The parameter formulas of the production shapes, held to the published totals of the uncut models.
+"""The production shapes' parameter formulas, held to the published totals of the uncut models.
 
 The committed shapes (benchmarks/live_h200/shapes/*/config.json) are the real architectures with
 layers cut; restoring each one's layer count must give the checkpoint's published size, and the cut
