@@ -51,14 +51,23 @@ def _gated_mlp(hidden: int, inner: int) -> int:
 
 def _gqa_attention(c: Config, q_in: int, bias: bool, qk_norm: bool, gate: int = 1) -> int:
     """q (``gate`` x: Qwen3-Next's output gate), k, v, o; ``q_in``: the width q/k/v read."""
-    hd, nq, nkv, h = c["head_dim"], c["num_attention_heads"], c["num_key_value_heads"], c["hidden_size"]
+    hd, nq, nkv, h = (
+        c["head_dim"],
+        c["num_attention_heads"],
+        c["num_key_value_heads"],
+        c["hidden_size"],
+    )
     qkv = q_in * (gate * nq * hd + 2 * nkv * hd) + (nq * hd + 2 * nkv * hd if bias else 0)
     return qkv + nq * hd * h + (2 * hd if qk_norm else 0)
 
 
 def _moe(c: Config, experts: int, inner: int, shared_inner: int, router_bias: bool) -> int:
     h = c["hidden_size"]
-    return experts * (h + _gated_mlp(h, inner)) + (experts if router_bias else 0) + _gated_mlp(h, shared_inner)
+    return (
+        experts * (h + _gated_mlp(h, inner))
+        + (experts if router_bias else 0)
+        + _gated_mlp(h, shared_inner)
+    )
 
 
 def _nextn_wrap(c: Config) -> int:
@@ -70,12 +79,14 @@ def _nextn_wrap(c: Config) -> int:
 def llama(c: Config) -> int:
     """LlamaForCausalLM: GQA attention and a gated MLP per layer."""
     h = c["hidden_size"]
-    layer = _gqa_attention(c, h, c.get("attention_bias", False), False) + _gated_mlp(h, c["intermediate_size"])
+    layer = _gqa_attention(c, h, c.get("attention_bias", False), False) + _gated_mlp(
+        h, c["intermediate_size"]
+    )
     return _embed_and_head(c) + c["num_hidden_layers"] * (layer + 2 * h) + h
 
 
 def llama_eagle3(c: Config) -> int:
-    """LlamaForCausalLMEagle3: one layer reading [embedding, hidden] (2h), fc over 3 target layers."""
+    """LlamaForCausalLMEagle3: one layer over [embedding, hidden] (2h); fc over 3 target layers."""
     h = c["hidden_size"]
     layer = _gqa_attention(c, 2 * h, False, False) + _gated_mlp(h, c["intermediate_size"]) + 3 * h
     head = c.get("draft_vocab_size") or c["vocab_size"]
@@ -104,8 +115,12 @@ def _deepseek_layer(c: Config, dense: bool) -> int:
 def deepseek_v3(c: Config) -> ParamCount:
     """DeepseekV3ForCausalLM (MLA, MoE after ``first_k_dense_replace``) and its NextN layers."""
     dense = min(c["first_k_dense_replace"], c["num_hidden_layers"])
-    layers = dense * _deepseek_layer(c, True) + (c["num_hidden_layers"] - dense) * _deepseek_layer(c, False)
-    nextn = c.get("num_nextn_predict_layers", 0) * (_deepseek_layer(c, False) + _nextn_wrap(c) + _embed_and_head(c))
+    layers = dense * _deepseek_layer(c, True) + (c["num_hidden_layers"] - dense) * _deepseek_layer(
+        c, False
+    )
+    nextn = c.get("num_nextn_predict_layers", 0) * (
+        _deepseek_layer(c, False) + _nextn_wrap(c) + _embed_and_head(c)
+    )
     return ParamCount(_embed_and_head(c) + layers + c["hidden_size"], nextn)
 
 
@@ -124,7 +139,9 @@ def glm4_moe(c: Config) -> ParamCount:
     """Glm4MoeForCausalLM (GQA with biases and QK norm, MoE after the dense layers) and NextN."""
     dense = min(c["first_k_dense_replace"], c["num_hidden_layers"])
     layers = dense * _glm_layer(c, True) + (c["num_hidden_layers"] - dense) * _glm_layer(c, False)
-    nextn = c.get("num_nextn_predict_layers", 0) * (_glm_layer(c, False) + _nextn_wrap(c) + _embed_and_head(c))
+    nextn = c.get("num_nextn_predict_layers", 0) * (
+        _glm_layer(c, False) + _nextn_wrap(c) + _embed_and_head(c)
+    )
     return ParamCount(_embed_and_head(c) + layers + c["hidden_size"], nextn)
 
 
@@ -140,7 +157,9 @@ def _gated_deltanet(c: Config) -> int:
 def _qwen3_next_layer(c: Config, full_attention: bool) -> int:
     h = c["hidden_size"]
     mixer = _gqa_attention(c, h, False, True, gate=2) if full_attention else _gated_deltanet(c)
-    moe = _moe(c, c["num_experts"], c["moe_intermediate_size"], c["shared_expert_intermediate_size"], False)
+    moe = _moe(
+        c, c["num_experts"], c["moe_intermediate_size"], c["shared_expert_intermediate_size"], False
+    )
     return mixer + moe + h + 2 * h  # the shared expert's 1-wide gate, two norms
 
 
@@ -172,7 +191,9 @@ def count(c: Config) -> ParamCount:
     """
     arch = c["architectures"][0]
     if arch not in COUNTERS:
-        raise ValueError(f"no parameter formula for {arch}: add one to COUNTERS ({', '.join(COUNTERS)})")
+        raise ValueError(
+            f"no parameter formula for {arch}: add one to COUNTERS ({', '.join(COUNTERS)})"
+        )
     return COUNTERS[arch](c)
 
 
@@ -186,15 +207,26 @@ def fits(params: int, budget_gib: float = WEIGHT_BUDGET_GIB) -> bool:
     return weights_gib(params) <= budget_gib
 
 
+def _loaded_as(folder: Path) -> str:
+    """The config class transformers loads ``folder`` as ("-" without transformers installed)."""
+    try:
+        from transformers import AutoConfig
+    except ImportError:
+        return "-"
+    return type(AutoConfig.from_pretrained(folder)).__name__
+
+
 def main(argv: list[str]) -> int:
     folders = [Path(a) for a in argv] or sorted(p.parent for p in SHAPES_DIR.glob("*/config.json"))
-    print(f"{'shape':28} {'target':>16} {'draft':>15} {'GiB':>6}  fits {WEIGHT_BUDGET_GIB:.1f} GiB")
+    head = f"fits {WEIGHT_BUDGET_GIB:.1f} GiB  transformers"
+    print(f"{'shape':26} {'target':>15} {'draft':>15} {'GiB':>5}  {head}")
     worst = 0
     for folder in folders:
         n = count(json.loads((folder / "config.json").read_text(encoding="utf-8")))
         ok = fits(n.total)
         worst |= not ok
-        print(f"{folder.name:28} {n.target:>16,} {n.draft:>15,} {weights_gib(n.total):6.1f}  {'yes' if ok else 'NO'}")
+        size = f"{n.target:>15,} {n.draft:>15,} {weights_gib(n.total):5.1f}"
+        print(f"{folder.name:26} {size}  {'yes' if ok else 'NO':13} {_loaded_as(folder)}")
     return worst
 
 
