@@ -18,6 +18,7 @@ from pipeline.results.result_schema import (
     CellJson,
     ErrorJson,
     GpuJson,
+    JitCacheJson,
     MismatchJson,
     ProvenanceJson,
     ResultJson,
@@ -168,7 +169,7 @@ class ResultDraft:
         server["base_url"], server["ready_s"], server["log"] = base_url, ready_s, log
         self._data["timing"]["server_ready_at"] = ready_at
 
-    def set_jit_cache(self, use: dict[str, Any]) -> None:
+    def set_jit_cache(self, use: JitCacheJson) -> None:
         """The JIT cache folder the server compiled into and how warm it was."""
         self._data["server"]["jit_cache"] = use
 

@@ -17,9 +17,9 @@ import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pipeline.results.result_draft import ResultDraft
+from pipeline.results.result_schema import JitCacheJson
 
 AUTO = "auto"  # server.jit_cache_dir: SGLANG_CACHE_DIR if set, else SGLang's ~/.cache/sglang
 SGLANG_CACHE_ENV = "SGLANG_CACHE_DIR"
@@ -77,7 +77,7 @@ class CacheUse:
         """Whether the server started with compiled kernels there (some of them may be new)."""
         return self.files_before > 0
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JitCacheJson:
         """The result.json block; ``new_files``: what this cell compiled (None: not started)."""
         after = self.files_after
         new = None if after is None else after - self.files_before
