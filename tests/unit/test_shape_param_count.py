@@ -129,3 +129,10 @@ def test_weights_gib_and_the_table(capsys):
 def test_an_architecture_without_a_formula_is_named():
     with pytest.raises(ValueError, match="no parameter formula for MixtralForCausalLM"):
         count({"architectures": ["MixtralForCausalLM"]})
+
+
+def test_the_eagle3_draft_reaches_the_targets_positions():
+    """SGLang 0.5.23 gives a draft the target's context length and refuses a shorter config."""
+    draft, target = shape("llama3_1_8b_eagle3_draft"), shape("llama3_1_8b")
+    assert draft["max_position_embeddings"] >= target["max_position_embeddings"]
+    assert draft["rope_scaling"] == target["rope_scaling"]
