@@ -55,7 +55,7 @@ WHEELS_TXT="${WHEELS_TXT:-$HERE/wheels.txt}"
 SGLANG_VERSION="$(sed -n 's/^sglang==\([^ #]*\).*/\1/p' "$WHEELS_TXT")"
 ARCHIVE="$CACHE/sgl-site-$SGLANG_VERSION.tar.$([[ ${SITE_PACK:-xz} == zstd ]] && echo zst || echo xz)"
 FA3_SO="$CACHE/flash_ops.sm90a.so"
-CHUNK_MIB="${CHUNK_MIB:-30}"
+CHUNK_MIB="${CHUNK_MIB:-26}"
 ANTLR="antlr4-python3-runtime==4.9.3"
 
 # pip matches manylinux_2_N exactly, so name each N the wheels use (sglang 0.5.19 is 2_34). The

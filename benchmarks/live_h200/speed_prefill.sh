@@ -55,9 +55,10 @@ read -r -a L <<< "$(lens_repeated)"
 read -r -a K1 <<< "$(for ((i = 0; i < REPEATS; i++)); do printf '1024 '; done)"
 for kv in ${SPEED_KVS:-auto fp8_e4m3}; do
   for b in ${SPEED_BACKENDS:-fa3 trtllm_mha}; do
-    block "$b-$kv" "$b" "$kv" 1 0.85 "${L[@]}"
-    block "$b-$kv-b8" "$b" "$kv" 8 0.85 "${K1[@]}"
+    block "$b-$kv" "$b" "$kv" 1 "${SPEED_MEM:-0.85}" "${L[@]}"
+    [[ ${SPEED_B8:-1} == 1 ]] && block "$b-$kv-b8" "$b" "$kv" 8 0.85 "${K1[@]}"
   done
 done
 block trtllm_mha-auto-mem0.5 trtllm_mha auto 1 0.5 "${K1[@]}"
-block fa3-auto-again fa3 auto 1 0.85 "${L[@]}"
+# SPEED_B8=0 / SPEED_AA=0 leave out the 8 x 1k blocks / the A/A block (a short device budget).
+[[ ${SPEED_AA:-1} == 1 ]] && block fa3-auto-again fa3 auto 1 0.85 "${L[@]}"

@@ -25,7 +25,9 @@ _NOT_MEASURED = (
 # Keys added later, left out at their default so that earlier cells keep their config hash.
 _LATER_DEFAULTS = {"sampling_spread": 0.0, "timing_model": None,
                    "timing_jitter": 0.0}  # fmt: skip
-_LATER_MODEL_DEFAULTS = {"hybrid_mamba": False, "kv_cache_quant_algo": None}
+_LATER_MODEL_DEFAULTS = {
+    "hybrid_mamba": False, "kv_cache_quant_algo": None, "load_format": None, "tokenizer_path": None,
+}  # fmt: skip
 _LATER_GEOMETRY_DEFAULTS = {"v_head_dim": None}
 
 

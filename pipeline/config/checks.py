@@ -20,6 +20,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
+from backends.launch import LOAD_FORMATS
 from pipeline.config.schema import RootConf, gpus_per_node
 
 
@@ -90,6 +91,8 @@ RULES = (
     # A speculative shape or sampling setting SGLang refuses or that measures nothing (-1 steps
     # gave accept length 1.006 and accept rate -0.000 from the simulated server).
     Rule("model.tp", _at_least(1), COUNT),
+    Rule("model.load_format", lambda v: v is None or v in LOAD_FORMATS,
+         "null (SGLang's auto) or one of " + ", ".join(LOAD_FORMATS)),
     *(Rule(f"model.speculative.{name}", _unset_or(_at_least(1)), SPEC_COUNT)
       for name in ("num_steps", "eagle_topk", "num_draft_tokens")),
     Rule("model.sampling.max_tokens", _at_least(1), COUNT),

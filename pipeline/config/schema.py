@@ -89,6 +89,10 @@ class ServerConf:
     extra_args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     gpus: str | None = None  # CUDA_VISIBLE_DEVICES of the server: None inherit, auto, "0,1"
+    # Where the server's JIT caches go (FlashInfer, Triton, TorchInductor, SGLang's own), shared
+    # by every cell: auto = SGLANG_CACHE_DIR or ~/.cache/sglang; a path (on SLURM one every node
+    # sees); null = the server's own defaults (pipeline/serving/jit_cache.py).
+    jit_cache_dir: str | None = None
     docker_image: str | None = None  # server=docker
     docker_args: list[str] = field(default_factory=list)
     # fail | warn, on every server kind: the server runs another backend, KV dtype, speculative

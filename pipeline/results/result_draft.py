@@ -18,6 +18,7 @@ from pipeline.results.result_schema import (
     CellJson,
     ErrorJson,
     GpuJson,
+    JitCacheJson,
     MismatchJson,
     ProvenanceJson,
     ResultJson,
@@ -168,6 +169,10 @@ class ResultDraft:
         server = self._data["server"]
         server["base_url"], server["ready_s"], server["log"] = base_url, ready_s, log
         self._data["timing"]["server_ready_at"] = ready_at
+
+    def set_jit_cache(self, use: JitCacheJson) -> None:
+        """The JIT cache folder the server compiled into and how warm it was."""
+        self._data["server"]["jit_cache"] = use
 
     def set_observed(self, observed: dict[str, Any]) -> None:
         """The settings the server reports."""

@@ -111,6 +111,16 @@ class ProvenanceJson(TypedDict, total=False):
     slurm: dict[str, Any] | None  # None outside SLURM
 
 
+class JitCacheJson(TypedDict, total=False):
+    """``server.jit_cache``: the folder the server compiled its kernels into, how warm it was."""
+
+    dir: str
+    warm: bool  # files were there before the server started
+    files_before: int
+    files_after: int | None  # None: the server did not start (dry run)
+    new_files: int | None  # what this cell compiled
+
+
 class ServerJson(TypedDict, total=False):
     """``server``: how the server was started and where it answered."""
 
@@ -118,6 +128,7 @@ class ServerJson(TypedDict, total=False):
     base_url: str
     ready_s: float
     log: str | None
+    jit_cache: JitCacheJson
 
 
 class TimingJson(TypedDict, total=False):

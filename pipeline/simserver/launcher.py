@@ -25,7 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
-from pipeline.simserver import info
+from pipeline.simserver import info, jit_cache
 from pipeline.simserver.app import Lifecycle, build_app
 from pipeline.simserver.args import parse_argv, sim_config_path, template_flags
 from pipeline.simserver.effects import cell_targets, check_effect_keys
@@ -252,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         traceback.print_exc()
         return 1
     logging.getLogger().setLevel(str(rt.args["log_level"]).upper())
+    jit_cache.compile_kernels(rt.args, os.environ)
     summary = ", ".join(f"{k}={rt.args.get(k)!r}" for k in _SUMMARY_KEYS)
     log.info("server_args=ServerArgs(%s, ...)", summary)
     t = rt.targets

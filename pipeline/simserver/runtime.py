@@ -78,7 +78,9 @@ def prefill_time(rt: Runtime, prompt_tokens: int) -> float:
 def cell_id(args: Mapping[str, Any], env: Mapping[str, str], targets: CellTargets) -> str:
     """A short stable id of the cell: the keys that change acceptance plus SGLANG_* variables."""
     sig = {k: args.get(k) for k in _CELL_KEYS}
-    sig["env"] = {k: v for k, v in sorted(env.items()) if k.startswith("SGLANG_")}
+    # Where kernels are cached (SGLANG_CACHE_DIR, SGLANG_DG_CACHE_DIR) changes no answer.
+    own = (k for k in sorted(env) if k.startswith("SGLANG_") and not k.endswith("_CACHE_DIR"))
+    sig["env"] = {k: env[k] for k in own}
     sig["targets"] = [targets.accuracy, targets.accept_length]
     return hashlib.blake2b(json.dumps(sig, sort_keys=True).encode(), digest_size=8).hexdigest()
 

@@ -207,6 +207,8 @@ def test_live_server_confirms_its_model_and_kernels(live: dict) -> None:
          {"model_path": "p", "served_model_name": "s"}),
         (ModelConf(name="n", path="p", speculative=SpeculativeConf("EAGLE3", draft_model_path="d")),
          False, {"model_path": "p", "speculative_draft_model_path": "d"}),
+        (ModelConf(name="n", path="p", load_format="dummy"), False,
+         {"model_path": "p", "load_format": "dummy"}),
     ],
 )  # fmt: skip
 def test_model_requested(model: ModelConf, launched: bool, expected: dict) -> None:
@@ -244,3 +246,11 @@ def test_kernels_other_than_the_label_are_mismatches() -> None:
     assert compare_runs(label, {"prefill": "fa3", "decode": "triton", "verify": "x"}) == [
         Mismatch("runs.decode", "fa3", "triton")
     ]
+
+
+def test_random_weights_are_checked_against_the_live_load_format(live: dict) -> None:
+    """The live 0.5.19 server loaded its checkpoint: a cell asking for dummy weights fails."""
+    asked = model_requested(ModelConf(name="n", path="p", load_format="dummy"), launched=False)
+    found = compare_server_info({"load_format": asked["load_format"]}, parse(live))
+    assert found == [Mismatch("load_format", "dummy", "auto")]
+    assert compare_server_info({"load_format": "auto"}, parse(live)) == []
