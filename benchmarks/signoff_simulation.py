@@ -23,11 +23,12 @@ from signoff_sim.release_sim import GO, NO_GO, Condition, Outcome, beta_question
 from signoff_sim.release_sim import run_condition as simulate
 from simserver_fixture import ROOT
 
+from pipeline.stats.nogo_split import BROKEN_SHARE
 from pipeline.stats.sequential import SequentialDesign
 
 OUT = ROOT / "benchmarks" / "results" / "signoff_simulation.md"
 # The anytime-valid design cells run by default (statistic: eprocess): rounds of 2, planned to 32.
-SEQ = SequentialDesign(32, 2, 0.05, 0.02, statistic="eprocess")
+SEQ = SequentialDesign(32, 2, 0.05, 0.02, statistic="eprocess", broken_share=BROKEN_SHARE)
 SHAPES = ("diffuse", "uncertain", "few break")
 # (baseline, candidate) error rates and where the candidate's fall: "random" (each request
 # alone) or "on wrong" (only on requests it got wrong: timeouts on runaway generations).
@@ -153,7 +154,7 @@ def release_table(res: dict[Condition, Outcome]) -> list[str]:
     return lines
 
 
-def _worst(res: dict[Condition, Outcome], conds: list[Condition], field: str, value: str,
+def _worst(res: dict[Condition, Outcome], conds: list[Condition], field: str, value: str | bool,
            high: bool) -> tuple[tuple[float, float, float], Condition]:  # fmt: skip
     scored = [(rate(getattr(res[c], field), value), c) for c in conds]
     return max(scored, key=lambda s: s[0][0]) if high else min(scored, key=lambda s: s[0][0])
@@ -178,6 +179,13 @@ def requirements(res: dict[Condition, Outcome]) -> list[str]:
          0.05, "le"),
         ("false GO per release, one candidate at the margin, every layout / design", "<= 5%",
          _worst(res, [c for c in rel if c.drop == MARGIN], "release", GO, True), 0.05, "le"),
+        ("NO-GO per cell at its own boundary (drop at the margin), every shape / errors / "
+         "design: the mean test and the broken-prompt check together", "<= 5%",
+         _worst(res, [c for c in cells if c.drop == MARGIN], "first", NO_GO, True), 0.05, "le"),
+        ("the broken-prompt check alone catches 5 pts on ~10 questions (few break), every "
+         "errors / design", ">= 95%", _worst(res, [c for c in cells if c.drop == 0.05 and
+                                               c.shape == "few break"], "broke", True, False),
+         0.95, "ge"),
         ("false NO-GO per cell, clean, every errors / design", "<= 5%",
          _worst(res, [c for c in cells if c.drop == 0], "first", NO_GO, True), 0.05, "le"),
         ("false NO-GO per release, all clean, every layout / design", "<= 5%",

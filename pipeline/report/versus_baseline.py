@@ -26,6 +26,7 @@ from pipeline.report.stopped_cells import (
     anytime_p,
     broken_reading,
     look_words,
+    nogo_split_of,
     sequential_look,
 )
 from pipeline.report.tolerance import EvalTolerance
@@ -41,6 +42,7 @@ from pipeline.report.verdicts import (
 )
 from pipeline.stats.clustered import log_ratio_se
 from pipeline.stats.mcnemar import discordant_counts, mcnemar_exact
+from pipeline.stats.nogo_split import on_family_scale
 from pipeline.stats.power import variance_components
 from pipeline.stats.sequential import level_at
 from pipeline.stats.sequential_pvalues import stagewise
@@ -177,6 +179,8 @@ def accuracy_check(
         check.p_go = float(stagewise(design.side(True), j, np.asarray(ev.p_go)))
         check.p_nogo = float(stagewise(design.side(False), j, np.asarray(ev.p_nogo)))
         check.numbers["nogo_family"] = design.family
+    # The mean test's NO-GO has its share of the cell's NO-GO alpha (the broken check the rest).
+    check.p_nogo = float(on_family_scale(check.p_nogo, nogo_split_of(look)[0]))
     if paired.outcomes.by_repeat:
         check.components = variance_components(paired.diffs)
     return check
