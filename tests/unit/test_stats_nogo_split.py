@@ -1,4 +1,4 @@
-"""One alpha for a cell's NO-GO checks (pipeline.stats.nogo_split), as the look and report read it."""
+"""One alpha for a cell's NO-GO checks (pipeline.stats.nogo_split), as looks and report read it."""
 
 import numpy as np
 import pytest
