@@ -52,9 +52,21 @@ def _at_the_boundary_on_uncertain_questions(reps: int) -> Outcomes:
 
 def test_a_candidate_at_its_no_go_boundary_is_no_go_at_most_alpha():
     # Each check at alpha, the union is not level alpha (the mean test's NO-GO or a broken
-    # prompt: 6.4% here); split, the two together stay under 5%.
+    # prompt: over 5.5% here); split, the two together stay under 5%.
     o = _at_the_boundary_on_uncertain_questions(3000)
     ev = accuracy_evidence(o, 0.02, 0.05)
     broken = broken_prompts(o, 0.05).p_cell
     assert np.mean((ev.p_nogo <= 0.05) | (broken <= 0.05)) > 0.055
     assert np.mean(cell_verdict(o, 0.02, 0.05, 0.05) == "NO-GO") <= 0.05
+
+
+@pytest.mark.parametrize(("look", "expected"), [
+    (None, (0.8, 0.2)),  # a fixed-design cell: today's split
+    ((SequentialDesign(32, 2, statistic="eprocess", broken_share=0.2), 3), (0.8, 0.2)),
+    ((SequentialDesign(32, 2, statistic="eprocess"), 3), (1.0, 1.0)),  # written before it
+    ((SequentialDesign(16, 2, statistic="null"), 3), (1.0, 1.0)),  # group-sequential
+])  # fmt: skip
+def test_the_report_reads_a_cell_with_the_split_it_ran_with(look, expected):
+    from pipeline.report.stopped_cells import nogo_split_of
+
+    assert nogo_split_of(look) == pytest.approx(expected)
