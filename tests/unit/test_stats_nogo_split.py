@@ -70,3 +70,24 @@ def test_the_report_reads_a_cell_with_the_split_it_ran_with(look, expected):
     from pipeline.report.stopped_cells import nogo_split_of
 
     assert nogo_split_of(look) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize(("p_nogo_answered", "nogo_alpha", "decided"), [
+    (0.045, 0.05, True),  # NO-GO at alpha on answered pairs alone
+    (0.045, 0.04, False),  # not at the mean test's share: errors did not decide it
+    (0.035, 0.04, True),
+])  # fmt: skip
+def test_errors_decided_reads_no_go_at_the_mean_tests_share(p_nogo_answered, nogo_alpha, decided):
+    from pipeline.report.versus_baseline import errors_decided
+    from pipeline.stats.signoff import Evidence
+
+    one, nan = np.asarray(1.0), np.asarray(np.nan)
+    ev = Evidence(
+        drop=np.asarray(0.04), se=np.asarray(0.01), df=np.asarray(197.0), n_paired=np.asarray(198),
+        n_unanswered=np.asarray(0), n_absent=np.asarray(0), n_lost=np.asarray(30.0),
+        margin_go=np.asarray(0.02), margin_nogo=np.asarray(0.02), worst_shift=np.asarray(0.0),
+        p_go=one, p_nogo=np.asarray(0.2), p_go_answered=one,
+        p_nogo_answered=np.asarray(p_nogo_answered), p_go_paired=one, p_nogo_paired=one,
+        go_bound=nan, nogo_bound=np.asarray(0.015),
+    )  # fmt: skip
+    assert bool(errors_decided(ev, 0.05, nogo_alpha)) is decided
