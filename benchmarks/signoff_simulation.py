@@ -23,11 +23,12 @@ from signoff_sim.release_sim import GO, NO_GO, Condition, Outcome, beta_question
 from signoff_sim.release_sim import run_condition as simulate
 from simserver_fixture import ROOT
 
+from pipeline.stats.nogo_split import BROKEN_SHARE
 from pipeline.stats.sequential import SequentialDesign
 
 OUT = ROOT / "benchmarks" / "results" / "signoff_simulation.md"
 # The anytime-valid design cells run by default (statistic: eprocess): rounds of 2, planned to 32.
-SEQ = SequentialDesign(32, 2, 0.05, 0.02, statistic="eprocess")
+SEQ = SequentialDesign(32, 2, 0.05, 0.02, statistic="eprocess", broken_share=BROKEN_SHARE)
 SHAPES = ("diffuse", "uncertain", "few break")
 # (baseline, candidate) error rates and where the candidate's fall: "random" (each request
 # alone) or "on wrong" (only on requests it got wrong: timeouts on runaway generations).
@@ -153,7 +154,7 @@ def release_table(res: dict[Condition, Outcome]) -> list[str]:
     return lines
 
 
-def _worst(res: dict[Condition, Outcome], conds: list[Condition], field: str, value: str,
+def _worst(res: dict[Condition, Outcome], conds: list[Condition], field: str, value: str | bool,
            high: bool) -> tuple[tuple[float, float, float], Condition]:  # fmt: skip
     scored = [(rate(getattr(res[c], field), value), c) for c in conds]
     return max(scored, key=lambda s: s[0][0]) if high else min(scored, key=lambda s: s[0][0])
@@ -178,6 +179,14 @@ def requirements(res: dict[Condition, Outcome]) -> list[str]:
          0.05, "le"),
         ("false GO per release, one candidate at the margin, every layout / design", "<= 5%",
          _worst(res, [c for c in rel if c.drop == MARGIN], "release", GO, True), 0.05, "le"),
+        ("NO-GO per cell at its own boundary (a mean drop at the margin: diffuse or uncertain; "
+         "few break is a real break), every errors / design: mean test and broken-prompt check "
+         "together", "<= 5%", _worst(res, [c for c in cells if c.drop == MARGIN and c.shape !=
+                                          "few break"], "first", NO_GO, True), 0.05, "le"),
+        ("the broken-prompt check alone FAILs 5 pts on ~10 questions (few break), every errors,"
+         " fixed design (anytime cells: NO-GO 100%, most stopped by the mean e-process first)",
+         ">= 95%", _worst(res, [c for c in cells if c.drop == 0.05 and c.shape == "few break"
+                                and c.design is None], "broke", True, False), 0.95, "ge"),
         ("false NO-GO per cell, clean, every errors / design", "<= 5%",
          _worst(res, [c for c in cells if c.drop == 0], "first", NO_GO, True), 0.05, "le"),
         ("false NO-GO per release, all clean, every layout / design", "<= 5%",
@@ -288,9 +297,11 @@ def main() -> None:
         f"(pipeline/stats/anytime.py), betting e-processes on the paired difference, a look "
         f"after every {SEQ.repeats_per_round} repeats, planned to {SEQ.max_repeats} (the "
         f"baseline runs all {SEQ.max_repeats} first); valid wherever it stops and if extended. "
-        "GO is read at alpha per cell, NO-GO (and broken prompts, at alpha / (j (j + 1)) of "
-        "that at look j) at alpha / (candidates) at every look and in the report alike "
-        "(Bonferroni over the family, fixed before the first look). Repeats per decision count "
+        "GO is read at alpha per cell, NO-GO at alpha / (candidates) at every look and in the "
+        "report alike (Bonferroni over the family, fixed before the first look). A cell's "
+        "NO-GO alpha is split between its two NO-GO checks (pipeline/stats/nogo_split.py, every "
+        f"design): {1 - BROKEN_SHARE:g} to the mean test, {BROKEN_SHARE:g} to the broken-prompt "
+        "check (anytime: alpha / (j (j + 1)) of that at look j). Repeats per decision count "
         "every cell, baselines included.",
         "- Decided by the report's own functions (benchmarks/signoff_sim/release_sim.py names "
         "them): answered pairs, missing answers at their worst, the broken-prompt check, GO "

@@ -17,6 +17,7 @@ takes one of three shapes: ``diffuse`` (every question loses in proportion, ``p 
 
 from __future__ import annotations
 
+import re
 import zlib
 from dataclasses import dataclass, replace
 
@@ -30,6 +31,7 @@ from pipeline.stats.anytime import (
     log_wealth,
     look_share,
 )
+from pipeline.stats.nogo_split import nogo_shares, on_family_scale
 from pipeline.stats.noninferiority import GO, NO_GO
 from pipeline.stats.release import family_pvalues, family_verdicts, release_verdict
 from pipeline.stats.sequential import SequentialDesign
@@ -98,12 +100,14 @@ class Outcome:
 
     ``alone`` is the first candidate's verdict on its own: where a sequential one stopped (or
     GO / NO-GO / INCONCLUSIVE at alpha, fixed design), before any correction across cells.
+    ``broke``: the report's broken-prompt check of the first candidate FAILed (the check alone).
     """
 
     first: np.ndarray
     release: np.ndarray
     repeats: np.ndarray
     alone: np.ndarray
+    broke: np.ndarray
 
 
 def _outcomes(rng: np.random.Generator, errors: np.random.Generator, p: np.ndarray,
@@ -128,14 +132,15 @@ def _cells(base: np.ndarray, cand: np.ndarray, margin: float, alpha: float) -> D
 def _report(
     p_go: np.ndarray, p_nogo: np.ndarray, p_broken: np.ndarray, level: np.ndarray, alpha: float,
     split: int = 1,
-) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-    # verdicts.finalize across the cells (last axis), then the cell and release verdicts.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+    # verdicts.finalize across the cells (last axis), then the cell and release verdicts (and
+    # which cells' broken-prompt check failed).
     scale = alpha / level
     go, nogo = family_pvalues(p_go, p_nogo, scale, True, split)
     acc = family_verdicts(go, nogo, alpha)
     _, broken = family_pvalues(np.full_like(p_broken, np.nan), p_broken, scale, True, split)
     cell = np.where(broken <= alpha, NO_GO, acc)
-    return cell, release_verdict(cell)
+    return cell, release_verdict(cell), broken <= alpha
 
 
 def run_condition(
@@ -154,14 +159,16 @@ def run_condition(
         key += (c.questions,)
     if c.baselines != 1:
         key += (c.baselines,)
-    truth = zlib.crc32(repr(key).encode())
+    # The key spells a design as it did before ``broken_share``: a design with and without the
+    # NO-GO split sees the same data, that of the committed tables (common random numbers).
+    truth = zlib.crc32(re.sub(r", broken_share=[^,)]*", "", repr(key)).encode())
     rng = np.random.default_rng([seed, truth])
     errors = np.random.default_rng([seed, truth, 1])
     parts = []
     for start in range(0, reps, block):
         b = min(block, reps - start)
         parts.append(_block(c, b, p, probs, (rng, errors), margin, alpha))
-    return Outcome(*(np.concatenate([x[i] for x in parts]) for i in range(4)))
+    return Outcome(*(np.concatenate([x[i] for x in parts]) for i in range(5)))
 
 
 Rngs = tuple[np.random.Generator, np.random.Generator]
@@ -186,7 +193,8 @@ def _block(
         p_go, p_nogo, p_br = _cells(base, cand, margin, alpha)
         level = np.full(p_go.shape, alpha)
         used = np.full(p_go.shape, float(c.repeats))
-        alone = verdict_of(p_go, p_nogo, p_br, alpha)
+        mean, broken = nogo_shares()
+        alone = verdict_of(p_go, p_nogo, p_br, alpha, alpha * broken, alpha * mean)
     else:
         # The family is the sweep's candidates, known before the first look.
         anytime = c.design.statistic == "eprocess"
@@ -196,9 +204,12 @@ def _block(
         run = _anytime if anytime else _sequential
         p_go, p_nogo, p_br, level, used, alone = run(design, base, cand, margin, alpha)
     split = c.candidates if c.design is not None else 1
-    cell, release = _report(p_go, p_nogo, p_br, level, alpha, split)
+    # The report reads each NO-GO check on its cell's family scale (stopped_cells.nogo_split_of).
+    mean, broken = nogo_shares(c.design.broken_share) if c.design else nogo_shares()
+    p_nogo, p_br = on_family_scale(p_nogo, mean), on_family_scale(p_br, broken)
+    cell, release, broke = _report(p_go, p_nogo, p_br, level, alpha, split)
     # The baseline runs all its repeats; each candidate the repeats its stopping rule used.
-    return cell[:, 0], release, used.sum(axis=1) + k_max * c.baselines, alone[:, 0]
+    return cell[:, 0], release, used.sum(axis=1) + k_max * c.baselines, alone[:, 0], broke[:, 0]
 
 
 def _sequential(
@@ -257,7 +268,7 @@ def _anytime(
             np.exp(-np.maximum(wealth[False][..., k - 1], 0.0)),
             np.minimum(running, 1.0), np.full(shape, float(k)),
         )  # fmt: skip
-        decided = anytime_verdict(ev, alpha, design.family)
+        decided = anytime_verdict(ev, alpha, design.family, design.broken_share)
         stop = open_ & ((decided != "INCONCLUSIVE") | (look == design.n_looks))
         for arr, value in zip((p_go, p_nogo, p_br), (ev.p_go, ev.p_nogo, ev.p_broken),
                               strict=True):  # fmt: skip
@@ -281,7 +292,7 @@ def wilson(successes: int, n: int, z: float = 1.959964) -> tuple[float, float]:
     return float(centre - half), float(centre + half)
 
 
-def rate(verdicts: np.ndarray, value: str) -> tuple[float, float, float]:
+def rate(verdicts: np.ndarray, value: str | bool) -> tuple[float, float, float]:
     """Share of ``value`` and its Wilson interval."""
     hits, n = int(np.sum(verdicts == value)), len(verdicts)
     low, high = wilson(hits, n)

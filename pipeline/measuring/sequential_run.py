@@ -43,11 +43,16 @@ NO_BASELINE = "no baseline cell found: fixed design, all repeats"
 
 def design_of(conf: SequentialConf, family: int = 1) -> SequentialDesign:
     """The statistical design behind the config (validates it); ``family``: see the design."""
+    from pipeline.stats.nogo_split import BROKEN_SHARE
     from pipeline.stats.sequential import SequentialDesign
 
+    statistic = "null" if conf.statistic == "group_sequential" else conf.statistic
+    # The anytime design splits NO-GO's alpha between its checks; group-sequential cells read
+    # each at the full level, as they always have (their looks' boundaries are spent per test).
+    share = BROKEN_SHARE if statistic == "eprocess" else None
     return SequentialDesign(
         conf.max_repeats, conf.repeats_per_round, conf.alpha, conf.margin, conf.spending, family,
-        "null" if conf.statistic == "group_sequential" else conf.statistic,
+        statistic, share,
     )  # fmt: skip
 
 
@@ -103,7 +108,7 @@ def look(
     o = pair_samples(_keyed(baseline), _keyed(records)).outcomes
     if design.statistic == "eprocess":
         ev = anytime_evidence(o, design.margin, design.alpha, design.repeats_per_round)
-        found = str(anytime_verdict(ev, design.alpha, design.family)[()])
+        found = str(anytime_verdict(ev, design.alpha, design.family, design.broken_share)[()])
     else:
         found = str(look_verdict(o, design, look_index)[()])
     return found if found in ("GO", "NO-GO") else None
@@ -193,7 +198,8 @@ def run_sequential(
 
     is_baseline = cell.variant == conf.baseline
     design = design_of(conf, 1 if is_baseline else family_size(cell_dir, conf, evals))
-    fields = {k: getattr(design, k) for k in DESIGN_KEYS}
+    # A design key left unset (None) is not written: such cells read as the older ones did.
+    fields = {k: getattr(design, k) for k in DESIGN_KEYS if getattr(design, k) is not None}
     choice = None if is_baseline else find_baseline(cell_dir, cell, conf)
     if choice is None or choice.chosen is None:
         role = "baseline" if choice is None else f"{NO_BASELINE} ({choice.note})"

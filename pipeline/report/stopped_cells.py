@@ -3,6 +3,8 @@
 The anytime design (``statistic: eprocess``) is decided by ``pipeline.stats.anytime`` on the
 cell's pairs, the function its looks stopped on; the group-sequential one (``null`` /
 ``observed``, older cells) through its stagewise p-values (``pipeline.stats.sequential_pvalues``).
+Either way NO-GO's alpha is split between the mean test and the broken check as the cell's design
+says (``nogo_split_of``).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pipeline.report.pairing import Paired
 from pipeline.report.tolerance import EvalTolerance
 from pipeline.results.result_types import EvalSummary
 from pipeline.stats.anytime import anytime_evidence, broken_p, look_share
+from pipeline.stats.nogo_split import nogo_shares, on_family_scale
 from pipeline.stats.sequential import SequentialDesign
 from pipeline.stats.sequential_pvalues import bonferroni_over_looks, increment
 
@@ -61,18 +64,29 @@ def anytime_p(
     return float(ev.p_go), float(ev.p_nogo)
 
 
+def nogo_split_of(look: Look) -> tuple[float, float]:
+    """``(mean test's share, broken check's share)`` of the cell's NO-GO alpha, as it ran.
+
+    A fixed-design cell: the current split (``pipeline.stats.nogo_split``); a sequential one:
+    its stored design's (none in cells written before the split: each at the full level).
+    """
+    return nogo_shares() if look is None else nogo_shares(look[0].broken_share)
+
+
 def broken_reading(paired: Paired, p_cell: float, alpha: float, look: Look) -> tuple[float, float]:
     """The level a question is flagged at and the check's p-value, as the cell's looks read it.
 
-    A look spends its share of the NO-GO family's alpha: the anytime design ``alpha / family /
-    (j (j + 1))`` at look ``j`` (``anytime.broken_p`` over every look), the group-sequential
-    one its spending increment (``sequential_pvalues``).
+    The level is the broken check's share of the cell's NO-GO alpha (``nogo_split_of``); a look
+    spends its part of that: the anytime design ``1 / (j (j + 1))`` of it at look ``j``
+    (``anytime.broken_p`` over every look), the group-sequential one its spending increment
+    (``sequential_pvalues``). The p-value is on the NO-GO family's alpha scale.
     """
+    share = nogo_split_of(look)[1]
     if look is None:
-        return alpha, float(p_cell)
+        return alpha * share, float(on_family_scale(p_cell, share))
     design, j = look
     if design.statistic == "eprocess":
         p = broken_p(paired.outcomes, alpha, design.repeats_per_round)
-        return alpha / design.family * look_share(j), float(p)
+        return alpha / design.family * look_share(j) * share, float(on_family_scale(p, share))
     p = bonferroni_over_looks(design.side(False), j, np.asarray(p_cell))
-    return increment(design.side(False), j), float(p)
+    return increment(design.side(False), j) * share, float(on_family_scale(p, share))

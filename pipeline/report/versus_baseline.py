@@ -26,6 +26,7 @@ from pipeline.report.stopped_cells import (
     anytime_p,
     broken_reading,
     look_words,
+    nogo_split_of,
     sequential_look,
 )
 from pipeline.report.tolerance import EvalTolerance
@@ -41,6 +42,7 @@ from pipeline.report.verdicts import (
 )
 from pipeline.stats.clustered import log_ratio_se
 from pipeline.stats.mcnemar import discordant_counts, mcnemar_exact
+from pipeline.stats.nogo_split import on_family_scale
 from pipeline.stats.power import variance_components
 from pipeline.stats.sequential import level_at
 from pipeline.stats.sequential_pvalues import stagewise
@@ -96,7 +98,9 @@ def _coverage(paired: Paired, ev: Evidence) -> str:
     return "; ".join(parts)
 
 
-def _why_undecided(ev: Evidence, margins: EvalTolerance, n: int, alpha: float) -> str:
+def _why_undecided(
+    ev: Evidence, margins: EvalTolerance, n: int, alpha: float, nogo_alpha: float
+) -> str:
     # Read only when the verdict is INCONCLUSIVE: what stopped it from being decided.
     if not ev.n_paired >= 2:
         return f"only {int(ev.n_paired)} paired question(s): no verdict"
@@ -108,7 +112,7 @@ def _why_undecided(ev: Evidence, margins: EvalTolerance, n: int, alpha: float) -
             f"{int(ev.n_absent)} of the baseline's {n} questions were never asked of the "
             f"candidate (policy max_absent_questions allows {allowed:g}%): never GO"
         )
-    decided = errors_decided(ev, alpha)
+    decided = errors_decided(ev, alpha, nogo_alpha)
     if decided:
         return decided
     if ev.n_unanswered:
@@ -119,8 +123,13 @@ def _why_undecided(ev: Evidence, margins: EvalTolerance, n: int, alpha: float) -
     return ""
 
 
-def errors_decided(ev: Evidence, alpha: float) -> str:
-    """Why the candidate's errored requests alone keep a verdict from being reached, or ''."""
+def errors_decided(ev: Evidence, alpha: float, nogo_alpha: float | None = None) -> str:
+    """Why the candidate's errored requests alone keep a verdict from being reached, or ''.
+
+    GO's p-values are read at ``alpha``, NO-GO's at ``nogo_alpha`` (the mean test's share of
+    the cell's NO-GO alpha; ``alpha`` when not given).
+    """
+    nogo_alpha = alpha if nogo_alpha is None else nogo_alpha
     if not ev.n_lost:
         return ""
     lost = f"the candidate's {int(ev.n_lost)} errored requests on pairs the baseline answered"
@@ -129,7 +138,7 @@ def errors_decided(ev: Evidence, alpha: float) -> str:
             f"errors decided it: on answered pairs alone GO, but with {lost} counted wrong the "
             f"drop's upper bound is {pts(float(ev.go_bound))} pts (rerun the errored requests)"
         )
-    if ev.p_nogo_answered <= alpha < ev.p_nogo:
+    if ev.p_nogo_answered <= nogo_alpha < ev.p_nogo:
         return (
             f"errors decided it: on answered pairs alone NO-GO, but with {lost} counted right "
             f"the drop's lower bound is {pts(float(ev.nogo_bound))} pts"
@@ -155,7 +164,8 @@ def accuracy_check(
     b_flat, c_flat = paired.flat()
     anytime = look is not None and look[0].statistic == "eprocess"
     level = level_at(look[0].side(True), look[1]) if look and not anytime else alpha
-    why = _why_undecided(ev, margins, len(paired.questions), level)
+    mean_share = nogo_split_of(look)[0]
+    why = _why_undecided(ev, margins, len(paired.questions), level, level * mean_share)
     check = stat_check(
         cell, name, ACC, Estimate(drop, se, max(df, 1.0)), margins.max_drop, alpha, alpha,
         baseline=base.label, baseline_folder=str(base.folder or base.id), note=note,
@@ -177,6 +187,8 @@ def accuracy_check(
         check.p_go = float(stagewise(design.side(True), j, np.asarray(ev.p_go)))
         check.p_nogo = float(stagewise(design.side(False), j, np.asarray(ev.p_nogo)))
         check.numbers["nogo_family"] = design.family
+    # The mean test's NO-GO has its share of the cell's NO-GO alpha (the broken check the rest).
+    check.p_nogo = float(on_family_scale(check.p_nogo, mean_share))
     if paired.outcomes.by_repeat:
         check.components = variance_components(paired.diffs)
     return check

@@ -68,6 +68,7 @@ class SequentialJson(TypedDict, total=False):
     spending: str
     family: str
     statistic: str
+    broken_share: float  # anytime cells since the NO-GO split (pipeline.stats.nogo_split)
     role: str  # baseline | candidate | why the fixed design ran
     baseline_dir: str
     look: int

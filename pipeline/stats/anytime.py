@@ -29,8 +29,11 @@ candidate reaches GO by 32 repeats in 99.9% of runs at half Kelly, 98.2% at full
 
 Errors are not random: GO's wealth counts the candidate's lost pairs (the baseline answered, the
 candidate's request errored) as wrong, NO-GO's as right. Pairs the baseline lost are left out.
-Broken prompts (``pipeline.stats.breaks``) are tested at every look ``j`` at
-``alpha / family / (j (j + 1))``: the shares sum to ``alpha / family`` over any number of looks.
+NO-GO's ``alpha / family`` is split between NO-GO's e-process and the broken-prompt check
+(``pipeline.stats.nogo_split``: four fifths and one fifth), so the cell's NO-GO checks together
+are level ``alpha / family``. Broken prompts (``pipeline.stats.breaks``) are tested at every
+look ``j`` at their share times ``1 / (j (j + 1))``: these sum to the share over any number of
+looks.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipeline.stats.breaks import broken_prompts
+from pipeline.stats.nogo_split import BROKEN_SHARE, nogo_shares
 from pipeline.stats.outcomes import Outcomes
 
 FloatArray = np.ndarray
@@ -179,13 +183,18 @@ def anytime_evidence(
     return AnytimeEvidence(p_go, p_nogo, broken_p(o, alpha, per_round), steps)
 
 
-def anytime_verdict(ev: AnytimeEvidence, alpha: float, family: int) -> np.ndarray:
+def anytime_verdict(
+    ev: AnytimeEvidence, alpha: float, family: int, broken_share: float | None = BROKEN_SHARE
+) -> np.ndarray:
     """GO / NO-GO / INCONCLUSIVE: the look's decision and the report's, one function.
 
-    GO when GO's p is at most ``alpha`` and nothing broke; NO-GO when NO-GO's p or the broken
-    check's is at most ``alpha / family``.
+    The cell's NO-GO alpha is ``alpha / family``, split between NO-GO's e-process and the broken
+    check (``nogo_split``; ``broken_share`` None: a cell written before the split, each at the
+    full share). GO when GO's p is at most ``alpha`` and nothing broke at the broken check's
+    level; NO-GO when NO-GO's p or the broken check's is at most its level.
     """
     from pipeline.stats.signoff import verdict_of
 
+    mean, broken = nogo_shares(broken_share)
     share = alpha / family
-    return verdict_of(ev.p_go, ev.p_nogo, ev.p_broken, alpha, share, share)
+    return verdict_of(ev.p_go, ev.p_nogo, ev.p_broken, alpha, share * broken, share * mean)

@@ -59,6 +59,9 @@ class SequentialDesign:
             run, a look may go past it), "null" (group-sequential, the SE each test reads
             grown to where its null holds, ``pipeline.stats.null_variance``) or "observed"
             (group-sequential, the SE at the estimate: the oldest cells, read as they stopped).
+        broken_share: the broken-prompt check's share of NO-GO's alpha, the mean test getting
+            the rest (``pipeline.stats.nogo_split``); None: no split (cells written before it,
+            and the group-sequential design), each check at the full NO-GO level.
     """
 
     max_repeats: int
@@ -68,6 +71,7 @@ class SequentialDesign:
     spending: str = "obrien_fleming"
     family: int = 1
     statistic: str = "observed"
+    broken_share: float | None = None
 
     def __post_init__(self) -> None:
         if self.repeats_per_round < 1 or self.max_repeats < self.repeats_per_round:
@@ -90,6 +94,8 @@ class SequentialDesign:
             raise ValueError(f"statistic={self.statistic!r}: use one of {STATISTICS}")
         if isinstance(self.family, bool) or not isinstance(self.family, int) or self.family < 1:
             raise ValueError(f"family={self.family!r} must be an integer >= 1 (candidates)")
+        if self.broken_share is not None and not 0 < self.broken_share < 1:
+            raise ValueError(f"broken_share={self.broken_share!r} must be in (0, 1) or absent")
 
     def side(self, go: bool) -> SequentialDesign:
         """The one-family design of GO's test (``alpha``) or NO-GO's (``alpha / family``)."""
@@ -98,7 +104,7 @@ class SequentialDesign:
         alpha = self.alpha if go else self.alpha / self.family
         return SequentialDesign(
             self.max_repeats, self.repeats_per_round, alpha, self.margin, self.spending, 1,
-            self.statistic,
+            self.statistic, self.broken_share,
         )  # fmt: skip
 
     @property

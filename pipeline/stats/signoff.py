@@ -25,7 +25,8 @@ a sequential look and the simulation (thousands of replications at once) call th
 - **Non-finite or too few**: fewer than two paired questions or a non-finite standard error give
   NaN p-values, hence INCONCLUSIVE, never GO / NO-GO. A zero standard error is floored at
   ``1 / (k n)`` (see ``mean_check``): identical pairs on two questions are not certainty.
-- **Broken prompts**: ``pipeline.stats.breaks``.
+- **Broken prompts**: ``pipeline.stats.breaks``, at a fifth of NO-GO's alpha, the mean test's
+  NO-GO at the rest (``pipeline.stats.nogo_split``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import numpy as np
 from scipy import stats
 
 from pipeline.stats.breaks import Broken, broken_prompts
+from pipeline.stats.nogo_split import nogo_shares
 from pipeline.stats.noninferiority import margin_test, paired_drop
 from pipeline.stats.null_variance import null_se
 
@@ -223,10 +225,13 @@ def cell_verdict(
     """One candidate alone at ``level``: what the report says of it, and what a look stops on.
 
     ``alpha`` is the policy's (Tarone's count); ``level`` the one the p-values are read at
-    (``alpha``, or a sequential look's). See ``verdict_of``.
+    (``alpha``, or a sequential look's). NO-GO's ``level`` is split between the mean test and
+    the broken-prompt check (``nogo_split``). See ``verdict_of``.
     """
     ev = accuracy_evidence(o, margin, alpha, max_absent)
-    return verdict_of(ev.p_go, ev.p_nogo, broken_prompts(o, alpha).p_cell, level)
+    mean, broken = nogo_shares()
+    p_broken = broken_prompts(o, alpha).p_cell
+    return verdict_of(ev.p_go, ev.p_nogo, p_broken, level, level * broken, level * mean)
 
 
 def verdict_of(

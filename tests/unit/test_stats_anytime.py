@@ -124,14 +124,19 @@ def test_broken_check_shares_sum_below_alpha_and_match_a_running_minimum():
     np.testing.assert_allclose(broken_over_looks(o, 0.05, [2, 4, 6, 8]), np.minimum(running, 1))
 
 
-@pytest.mark.parametrize(("p_go", "p_nogo", "p_broken", "expected"), [
-    (0.04, 1.0, 1.0, "GO"), (0.06, 1.0, 1.0, "INCONCLUSIVE"),
-    (1.0, 0.006, 1.0, "NO-GO"), (1.0, 0.007, 1.0, "INCONCLUSIVE"),  # alpha / 8 = 0.00625
-    (0.01, 1.0, 0.006, "NO-GO"), (0.01, np.nan, np.nan, "GO"),
+@pytest.mark.parametrize(("p_go", "p_nogo", "p_broken", "share", "expected"), [
+    (0.04, 1.0, 1.0, 0.2, "GO"), (0.06, 1.0, 1.0, 0.2, "INCONCLUSIVE"),
+    # alpha / 8 = 0.00625, split: the mean test 0.005, the broken check 0.00125
+    (1.0, 0.0049, 1.0, 0.2, "NO-GO"), (1.0, 0.0051, 1.0, 0.2, "INCONCLUSIVE"),
+    (0.01, 1.0, 0.0012, 0.2, "NO-GO"), (0.01, 1.0, 0.0013, 0.2, "GO"),
+    (0.01, np.nan, np.nan, 0.2, "GO"),
+    # a cell written before the split: each check at the family's full share, as it stopped
+    (1.0, 0.006, 1.0, None, "NO-GO"), (1.0, 0.007, 1.0, None, "INCONCLUSIVE"),
+    (0.01, 1.0, 0.006, None, "NO-GO"),
 ])  # fmt: skip
-def test_no_go_is_read_at_the_familys_share_go_at_alpha(p_go, p_nogo, p_broken, expected):
+def test_no_go_is_read_at_the_familys_share_go_at_alpha(p_go, p_nogo, p_broken, share, expected):
     ev = AnytimeEvidence(*(np.asarray(x) for x in (p_go, p_nogo, p_broken, 4.0)))
-    assert anytime_verdict(ev, 0.05, 8)[()] == expected
+    assert anytime_verdict(ev, 0.05, 8, share)[()] == expected
 
 
 def test_questions_never_asked_block_go():
