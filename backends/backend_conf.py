@@ -39,6 +39,10 @@ class ModelConf:
 
     name: str = "tiny-sim"  # short name used in cell names and reports
     path: str = "tiny-sim"  # --model-path
+    # --load-format; None: SGLang's default (auto: the checkpoint's weights). dummy: random
+    # weights sized from config.json alone, for production shapes with no checkpoint.
+    load_format: str | None = None
+    tokenizer_path: str | None = None  # --tokenizer-path; None: the tokenizer beside the model
     served_model_name: str | None = None
     tp: int = 1
     context_length: int | None = None

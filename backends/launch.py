@@ -22,6 +22,12 @@ SKIP_SOFTMAX_DECODE_ENV = "SGLANG_SKIP_SOFTMAX_DECODE_THRESHOLD_SCALE_FACTOR"
 # Makes /server_info list the SGLANG_* variables the server saw (internal_states[i].env_vars).
 EXPOSE_ENV = "SGLANG_EXPOSE_OWN_ENV_VARS"
 ENV_KEY_PREFIX = "env:"
+# SGLang 0.5.23's --load-format choices (LOAD_FORMAT_CHOICES; its argparse refuses others).
+LOAD_FORMATS = (
+    "auto", "pt", "safetensors", "instanttensor", "npcache", "dummy", "sharded_state",
+    "presharded", "gguf", "expert_pack", "bitsandbytes", "mistral", "layered", "flash_rl",
+    "remote", "remote_instance", "fastsafetensors", "private", "runai_streamer",
+)  # fmt: skip
 # _resolve_speculative_algorithm_alias: /server_info reports NEXTN as EAGLE.
 ALGORITHM_ALIASES = {"NEXTN": "EAGLE"}
 DISABLE_CUDA_GRAPH_FLAG = "--disable-cuda-graph"
@@ -76,6 +82,8 @@ def build_args(model: ModelConf, cell: ResolvedCell, options: LaunchOptions) -> 
     """SGLang's server arguments for a resolved cell (model and run extras come last and win)."""
     return [
         *("--model-path", model.path),
+        *_opt("--tokenizer-path", model.tokenizer_path),
+        *_opt("--load-format", model.load_format),
         *("--served-model-name", model.served_model_name or model.name),
         *("--tp-size", str(model.tp)),
         *("--host", options.host, "--port", str(options.port)),

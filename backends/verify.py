@@ -201,6 +201,8 @@ def model_requested(model: ModelConf, launched: bool) -> dict[str, object]:
             ``served_model_name`` only where the config sets one.
     """
     requested: dict[str, object] = {"model_path": model.path}
+    if model.load_format is not None:  # random weights must say so: /server_info load_format
+        requested["load_format"] = model.load_format
     served = model.served_model_name or (model.name if launched else None)
     if served is not None:
         requested["served_model_name"] = served

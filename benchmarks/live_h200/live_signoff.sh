@@ -113,6 +113,7 @@ start_phases() {
   [[ ${LIVE_PLAN:-signoff} == two-gpu ]] && { start_two_gpu; return; }
   [[ ${LIVE_PLAN:-signoff} == two-gpu-fmha ]] && { start_two_gpu_fmha; return; }
   [[ ${LIVE_PLAN:-signoff} == v23 ]] && { start_v23; return; }
+  [[ ${LIVE_PLAN:-signoff} == shapes ]] && { has fa3 ready && launch report phase_shapes; return; }
   launch hf phase_hf
   if has site ready; then
     for w in "fmha_v2_fi auto" "fmha_v2_fi fp8_e4m3" "flashinfer auto" "flashinfer fp8_e4m3"; do
@@ -264,6 +265,22 @@ phase_sweep() {  # NAME OVERRIDES...: a sweep of COMMON (TWO_GPU in the two-GPU 
   [[ ${LIVE_PLAN:-signoff} == two-gpu* ]] && base=("${TWO_GPU[@]}")
   [[ $name == g-nodes ]] && base+=("$NODES_ARGS")
   python3 -m pipeline -m "${base[@]}" "$@" "hydra.sweep.dir=outputs/live/$name"
+}
+
+# LIVE_PLAN=shapes (LIVE_SGLANG=0.5.23 with the 0.5.23 bundle): every shipped production model
+# config on its cut shape with random weights (conf/experiment/shape_*.yaml; benchmarks/live_h200/
+# shapes/README.md), fa3, one cell after another (each takes the GPU), with the sign-off's server
+# settings (COMMON's server.* and gpu), then their report and archive. Launched as "report", so
+# the tick stops waiting once it is done.
+phase_shapes() {
+  cd "$R" || return 1
+  local a server=()
+  for a in "${COMMON[@]}"; do
+    [[ $a == server[.=]* || $a == +server.* || $a == gpu=* ]] && server+=("$a")
+  done
+  python3 -m pipeline -m "${server[@]}" backend=fa3 hydra.sweep.dir=outputs/live/shapes \
+    experiment=shape_deepseek_v3,shape_qwen3_next_80b_a3b,shape_glm_4_6,shape_llama3_1_8b_eagle3
+  phase_report shapes
 }
 
 phase_report() {  # [SWEEP...]: the sign-off's sweeps unless named

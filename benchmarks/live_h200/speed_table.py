@@ -103,16 +103,30 @@ def markdown(rows: list[SpeedRow]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def grid(rows: list[SpeedRow], release: str) -> str:
+    """One line per KV dtype: the ratio of each batch-1 size, for the README's per-release table."""
+    lines = []
+    for kv in sorted({r.kv_dtype for r in rows if r.ratio is not None and r.baseline}):
+        cells = [r for r in rows if r.kv_dtype == kv and r.batch == 1 and r.ratio is not None
+                 and r.baseline == f"fa3-{kv}" and not r.block.endswith("again")]  # fmt: skip
+        name = "bf16" if kv == "auto" else kv
+        lines.append(
+            f"| {name} | {release} | " + " | ".join(f"{r.ratio:.2f}" for r in cells) + " |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str]) -> int:
     """Print the table of a speed.jsonl; ``--json`` also writes the rows."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("records", type=Path)
     parser.add_argument("--baseline", default="fa3")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--grid", metavar="RELEASE", help="print only the ratio grid rows")
     args = parser.parse_args(argv)
     records = [json.loads(line) for line in args.records.read_text().splitlines() if line.strip()]
     rows = speed_rows(records, args.baseline)
-    sys.stdout.write(markdown(rows))
+    sys.stdout.write(grid(rows, args.grid) if args.grid else markdown(rows))
     if args.json:
         args.json.write_text(json.dumps([asdict(r) for r in rows], indent=1) + "\n")
     return 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.config.schema import RootConf
+from pipeline.config.schema import RootConf, SpeedConf
 from pipeline.measuring.measure_plan import MeasurePlan
 from pipeline.results.resume import ResumePolicies
 from pipeline.serving.server_checks import CheckPlan
@@ -24,6 +24,7 @@ class CellPlan:
     checks: CheckPlan
     measure: MeasurePlan
     resume: ResumePolicies
+    speed: SpeedConf  # the speed phase (``speed.enabled``: after the evals, or alone)
 
     @classmethod
     def of(cls, conf: RootConf) -> CellPlan:
@@ -37,7 +38,7 @@ class CellPlan:
         checks = CheckPlan(
             server, conf.backend.name, conf.model, conf.gpu, conf.client.api_key, conf.dry_run
         )
-        return cls(server, checks, measure_plan(conf), policies)
+        return cls(server, checks, measure_plan(conf), policies, conf.speed)
 
 
 def measure_plan(conf: RootConf) -> MeasurePlan:

@@ -23,8 +23,11 @@ _NOT_MEASURED = (
     "faults", "latency_s", "prefill_s_per_1k_tokens", "startup_delay_s", "shutdown_s",
 )  # fmt: skip
 # Keys added later, left out at their default so that earlier cells keep their config hash.
-_LATER_DEFAULTS = {"sampling_spread": 0.0}
-_LATER_MODEL_DEFAULTS = {"hybrid_mamba": False, "kv_cache_quant_algo": None}
+_LATER_DEFAULTS = {"sampling_spread": 0.0, "timing_model": None,
+                   "timing_jitter": 0.0}  # fmt: skip
+_LATER_MODEL_DEFAULTS = {
+    "hybrid_mamba": False, "kv_cache_quant_algo": None, "load_format": None, "tokenizer_path": None,
+}  # fmt: skip
 _LATER_GEOMETRY_DEFAULTS = {"v_head_dim": None}
 
 
@@ -58,6 +61,8 @@ def measured_config(conf: RootConf, kind: ServerKind) -> dict[str, Any]:
         "server_kind": conf.server.kind,
         "server_extra_args": list(conf.server.extra_args),
     }
+    if conf.speed.enabled:  # left out when off, so cells from before it keep their hash
+        data["speed"] = dataclasses.asdict(conf.speed)
     if kind.simulated:
         # Fault injection and latency change how a run goes, not what it measures: a rerun
         # without them resumes the same cell.
@@ -125,5 +130,6 @@ def overhead(marks: dict[str, float]) -> dict[str, float | None]:
         since = launch - marks.get("process_start", 0.0)  # interpreter, imports, Hydra included
         before = round(since + (verified if verified is not None else ready) - ready, 3)
     after = None if stopped is None or end is None else round(end - stopped, 3)
-    stop = None if stopped is None or evals_done is None else round(stopped - evals_done, 3)
+    last = marks.get("speed_done", evals_done)  # the speed phase runs after the evals
+    stop = None if stopped is None or last is None else round(stopped - last, 3)
     return {"to_first_request_s": before, "after_last_response_s": after, "server_stop_s": stop}

@@ -35,6 +35,7 @@ from pipeline.cluster.multinode import (
 )
 from pipeline.config.schema import RootConf, SequentialConf, gpus_per_node
 from pipeline.measuring.measure import measure_cell
+from pipeline.measuring.speed_run import speed_phase
 from pipeline.results.cell_error import CellError
 from pipeline.results.cell_paths import node_dir, result_path, server_log_path
 from pipeline.results.redact import redact_text, redact_tree
@@ -48,6 +49,7 @@ from pipeline.results.resume import (
     set_aside_for_policies,
 )
 from pipeline.results.store import write_json_atomic, write_result
+from pipeline.serving import jit_cache
 from pipeline.serving.keys import secrets_of, with_api_key
 from pipeline.serving.server import (
     HealthPolicy,
@@ -135,11 +137,15 @@ def _run(
     except ValueError as err:  # nodes, tp and visible GPUs that do not fit: the user's settings
         raise CellError("config", str(err)) from err
     check_label_before_launch(cell.checks, plan, result)
+    cache = _jit_cache(conf, cell.server)
+    if cache is not None:
+        plan = dataclasses.replace(plan, env={**plan.env, **jit_cache.cache_env(cache)})
     if node is not None:  # one SGLang launcher per node, node 0 serving HTTP
         plan = dataclasses.replace(plan, args=[*plan.args, *node.args()])
     argv = _argv(cell.server, plan, cell_dir, evals)
     record_plan(result, plan, argv, {**plan.env, **conf.server.env})
     if conf.dry_run:
+        jit_cache.record_before(result, cache)
         result.status = "planned"
         return
     if node is not None and not node.serves_evals:
@@ -150,7 +156,10 @@ def _run(
         cell_dir, result.config_hash, result.warnings
     )  # a failed start leaves no other run's samples
     mark(result, "launch", clock)
-    with _server(conf, cell.server, plan, argv, cell_dir) as server:
+    with (
+        jit_cache.recorded(result, cache),
+        _server(conf, cell.server, plan, argv, cell_dir) as server,
+    ):
         try:
             mark(result, "ready", clock)
             record_server(result, server)
@@ -159,8 +168,13 @@ def _run(
             measured = samples_key(CellResult.from_json(result.to_json()))
             claim_samples(cell_dir, measured, result.warnings)
             mark(result, "verified", clock)
-            measure_cell(cell.measure, evals, server, cell_dir, result)
+            if evals:  # evals=[] with speed.enabled: the speed phase alone
+                measure_cell(cell.measure, evals, server, cell_dir, result)
             mark(result, "evals_done", clock)
+            if cell.speed.enabled:  # after the evals, so nothing else runs on the server
+                keys = (conf.client.api_key, conf.client.admin_api_key)
+                speed_phase(cell.speed, server, keys, conf.model.path, result)
+                mark(result, "speed_done", clock)
         finally:  # before node 0's server stops: the other nodes die with it, and may now
             _release_other_nodes(conf.cluster.nodes, cell_dir, "stopping")
     check_error_rates(result.eval_summaries(), conf.client.max_error_rate)
@@ -173,6 +187,13 @@ def _repeats_for(sequential: SequentialConf, ec: EvalConf) -> EvalConf:
     if sequential.enabled:
         return dataclasses.replace(ec, repeats=sequential.max_repeats)
     return ec
+
+
+def _jit_cache(conf: RootConf, planned: ServerPlan) -> Path | None:
+    # Only a server the pipeline starts gets the folder; an external one keeps its own.
+    if not planned.kind.launched:
+        return None
+    return jit_cache.cache_root(conf.server.jit_cache_dir, os.environ)
 
 
 def _options(conf: RootConf, planned: ServerPlan) -> LaunchOptions:

@@ -20,6 +20,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
+from backends.launch import LOAD_FORMATS
 from pipeline.config.schema import RootConf, gpus_per_node
 
 
@@ -90,10 +91,18 @@ RULES = (
     # A speculative shape or sampling setting SGLang refuses or that measures nothing (-1 steps
     # gave accept length 1.006 and accept rate -0.000 from the simulated server).
     Rule("model.tp", _at_least(1), COUNT),
+    Rule("model.load_format", lambda v: v is None or v in LOAD_FORMATS,
+         "null (SGLang's auto) or one of " + ", ".join(LOAD_FORMATS)),
     *(Rule(f"model.speculative.{name}", _unset_or(_at_least(1)), SPEC_COUNT)
       for name in ("num_steps", "eagle_topk", "num_draft_tokens")),
     Rule("model.sampling.max_tokens", _at_least(1), COUNT),
     Rule("model.sampling.temperature", _at_least(0), "a finite number >= 0 (0: greedy)"),
+    *(Rule(f"speed.{name}", _at_least(1), COUNT)
+      for name in ("repeats", "prefill_batch_tokens", "decode_prompt_tokens",
+                   "decode_new_tokens", "first_token_id", "gpu_sample_ms")),
+    Rule("speed.warmup", _at_least(0), "an integer >= 0"),
+    Rule("speed.request_timeout_s", _above(0), SECONDS),
+    Rule("speed.vocab_size", _unset_or(_at_least(2)), "null (the model's) or an integer >= 2"),
 )  # fmt: skip
 
 
@@ -104,7 +113,7 @@ def config_problems(conf: RootConf) -> list[str]:
         for rule in RULES
         if not rule.ok(rule.value(conf))
     ]
-    if not conf.evals:
+    if not conf.evals and not conf.speed.enabled:  # evals=[] with speed: the speed phase alone
         problems.append(
             "evals=[] selects no eval: name at least one, e.g. evals=[mcq_sample] "
             "(the options are the files in conf/evals/)"
@@ -114,7 +123,29 @@ def config_problems(conf: RootConf) -> list[str]:
         for name, ev in conf.evals.items()
         if ev.repeats < 1
     ]
-    return problems + _node_problems(conf)
+    return problems + _speed_problems(conf) + _node_problems(conf)
+
+
+def _speed_problems(conf: RootConf) -> list[str]:
+    speed = conf.speed
+    lists = {"prefill_tokens": speed.prefill_tokens, "prefill_batches": speed.prefill_batches,
+             "decode_batches": speed.decode_batches}  # fmt: skip
+    problems = [
+        f"speed.{key}={list(values)!r}: every entry must be an integer >= 1"
+        for key, values in lists.items()
+        if any(value < 1 for value in values)
+    ]
+    if speed.enabled and not conf.server.enable_metrics:
+        problems.append(
+            "speed.enabled=true needs server.enable_metrics=true: the speed phase reads the "
+            "server's own timestamps, which SGLang reports only with --enable-metrics"
+        )
+    if speed.vocab_size is not None and speed.vocab_size <= speed.first_token_id:
+        problems.append(
+            f"speed.vocab_size={speed.vocab_size} leaves no token ids above "
+            f"speed.first_token_id={speed.first_token_id}: lower first_token_id"
+        )
+    return problems
 
 
 def phantom_evals(cfg: DictConfig) -> list[str]:
@@ -158,7 +189,17 @@ def check_config(conf: RootConf) -> RootConf:
 # The config roots the rules read: a job's overrides elsewhere (backend, kv_dtype, gpu)
 # cannot change a checked value, so jobs that differ only there are composed once.
 CHECKED_ROOTS = frozenset(
-    {"skip_softmax", "client", "server", "evals", "sequential", "experiment", "model", "cluster"}
+    {
+        "skip_softmax",
+        "client",
+        "server",
+        "evals",
+        "sequential",
+        "experiment",
+        "model",
+        "cluster",
+        "speed",
+    }
 )
 
 

@@ -44,6 +44,11 @@ class SimulatedConf:
     # Prefill time per 1,000 prompt tokens, waited per request and reported in meta_info's
     # forward_entry_time / prefill_finished_time with --enable-metrics (made up: no GPU here).
     prefill_s_per_1k_tokens: float = 0.002
+    # A latency table of pipeline/simserver/timing.py (h200_8b_shape): prefill and decode cost
+    # per attention backend and KV dtype, for the speed phase. null: prefill_s_per_1k_tokens
+    # alone and instant decode.
+    timing_model: str | None = None
+    timing_jitter: float = 0.0  # with timing_model: each reported time +- this share of it
     startup_delay_s: float = 0.5  # time spent answering 503 before ready
     shutdown_s: float = 0.0  # from SIGTERM to exit, after draining (live SGLang 0.5.19: ~7 s)
     seed: int = 0
@@ -84,6 +89,10 @@ class ServerConf:
     extra_args: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     gpus: str | None = None  # CUDA_VISIBLE_DEVICES of the server: None inherit, auto, "0,1"
+    # Where the server's JIT caches go (FlashInfer, Triton, TorchInductor, SGLang's own), shared
+    # by every cell: auto = SGLANG_CACHE_DIR or ~/.cache/sglang; a path (on SLURM one every node
+    # sees); null = the server's own defaults (pipeline/serving/jit_cache.py).
+    jit_cache_dir: str | None = None
     docker_image: str | None = None  # server=docker
     docker_args: list[str] = field(default_factory=list)
     # fail | warn, on every server kind: the server runs another backend, KV dtype, speculative
@@ -136,6 +145,37 @@ class SequentialConf:
 
 
 @dataclass
+class SpeedConf:
+    """``speed:`` in the config: a speed phase on the cell's own server, off unless ``enabled``.
+
+    It runs after the evals, alone on the server; with ``evals=[]`` it runs instead of them.
+    Times are the server's own (``meta_info`` with ``--enable-metrics``): see
+    ``pipeline/measuring/speed_run.py``.
+    """
+
+    enabled: bool = False
+    # Prompt lengths prefilled at batch 1 (one new token each); a length the server's context
+    # cannot hold is skipped with a note.
+    prefill_tokens: list[int] = field(default_factory=lambda: [1024, 4096, 16384, 65536, 131072])
+    prefill_batches: list[int] = field(default_factory=lambda: [8])  # prompts sent together
+    prefill_batch_tokens: int = 1024  # the length of each prompt of a batched prefill
+    # Decode throughput (speculation as the cell runs it): requests decoded together, each
+    # with a prompt of decode_prompt_tokens and decode_new_tokens new tokens (EOS ignored).
+    decode_batches: list[int] = field(default_factory=lambda: [1, 8, 32])
+    decode_prompt_tokens: int = 512
+    decode_new_tokens: int = 256
+    warmup: int = 1  # runs of each shape before the measured ones, discarded
+    repeats: int = 5  # measured runs of each shape (median, min and max reported)
+    # Token ids are drawn from [first_token_id, vocab_size); null: the model's config.json
+    # (model.path, when it is a local folder), else 32000.
+    vocab_size: int | None = None
+    first_token_id: int = 1000  # below it: the special tokens of most vocabularies
+    seed: int = 0  # the token ids' random seed (every variant gets the same prompts)
+    gpu_sample_ms: int = 500  # nvidia-smi clocks, power and temperature sampling interval
+    request_timeout_s: float = 600.0  # one /generate call (a 128k prefill on a slow variant)
+
+
+@dataclass
 class RootConf:
     """The whole config of one cell."""
 
@@ -149,6 +189,7 @@ class RootConf:
     client: ClientConf = field(default_factory=ClientConf)
     cluster: ClusterConf = field(default_factory=ClusterConf)
     sequential: SequentialConf = field(default_factory=SequentialConf)  # early stopping
+    speed: SpeedConf = field(default_factory=SpeedConf)  # the speed phase (off by default)
     dry_run: bool = False  # print argv, env and pre-flight for the cell; start nothing
     output_dir: str | None = None  # None: Hydra's job output dir
     tags: list[str] = field(default_factory=list)

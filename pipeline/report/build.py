@@ -12,6 +12,7 @@ from pipeline.report.checks import cell_checks
 from pipeline.report.load import CellRecord, load_cells
 from pipeline.report.pairing import Samples
 from pipeline.report.samples import SampleError, read_samples
+from pipeline.report.speed_table import SpeedRow, speed_rows
 from pipeline.report.tolerance import Tolerance
 from pipeline.report.verdicts import Check, exit_code, finalize, overall, verdict_note, worst
 
@@ -27,6 +28,7 @@ class Report:
     warnings: list[str] = field(default_factory=list)
     generated_at: str = ""
     ignored: list[str] = field(default_factory=list)  # folders of another sweep, not judged
+    speed: list[SpeedRow] = field(default_factory=list)  # each speed point against its baseline
 
     @property
     def exit_code(self) -> int:
@@ -111,4 +113,5 @@ def build_report(
         check.message = check.kind.describe(check)
     stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     inputs = [str(p) for p in [*paths, *extra]]
-    return Report(cells, checks, tol, inputs, warnings, stamp, ignored)
+    speed = speed_rows(cells, pool, tol.baseline, tol.match)
+    return Report(cells, checks, tol, inputs, warnings, stamp, ignored, speed)

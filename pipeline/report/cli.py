@@ -72,12 +72,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def write_outputs(report: object, out: Path) -> list[Path]:
-    """Write the five files; returns their paths."""
+    """Write the five files (six: speed.csv, when a cell ran a speed phase); returns their paths."""
     from pipeline.report.build import Report
     from pipeline.report.export import render_csv, render_summary
     from pipeline.report.junit import render_junit
     from pipeline.report.render_html import render_html
     from pipeline.report.render_md import render_md
+    from pipeline.report.speed_view import render_speed_csv
 
     assert isinstance(report, Report)
     out.mkdir(parents=True, exist_ok=True)
@@ -86,9 +87,12 @@ def write_outputs(report: object, out: Path) -> list[Path]:
         "report.html": render_html(report),
         "summary.json": render_summary(report),
         "cells.csv": render_csv(report),
+        "speed.csv": render_speed_csv(report),
     }
     paths = []
     for name, text in files.items():
+        if text is None:
+            continue
         (out / name).write_text(text, encoding="utf-8")
         paths.append(out / name)
     (out / "junit.xml").write_bytes(render_junit(report))

@@ -1,10 +1,12 @@
 """``summary.json`` (everything, machine-readable) and ``cells.csv`` (one row per cell x eval).
 
-``summary.json`` is strict JSON (schema_version 2): a number that is not finite is ``null``, and
-the check it belongs to says why in ``null_because``. Version 1 wrote a bare ``NaN`` there;
-``read_summary`` reads both. ``cells.csv`` has, per comparison, the numbers behind its verdict
-(``check_kinds.Comparison``), and the prefill-time columns (``PREFILL_COLUMNS``, last) only when
-some eval has a prefill time (a server run with ``--enable-metrics``).
+``summary.json`` is strict JSON (schema_version 3): a number that is not finite is ``null``, and
+the check it belongs to says why in ``null_because``; ``speed`` lists each speed point against
+its baseline (``speed_view.speed_entry``). Version 1 wrote a bare ``NaN`` there, and 1 and 2 had
+no ``speed``; ``read_summary`` reads all three (``speed`` empty in the older ones).
+``cells.csv`` has, per comparison, the numbers behind its verdict (``check_kinds.Comparison``),
+and the prefill-time columns (``PREFILL_COLUMNS``, last) only when some eval has a prefill time
+(a server run with ``--enable-metrics``).
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ from pipeline.report.check_kinds import (
     CheckKind,
 )
 from pipeline.report.load import CellRecord
+from pipeline.report.speed_view import speed_entries
 from pipeline.report.tables import sort_key
 from pipeline.report.verdicts import Check
 from pipeline.results.result_types import AcceptBlock, EvalSummary
 
-SCHEMA_VERSION = 2  # 2: strict JSON (null, with null_because, where 1 wrote NaN)
+SCHEMA_VERSION = 3  # 2: strict JSON (null, with null_because, where 1 wrote NaN); 3: speed
 CSV_COLUMNS = [
     "gpu",
     "model",
@@ -134,12 +137,15 @@ def render_summary(report: Report) -> str:
         "warnings": report.warnings,
         "ignored": report.ignored,
         "cells": [_cell(report, c) for c in sorted(report.cells, key=sort_key)],
+        "speed": speed_entries(report),
     }
     return strict_dumps(data, indent=1) + "\n"
 
 
 def read_summary(path: Path) -> dict[str, Any]:
-    """A ``summary.json`` of either schema version (1's bare ``NaN`` read as ``None``).
+    """A ``summary.json`` of any schema version (1's bare ``NaN`` read as ``None``).
+
+    A file from before version 3 reads with an empty ``speed`` list.
 
     Raises:
         ValueError: the file is not JSON, or of a newer schema than this reader knows.
@@ -153,7 +159,7 @@ def read_summary(path: Path) -> dict[str, Any]:
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise ValueError(f"{path}: schema_version {version!r} is newer than this reader "
                          f"({SCHEMA_VERSION}); update mtp-eval")  # fmt: skip
-    return dict(data)
+    return {**data, "speed": data.get("speed", [])}
 
 
 def _verdict(report: Report, cell: CellRecord, name: str, kind: CheckKind) -> str:

@@ -9,6 +9,7 @@ from pipeline.report.build import Report
 from pipeline.report.plots import COLOURS, GREY, metric_plot, paired_plot, verdict_grid
 from pipeline.report.questions_view import banner_items, questions_section
 from pipeline.report.render_md import METHOD, headline
+from pipeline.report.speed_view import speed_sections
 from pipeline.report.tables import Section, sections
 
 STYLE = """
@@ -85,7 +86,7 @@ def render_html(report: Report) -> str:
         _img(paired_plot(report), "paired accuracy change against the margin"),
         _img(metric_plot(report, "accept"), "accept length per variant"),
     ]
-    parts += [_table(s) for s in sections(report)]
+    parts += [_table(s) for s in [*sections(report), *speed_sections(report)]]
     parts.append(questions_section(report))
     if report.ignored:
         items = "".join(f"<li>{html.escape(w)}</li>" for w in report.ignored)

@@ -18,9 +18,11 @@ from pipeline.results.result_schema import (
     CellJson,
     ErrorJson,
     GpuJson,
+    JitCacheJson,
     MismatchJson,
     ProvenanceJson,
     ResultJson,
+    SpeedJson,
 )
 from pipeline.results.result_types import (
     AcceptBlock,
@@ -168,6 +170,10 @@ class ResultDraft:
         server["base_url"], server["ready_s"], server["log"] = base_url, ready_s, log
         self._data["timing"]["server_ready_at"] = ready_at
 
+    def set_jit_cache(self, use: JitCacheJson) -> None:
+        """The JIT cache folder the server compiled into and how warm it was."""
+        self._data["server"]["jit_cache"] = use
+
     def set_observed(self, observed: dict[str, Any]) -> None:
         """The settings the server reports."""
         self._data["observed"] = observed
@@ -194,6 +200,10 @@ class ResultDraft:
         self._data["unverified"] = [
             {"key": u.key, "requested": u.requested, "reason": u.reason} for u in unverified
         ]
+
+    def set_speed(self, speed: SpeedJson) -> None:
+        """The speed phase's block (``pipeline.measuring.speed_run``)."""
+        self._data["speed"] = speed
 
     def set_client(self, concurrency: int) -> None:
         """How many requests the client kept in flight."""

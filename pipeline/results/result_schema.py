@@ -111,6 +111,16 @@ class ProvenanceJson(TypedDict, total=False):
     slurm: dict[str, Any] | None  # None outside SLURM
 
 
+class JitCacheJson(TypedDict, total=False):
+    """``server.jit_cache``: the folder the server compiled its kernels into, how warm it was."""
+
+    dir: str
+    warm: bool  # files were there before the server started
+    files_before: int
+    files_after: int | None  # None: the server did not start (dry run)
+    new_files: int | None  # what this cell compiled
+
+
 class ServerJson(TypedDict, total=False):
     """``server``: how the server was started and where it answered."""
 
@@ -118,6 +128,7 @@ class ServerJson(TypedDict, total=False):
     base_url: str
     ready_s: float
     log: str | None
+    jit_cache: JitCacheJson
 
 
 class TimingJson(TypedDict, total=False):
@@ -149,6 +160,38 @@ class NodeJson(TypedDict, total=False):
     devices: str | None
 
 
+class SpeedPointJson(TypedDict, total=False):
+    """``speed.points[]``: one shape timed ``repeats`` times (times in ms, the server's own)."""
+
+    phase: str  # prefill | decode
+    batch: int  # prompts sent together
+    prompt_tokens: int  # per prompt
+    new_tokens: int  # per prompt (prefill: 1)
+    times_ms: list[float]  # per repeat: the batch's prefill span, or its decode span
+    median_ms: float
+    min_ms: float
+    max_ms: float
+    tokens_per_s: list[float]  # decode only: decoded tokens / decode span, per repeat
+    accept_length: float | None  # decode only: completion tokens per verify step, all repeats
+
+
+class SpeedJson(TypedDict, total=False):
+    """``speed``: the speed phase on the cell's own server (absent when it is off)."""
+
+    method: str  # how the times were taken
+    warmup: int  # runs per shape discarded before the measured ones
+    repeats: int
+    spread: str  # what min_ms / max_ms are: "min_max"
+    context_len: int | None  # the server's max_model_len
+    token_ids: dict[str, Any]  # low, high, source
+    notes: list[str]  # shapes skipped and why
+    points: list[SpeedPointJson]
+    gpu_samples: dict[str, Any]  # source (nvidia-smi | absent), interval_ms, gpus or reason
+    log_warnings: list[dict[str, Any]]  # server-log lines that change what a time means
+    release_notes: list[str]  # costs the prefill kernel pays on this SGLang release only
+    error: str  # why the phase stopped early (the cell then fails; the points so far are kept)
+
+
 class ResultJson(TypedDict, total=False):
     """``result.json``, its keys in the order a cell writes them."""
 
@@ -175,6 +218,7 @@ class ResultJson(TypedDict, total=False):
     unverified: list[UnverifiedJson]
     client: ClientJson
     resumed: list[ResumedJson]
+    speed: SpeedJson  # only when the cell ran the speed phase
     node: NodeJson  # a non-zero node's own result, carried in memory, never on disk
 
 

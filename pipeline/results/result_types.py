@@ -33,6 +33,7 @@ from pipeline.results.result_schema import (
     TimingJson,
     as_result_json,
 )
+from pipeline.results.speed_block import SpeedBlock
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -81,6 +82,7 @@ class CellResult:
     marks: Mapping[str, float] = field(default_factory=dict)  # timing.marks_s: s since start
     overhead: Mapping[str, float | None] = field(default_factory=dict)  # the pipeline's own time
     node: NodeResult | None = None  # a non-zero node's own result (multi-node, not on disk)
+    speed: SpeedBlock | None = None  # the speed phase, when the cell ran one
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -129,6 +131,7 @@ class CellResult:
             marks=as_map(timing.get("marks_s")),
             overhead=as_map(timing.get("pipeline_overhead")),
             node=NodeResult.from_json(node) if isinstance(node, Mapping) else None,
+            speed=SpeedBlock.from_json(d.get("speed")),
             raw=data,
         )
 

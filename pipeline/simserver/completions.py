@@ -20,10 +20,13 @@ from aiohttp import web
 from pipeline.simserver import payloads
 from pipeline.simserver.faults import rate_fault, stop_fault
 from pipeline.simserver.jobs import BadRequest, Job, parse_chat, parse_generate
+from pipeline.simserver.model import Completion
 from pipeline.simserver.payloads import Served
 from pipeline.simserver.runtime import Runtime, answer, ledger_row, prefill_time
+from pipeline.simserver.spec import SpecDraw
 from pipeline.simserver.state import Ledger, ServerState
 from pipeline.simserver.streaming import stream_chat, stream_generate
+from pipeline.simserver.timing import batch_decode_s, batch_prefill_s
 
 log = logging.getLogger("sglang.simserver")
 
@@ -103,21 +106,57 @@ class CompletionHandlers:
     async def _generate(
         self, job: Job, truncated: bool, received: float, attempt: int
     ) -> list[Served]:
+        if self.rt.timing is not None:
+            return await self._generate_timed(job, truncated, received, attempt)
         # One prefill for the whole request (its choices, or a /generate batch), as long as its
         # longest prompt's; each choice reports its own prompt's span from the same start.
         forward = time.time()
         prefill = [prefill_time(self.rt, item.prompt_tokens) for item in job.items]
         if max(prefill, default=0.0) > 0:
             await asyncio.sleep(max(prefill))
+        answers = self._answers(job, truncated, attempt)
+        ends = [forward + p for p in prefill]
+        return self._served(job, answers, (received, forward), ends, [time.time()] * len(ends))
+
+    async def _generate_timed(
+        self, job: Job, truncated: bool, received: float, attempt: int
+    ) -> list[Served]:
+        # The latency table: one prefill pass over the batch, then its decode steps together.
+        model, key = self.rt.timing, job.items[0].prompt
+        assert model is not None
+        forward = time.time()
+        prefill = batch_prefill_s(model, [item.prompt_tokens for item in job.items], key)
+        await asyncio.sleep(prefill)
+        answers = self._answers(job, truncated, attempt)
+        steps = [spec.verify_ct if spec else len(c.tokens) for c, spec in answers]
+        await asyncio.sleep(batch_decode_s(model, steps, key))
+        ends = [forward + prefill] * len(answers)
+        return self._served(job, answers, (received, forward), ends, [time.time()] * len(ends))
+
+    def _answers(
+        self, job: Job, truncated: bool, attempt: int
+    ) -> list[tuple[Completion, SpecDraw | None]]:
+        # draw: the prompt's request and choice, a fresh sample each
+        cap, eos = job.cap, job.ignore_eos
+        return [
+            answer(self.rt, item.prompt, item.question, cap, truncated, f"{attempt}:{i}", eos)
+            for i, item in enumerate(job.items)
+        ]
+
+    def _served(
+        self,
+        job: Job,
+        answers: list[tuple[Completion, SpecDraw | None]],
+        start: tuple[float, float],
+        prefill_ends: list[float],
+        finished: list[float],
+    ) -> list[Served]:
         rid = uuid.uuid4().hex
-        out = []
-        for i, item in enumerate(job.items):
-            draw = f"{attempt}:{i}"  # the prompt's request and choice: a fresh sample each
-            completion, spec = answer(self.rt, item.prompt, item.question, job.cap, truncated, draw)
-            sub = rid if i == 0 else f"{rid}_{i}"
-            times = (received, forward, forward + prefill[i], time.time())
-            out.append(Served(sub, completion, item.prompt_tokens, spec, *times))
-        return out
+        return [
+            Served(rid if i == 0 else f"{rid}_{i}", completion, item.prompt_tokens, spec,
+                   *start, prefill_ends[i], finished[i])
+            for i, (item, (completion, spec)) in enumerate(zip(job.items, answers, strict=True))
+        ]  # fmt: skip
 
     def _log_rows(self, served: list[Served], job: Job, fault: str | None) -> None:
         for i, s in enumerate(served):

@@ -35,6 +35,7 @@ class Faults:
     foreign_requests: int = 0  # each of the first N requests is counted twice (another client)
     busy: bool = False  # one request of another client runs forever (never idle for a flush)
     exit_after_requests: int | None = None  # exit right after sending the N-th answer
+    log_warning: str | None = None  # a line logged at start (a release's warning, e.g. a copy)
 
     @classmethod
     def from_dict(cls, raw: Mapping[str, Any]) -> Faults:
@@ -53,6 +54,7 @@ class Faults:
             foreign_requests=int(raw.get("foreign_requests") or 0),
             busy=bool(raw.get("busy")),
             exit_after_requests=raw.get("exit_after_requests"),
+            log_warning=raw.get("log_warning"),
         )
 
     @property

@@ -50,6 +50,7 @@ class Job:
     want_spec: bool = False  # return_spec_tokens_details
     include_usage: bool = False  # stream_options.include_usage
     batch: bool = False  # /generate with a list of texts
+    ignore_eos: bool = False  # sampling_params.ignore_eos: every choice runs to its cap
 
 
 def parse_chat(body: dict[str, Any], default_model: str) -> Job:
@@ -117,6 +118,7 @@ def parse_generate(body: dict[str, Any], default_model: str) -> Job:
         stream=stream,
         model=default_model,
         batch=batch,
+        ignore_eos=bool(params.get("ignore_eos")),
     )
 
 

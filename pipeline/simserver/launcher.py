@@ -25,7 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
-from pipeline.simserver import info
+from pipeline.simserver import info, jit_cache
 from pipeline.simserver.app import Lifecycle, build_app
 from pipeline.simserver.args import parse_argv, sim_config_path, template_flags
 from pipeline.simserver.effects import cell_targets, check_effect_keys
@@ -38,6 +38,7 @@ from pipeline.simserver.runtime import Runtime, acceptance_thresholds, cell_id
 from pipeline.simserver.sglang_defaults import defaults_for
 from pipeline.simserver.simconfig import SimConfigError, load_answer_key, load_sim_config
 from pipeline.simserver.state import Ledger, ServerState
+from pipeline.simserver.timing import timing_model
 
 log = logging.getLogger("sglang.simserver")
 _IMPORTED = time.perf_counter()  # start-up durations count from here, as measured
@@ -68,7 +69,7 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
         raise ValueError(faults.reject_message)
     warnings: list[str] = []
     resolved = resolve_server_args(ns, env, warnings)
-    for message in warnings:
+    for message in [*warnings, *([faults.log_warning] if faults.log_warning else [])]:
         log.warning(message)
     extra, ignored = template_flags(unknown, defaults_for(conf.sglang_version).server_args)
     if ignored:
@@ -77,6 +78,10 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
     try:
         check_effect_keys(conf.effects, args)
         args.update(_served_instead(faults, args))
+    except ValueError as exc:
+        raise SimConfigError(f"--sim-config {path}: {exc}") from exc
+    try:
+        timing = timing_model(conf.timing_model, args, conf.timing_jitter)
     except ValueError as exc:
         raise SimConfigError(f"--sim-config {path}: {exc}") from exc
     rendezvous(args)  # several nodes need --dist-init-addr (SGLang's argument error, exit 1)
@@ -95,6 +100,7 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
         startup_time=info.startup_time(time.perf_counter() - _IMPORTED, conf.sglang_version),
         ascending=acceptance_thresholds(args, targets),
         sampling_nonce=secrets.token_hex(8) if conf.sampling_spread > 0 else "",
+        timing=timing,
     )  # fmt: skip
 
 
@@ -246,6 +252,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         traceback.print_exc()
         return 1
     logging.getLogger().setLevel(str(rt.args["log_level"]).upper())
+    jit_cache.compile_kernels(rt.args, os.environ)
     summary = ", ".join(f"{k}={rt.args.get(k)!r}" for k in _SUMMARY_KEYS)
     log.info("server_args=ServerArgs(%s, ...)", summary)
     t = rt.targets

@@ -120,6 +120,17 @@ def truncate(completion: Completion, cap: int | None) -> Completion:
     return Completion(tokens, "length", completion.question_key, completion.kind, correct, None)
 
 
+def run_on(completion: Completion, cap: int | None) -> Completion:
+    """``completion`` run on with filler to ``cap`` tokens (``ignore_eos``: no stop before)."""
+    if cap is None or cap <= len(completion.tokens):
+        return completion
+    more = _filler(cap - len(completion.tokens), len(completion.tokens))
+    more[0] = " " + more[0]  # it follows the text, so it keeps its separator
+    tokens = (*completion.tokens, *more)
+    return Completion(tokens, "length", completion.question_key, completion.kind,
+                      completion.correct, completion.answer)  # fmt: skip
+
+
 def _filler(count: int, offset: int) -> list[str]:
     if count <= 0:
         return []

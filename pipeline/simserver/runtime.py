@@ -16,11 +16,19 @@ from typing import Any
 
 from pipeline.simserver.effects import CellTargets
 from pipeline.simserver.faults import Faults
-from pipeline.simserver.model import AnswerIndex, Completion, hash_units, plan_completion, truncate
+from pipeline.simserver.model import (
+    AnswerIndex,
+    Completion,
+    hash_units,
+    plan_completion,
+    run_on,
+    truncate,
+)
 from pipeline.simserver.payloads import Flavour, Served
 from pipeline.simserver.sampling import question_difficulty
 from pipeline.simserver.simconfig import SimConfig
 from pipeline.simserver.spec import SpecDraw, chain_probability, draw_spec, thresholds
+from pipeline.simserver.timing import TimingModel
 
 # Keys that define a cell for the acceptance RNG: a change here redraws the accept sequence.
 _CELL_KEYS = (
@@ -49,6 +57,7 @@ class Runtime:
     startup_time: dict[str, Any] = field(default_factory=dict)
     ascending: list[float] | None = field(default=None)  # acceptance thresholds; None: no spec
     sampling_nonce: str = ""  # drawn at start-up when sampling_spread > 0: starts draw apart
+    timing: TimingModel | None = None  # the latency table (timing_model); None: the linear prefill
 
     @property
     def spec_on(self) -> bool:
@@ -69,7 +78,9 @@ def prefill_time(rt: Runtime, prompt_tokens: int) -> float:
 def cell_id(args: Mapping[str, Any], env: Mapping[str, str], targets: CellTargets) -> str:
     """A short stable id of the cell: the keys that change acceptance plus SGLANG_* variables."""
     sig = {k: args.get(k) for k in _CELL_KEYS}
-    sig["env"] = {k: v for k, v in sorted(env.items()) if k.startswith("SGLANG_")}
+    # Where kernels are cached (SGLANG_CACHE_DIR, SGLANG_DG_CACHE_DIR) changes no answer.
+    own = (k for k in sorted(env) if k.startswith("SGLANG_") and not k.endswith("_CACHE_DIR"))
+    sig["env"] = {k: env[k] for k in own}
     sig["targets"] = [targets.accuracy, targets.accept_length]
     return hashlib.blake2b(json.dumps(sig, sort_keys=True).encode(), digest_size=8).hexdigest()
 
@@ -83,7 +94,13 @@ def acceptance_thresholds(args: Mapping[str, Any], targets: CellTargets) -> list
 
 
 def answer(
-    rt: Runtime, prompt: str, question: str, cap: int | None, truncated: bool, draw: str = "0"
+    rt: Runtime,
+    prompt: str,
+    question: str,
+    cap: int | None,
+    truncated: bool,
+    draw: str = "0",
+    ignore_eos: bool = False,
 ) -> tuple[Completion, SpecDraw | None]:
     """The completion for ``prompt`` (and its spec statistics when speculation is on).
 
@@ -95,6 +112,7 @@ def answer(
         truncated: the truncation fault hit: stop at half the intended length.
         draw: which request of this prompt this is (with ``sampling_spread`` > 0 it redraws
             correctness).
+        ignore_eos: SGLang's ``ignore_eos``: the completion runs on to ``cap``.
     """
     units = hash_units(str(rt.conf.seed), prompt)
     accuracy = rt.targets.accuracy
@@ -106,6 +124,8 @@ def answer(
         half = max(1, len(full.tokens) // 2)
         cap = half if cap is None else min(cap, half)
     completion = truncate(full, cap)
+    if ignore_eos and not truncated:
+        completion = run_on(completion, cap)
     if rt.ascending is None:
         return completion, None
     seed = hash_units(str(rt.conf.seed), prompt, rt.cell_id)[0]

@@ -51,6 +51,7 @@ class FaultFlags:
     foreign_requests: int | None = None  # requests of "another client" counted beside ours
     busy: bool | None = None  # a request of another client that never finishes: never idle
     exit_after_requests: int | None = None  # the process ends right after the N-th answer
+    log_warning: str | None = None  # a line the server logs at WARNING once it starts
     connection_reset_rate: float | None = checked(None, RATE)
     http_5xx_rate: float | None = checked(None, RATE)
     malformed_json_rate: float | None = checked(None, RATE)
@@ -77,6 +78,8 @@ class SimConfig:
     mean_completion_tokens: int = checked(160, Check(1))
     latency_s: float = 0.0
     prefill_s_per_1k_tokens: float = checked(0.002, Check(0.0))
+    timing_model: str | None = None  # a table of pipeline.simserver.timing (None: off)
+    timing_jitter: float = checked(0.0, Check(0.0, 0.5))
     startup_delay_s: float = 0.5
     shutdown_s: float = checked(0.0, Check(0.0))  # from SIGTERM to exit (live SGLang: ~7 s)
     seed: int = checked(0, Check(0))

@@ -30,6 +30,8 @@ CASES = [
     ("model.speculative.eagle_topk=0", "model.speculative.eagle_topk=0 is out of range"),
     ("model.speculative.num_draft_tokens=0", "model.speculative.num_draft_tokens=0 is out of"),
     ("model.tp=0", "model.tp=0 is out of range: use an integer >= 1"),
+    ("model.load_format=random", "model.load_format='random' is out of range: use null (SGLang's "
+     "auto) or one of auto, pt, safetensors"),
     ("model.sampling.max_tokens=0", "model.sampling.max_tokens=0 is out of range"),
     ("model.sampling.temperature=-1", "model.sampling.temperature=-1.0 is out of range"),
 ]  # fmt: skip

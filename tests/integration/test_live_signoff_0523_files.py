@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,53 @@ def test_the_sign_off_has_every_variant_at_both_kv_dtypes_and_an_a_a():
     for backend in ("fa3", "fmha_v2", "fmha_v2_fi", "flashinfer"):
         assert {(backend, "auto"), (backend, "fp8_e4m3")} <= seen, backend
     assert ("fa3_repeat", "auto") in seen
+
+
+def test_the_write_ups_quote_the_committed_tables():
+    live = (REPO / "benchmarks/live_h200/README.md").read_text()
+    table = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks/live_h200/signoff_table.py"), str(SIGNOFF)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    speed = REPO / "benchmarks/results/live-h200/speed-0.5.23/speed.jsonl"
+    rows = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks/live_h200/speed_table.py"), str(speed)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    for line in (*table.splitlines(), *rows.splitlines()):
+        if line.startswith("| ") and "---" not in line:
+            assert line in live, f"README section 7 differs from the committed files: {line}"
+
+
+def _grid_0_5_19() -> list[str]:
+    """The README's 0.5.19 ratio rows, from the transcribed medians (fa3 ms / fmha_v2 ms)."""
+    text = (REPO / "benchmarks/results/live-h200/speed-0.5.19.md").read_text()
+    ratios: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 4 and cells[0] in ("bf16", "fp8_e4m3") and " x " not in cells[1]:
+            fa3, v2 = (float(c.replace(",", "")) for c in cells[2:])
+            ratios.setdefault(cells[0], []).append(f"{fa3 / v2:.2f}")
+    return [f"| {kv} | 0.5.19 | " + " | ".join(r) + " |" for kv, r in ratios.items()]
+
+
+def test_the_readme_speed_rows_come_from_the_committed_files():
+    readme = (REPO / "README.md").read_text()
+    speed = REPO / "benchmarks/results/live-h200/speed-0.5.23/speed.jsonl"
+    grid = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks/live_h200/speed_table.py"), str(speed),
+         "--grid", "0.5.23"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout.splitlines()  # fmt: skip
+    assert len(grid) == 2 and len(_grid_0_5_19()) == 2
+    for line in (*grid, *_grid_0_5_19()):
+        assert line in readme, f"README's speed table differs from the committed files: {line}"

@@ -90,6 +90,8 @@ def test_args_are_a_list_with_every_setting() -> None:
         reasoning_parser="qwen3",
         extra_args=["--disable-radix-cache"],
         speculative=MTP,
+        load_format="dummy",
+        tokenizer_path="/tokenizers/t",
     )
     plan = plan_launch(
         CellSpec(model, BACKENDS["fa3"], KvDtypeConf("bf16"), OFF, gpu("9.0"), "0.5.23", opts)
@@ -99,6 +101,8 @@ def test_args_are_a_list_with_every_setting() -> None:
     assert plan.port == 31000  # the cell reaches the server here, never re-parsing the argv
     expected = {
         "--model-path": "/models/m",
+        "--tokenizer-path": "/tokenizers/t",
+        "--load-format": "dummy",
         "--served-model-name": "m",
         "--tp-size": "4",
         "--host": "0.0.0.0",
@@ -119,6 +123,14 @@ def test_args_are_a_list_with_every_setting() -> None:
     assert {k: flag(a, k) for k in expected} == expected
     assert "--trust-remote-code" in a and "--enable-metrics" in a
     assert a[-3:] == ["--disable-radix-cache", "--log-level", "debug"]  # extras last: they win
+
+
+def test_load_format_and_tokenizer_are_passed_only_when_set() -> None:
+    """A shipped model with its checkpoint keeps the argv it always had (SGLang's auto)."""
+    plan = plan_launch(
+        CellSpec(ModelConf(), BACKENDS["fa3"], "auto", OFF, gpu("9.0"), "0.5.23", LaunchOptions())
+    )
+    assert "--load-format" not in plan.args and "--tokenizer-path" not in plan.args
 
 
 def test_no_speculative_flags_without_speculation() -> None:

@@ -212,6 +212,8 @@ def test_live_server_confirms_its_model_and_kernels(live: dict) -> None:
          {"model_path": "p", "served_model_name": "s"}),
         (ModelConf(name="n", path="p", speculative=SpeculativeConf("EAGLE3", draft_model_path="d")),
          False, {"model_path": "p", "speculative_draft_model_path": "d"}),
+        (ModelConf(name="n", path="p", load_format="dummy"), False,
+         {"model_path": "p", "load_format": "dummy"}),
     ],
 )  # fmt: skip
 def test_model_requested(model: ModelConf, launched: bool, expected: dict) -> None:
@@ -260,3 +262,11 @@ def test_cuda_graphs_are_verified_as_the_argv_asks(live: dict) -> None:
     recorded = json.loads(LIVE_0_5_23_INFO.read_text())
     assert parse(recorded).setting("disable_cuda_graph") == (True, False)
     assert recorded["cuda_graph_config"]["decode"]["backend"] == "full"
+
+
+def test_random_weights_are_checked_against_the_live_load_format(live: dict) -> None:
+    """The live 0.5.19 server loaded its checkpoint: a cell asking for dummy weights fails."""
+    asked = model_requested(ModelConf(name="n", path="p", load_format="dummy"), launched=False)
+    found = compare_server_info({"load_format": asked["load_format"]}, parse(live))
+    assert found == [Mismatch("load_format", "dummy", "auto")]
+    assert compare_server_info({"load_format": "auto"}, parse(live)) == []

@@ -1,0 +1,206 @@
+"""The speed phase of a cell: time prefill and decode on the cell's own server.
+
+Why the server and not SGLang's offline ``sglang.benchmark.one_batch``: this is the server users
+run, launched with the variant's real argv, its scheduler and CUDA graphs as configured, and
+``/server_info`` verified like any cell's, so a speed figure and an accuracy verdict come from one
+launch. The times are the server's own (``meta_info`` with ``--enable-metrics``:
+``pipeline.measuring.speed_timing``), so HTTP and JSON stay outside them. ``one_batch``
+(``benchmarks/live_h200/speed_prefill.sh``) stays the independent cross-check.
+
+Per shape: warm-up runs (discarded), then the repeats; the KV cache is flushed first and every
+request has its own prefix, so nothing is served from the radix cache.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from pipeline.config.schema import SpeedConf
+from pipeline.measuring.eval_window import MeasureError
+from pipeline.measuring.gpu_sampler import sampled_gpus
+from pipeline.measuring.speed_plan import (
+    PREFILL,
+    SpeedShape,
+    TokenRange,
+    fitting_shapes,
+    generate_body,
+    prompt_ids,
+    vocab_range,
+    wanted_shapes,
+)
+from pipeline.measuring.speed_timing import (
+    SpeedTimingError,
+    accept_length,
+    answer_timings,
+    decode_span_s,
+    decoded_tokens,
+    prefill_span_s,
+    spread,
+)
+from pipeline.measuring.speed_warnings import release_costs, speed_log_warnings
+from pipeline.results.result_draft import ResultDraft
+from pipeline.results.result_schema import SpeedJson, SpeedPointJson
+from pipeline.results.result_types import CellResult
+from pipeline.serving import server_api
+from pipeline.serving.server import RunningServer
+
+log = logging.getLogger(__name__)
+
+METHOD = (
+    "the cell's own server, native /generate with input_ids; prefill = the batch's "
+    "prefill_finished_time - forward_entry_time, decode = its last request_finished_ts - first "
+    "prefill_finished_time (meta_info, --enable-metrics)"
+)
+
+
+class SpeedClient:
+    """Where the speed phase's requests go: the server, its keys and the per-call timeout."""
+
+    def __init__(self, base_url: str, api_key: str | None, timeout_s: float) -> None:
+        self.base_url, self.api_key, self.timeout_s = base_url, api_key, timeout_s
+
+    def generate(self, body: dict[str, Any]) -> object:
+        """POST ``/generate`` and return its JSON answer.
+
+        Raises:
+            MeasureError: the server answered an error, nothing answered, or not JSON.
+        """
+        req = urllib.request.Request(
+            self.base_url + "/generate", data=json.dumps(body).encode(), method="POST"
+        )
+        req.add_header("Content-Type", "application/json")
+        if self.api_key:
+            req.add_header("Authorization", f"Bearer {self.api_key}")
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
+                return json.loads(resp.read())
+        except urllib.error.HTTPError as err:
+            detail = err.read()[:300]
+            raise MeasureError(
+                "speed", f"speed: POST /generate answered HTTP {err.code}: {detail!r}"
+            ) from err
+        except (OSError, ValueError) as err:
+            raise MeasureError("speed", f"speed: POST /generate failed: {err}") from err
+
+
+def context_length(base_url: str, api_key: str | None) -> int | None:
+    """The server's ``max_model_len`` from ``/v1/models`` (None when it does not say)."""
+    data = server_api.get_json(base_url, "/v1/models", api_key).get("data")
+    first = data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else {}
+    found = first.get("max_model_len")
+    return found if type(found) is int else None
+
+
+def model_vocab_size(model_path: str) -> int | None:
+    """``vocab_size`` of ``model_path/config.json`` when the model is a local folder."""
+    config = Path(model_path) / "config.json"
+    try:
+        found = json.loads(config.read_text()).get("vocab_size")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found if type(found) is int else None
+
+
+def _time_shape(
+    client: SpeedClient, shape: SpeedShape, ids: TokenRange, seed: int, serial: int
+) -> tuple[float, list[Any]]:
+    """One run of ``shape``: its span in ms and the requests' timings."""
+    prompts = [prompt_ids(ids, seed, serial + i, shape.prompt_tokens) for i in range(shape.batch)]
+    timings = answer_timings(client.generate(generate_body(shape, prompts)))
+    span = prefill_span_s(timings) if shape.phase == PREFILL else decode_span_s(timings)
+    return span * 1000.0, timings
+
+
+def measure_point(
+    client: SpeedClient, conf: SpeedConf, shape: SpeedShape, ids: TokenRange, serial: int
+) -> tuple[SpeedPointJson, int]:
+    """``shape`` after its warm-up, ``conf.repeats`` times; the point and the next serial."""
+    for _ in range(conf.warmup):
+        _time_shape(client, shape, ids, conf.seed, serial)
+        serial += shape.batch
+    times, rates, every = [], [], []
+    for _ in range(conf.repeats):
+        ms, timings = _time_shape(client, shape, ids, conf.seed, serial)
+        serial += shape.batch
+        times.append(ms)
+        every += timings
+        if shape.phase != PREFILL:
+            rates.append(decoded_tokens(timings) / max(ms / 1000.0, 1e-9))
+    middle = spread(times)
+    point: SpeedPointJson = {
+        "phase": shape.phase, "batch": shape.batch, "prompt_tokens": shape.prompt_tokens,
+        "new_tokens": shape.new_tokens, "times_ms": times, "median_ms": middle.median,
+        "min_ms": middle.low, "max_ms": middle.high,
+    }  # fmt: skip
+    if shape.phase != PREFILL:
+        point["tokens_per_s"] = rates
+        point["accept_length"] = accept_length(every)
+    return point, serial
+
+
+def measure_speed(
+    conf: SpeedConf, client: SpeedClient, admin_key: str | None, model_path: str
+) -> SpeedJson:
+    """Every shape that fits the server, timed alone on it; the ``speed`` block of result.json.
+
+    A shape that fails ends the phase: the block then holds the points measured before it and
+    ``error`` (the caller records it and fails the cell, so nothing measured is lost).
+    """
+    context = context_length(client.base_url, client.api_key)
+    shapes, notes = fitting_shapes(wanted_shapes(conf), context)
+    try:
+        ids = vocab_range(conf, model_vocab_size(model_path))
+    except ValueError as err:
+        raise MeasureError("speed", f"speed: {err}") from err
+    server_api.flush_cache(client.base_url, admin_key or client.api_key)
+    points: list[SpeedPointJson] = []
+    speed: SpeedJson = {
+        "method": METHOD, "warmup": conf.warmup, "repeats": conf.repeats, "spread": "min_max",
+        "context_len": context,
+        "token_ids": {"low": ids.low, "high": ids.high, "source": ids.source},
+        "notes": notes, "points": points,
+    }  # fmt: skip
+    with sampled_gpus(conf.gpu_sample_ms) as gpu_samples:
+        speed["gpu_samples"] = gpu_samples  # filled in when sampling stops
+        serial = 0
+        for shape in shapes:
+            log.info("speed: %s (%d warm-up, %d repeats)", shape.label, conf.warmup, conf.repeats)
+            try:
+                point, serial = measure_point(client, conf, shape, ids, serial)
+            except (MeasureError, SpeedTimingError) as err:
+                speed["error"] = f"speed: {shape.label}: {err}"
+                break
+            points.append(point)
+    return speed
+
+
+def speed_phase(
+    conf: SpeedConf, server: RunningServer, plan_keys: tuple[str | None, str | None],
+    model_path: str, result: ResultDraft,
+) -> None:  # fmt: skip
+    """Run the speed phase on ``server`` (after the evals: alone on it) into ``result``.
+
+    Args:
+        conf: ``speed`` of the config.
+        server: the cell's running, verified server.
+        plan_keys: the API key and SGLang's admin key (``/flush_cache``).
+        model_path: ``model.path``, where a local model's ``config.json`` gives the vocabulary.
+        result: the cell's result; gets its ``speed`` block.
+    """
+    api_key, admin_key = plan_keys
+    client = SpeedClient(server.base_url, api_key, conf.request_timeout_s)
+    speed = measure_speed(conf, client, admin_key, model_path)
+    log = server.log_path  # None for server=external: its log is not ours to read
+    if log is not None and log.is_file():
+        speed["log_warnings"] = speed_log_warnings(log.read_text(errors="replace"))
+    so_far = CellResult.from_json(result.to_json())  # the kernels verified, the release found
+    version = so_far.cell.sglang_version
+    speed["release_notes"] = release_costs(so_far.runs.get("prefill"), version)
+    result.set_speed(speed)
+    if "error" in speed:  # the points before it stay in result.json
+        raise MeasureError("speed", speed["error"])

@@ -1,0 +1,97 @@
+"""How long the simulated server takes to prefill and decode: a latency table per backend and KV.
+
+Off by default (``timing_model: null``: prefill takes ``prefill_s_per_1k_tokens``, decode takes no
+time, as before). A named table gives each (attention backend, KV dtype) a cost: a fixed part per
+forward pass, a part per prompt token and a quadratic part (attention over the prompt), and a
+decode step's cost. The numbers are made up (no GPU here), shaped like the H200's: fmha_v2
+(``trtllm_mha``) pays a larger fixed cost than fa3, so it is slower at 1k tokens and closer at
+long prompts; fp8 KV makes long attention cheaper. Reported times carry a small deterministic
+jitter per request, so repeats spread as a real server's do and the report's intervals are real.
+The jitter follows the prompt, so two servers of one configuration (an A/A pair) report the same
+prefill times (ratio 1 exactly); their decode spans, really slept, differ.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Cost:
+    """What one variant's forward passes cost, in seconds."""
+
+    fixed_s: float  # per prefill pass (launch, a whole-pool copy)
+    per_token_s: float  # per prompt token (the MLPs, projections)
+    per_token2_s: float  # per prompt token squared (attention over the prompt)
+    step_s: float  # one decode (or speculative verify) step of a batch
+    step_per_request_s: float  # added to a step per request decoded in it
+
+
+_FA3 = Cost(0.002, 1.0e-6, 2.0e-12, 0.0010, 0.00002)
+_FMHA_V2 = Cost(0.005, 1.1e-6, 1.8e-12, 0.0011, 0.00002)
+_FA3_FP8 = Cost(0.002, 1.0e-6, 1.4e-12, 0.0010, 0.00002)
+_FMHA_V2_FP8 = Cost(0.005, 1.05e-6, 1.1e-12, 0.0011, 0.00002)
+_OTHER = Cost(0.003, 1.2e-6, 2.5e-12, 0.0012, 0.00003)
+
+# table name -> attention backend -> KV dtype -> cost; "*" rows answer any other backend / dtype.
+TABLES: dict[str, dict[str, dict[str, Cost]]] = {
+    "h200_8b_shape": {
+        "fa3": {"*": _FA3, "fp8_e4m3": _FA3_FP8},
+        "trtllm_mha": {"*": _FMHA_V2, "fp8_e4m3": _FMHA_V2_FP8},
+        "*": {"*": _OTHER},
+    },
+}
+
+
+@dataclass(frozen=True)
+class TimingModel:
+    """The costs one server runs with: its prefill backend's and its decode backend's."""
+
+    prefill: Cost
+    decode: Cost
+    jitter: float  # the spread of a reported time: +-jitter of it, uniform
+
+
+def _cost(table: Mapping[str, Mapping[str, Cost]], backend: str | None, kv: str) -> Cost:
+    rows = table.get(backend or "", table["*"])
+    return rows.get(kv, rows["*"])
+
+
+def timing_model(name: str | None, args: Mapping[str, Any], jitter: float) -> TimingModel | None:
+    """The model of a server started with ``args`` (None: the table is off).
+
+    Raises:
+        ValueError: ``name`` is no table here (the message lists the tables).
+    """
+    if name is None:
+        return None
+    if name not in TABLES:
+        raise ValueError(f"timing_model {name!r} is not a table here: use one of {sorted(TABLES)}")
+    table, kv = TABLES[name], str(args.get("kv_cache_dtype") or "auto")
+    base = args.get("attention_backend")
+    prefill = _cost(table, args.get("prefill_attention_backend") or base, kv)
+    decode = _cost(table, args.get("decode_attention_backend") or base, kv)
+    return TimingModel(prefill, decode, jitter)
+
+
+def _jittered(model: TimingModel, seconds: float, key: str) -> float:
+    digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
+    unit = int.from_bytes(digest, "big") / 2**64  # [0, 1), the same for the same prompt
+    return seconds * (1.0 + model.jitter * (2.0 * unit - 1.0))
+
+
+def batch_prefill_s(model: TimingModel, prompt_tokens: Sequence[int], key: str) -> float:
+    """One prefill pass over every prompt of a batch (``key``: the batch's first prompt)."""
+    cost = model.prefill
+    tokens = sum(cost.per_token_s * n + cost.per_token2_s * n * n for n in prompt_tokens)
+    return _jittered(model, cost.fixed_s + tokens, "prefill:" + key)
+
+
+def batch_decode_s(model: TimingModel, steps: Sequence[int], key: str) -> float:
+    """Decoding a batch whose requests take ``steps`` steps each (it ends with the longest)."""
+    cost = model.decode
+    step = cost.step_s + cost.step_per_request_s * len(steps)
+    return _jittered(model, step * max(steps, default=0), "decode:" + key)

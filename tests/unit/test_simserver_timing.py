@@ -1,0 +1,74 @@
+"""The simulated server's latency table (pure): which row a server gets, and what a pass costs."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.simserver.timing import (
+    TABLES,
+    batch_decode_s,
+    batch_prefill_s,
+    timing_model,
+)
+
+TABLE = TABLES["h200_8b_shape"]
+
+
+@pytest.mark.parametrize(
+    ("args", "prefill", "decode"),
+    [
+        ({"attention_backend": "fa3", "kv_cache_dtype": "auto"}, ("fa3", "*"), ("fa3", "*")),
+        ({"attention_backend": "fa3", "kv_cache_dtype": "fp8_e4m3"},
+         ("fa3", "fp8_e4m3"), ("fa3", "fp8_e4m3")),
+        # fmha_v2 on SGLang 0.5.19: trtllm_mha prefill, fa3 decode (verify routed elsewhere).
+        ({"attention_backend": "trtllm_mha", "prefill_attention_backend": "trtllm_mha",
+          "decode_attention_backend": "fa3", "kv_cache_dtype": "auto"},
+         ("trtllm_mha", "*"), ("fa3", "*")),
+        ({"attention_backend": "triton", "kv_cache_dtype": "bf16"}, ("*", "*"), ("*", "*")),
+        ({"attention_backend": None}, ("*", "*"), ("*", "*")),
+    ],
+)  # fmt: skip
+def test_each_server_gets_its_prefill_and_decode_backends_rows(
+    args: dict, prefill: tuple[str, str], decode: tuple[str, str]
+) -> None:
+    model = timing_model("h200_8b_shape", args, 0.0)
+    assert model is not None
+    assert model.prefill == TABLE[prefill[0]][prefill[1]]
+    assert model.decode == TABLE[decode[0]][decode[1]]
+
+
+def test_no_table_is_off_and_an_unknown_one_names_the_tables() -> None:
+    assert timing_model(None, {}, 0.0) is None
+    with pytest.raises(ValueError, match="h200_8b_shape"):
+        timing_model("h100", {}, 0.0)
+
+
+def test_a_batch_pays_the_fixed_cost_once_and_every_prompts_tokens() -> None:
+    model = timing_model("h200_8b_shape", {"attention_backend": "fa3"}, 0.0)
+    assert model is not None
+    cost = model.prefill
+    one = cost.fixed_s + cost.per_token_s * 1024 + cost.per_token2_s * 1024**2
+    assert batch_prefill_s(model, [1024], "a") == pytest.approx(one)
+    assert batch_prefill_s(model, [1024] * 8, "a") == pytest.approx(8 * one - 7 * cost.fixed_s)
+    step = model.decode.step_s + 4 * model.decode.step_per_request_s
+    assert batch_decode_s(model, [10, 30, 20, 5], "a") == pytest.approx(30 * step)
+
+
+def test_the_jitter_is_within_its_share_and_the_same_for_the_same_prompt() -> None:
+    model = timing_model("h200_8b_shape", {"attention_backend": "fa3"}, 0.05)
+    exact = timing_model("h200_8b_shape", {"attention_backend": "fa3"}, 0.0)
+    assert model is not None and exact is not None
+    base = batch_prefill_s(exact, [4096], "p")
+    times = [batch_prefill_s(model, [4096], f"p{i}") for i in range(200)]
+    assert all(0.95 * base <= t <= 1.05 * base for t in times)
+    assert len(set(times)) > 100  # repeats spread
+    assert batch_prefill_s(model, [4096], "p7") == times[7]
+
+
+def test_fmha_v2_is_slower_at_short_prompts_and_closer_at_long_ones() -> None:
+    fa3 = timing_model("h200_8b_shape", {"attention_backend": "fa3"}, 0.0)
+    v2 = timing_model("h200_8b_shape", {"attention_backend": "trtllm_mha"}, 0.0)
+    assert fa3 is not None and v2 is not None
+    ratios = [batch_prefill_s(fa3, [n], "") / batch_prefill_s(v2, [n], "") for n in
+              (1024, 16384, 131072)]  # fmt: skip
+    assert ratios == sorted(ratios) and ratios[0] < 0.6
