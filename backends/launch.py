@@ -30,6 +30,8 @@ LOAD_FORMATS = (
 )  # fmt: skip
 # _resolve_speculative_algorithm_alias: /server_info reports NEXTN as EAGLE.
 ALGORITHM_ALIASES = {"NEXTN": "EAGLE"}
+DISABLE_CUDA_GRAPH_FLAG = "--disable-cuda-graph"
+CUDA_GRAPH_OFF_KEY = "disable_cuda_graph"  # its /server_info key
 
 
 @dataclass(frozen=True)
@@ -173,10 +175,15 @@ def plan_launch(cell: CellSpec) -> LaunchPlan:
     routed = resolve_cell(cell)
     adjusted, findings = evaluate(routed)
     passed_page_size = routed.page_size is not None
+    args = build_args(cell.model, routed, cell.options)
+    requested = requested_settings(adjusted, passed_page_size)
+    # CUDA graphs run unless the argv turns them off; /server_info reports the resolved flag
+    # (live 0.5.19 and 0.5.23), so a server that runs eager where graphs were asked is caught.
+    requested[CUDA_GRAPH_OFF_KEY] = DISABLE_CUDA_GRAPH_FLAG in args
     return LaunchPlan(
-        args=build_args(cell.model, routed, cell.options),
+        args=args,
         env=build_env(routed),
-        requested=requested_settings(adjusted, passed_page_size),
+        requested=requested,
         runs=runs_of(adjusted.flags, adjusted.family, adjusted.speculative),
         notes=_notes(adjusted, findings),
         port=cell.options.port,

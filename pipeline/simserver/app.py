@@ -22,6 +22,7 @@ from pipeline.simserver.completions import CompletionHandlers, json_response
 from pipeline.simserver.faults import stop_fault
 from pipeline.simserver.runtime import Runtime
 from pipeline.simserver.state import Ledger, ServerState, metrics_text
+from pipeline.simserver.surface import surface_for
 
 log = logging.getLogger("sglang.simserver")
 
@@ -65,7 +66,7 @@ class InfoHandlers:
         """GET /model_info (and the deprecated /get_model_info)."""
         if request.path == "/get_model_info":
             log.warning("Endpoint '/get_model_info' is deprecated. Use '/model_info' instead.")
-        return json_response(info.model_info(self.rt.args))
+        return json_response(info.model_info(self.rt.args, self.rt.version))
 
     async def server_info(self, request: web.Request) -> web.Response:
         """GET /server_info (and the deprecated /get_server_info)."""
@@ -74,7 +75,7 @@ class InfoHandlers:
         states = [
             info.internal_state(
                 self.rt.args, rank.average(), self.state.last_gen_throughput, self.rt.env_vars,
-                self.rt.startup_time,
+                self.rt.startup_time, self.rt.version,
             )
             for rank in self.state.ranks
         ]  # fmt: skip
@@ -105,11 +106,10 @@ class InfoHandlers:
         """GET /metrics (Prometheus text)."""
         args = self.rt.args
         labels = {"model_name": str(args["served_model_name"]), "engine_type": "unified"}
-        labels.update(tp_rank="0", pp_rank="0")
         spec = None
         if self.rt.spec_on:
             spec = (int(args["speculative_num_steps"]), int(args["speculative_num_draft_tokens"]))
-        text = metrics_text(self.state, labels, spec)
+        text = metrics_text(self.state, labels, spec, surface_for(self.rt.version))
         return web.Response(text=text, content_type="text/plain", charset="utf-8")
 
 

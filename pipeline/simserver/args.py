@@ -38,7 +38,9 @@ def build_parser(version: str) -> argparse.ArgumentParser:
         p.add_argument(f"--{flag}-backend", choices=attn)
     _add_speculative(p, version)
     p.add_argument("--kv-cache-dtype", default="auto", choices=list(surface.kv_cache_dtypes))
-    for flag in ("page-size", "random-seed", "max-running-requests", "context-length"):
+    for flag in (
+        "page-size", "random-seed", "max-running-requests", "context-length", "max-total-tokens",
+    ):  # fmt: skip
         p.add_argument(f"--{flag}", type=int)
     p.add_argument("--chunked-prefill-size", type=int)
     p.add_argument("--mem-fraction-static", type=float)

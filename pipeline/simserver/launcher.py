@@ -35,7 +35,7 @@ from pipeline.simserver.nodes import Rendezvous, rendezvous, serve_as_other_node
 from pipeline.simserver.payloads import Flavour
 from pipeline.simserver.resolve import resolve_server_args
 from pipeline.simserver.runtime import Runtime, acceptance_thresholds, cell_id
-from pipeline.simserver.sglang_defaults import SERVER_ARGS_0_5_19
+from pipeline.simserver.sglang_defaults import defaults_for
 from pipeline.simserver.simconfig import SimConfigError, load_answer_key, load_sim_config
 from pipeline.simserver.state import Ledger, ServerState
 from pipeline.simserver.timing import timing_model
@@ -71,7 +71,7 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
     resolved = resolve_server_args(ns, env, warnings)
     for message in [*warnings, *([faults.log_warning] if faults.log_warning else [])]:
         log.warning(message)
-    extra, ignored = template_flags(unknown, SERVER_ARGS_0_5_19)
+    extra, ignored = template_flags(unknown, defaults_for(conf.sglang_version).server_args)
     if ignored:
         log.warning("Simulated server ignores these arguments: %s", " ".join(ignored))
     args = info.server_args(resolved, extra, conf.sglang_version)
@@ -95,9 +95,9 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
     return Runtime(
         conf=conf, faults=faults, args=args, version=conf.sglang_version, targets=targets,
         index=index, flavour=flavour, cell_id=cell_id(args, env, targets),
-        env_vars=info.exposed_env_vars(env),
-        launch_command=shlex.join(["python3", "-m", "sglang.launch_server", *words]),
-        startup_time=info.startup_time(time.perf_counter() - _IMPORTED),
+        env_vars=info.exposed_env_vars(env, conf.sglang_version),
+        launch_command=shlex.join(words),  # live 0.5.23: the flags alone, no interpreter
+        startup_time=info.startup_time(time.perf_counter() - _IMPORTED, conf.sglang_version),
         ascending=acceptance_thresholds(args, targets),
         sampling_nonce=secrets.token_hex(8) if conf.sampling_spread > 0 else "",
         timing=timing,

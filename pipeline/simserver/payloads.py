@@ -1,6 +1,7 @@
 """Response bodies with SGLang's key names and order (pure).
 
-Shapes follow ``tests/data/live-sglang-0.5.19/``: chat completions with ``choices[i].meta_info``
+Shapes follow ``tests/data/live-sglang-<release>/`` (what 0.5.23 changes is in ``surface``'s
+table): chat completions with ``choices[i].meta_info``
 and ``sglext.spec_tokens_details``, native ``/generate`` and the SSE chunks of a chat stream.
 0.5.19 also carries the backward-compatible aliases ``spec_accepted_drafts``,
 ``spec_proposed_drafts`` and ``spec_accept_histogram`` that 0.5.21 removed (``tokenizer_manager.py``
@@ -15,7 +16,7 @@ from typing import Any
 
 from pipeline.simserver.model import Completion
 from pipeline.simserver.spec import SpecDraw
-from pipeline.simserver.surface import SPEC_ALIAS_RELEASES
+from pipeline.simserver.surface import SPEC_ALIAS_RELEASES, SimSurface, surface_for
 
 EOS_TOKEN_ID = 151645  # what "matched" reports for a natural stop (a Qwen-style EOS id)
 
@@ -28,6 +29,11 @@ class Flavour:
     num_draft_tokens: int  # 0 without speculation
     timing_fields: bool  # --enable-metrics adds per-request timestamps to meta_info
     spec_keys: bool = True  # False under the missing_spec_keys fault
+
+    @property
+    def surface(self) -> SimSurface:
+        """The imitated release's table entry (which response keys it has)."""
+        return surface_for(self.version)
 
     @property
     def aliases(self) -> bool:
@@ -96,6 +102,8 @@ def meta_info(s: Served, f: Flavour, sent: float) -> dict[str, Any]:
     m: dict[str, Any] = {"id": s.rid, "finish_reason": finish_reason_obj(s)}
     m["prompt_tokens"] = s.prompt_tokens
     m.update(weight_version="default", num_retractions=0)
+    if f.surface.meta_storage_waits:
+        m.update(storage_prefetch_wait=0.0, storage_staging_wait=0.0)
     if f.timing_fields:  # received <= dispatched <= forward entry <= prefill finished <= finished
         m.update(forward_entry_time=s.forward_entry, prefill_finished_time=s.prefill_finished)
         m["queue_time"] = s.forward_entry - dispatched
@@ -104,7 +112,10 @@ def meta_info(s: Served, f: Flavour, sent: float) -> dict[str, Any]:
     m.update(cached_tokens_details=None, dp_rank=None, e2e_latency=e2e)
     m.update(spec_meta(s, f))
     if f.timing_fields:
-        m.update(request_received_ts=s.received, api_server_dispatch_finish_ts=dispatched)
+        m["request_received_ts"] = s.received
+        if f.surface.meta_first_token_latency:
+            m["first_token_latency"] = s.prefill_finished - s.received
+        m["api_server_dispatch_finish_ts"] = dispatched
         m.update(request_finished_ts=s.finished, decode_throughput=n / e2e)
         m["response_sent_to_client_ts"] = sent
     return m
@@ -133,17 +144,20 @@ def sglext(served: list[Served], f: Flavour) -> dict[str, Any] | None:
     return {"spec_tokens_details": details[0] if len(details) == 1 else details}
 
 
-def usage(served: list[Served]) -> dict[str, Any]:
+def usage(served: list[Served], f: Flavour) -> dict[str, Any]:
     """OpenAI ``usage`` with SGLang's extra keys."""
     prompt = served[0].prompt_tokens
     completion = sum(s.completion_tokens for s in served)
-    return {
+    out: dict[str, Any] = {
         "prompt_tokens": prompt,
         "total_tokens": prompt + completion,
         "completion_tokens": completion,
         "prompt_tokens_details": None,
         "reasoning_tokens": 0,
     }
+    if f.surface.usage_completion_details:
+        out["completion_tokens_details"] = None
+    return out
 
 
 def chat_response(
@@ -153,7 +167,8 @@ def chat_response(
     choices = []
     for i, s in enumerate(served):
         message = {"role": "assistant", "content": s.text, "reasoning_content": None}
-        message["tool_calls"] = None
+        if f.surface.tool_calls_key:
+            message["tool_calls"] = None
         choice: dict[str, Any] = {
             "index": i,
             "message": message,
@@ -171,7 +186,7 @@ def chat_response(
         "created": int(served[0].received),
         "model": model,
         "choices": choices,
-        "usage": usage(served),
+        "usage": usage(served, f),
         "metadata": {
             "weight_version": "default",
             "weight_versions": [{"version": "default", "start": 0, "end": total}],
@@ -183,22 +198,33 @@ def chat_response(
     return body
 
 
-def chunk(rid: str, created: int, model: str, choices: list[dict[str, Any]]) -> dict[str, Any]:
-    """One ``chat.completion.chunk`` of a stream."""
-    return {
+def chunk(
+    rid: str, created: int, model: str, choices: list[dict[str, Any]], f: Flavour
+) -> dict[str, Any]:
+    """One ``chat.completion.chunk`` of a stream (``usage: null`` unless the release omits it)."""
+    out: dict[str, Any] = {
         "id": rid,
         "object": "chat.completion.chunk",
         "created": created,
         "model": model,
         "choices": choices,
-        "usage": None,
     }
+    if not f.surface.stream_finish_apart:
+        out["usage"] = None
+    return out
 
 
-def delta_choice(index: int, content: str, role: bool, finish: str | None) -> dict[str, Any]:
-    """A streamed choice: a piece of content, and the finish reason on the last piece."""
-    delta: dict[str, Any] = {"role": "assistant"} if role else {}
-    delta.update(content=content, reasoning_content=None, tool_calls=None)
+def delta_choice(
+    index: int, content: str | None, role: bool, finish: str | None, f: Flavour
+) -> dict[str, Any]:
+    """A streamed choice: a piece of content (None: none, live 0.5.23's finish chunk)."""
+    if f.surface.stream_finish_apart:  # live 0.5.23's key order
+        delta: dict[str, Any] = {"reasoning_content": None}
+        delta.update({"role": "assistant"} if role else {})
+        delta.update({"content": content} if content is not None else {})
+    else:
+        delta = {"role": "assistant"} if role else {}
+        delta.update(content=content, reasoning_content=None, tool_calls=None)
     return {
         "index": index,
         "delta": delta,

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from pipeline.simserver.payloads import Served
+from pipeline.simserver.surface import SimSurface
 
 log = logging.getLogger("sglang.simserver")
 MIN_INTERVAL_S = 1.0
@@ -38,8 +39,9 @@ class RankTotals:
 class RankCounters:
     """Cumulative Prometheus counters of one DP rank (they survive a flush)."""
 
-    requests: int = 0
-    prompt_tokens: int = 0
+    # Counted by ``is_streaming`` ("false", "true"); a release that does not split one sums it.
+    requests: dict[str, int] = field(default_factory=lambda: {"false": 0, "true": 0})
+    prompt_tokens: dict[str, int] = field(default_factory=lambda: {"false": 0, "true": 0})
     generation_tokens: dict[str, int] = field(default_factory=lambda: {"false": 0, "true": 0})
     verify_calls: int = 0
 
@@ -94,7 +96,7 @@ class ServerState:
     @property
     def num_requests(self) -> int:
         """Requests counted by the Prometheus counters (every rank, other clients' included)."""
-        return sum(c.requests for c in self.counters)
+        return sum(sum(c.requests.values()) for c in self.counters)
 
     def record(self, served: Sequence[Served], streaming: bool) -> None:
         """Count one generated request (all its choices) on one DP rank."""
@@ -107,10 +109,11 @@ class ServerState:
         index = self.served_requests % len(self.ranks)
         rank, counters = self.ranks[index], self.counters[index]
         self.served_requests += 1
-        counters.requests += 1
-        counters.prompt_tokens += served[0].prompt_tokens
+        stream_key = "true" if streaming else "false"
+        counters.requests[stream_key] += 1
+        counters.prompt_tokens[stream_key] += served[0].prompt_tokens
         for s in served:
-            counters.generation_tokens["true" if streaming else "false"] += s.completion_tokens
+            counters.generation_tokens[stream_key] += s.completion_tokens
             self.interval.tokens += s.completion_tokens
             if s.spec is not None:
                 rank.forward_ct += s.spec.verify_ct
@@ -169,7 +172,12 @@ class Ledger:
             self._file = None
 
 
-def metrics_text(state: ServerState, labels: dict[str, str], spec: tuple[int, int] | None) -> str:
+def metrics_text(
+    state: ServerState,
+    labels: dict[str, str],
+    spec: tuple[int, int] | None,
+    surface: SimSurface,
+) -> str:
     """Prometheus exposition of the counters and gauges SGLang's collector names.
 
     As with prometheus_client's labelled counters, a counter has no sample line before the first
@@ -178,13 +186,16 @@ def metrics_text(state: ServerState, labels: dict[str, str], spec: tuple[int, in
 
     Args:
         state: the server's counters.
-        labels: ``model_name``, ``engine_type``, ``tp_rank``, ``pp_rank``.
+        labels: ``model_name``, ``engine_type``.
         spec: (num_steps, num_draft_tokens) when speculation is on.
+        surface: the imitated release (which labels each family carries).
     """
     lines: list[str] = []
     served = state.num_requests > 0
+    counter_labels = {**labels, **dict.fromkeys(surface.counter_rank_labels, "0")}
+    gauge = _labels({**labels, **dict.fromkeys(surface.gauge_rank_labels, "0")}, 0, 1)
     ranks = [
-        (_labels(labels, i, len(state.counters)), c) for i, c in enumerate(state.counters)
+        (_labels(counter_labels, i, len(state.counters)), c) for i, c in enumerate(state.counters)
     ] if served else []  # fmt: skip
 
     def metric(name: str, kind: str, help_: str, samples: Sequence[tuple[str, str, float]]) -> None:
@@ -193,19 +204,22 @@ def metrics_text(state: ServerState, labels: dict[str, str], spec: tuple[int, in
         for suffix, label, value in samples:
             lines.append(f"sglang:{name}{suffix}{{{label}}} {float(value)}")
 
+    def counted(name: str, of: str) -> list[tuple[str, str, float]]:
+        by_rank = [(base, getattr(c, of)) for base, c in ranks]
+        if name not in surface.streaming_split:
+            return [("_total", base, sum(split.values())) for base, split in by_rank]
+        return [("_total", f'{base},is_streaming="{k}"', v)
+                for base, split in by_rank for k, v in split.items()]  # fmt: skip
+
     metric("num_requests", "counter", "The number of requests.",
-           [("_total", base, c.requests) for base, c in ranks])  # fmt: skip
+           counted("num_requests", "requests"))  # fmt: skip
     metric("prompt_tokens", "counter", "Number of prefill tokens processed.",
-           [("_total", base, c.prompt_tokens) for base, c in ranks])  # fmt: skip
+           counted("prompt_tokens", "prompt_tokens"))  # fmt: skip
     # Every request in flight counts as running: the simulation has no batch limit or queue.
     metric("num_running_reqs", "gauge", "The number of running requests.",
-           [("", _labels(labels, 0, 1), state.running)])  # fmt: skip
-    gen = [
-        ("_total", f'{base},is_streaming="{k}"', v)
-        for base, c in ranks
-        for k, v in c.generation_tokens.items()
-    ]
-    metric("generation_tokens", "counter", "Number of generation tokens processed.", gen)
+           [("", gauge, state.running)])  # fmt: skip
+    metric("generation_tokens", "counter", "Number of generation tokens processed.",
+           counted("generation_tokens", "generation_tokens"))  # fmt: skip
     if spec is not None:
         metric("spec_verify_calls", "counter", "Number of speculative verify calls.",
                [("_total", base, c.verify_calls) for base, c in ranks])  # fmt: skip
@@ -216,8 +230,7 @@ def metrics_text(state: ServerState, labels: dict[str, str], spec: tuple[int, in
             ("spec_num_draft_tokens", spec[1]),
         )
         for name, value in gauges:
-            metric(name, "gauge", f"The {name.replace('_', ' ')}.",
-                   [("", _labels(labels, 0, 1), value)])  # fmt: skip
+            metric(name, "gauge", f"The {name.replace('_', ' ')}.", [("", gauge, value)])
     return "\n".join(lines) + "\n"
 
 

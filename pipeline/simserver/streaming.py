@@ -52,6 +52,20 @@ def _pieces(tokens: tuple[str, ...]) -> list[str]:
     ] or [""]
 
 
+def _content_choices(index: int, s: Served, flavour: Flavour) -> list[dict[str, Any]]:
+    """One choice's content chunks, the finish reason on the last or (0.5.23) on its own."""
+    pieces = _pieces(s.completion.tokens)
+    finish = s.completion.finish_reason
+    if flavour.surface.stream_finish_apart:
+        out = [payloads.delta_choice(index, p, False, None, flavour) for p in pieces if p]
+        return [*out, payloads.delta_choice(index, None, False, finish, flavour)]
+    last = len(pieces) - 1
+    return [
+        payloads.delta_choice(index, p, False, finish if j == last else None, flavour)
+        for j, p in enumerate(pieces)
+    ]
+
+
 async def stream_chat(
     request: web.Request,
     served: list[Served],
@@ -62,23 +76,21 @@ async def stream_chat(
     """Stream a chat completion (all choices, one after the other)."""
     resp = await _open(request)
     rid, created, model = served[0].rid, int(served[0].received), job.model
-    first = [payloads.delta_choice(i, "", True, None) for i in range(len(served))]
-    await resp.write(_event(payloads.chunk(rid, created, model, first)))
+    first = [payloads.delta_choice(i, "", True, None, flavour) for i in range(len(served))]
+    await resp.write(_event(payloads.chunk(rid, created, model, first, flavour)))
     if await _fault_break(request, resp, fault):
         return resp
     for i, s in enumerate(served):
-        pieces = _pieces(s.completion.tokens)
-        for j, piece in enumerate(pieces):
-            finish = s.completion.finish_reason if j == len(pieces) - 1 else None
-            choice = payloads.delta_choice(i, piece, False, finish)
-            await resp.write(_event(payloads.chunk(rid, created, model, [choice])))
+        for choice in _content_choices(i, s, flavour):
+            await resp.write(_event(payloads.chunk(rid, created, model, [choice], flavour)))
     if job.want_spec:
         ext = payloads.sglext(served, flavour)
         if ext is not None:
-            await resp.write(_event({**payloads.chunk(rid, created, model, []), "sglext": ext}))
+            ext_chunk = payloads.chunk(rid, created, model, [], flavour)
+            await resp.write(_event({**ext_chunk, "sglext": ext}))
     if job.include_usage:
-        usage_chunk = payloads.chunk(rid, created, model, [])
-        usage_chunk["usage"] = payloads.usage(served)
+        usage_chunk = payloads.chunk(rid, created, model, [], flavour)
+        usage_chunk["usage"] = payloads.usage(served, flavour)
         await resp.write(_event(usage_chunk))
     await resp.write(b"data: [DONE]\n\n")
     await resp.write_eof()

@@ -3,8 +3,10 @@
 Shaped like ``backends.server_info.SURFACE_BY_VERSION`` (the client's key table), but kept apart
 on purpose: the simulated server stands in for SGLang, so it must not share the client's reading
 of it. Imitating a new release is a new entry here (its parser's choice lists from the wheel's
-``server_args.py``, what its ``/server_info`` adds or drops; benchmarks/results/sglang-rules.md
-reads them from the wheels) plus its recorded layout under ``tests/data/``.
+``server_args.py``, what its bodies add or drop; benchmarks/results/sglang-rules.md reads them from
+the wheels) plus its recorded bodies under ``tests/data/live-sglang-<release>/`` (built into
+``sglang_<release>.json``). The response fields below are the 0.5.23 recording's differences from
+0.5.19 (``tests/data/live-sglang-0.5.23/README.md``).
 """
 
 from __future__ import annotations
@@ -30,9 +32,21 @@ class SimSurface:
     attention_backends: tuple[str, ...]  # --attention-backend (and prefill/decode) choices
     draft_attention_backends: tuple[str, ...]  # --speculative-draft-attention-backend choices
     kv_cache_dtypes: tuple[str, ...]  # --kv-cache-dtype choices
-    removed_server_args: tuple[str, ...] = ()  # 0.5.19 server_args keys this release dropped
     launch_command: bool = False  # /server_info carries ``launch_command``
     frontend: str | None = None  # /server_info ``frontend`` (None: no such key)
+    model_info_disaggregation_mode: bool = False  # /model_info carries ``disaggregation_mode``
+    meta_storage_waits: bool = False  # meta_info ``storage_prefetch_wait``/``storage_staging_wait``
+    meta_first_token_latency: bool = False  # meta_info ``first_token_latency`` (with metrics)
+    tool_calls_key: bool = True  # chat ``message`` and stream ``delta`` carry ``tool_calls: null``
+    usage_completion_details: bool = False  # ``usage.completion_tokens_details``
+    # A stream's finish reason comes in a chunk of its own (``delta`` holding only
+    # ``reasoning_content``) and chunks before the usage chunk have no ``usage`` key.
+    stream_finish_apart: bool = False
+    # /metrics: the families split by ``is_streaming``, the rank labels of counters and of gauges
+    # (live 0.5.23: counters carry none, gauges tp/pp/moe_ep rank).
+    streaming_split: tuple[str, ...] = ("generation_tokens",)
+    counter_rank_labels: tuple[str, ...] = ("tp_rank", "pp_rank")
+    gauge_rank_labels: tuple[str, ...] = ("tp_rank", "pp_rank")
 
 
 SURFACE_BY_VERSION: dict[str, SimSurface] = {
@@ -45,9 +59,17 @@ SURFACE_BY_VERSION: dict[str, SimSurface] = {
         attention_backends=(*_ATTENTION_COMMON, "qsa", "llada2_cfg_flashinfer"),
         draft_attention_backends=(*_DRAFT_ATTENTION_COMMON, "intel_xpu"),
         kv_cache_dtypes=_KV_COMMON,
-        removed_server_args=("speculative_skip_dp_mlp_sync",),
         launch_command=True,
         frontend="python",
+        model_info_disaggregation_mode=True,
+        meta_storage_waits=True,
+        meta_first_token_latency=True,
+        tool_calls_key=False,
+        usage_completion_details=True,
+        stream_finish_apart=True,
+        streaming_split=("num_requests", "prompt_tokens", "generation_tokens"),
+        counter_rank_labels=(),
+        gauge_rank_labels=("moe_ep_rank", "pp_rank", "tp_rank"),
     ),
 }
 SUPPORTED_VERSIONS = tuple(SURFACE_BY_VERSION)

@@ -1,7 +1,9 @@
-"""Key sets of real SGLang 0.5.19 responses, copied from ``tests/data/live-sglang-0.5.19/``.
+"""Key sets of real SGLang responses, copied from ``tests/data/live-sglang-<release>/``.
 
-``tests/unit/test_simserver_payloads.py::test_key_sets_match_the_live_files`` re-reads those
-files, so the copies cannot drift; the simulated server's tests check its responses against them.
+``tests/unit/test_simserver_payloads.py::test_key_sets_match_the_live_files`` (0.5.19) and
+``::test_0_5_23_key_sets_match_the_recorded_files`` re-read those files, so the copies cannot
+drift; the simulated server's tests check its responses against them. The 0.5.23 sets are written
+as what that release changed (``tests/data/live-sglang-0.5.23/README.md``).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 LIVE = Path(__file__).resolve().parents[1] / "data" / "live-sglang-0.5.19"  # a live server's bodies
+LIVE_0_5_23 = LIVE.with_name("live-sglang-0.5.23")
 CHAT_KEYS = {"id", "object", "created", "model", "choices", "usage", "metadata", "sglext"}
 CHOICE_KEYS = {"index", "message", "logprobs", "finish_reason", "matched_stop", "meta_info"}
 MESSAGE_KEYS = {"role", "content", "reasoning_content", "tool_calls"}
@@ -47,3 +50,18 @@ FLUSH_BODY = (
     "Cache flushed.\nPlease check backend logs for more details. (When there are running or "
     "waiting requests, the operation will not be performed.)\n"
 )
+
+# SGLang 0.5.23 (recorded on the H200, CUDA graphs on): what changed against the sets above.
+META_KEYS_0_5_23 = (META_KEYS_0_5_19 - SPEC_ALIASES) | {
+    "storage_prefetch_wait", "storage_staging_wait", "first_token_latency",
+}  # fmt: skip
+MESSAGE_KEYS_0_5_23 = MESSAGE_KEYS - {"tool_calls"}
+USAGE_KEYS_0_5_23 = USAGE_KEYS | {"completion_tokens_details"}
+MODEL_INFO_KEYS_0_5_23 = MODEL_INFO_KEYS | {"disaggregation_mode"}
+# avg_spec_accept_length is absent from the recording (three short requests, under one decode
+# log interval), not from the release: the sign-off cells' result.json read it.
+INTERNAL_STATE_EXTRA_KEYS_0_5_23 = (INTERNAL_STATE_EXTRA_KEYS - {"avg_spec_accept_length"}) | {
+    "decode_cuda_graph_bs", "decode_cuda_graph_memory_gb",
+}  # fmt: skip
+# A streamed chat's chunks: content chunks carry no ``usage`` key in 0.5.23.
+STREAM_CHUNK_KEYS_0_5_23 = {"id", "object", "created", "model", "choices"}

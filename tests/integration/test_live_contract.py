@@ -11,8 +11,6 @@ import json
 import os
 import shlex
 import sys
-import urllib.request
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,8 +20,9 @@ from backends.verify import observed_settings
 from evals.responses import parse_chat_response
 from pipeline.measuring.accept_stats import server_accept_length, summarize_accept
 from pipeline.serving.server import HealthPolicy, free_port, managed_server
+from tests.helpers.live_shapes import call, differences, live_dir, shape
 
-LIVE = Path(__file__).resolve().parents[1] / "data" / "live-sglang-0.5.19"
+LIVE = live_dir("0.5.19")
 CHATS = ["chat_completion_return_meta_info_and_spec_details.json", "chat_completion_2.json"]
 
 
@@ -96,42 +95,6 @@ def test_health_poll_shape_matches_our_waiting_logic():
 # --- the simulated server against the same files -------------------------------------------
 
 
-def shape(value: Any) -> Any:
-    """Nested key structure: dicts by keys, lists by their first element, leaves by kind."""
-    if isinstance(value, dict):
-        return {k: shape(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [shape(value[0])] if value else []
-    if value is None:
-        return None
-    return (
-        "number"
-        if isinstance(value, int | float) and not isinstance(value, bool)
-        else type(value).__name__
-    )
-
-
-def differences(live_shape: Any, sim_shape: Any, path: str = "$") -> list[str]:
-    """Where two shapes differ (a null leaf on either side matches anything)."""
-    if live_shape is None or sim_shape is None:
-        return []
-    if isinstance(live_shape, dict) and isinstance(sim_shape, dict):
-        out = [f"{path}.{k}: missing in simulated" for k in live_shape.keys() - sim_shape.keys()]
-        out += [f"{path}.{k}: not in live" for k in sim_shape.keys() - live_shape.keys()]
-        for k in live_shape.keys() & sim_shape.keys():
-            out += differences(live_shape[k], sim_shape[k], f"{path}.{k}")
-        return out
-    if isinstance(live_shape, list) and isinstance(sim_shape, list):
-        return (
-            differences(live_shape[0], sim_shape[0], path + "[0]")
-            if live_shape and sim_shape
-            else []
-        )
-    return (
-        [] if live_shape == sim_shape else [f"{path}: live {live_shape} vs simulated {sim_shape}"]
-    )
-
-
 # The live launch (benchmarks/live_h200/README.md), as the simulated server gets it.
 LIVE_ARGV = shlex.split(
     "--model-path tiny-llama --mem-fraction-static 0.3 --disable-cuda-graph "
@@ -177,22 +140,6 @@ def sim(tmp_path_factory):
     env = {**os.environ, **LIVE_ENV}
     with managed_server(argv, env, url, folder / "server.log", HealthPolicy(30, 0.05, 0.5), 5):
         yield url
-
-
-def call(url: str, path: str, body: dict | None = None) -> tuple[int, Any]:
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(
-        url + path,
-        data=data,
-        method="POST" if data or path == "/flush_cache" else "GET",
-        headers={"Content-Type": "application/json"},
-    )
-    with urllib.request.urlopen(req, timeout=30) as resp:
-        raw = resp.read()
-        try:
-            return resp.status, json.loads(raw)
-        except ValueError:
-            return resp.status, raw.decode()
 
 
 CHAT = {

@@ -151,6 +151,7 @@ def test_no_speculative_flags_without_speculation() -> None:
         "attention_backend": "fa3",
         "kv_cache_dtype": "auto",
         "speculative_algorithm": None,
+        "disable_cuda_graph": False,
     }
     assert plan.runs == {"prefill": "fa3", "decode": "fa3"}
 
@@ -231,6 +232,7 @@ def test_requested_resolves_nextn_and_split_backends() -> None:
         "speculative_num_draft_tokens": 4,
         "speculative_attention_mode": "decode",
         "speculative_draft_attention_backend": "fa3",
+        "disable_cuda_graph": False,
     }
 
 

@@ -33,6 +33,7 @@ from backends.verify import (
 
 LIVE = Path(__file__).parents[1] / "data" / "live-sglang-0.5.19" / "server_info_after_requests.json"
 parse = ServerInfo.parse
+LIVE_0_5_23_INFO = LIVE.parents[1] / "live-sglang-0.5.23" / "server_info_after_requests.json"
 PREFILL_ENV = "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR"
 DECODE_ENV = "SGLANG_SKIP_SOFTMAX_DECODE_THRESHOLD_SCALE_FACTOR"
 
@@ -42,8 +43,8 @@ def live() -> dict:
     return json.loads(LIVE.read_text())
 
 
-def live_plan(skip: SkipSoftmaxConf | None = None) -> dict[str, object]:
-    """The plan of the launch that produced the live file (gpu/README.md)."""
+def live_plan(skip: SkipSoftmaxConf | None = None, graphs: bool = False) -> dict[str, object]:
+    """The plan of the launch that produced the live file (gpu/README.md): no CUDA graphs."""
     spec = SpeculativeConf(
         algorithm="STANDALONE",
         num_steps=3,
@@ -52,7 +53,11 @@ def live_plan(skip: SkipSoftmaxConf | None = None) -> dict[str, object]:
         draft_model_path="MODEL",
     )
     model = ModelConf(
-        name="tiny-llama", path="MODEL", speculative=spec, attention=AttentionGeometry(page_size=32)
+        name="tiny-llama",
+        path="MODEL",
+        speculative=spec,
+        attention=AttentionGeometry(page_size=32),
+        extra_args=[] if graphs else ["--disable-cuda-graph"],
     )
     backend = BackendConf(
         name="live",
@@ -246,6 +251,17 @@ def test_kernels_other_than_the_label_are_mismatches() -> None:
     assert compare_runs(label, {"prefill": "fa3", "decode": "triton", "verify": "x"}) == [
         Mismatch("runs.decode", "fa3", "triton")
     ]
+
+
+def test_cuda_graphs_are_verified_as_the_argv_asks(live: dict) -> None:
+    # The 0.5.19 recording ran with --disable-cuda-graph: a plan with graphs on is not what runs.
+    assert "disable_cuda_graph" in live_plan() and live_plan()["disable_cuda_graph"] is True
+    found = compare_server_info(live_plan(graphs=True), parse(live))
+    assert found == [Mismatch("disable_cuda_graph", False, True)]
+    # The real 0.5.23 server ran with graphs on (tests/data/live-sglang-0.5.23).
+    recorded = json.loads(LIVE_0_5_23_INFO.read_text())
+    assert parse(recorded).setting("disable_cuda_graph") == (True, False)
+    assert recorded["cuda_graph_config"]["decode"]["backend"] == "full"
 
 
 def test_random_weights_are_checked_against_the_live_load_format(live: dict) -> None:

@@ -1,11 +1,13 @@
 """The one reader of SGLang's server side (``backends.server_info``), on recorded bodies.
 
-Each SGLang release in the key table has a fixture; a new release's keys are an edit of the table
-plus a fixture here.
+Each SGLang release with a live recording has its bodies here (``tests/data/live-sglang-*``);
+a new release's keys are an edit of the table plus its recording. Multi-rank reading is held by
+a two-DP-rank body derived in this file from the real 0.5.23 one (``two_dp_ranks``).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from dataclasses import fields
 from pathlib import Path
@@ -25,7 +27,7 @@ from backends.server_info import (
 
 DATA = Path(__file__).parents[1] / "data"
 LIVE_19 = DATA / "live-sglang-0.5.19"
-LAYOUT_23 = DATA / "sglang-0.5.23-layout" / "server_info.json"  # derived, see its README
+LIVE_23 = DATA / "live-sglang-0.5.23"
 KEY = "effective_max_running_requests_per_dp"
 
 
@@ -33,23 +35,48 @@ def body(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
-# (fixture, version, accept length per rank, running limit, speculative_algorithm, env exposed)
+def two_dp_ranks(path: Path) -> dict[str, Any]:
+    """A real body served as two DP ranks: ``dp_size`` 2, one state per rank with its own figures.
+
+    Derived, not recorded (the live run had one GPU): each rank gets half the recorded running
+    limit and an accept length of its own, as SGLang reports per rank.
+    """
+    raw = body(path)
+    raw.update(dp_size=2, enable_dp_attention=True)
+    first = raw["internal_states"][0]
+    ranks = [copy.deepcopy(first) for _ in range(2)]
+    for rank, accept in zip(ranks, (2.79, 2.61), strict=True):
+        rank.update(dp_size=2, enable_dp_attention=True, avg_spec_accept_length=accept)
+        rank[KEY] = first[KEY] // 2
+    raw["internal_states"] = ranks
+    return raw
+
+
+AFTER_23 = LIVE_23 / "server_info_after_requests.json"
+# (body, version, accept length per rank, running limit, speculative_algorithm, env exposed)
 CASES = [
-    (LIVE_19 / "server_info_after_requests.json", "0.5.19", {"0": 1.74375}, 48, "STANDALONE", True),
-    (LIVE_19 / "server_info_before_requests.json", "0.5.19", {}, 48, "STANDALONE", True),
-    (LAYOUT_23, "0.5.23", {"0": 2.79, "1": 2.61}, 96, "EAGLE", True),
-]
+    ("0.5.19-after", body(LIVE_19 / "server_info_after_requests.json"), "0.5.19", {"0": 1.74375},
+     48, "STANDALONE", True),
+    ("0.5.19-before", body(LIVE_19 / "server_info_before_requests.json"), "0.5.19", {}, 48,
+     "STANDALONE", True),
+    # Three short requests stay under one decode log interval: no accept length published yet.
+    ("0.5.23-after", body(AFTER_23), "0.5.23", {}, 128, "STANDALONE", True),
+    ("0.5.23-before", body(LIVE_23 / "server_info_before_requests.json"), "0.5.23", {}, 128,
+     "STANDALONE", True),
+    ("0.5.23-two-dp-ranks (derived)", two_dp_ranks(AFTER_23), "0.5.23", {"0": 2.79, "1": 2.61},
+     128, "STANDALONE", True),
+]  # fmt: skip
 
 
 @pytest.mark.parametrize(
-    ("path", "version", "accept", "limit", "algorithm", "env"),
-    CASES,
-    ids=lambda v: v.parent.name + "/" + v.name if isinstance(v, Path) else None,
+    ("raw", "version", "accept", "limit", "algorithm", "env"),
+    [case[1:] for case in CASES],
+    ids=[case[0] for case in CASES],
 )
 def test_recorded_bodies_parse(
-    path: Path, version: str, accept: dict, limit: int, algorithm: str, env: bool
+    raw: dict[str, Any], version: str, accept: dict, limit: int, algorithm: str, env: bool
 ) -> None:
-    info = ServerInfo.parse(body(path))
+    info = ServerInfo.parse(raw)
     assert info.version == version
     assert info.keys is SURFACE_BY_VERSION[version]
     assert dict(info.accept_length_by_rank) == accept
@@ -61,13 +88,32 @@ def test_recorded_bodies_parse(
 
 @pytest.mark.parametrize(
     ("version", "path"),
-    [("0.5.19", LIVE_19 / "server_info_after_requests.json"), ("0.5.23", LAYOUT_23)],
+    [("0.5.19", LIVE_19 / "server_info_after_requests.json"), ("0.5.23", AFTER_23)],
 )
-def test_every_key_of_the_table_is_in_its_release_fixture(version: str, path: Path) -> None:
+def test_every_key_of_the_table_is_in_its_release_recording(version: str, path: Path) -> None:
     keys, raw = SURFACE_BY_VERSION[version], body(path)
-    assert {keys.version, keys.dp_size, keys.states} <= raw.keys()
+    assert {keys.version, keys.dp_size, keys.states, *keys.start_keys[:1]} <= raw.keys()
     state = raw[keys.states][0]
-    assert {keys.accept_length, keys.running_limit, keys.env_vars} <= state.keys()
+    assert {keys.running_limit, keys.env_vars} <= state.keys()
+    if version == "0.5.19":
+        assert keys.accept_length in state
+
+
+def test_0_5_23_reports_its_accept_length_under_the_table_key() -> None:
+    # The 0.5.23 recording ran too few verify steps to publish avg_spec_accept_length (one decode
+    # log interval, 40); the live 0.5.23 sign-off cells, read with the same table, got it.
+    cells = sorted(DATA.parents[1].glob(
+        "benchmarks/results/live-h200/signoff-0.5.23/cells/*/*/result.json"
+    ))  # fmt: skip
+    assert cells
+    accept = json.loads(cells[0].read_text())["accept"]
+    assert accept["server_avg_spec_accept_length"] > 1.0
+
+
+def test_0_5_23_start_marks_are_read() -> None:
+    info = ServerInfo.parse(body(AFTER_23))
+    assert set(info.start) == {"startup_time", "launch_command"}
+    assert str(info.start["launch_command"]).startswith("--model-path ")
 
 
 def test_0_5_20_without_a_fixture_reads_like_its_neighbours() -> None:
@@ -173,6 +219,18 @@ sglang:spec_verify_calls_total{dp_rank="1",model_name="m"} 100.0
 sglang:spec_verify_calls_total_extra{dp_rank="0"} 7.0
 sglang:generation_tokens_total{model_name="m"} 900.0
 """
+
+
+def test_prometheus_readers_on_the_recorded_0_5_23_metrics() -> None:
+    # 4 requests: SGLang's own warm-up /generate and the recording's chat, stream and /generate.
+    text = (LIVE_23 / "metrics.txt").read_text()
+    assert metric_total(text, LATEST.metrics.requests) == 4.0
+    assert metric_total(text, LATEST.metrics.generation_tokens) == 62.0  # both is_streaming
+    assert metric_total(text, LATEST.metrics.verify_calls) == 39.0
+    assert metric_total(text, LATEST.metrics.running) == 0.0
+    assert verify_calls_by_rank(text) == {}  # one rank: no dp_rank label
+    by_stream = metric_by_label(text, LATEST.metrics.requests, "is_streaming")
+    assert by_stream == {"false": 3.0, "true": 1.0}
 
 
 def test_prometheus_readers() -> None:

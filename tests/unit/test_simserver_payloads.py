@@ -1,8 +1,8 @@
-"""Response shapes of the simulated server against the key sets of real SGLang 0.5.19.
+"""Response shapes of the simulated server against the key sets of real SGLang 0.5.19 and 0.5.23.
 
-The key sets (``tests/helpers/live_keys.py``) are copied from ``tests/data/live-sglang-0.5.19/``
-(responses of a real 0.5.19 server on an H200); ``test_key_sets_match_the_live_files`` re-reads
-those files, so the copies cannot drift.
+The key sets (``tests/helpers/live_keys.py``) are copied from ``tests/data/live-sglang-<release>/``
+(responses of real servers on an H200); ``test_key_sets_match_the_live_files`` and
+``test_0_5_23_key_sets_match_the_recorded_files`` re-read those files, so the copies cannot drift.
 """
 
 from __future__ import annotations
@@ -23,15 +23,22 @@ from tests.helpers.live_keys import (
     FLUSH_BODY,
     GENERATE_KEYS,
     INTERNAL_STATE_EXTRA_KEYS,
+    INTERNAL_STATE_EXTRA_KEYS_0_5_23,
     LIVE,
+    LIVE_0_5_23,
     MESSAGE_KEYS,
+    MESSAGE_KEYS_0_5_23,
     META_KEYS_0_5_19,
+    META_KEYS_0_5_23,
     MODEL_CARD_KEYS,
     MODEL_INFO_KEYS,
-    SPEC_ALIASES,
+    MODEL_INFO_KEYS_0_5_23,
     SPEC_DETAILS_KEYS,
+    STREAM_CHUNK_KEYS_0_5_23,
     USAGE_KEYS,
+    USAGE_KEYS_0_5_23,
 )
+from tests.helpers.live_shapes import stream_kinds
 
 
 def _live(name: str) -> dict:
@@ -60,6 +67,33 @@ def test_key_sets_match_the_live_files() -> None:
     assert _live("flush_cache.json")["body"] == FLUSH_BODY
 
 
+def test_0_5_23_key_sets_match_the_recorded_files() -> None:
+    def rec(name: str) -> dict:
+        return json.loads((LIVE_0_5_23 / name).read_text())
+
+    chat = rec("chat_completion_return_meta_info_and_spec_details.json")
+    choice = chat["choices"][0]
+    assert set(chat) == CHAT_KEYS and set(choice) == CHOICE_KEYS
+    assert set(choice["message"]) == MESSAGE_KEYS_0_5_23 and set(chat["usage"]) == USAGE_KEYS_0_5_23
+    assert set(choice["meta_info"]) == META_KEYS_0_5_23
+    assert set(chat["sglext"]["spec_tokens_details"]) == SPEC_DETAILS_KEYS
+    gen = rec("generate.json")
+    assert set(gen) == GENERATE_KEYS and set(gen["meta_info"]) == META_KEYS_0_5_23
+    assert set(rec("v1_models.json")["data"][0]) == MODEL_CARD_KEYS
+    assert set(rec("model_info.json")) == MODEL_INFO_KEYS_0_5_23
+    info = rec("server_info_after_requests.json")
+    assert set(info["internal_states"][0]) - set(info) == INTERNAL_STATE_EXTRA_KEYS_0_5_23 - {
+        "startup_time"
+    }
+    assert (LIVE_0_5_23 / "flush_cache.json").read_text() == FLUSH_BODY  # recorded as sent
+    kinds = stream_kinds((LIVE_0_5_23 / "chat_completion_stream.txt").read_text())
+    for chunk in kinds["role"] + kinds["content"] + kinds["finish"]:
+        assert set(chunk) == STREAM_CHUNK_KEYS_0_5_23
+    assert set(kinds["usage"][0]) == STREAM_CHUNK_KEYS_0_5_23 | {"usage"}
+    assert set(kinds["usage"][0]["usage"]) == USAGE_KEYS_0_5_23
+    assert kinds["done"] == ["[DONE]"] and not kinds["sglext"]  # the stream asked no spec details
+
+
 def served(tokens: int = 41, spec: bool = True, finish: str = "stop") -> Served:
     words = tuple(["w"] + [" w"] * (tokens - 1))
     completion = Completion(words, finish, "q", "mcq", True, "A")
@@ -71,9 +105,7 @@ V19 = Flavour("0.5.19", 4, timing_fields=True)
 V23 = Flavour("0.5.23", 4, timing_fields=True)
 
 
-@pytest.mark.parametrize(
-    ("flavour", "keys"), [(V19, META_KEYS_0_5_19), (V23, META_KEYS_0_5_19 - SPEC_ALIASES)]
-)
+@pytest.mark.parametrize(("flavour", "keys"), [(V19, META_KEYS_0_5_19), (V23, META_KEYS_0_5_23)])
 def test_meta_info_keys(flavour: Flavour, keys: set[str]) -> None:
     assert set(payloads.meta_info(served(), flavour, 1000.6)) == keys
 
@@ -117,14 +149,25 @@ def test_timing_fields_only_with_metrics() -> None:
     assert "request_received_ts" not in m and "queue_time" not in m and "e2e_latency" in m
 
 
-def test_chat_response_shape() -> None:
-    body = payloads.chat_response([served()], V19, "default", True, True, 1000.6)
+@pytest.mark.parametrize(
+    ("flavour", "message_keys", "usage_keys"),
+    [(V19, MESSAGE_KEYS, USAGE_KEYS), (V23, MESSAGE_KEYS_0_5_23, USAGE_KEYS_0_5_23)],
+)
+def test_chat_response_shape(flavour: Flavour, message_keys: set, usage_keys: set) -> None:
+    body = payloads.chat_response([served()], flavour, "default", True, True, 1000.6)
     assert set(body) == CHAT_KEYS and set(body["choices"][0]) == CHOICE_KEYS
-    assert set(body["choices"][0]["message"]) == MESSAGE_KEYS
+    assert set(body["choices"][0]["message"]) == message_keys
+    assert set(body["usage"]) == usage_keys
     assert set(body["sglext"]["spec_tokens_details"]) == SPEC_DETAILS_KEYS
     assert body["usage"]["total_tokens"] == 12 + 41 and body["model"] == "default"
-    plain = payloads.chat_response([served()], V19, "m", False, False, 0.0)
+    plain = payloads.chat_response([served()], flavour, "m", False, False, 0.0)
     assert "sglext" not in plain and "meta_info" not in plain["choices"][0]
+
+
+def test_0_5_23_first_token_latency_is_the_served_prefill_end() -> None:
+    m = payloads.meta_info(served(), V23, 1000.6)
+    assert m["first_token_latency"] == pytest.approx(0.3)  # prefill finished - received
+    assert (m["storage_prefetch_wait"], m["storage_staging_wait"]) == (0.0, 0.0)
 
 
 def test_spec_details_is_a_list_for_several_choices() -> None:
