@@ -8,17 +8,17 @@ dtypes the release sign-off needs are all there.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.cells import console_script, unpack
+from tests.helpers.cells import rebuild_committed_report, unpack
 
 REPO = Path(__file__).resolve().parents[2]
 SIGNOFF = REPO / "benchmarks/results/live-h200/signoff-0.5.23"
+SPEED = REPO / "benchmarks/results/live-h200/speed-0.5.23/speed.jsonl"
 
 pytestmark = pytest.mark.integration
 
@@ -31,25 +31,24 @@ def _check_verdicts(summary: dict) -> dict[tuple[str, str], str]:
     }
 
 
+def _script(name: str, *args: str) -> str:
+    """The standard output of one of the live write-up's table scripts."""
+    return subprocess.run(
+        [sys.executable, str(REPO / "benchmarks/live_h200" / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+
+
 def _results() -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(SIGNOFF.glob("cells/*/*/result.json"))]
 
 
 def test_the_report_rebuilt_from_committed_files_gives_the_committed_verdicts(tmp_path):
-    cells = tmp_path / "live"
-    shutil.copytree(SIGNOFF / "cells", cells)
-    unpack(SIGNOFF / "samples.tar.xz", cells)
-    sweeps = sorted(p.name for p in cells.iterdir())
-    run = subprocess.run(
-        [console_script("mtp-eval-report"), *sweeps, "--out", str(tmp_path / "r")],
-        cwd=cells,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    run, rebuilt = rebuild_committed_report(SIGNOFF, tmp_path)
     assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]  # undecided: exit 2
-    rebuilt = json.loads((tmp_path / "r/summary.json").read_text())
     committed = json.loads((SIGNOFF / "report/summary.json").read_text())
     assert _check_verdicts(rebuilt) == _check_verdicts(committed)
     assert committed["verdict"] == "UNDECIDED" and len(committed["cells"]) == 10
@@ -80,21 +79,8 @@ def test_the_sign_off_has_every_variant_at_both_kv_dtypes_and_an_a_a():
 
 def test_the_write_ups_quote_the_committed_tables():
     live = (REPO / "benchmarks/live_h200/README.md").read_text()
-    table = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks/live_h200/signoff_table.py"), str(SIGNOFF)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
-    speed = REPO / "benchmarks/results/live-h200/speed-0.5.23/speed.jsonl"
-    rows = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks/live_h200/speed_table.py"), str(speed)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
+    table = _script("signoff_table.py", str(SIGNOFF))
+    rows = _script("speed_table.py", str(SPEED))
     for line in (*table.splitlines(), *rows.splitlines()):
         if line.startswith("| ") and "---" not in line:
             assert line in live, f"README section 7 differs from the committed files: {line}"
@@ -114,15 +100,7 @@ def _grid_0_5_19() -> list[str]:
 
 def test_the_readme_speed_rows_come_from_the_committed_files():
     readme = (REPO / "README.md").read_text()
-    speed = REPO / "benchmarks/results/live-h200/speed-0.5.23/speed.jsonl"
-    grid = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks/live_h200/speed_table.py"), str(speed),
-         "--grid", "0.5.23"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout.splitlines()  # fmt: skip
+    grid = _script("speed_table.py", str(SPEED), "--grid", "0.5.23").splitlines()
     assert len(grid) == 2 and len(_grid_0_5_19()) == 2
     for line in (*grid, *_grid_0_5_19()):
         assert line in readme, f"README's speed table differs from the committed files: {line}"

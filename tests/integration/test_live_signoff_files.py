@@ -5,14 +5,13 @@ committed cells and samples gives the committed verdicts, and the write-up's tab
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.cells import console_script, unpack
+from tests.helpers.cells import rebuild_committed_report
 
 REPO = Path(__file__).resolve().parents[2]
 SIGNOFF = REPO / "benchmarks/results/live-h200/signoff"
@@ -25,20 +24,8 @@ def _verdicts(summary: dict) -> dict[str, str]:
 
 
 def test_the_report_rebuilt_from_committed_files_gives_the_committed_verdicts(tmp_path):
-    cells = tmp_path / "live"
-    shutil.copytree(SIGNOFF / "cells", cells)
-    unpack(SIGNOFF / "samples.tar.xz", cells)
-    sweeps = sorted(p.name for p in cells.iterdir() if not p.name.startswith("r2-"))
-    run = subprocess.run(
-        [console_script("mtp-eval-report"), *sweeps, "--out", str(tmp_path / "r")],
-        cwd=cells,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    run, rebuilt = rebuild_committed_report(SIGNOFF, tmp_path, lambda s: not s.startswith("r2-"))
     assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]  # a NO-GO: exit 1
-    rebuilt = json.loads((tmp_path / "r/summary.json").read_text())
     committed = json.loads((SIGNOFF / "report/summary.json").read_text())
     assert _verdicts(rebuilt) == _verdicts(committed)
     assert committed["verdict"] == "NO-GO" and len(committed["cells"]) == 15
