@@ -96,7 +96,8 @@ stage_and_setup() {  # 0 when SGLang's site is usable; exports the environment t
   fi
   if has fa3 ready; then  # done on an earlier call: only the exports (no import check again)
     export SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK=1 SGLANG_EXPOSE_OWN_ENV_VARS=1
-    export FLASHINFER_WORKSPACE_BASE=/tmp/flashinfer-ws
+    export SGLANG_CACHE_DIR=${SGLANG_CACHE_DIR:-/tmp/sglang-cache}  # as setup_on_gpu.sh sets it
+    export FLASHINFER_WORKSPACE_BASE=$SGLANG_CACHE_DIR TRITON_CACHE_DIR=$SGLANG_CACHE_DIR/triton
   else
     has site ready && export MTP_SKIP_IMPORT_CHECK=1
     . benchmarks/live_h200/setup_on_gpu.sh > "$LIVE/logs/setup.last.log" 2>&1

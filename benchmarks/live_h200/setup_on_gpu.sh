@@ -65,7 +65,11 @@ filter='fully_trusted')" "$archive" "$(dirname "$site")" || return 1
   export MTP_EVAL_BASE_PYTHONPATH="${MTP_EVAL_BASE_PYTHONPATH-${PYTHONPATH:-}}"
   export PYTHONPATH="$site:$repo${MTP_EVAL_BASE_PYTHONPATH:+:$MTP_EVAL_BASE_PYTHONPATH}"
   export SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK=1 SGLANG_EXPOSE_OWN_ENV_VARS=1
-  export FLASHINFER_WORKSPACE_BASE="${FLASHINFER_WORKSPACE_BASE:-/tmp/flashinfer-ws}"
+  # One JIT cache for everything on the host: the cells' server.jit_cache_dir=auto reads
+  # SGLANG_CACHE_DIR, and bare servers and one_batch get the same folders set here.
+  export SGLANG_CACHE_DIR="${SGLANG_CACHE_DIR:-/tmp/sglang-cache}"
+  export FLASHINFER_WORKSPACE_BASE="${FLASHINFER_WORKSPACE_BASE:-$SGLANG_CACHE_DIR}"
+  export TRITON_CACHE_DIR="${TRITON_CACHE_DIR:-$SGLANG_CACHE_DIR/triton}"
   mkdir -p "$FLASHINFER_WORKSPACE_BASE"
   # A later call of one warm session (live_signoff.sh) has checked the imports already.
   [[ -n ${MTP_SKIP_IMPORT_CHECK:-} ]] && { echo "setup_on_gpu: import check skipped"; return 0; }
