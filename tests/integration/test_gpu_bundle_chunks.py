@@ -43,7 +43,8 @@ def test_split_then_assemble_gives_the_same_bytes_and_names_a_bad_chunk(tmp_path
     done = chunks("assemble", manifest, tmp_path / "joined.bin")
     assert done.returncode == 0 and (tmp_path / "joined.bin").read_bytes() == data
     part = tmp_path / "out/big.bin.part-01"
-    part.write_bytes(b"x" + part.read_bytes()[1:])
+    body = part.read_bytes()
+    part.write_bytes(bytes([body[0] ^ 0xFF]) + body[1:])  # a changed byte, whatever was there
     bad = chunks("assemble", manifest, tmp_path / "again.bin")
     assert bad.returncode == 1 and "big.bin.part-01" in bad.stderr
     assert not (tmp_path / "again.bin").exists()
