@@ -146,7 +146,7 @@ async def serve(rt: Runtime) -> int:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stop.set)
         return await serve_as_other_node(*meet, int(rt.args["node_rank"]), stop)
-    held = Rendezvous()
+    held = Rendezvous(int(rt.args.get("nnodes") or 1) - 1)
     try:
         if meet is not None:
             await held.open(*meet)
@@ -179,9 +179,12 @@ async def _serve_http(rt: Runtime, held: Rendezvous) -> int:
         return 1
     log.info("Uvicorn running on http://%s:%d (Press CTRL+C to quit)", host, port)
     stop = _install_signals(child, life)
+    ready = None
     if not rt.faults.crash_at_start and not rt.faults.never_healthy:
-        asyncio.get_running_loop().call_later(rt.conf.startup_delay_s, _mark_ready, life)
+        ready = asyncio.ensure_future(_ready_when_joined(rt.conf.startup_delay_s, held, life))
     await stop.wait()
+    if ready is not None:
+        ready.cancel()  # stopped before every node joined: never ready
     held.close()  # the schedulers go first: other nodes lose node 0 while HTTP still drains
     await _drain(state)
     await asyncio.sleep(rt.conf.shutdown_s)
@@ -189,6 +192,13 @@ async def _serve_http(rt: Runtime, held: Rendezvous) -> int:
     await runner.cleanup()
     ledger.close()
     return 0
+
+
+async def _ready_when_joined(delay_s: float, held: Rendezvous, life: Lifecycle) -> None:
+    """Ready after the start-up delay and once every other node has joined."""
+    await asyncio.sleep(delay_s)
+    await held.complete.wait()
+    _mark_ready(life)
 
 
 def _mark_ready(life: Lifecycle) -> None:

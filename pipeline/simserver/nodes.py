@@ -37,11 +37,20 @@ def rendezvous(args: Mapping[str, Any]) -> tuple[str, int] | None:
 
 
 class Rendezvous:
-    """Node 0's end: the other nodes' connections, held until ``close``."""
+    """Node 0's end: the other nodes' connections, held until ``close``.
 
-    def __init__(self) -> None:
+    Node 0 is not ready before every other node has joined: SGLang's node 0 blocks in
+    torch.distributed's init until the whole group is there, so it never answers
+    ``/health_generate`` while a node is missing.
+    """
+
+    def __init__(self, others: int = 0) -> None:
         self.server: asyncio.Server | None = None
         self.peers: list[asyncio.StreamWriter] = []
+        self.others = others  # nodes of rank >= 1 that must join
+        self.complete = asyncio.Event()
+        if others == 0:
+            self.complete.set()
 
     async def open(self, host: str, port: int) -> None:
         """Listen on ``host:port`` and keep every node that joins."""
@@ -51,6 +60,8 @@ class Rendezvous:
     async def _keep(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         log.info("node joined the rendezvous from %s", writer.get_extra_info("peername"))
         self.peers.append(writer)
+        if len(self.peers) >= self.others:
+            self.complete.set()
         await reader.read()  # until that node goes away
 
     def close(self) -> None:
