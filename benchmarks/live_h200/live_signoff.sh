@@ -46,7 +46,7 @@ HF_PY=${LIVE_HF_PYTHON:-python3}
 N=${LIVE_REPEATS:-8}
 # The release the carried bundle holds (LIVE_PLAN=v23 needs the 0.5.23 bundle: wheels-0.5.23.txt).
 SGLANG=${LIVE_SGLANG:-0.5.19}
-[[ ${LIVE_PLAN:-signoff} == v23 ]] && SGLANG=${LIVE_SGLANG:-0.5.23}
+[[ ${LIVE_PLAN:-signoff} == v23 || ${LIVE_PLAN:-} == speed ]] && SGLANG=${LIVE_SGLANG:-0.5.23}
 # What every cell and warm-up server of the sign-off shares (one place: the report pairs them).
 EXTRA_ARGS=--sampling-backend,pytorch,--max-total-tokens,1000000
 # The 0.5.19 bundle has no deep_gemm, which SGLang 0.5.19 imports when it captures CUDA graphs.
@@ -115,6 +115,7 @@ start_phases() {
   [[ ${LIVE_PLAN:-signoff} == two-gpu-fmha ]] && { start_two_gpu_fmha; return; }
   [[ ${LIVE_PLAN:-signoff} == v23 ]] && { start_v23; return; }
   [[ ${LIVE_PLAN:-signoff} == shapes ]] && { has fa3 ready && launch report phase_shapes; return; }
+  [[ ${LIVE_PLAN:-signoff} == speed ]] && { start_speed; return; }
   launch hf phase_hf
   if has site ready; then
     for w in "fmha_v2_fi auto" "fmha_v2_fi fp8_e4m3" "flashinfer auto" "flashinfer fp8_e4m3"; do
@@ -282,6 +283,83 @@ phase_shapes() {
   python3 -m pipeline -m "${server[@]}" backend=fa3 hydra.sweep.dir=outputs/live/shapes \
     experiment=shape_deepseek_v3,shape_qwen3_next_80b_a3b,shape_glm_4_6,shape_llama3_1_8b_eagle3
   phase_report shapes
+}
+
+# LIVE_PLAN=speed (the 0.5.23 bundle, carried as for v23): the speed comparison of issue 27 through
+# the pipeline's own cells (conf/experiment/speed_llama3_1_8b.yaml: the Llama-3.1-8B shape with its
+# EAGLE3 draft, random weights, bf16; the small evals, then the speed phase). Every cell runs alone
+# on the GPU except the two fa3 cells, which run while fmha_v2's FlashInfer JIT compiles in two bare
+# servers (its cold start, one per KV dtype): those servers and their compilers get CPUs 6-15, the
+# fa3 cells 0-5, and the A/A cell (fa3_repeat, alone, last) shows whether that sharing moved fa3's
+# times. The pool is the same size for every cell (--max-total-tokens: SGLang sizes it from the
+# memory free at start, which the bare servers take a part of), large enough for 128k + 32 x 768.
+SPEED_ARGS=(experiment=speed_llama3_1_8b server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200
+  server.mem_fraction_static=0.85 server.startup_timeout_s=1500 server.stop_grace_s=20
+  "server.extra_args=[--sampling-backend,pytorch,--max-total-tokens,262144]")
+[[ $SGLANG == 0.5.23 ]] && SPEED_ARGS+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)
+SPEED_CELLS=(sp-fa3 sp-v2 sp-aa)
+
+start_speed() {
+  local kv all=1
+  if has site ready; then
+    for kv in auto fp8_e4m3; do launch "warm-sp-$kv" phase_warm_jit fmha_v2 "$kv"; done
+  fi
+  has fa3 ready || return 0
+  launch sp-fa3 phase_speed sp-fa3 0-5 backend=fa3 kv_dtype=auto,fp8_e4m3
+  has sp-fa3 rc && has warm-sp-auto rc && has warm-sp-fp8_e4m3 rc || return 0
+  launch sp-v2 phase_speed sp-v2 all backend=fmha_v2 kv_dtype=auto,fp8_e4m3
+  has sp-v2 rc || return 0
+  launch sp-aa phase_speed sp-aa all backend=fa3_repeat kv_dtype=auto
+  has sp-aa rc && launch report phase_speed_report
+}
+
+# CPUS CMD...: CMD on those CPUs ("all": as it is) on a host of 16 or more (the H200's has 16).
+on_cpus() {
+  local cpus=$1; shift
+  if [[ $cpus != all ]] && pinning; then taskset -c "$cpus" "$@"; else "$@"; fi
+}
+pinning() { command -v taskset > /dev/null && (( $(nproc) >= 16 )); }
+
+phase_speed() {  # NAME CPUS OVERRIDES...: a speed sweep, its cells one after another
+  cd "$R" || return 1
+  local name=$1 cpus=$2; shift 2
+  on_cpus "$cpus" python3 -m pipeline -m "${SPEED_ARGS[@]}" "$@" "hydra.sweep.dir=outputs/live/$name"
+}
+
+# A bare server with a speed cell's argv and a small pool, on CPUs 6-15: FlashInfer compiles the
+# variant's kernels into the shared cache (its cold start, timed), then it stops.
+phase_warm_jit() {
+  cd "$R" || return 1
+  local name="sp-$1-$2" plan argv envs port pid t0 rc=1 pin=()
+  plan=$(python3 -m pipeline "${SPEED_ARGS[@]}" "backend=$1" "kv_dtype=$2" dry_run=true \
+         "output_dir=$LIVE/dry/$name" 2>&1) || { echo "$plan"; return 1; }
+  port=$((31000 + RANDOM % 2000))
+  read -r -a argv <<< "$(sed -n 's/^server command: //p' <<< "$plan" \
+    | sed "s/--port [0-9]*/--port $port/; s/--max-total-tokens [0-9]*/--max-total-tokens 32768/")"
+  read -r -a envs <<< "$(sed -n 's/^server env: //p' <<< "$plan")"
+  echo "warm $name: ${argv[*]}"
+  t0=$(date +%s)
+  pinning && pin=(taskset -c 6-15)
+  env "${envs[@]}" setsid "${pin[@]}" "${argv[@]}" > "$LIVE/logs/server-$name.log" 2>&1 &
+  pid=$!
+  until healthy "http://127.0.0.1:$port/health_generate"; do
+    kill -0 $pid 2>/dev/null || { echo "warm $name: server exited"; tail -30 "$LIVE/logs/server-$name.log"; return 1; }
+    (( $(date +%s) - t0 > 1500 )) && { echo "warm $name: not ready after 1500 s"; break; }
+    sleep 1
+  done
+  echo "warm $name: ready after $(( $(date +%s) - t0 )) s (cold JIT cache)" | tee "$LIVE/ready-$name.txt"
+  healthy "http://127.0.0.1:$port/health_generate" && rc=0
+  kill -TERM -- -$pid 2>/dev/null; sleep 15; kill -KILL -- -$pid 2>/dev/null
+  return $rc
+}
+
+phase_speed_report() {
+  cd "$R" || return 1
+  python3 -m pipeline.report.cli "${SPEED_CELLS[@]/#/outputs/live/}" --out outputs/live/speed-report
+  echo "report exit $?"
+  cp "$LIVE"/ready-*.txt outputs/live/ 2>/dev/null
+  du -sh "${SGLANG_CACHE_DIR:-/tmp/sglang-cache}" > outputs/live/jit-cache-size.txt 2>&1
+  tar -czf "$LIVE/live-results.tgz" -C outputs live
 }
 
 phase_report() {  # [SWEEP...]: the sign-off's sweeps unless named

@@ -48,3 +48,15 @@ def test_speed_is_part_of_what_a_cell_measures_only_when_on() -> None:
     timed = to_cell_config(compose_cell(["server.simulated.timing_model=h200_8b_shape"]))
     assert measured_config(timed, kind)["simulated"]["timing_model"] == "h200_8b_shape"
     assert "timing_model" not in measured_config(off, kind)["simulated"]
+
+
+def test_a_preset_sets_the_primary_configs_own_keys() -> None:
+    # conf/config.yaml lists experiment after _self_: its speed block would otherwise overwrite
+    # the preset's without a word (speed_llama3_1_8b ran no speed phase).
+    conf = to_cell_config(compose_cell(["experiment=speed_llama3_1_8b"]))
+    assert conf.speed.enabled and conf.speed.repeats == 3
+    assert conf.model.context_length == 131200 and conf.model.extra_args == []
+    assert conf.server.env["SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"] == "1"
+    assert conf.model.load_format == "dummy"  # the shape experiment it builds on
+    again = to_cell_config(compose_cell(["experiment=speed_llama3_1_8b", "speed.repeats=5"]))
+    assert again.speed.repeats == 5  # the command line still has the last word
