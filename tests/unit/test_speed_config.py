@@ -55,7 +55,7 @@ def test_a_preset_sets_the_primary_configs_own_keys() -> None:
     # the preset's without a word (speed_llama3_1_8b ran no speed phase).
     conf = to_cell_config(compose_cell(["experiment=speed_llama3_1_8b"]))
     assert conf.speed.enabled and conf.speed.repeats == 3
-    assert conf.model.context_length == 131200 and conf.model.extra_args == []
+    assert conf.model.context_length == 131200 and conf.model.extra_args == ["--dtype", "bfloat16"]
     assert conf.server.env["SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN"] == "1"
     assert conf.model.load_format == "dummy"  # the shape experiment it builds on
     again = to_cell_config(compose_cell(["experiment=speed_llama3_1_8b", "speed.repeats=5"]))
