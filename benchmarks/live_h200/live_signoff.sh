@@ -114,7 +114,11 @@ start_phases() {
   [[ ${LIVE_PLAN:-signoff} == two-gpu ]] && { start_two_gpu; return; }
   [[ ${LIVE_PLAN:-signoff} == two-gpu-fmha ]] && { start_two_gpu_fmha; return; }
   [[ ${LIVE_PLAN:-signoff} == v23 ]] && { start_v23; return; }
-  [[ ${LIVE_PLAN:-signoff} == shapes ]] && { has fa3 ready && launch report phase_shapes; return; }
+  if [[ ${LIVE_PLAN:-signoff} == shapes ]]; then  # and fmha_v2's cold JIT beside them (CPUs 6-15)
+    has site ready && [[ ${LIVE_SHAPES_JIT:-1} == 1 ]] && launch warm-sp-auto phase_warm_jit fmha_v2 auto
+    has fa3 ready && launch report phase_shapes
+    return
+  fi
   [[ ${LIVE_PLAN:-signoff} == speed ]] && { start_speed; return; }
   launch hf phase_hf
   if has site ready; then
