@@ -79,8 +79,7 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> CellResult:
     conf = with_api_key(conf)
     cell = CellPlan.of(conf)
     result = initial_result(conf, cell.server.kind)
-    age = time.time() - psutil.Process().create_time()  # interpreter start, imports and Hydra
-    result.mark("process_start", -round(age, 3))
+    result.mark("process_start", -round(_process_age_s(), 3))
     previous = None if conf.dry_run else finished_result(cell_dir, result.config_hash, cell.resume)
     if previous is not None:
         return mark_skipped(cell_dir, previous, result.started_at)
@@ -100,6 +99,7 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> CellResult:
     finally:
         if worker is None:
             written = _finish(result, conf, cell_dir, clock)
+        _JOB_ENDS.append(time.time())
     if worker is not None:  # node 0 owns result.json; this node writes only its own
         write_json_atomic(result_path(node_dir(cell_dir, worker.node_rank)), worker.to_json())
         node = {"status": worker.status, "node": worker.to_json()}
@@ -108,6 +108,18 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> CellResult:
         raise interrupted
     assert written is not None  # _finish ran in the finally above
     return written
+
+
+# When this process's earlier cells ended: the jobs of a sequential multirun share one process,
+# and a cell's start-up overhead is its own (the interpreter, imports and Hydra for the first cell
+# only), not the cells before it.
+_JOB_ENDS: list[float] = []
+
+
+def _process_age_s() -> float:
+    """Seconds since this process started, or since its previous cell ended."""
+    started = max([psutil.Process().create_time(), *_JOB_ENDS[-1:]])
+    return time.time() - started
 
 
 def _run(
