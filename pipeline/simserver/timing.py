@@ -43,7 +43,7 @@ def skipped_share(curve: SkipCurve, factor: float) -> float:
     """The share of key tiles skipped at ``factor`` (0 at exact softmax, towards 1 above)."""
     if factor <= 0:
         return 0.0
-    odds = (factor / curve.half_factor) ** curve.slope
+    odds = float((factor / curve.half_factor) ** curve.slope)
     return odds / (1.0 + odds)
 
 
