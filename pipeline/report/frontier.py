@@ -12,7 +12,7 @@ from it: the largest factor whose verdict is GO, and what it gains.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,13 +83,18 @@ def variant_key(cell: CellRecord) -> tuple[str, ...]:
             cell.layout, str(spec.get("algorithm")))  # fmt: skip
 
 
+def worst_per_eval(found: Iterable[tuple[str | None, str, str]]) -> dict[str, str]:
+    """Per eval, the worst verdict of its accuracy checks; ``found``: (eval, kind, verdict)."""
+    by_eval: dict[str, list[str]] = {}
+    for name, kind, verdict in found:
+        if kind in ACCURACY_KINDS and name:
+            by_eval.setdefault(name, []).append(verdict)
+    return {name: worst(verdicts) for name, verdicts in by_eval.items()}
+
+
 def accuracy_verdicts(checks: Sequence[Check]) -> dict[str, str]:
     """Per eval, the worst of its accuracy checks against the baseline."""
-    found: dict[str, list[str]] = {}
-    for check in checks:
-        if check.kind.name in ACCURACY_KINDS and check.eval:
-            found.setdefault(check.eval, []).append(check.verdict)
-    return {name: worst(verdicts) for name, verdicts in found.items()}
+    return worst_per_eval((c.eval, c.kind.name, c.verdict) for c in checks)
 
 
 def prefill_points(cell: CellRecord | None) -> dict[tuple[int, int], SpeedPoint]:

@@ -44,9 +44,9 @@ def factor_text(factor: float) -> str:
     return "0 (exact)" if factor == 0 else f"{factor:g}"
 
 
-def skipped_text(point: FrontierPoint) -> str:
-    """``35.0%`` or ``not measured``."""
-    return NOT_MEASURED if point.skipped is None else f"{100 * point.skipped:.1f}%"
+def share_text(share: float | None) -> str:
+    """``35.0%`` or ``not measured``: a share of key tiles skipped."""
+    return NOT_MEASURED if share is None else f"{100 * share:.1f}%"
 
 
 def shape_text(shape: tuple[int, int]) -> str:
@@ -86,7 +86,7 @@ def frontier_sections(report: Report) -> list[Section]:
         section = Section(_title(frontier), headers, intro=intro)
         for p in frontier.points:
             section.rows.append([
-                factor_text(p.factor), skipped_text(p), p.verdict,
+                factor_text(p.factor), share_text(p.skipped), p.verdict,
                 *(p.eval_verdicts.get(e, "-") for e in evals), *(gain_text(g) for g in p.gains),
                 p.cell.label,
             ])  # fmt: skip
