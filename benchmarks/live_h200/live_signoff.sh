@@ -375,7 +375,8 @@ phase_speed_report() {
 # model (signoff/checks/skip_fraction.json), and the archive. fmha_v2's FlashInfer JIT (one module
 # for every factor: the factor is a run-time argument) compiles in a bare warm-up server while FA3
 # travels, so no cell waits for it; the cells start once both are done. Launched as "report", so
-# the tick stops waiting once it is done. Device time: benchmarks/live_h200/README.md, section 7.
+# the tick stops waiting once it is done. LIVE_FRONTIER_FACTORS=0,10000 runs those factors only.
+# Device time (about 35-40 minutes, more than one 30-minute hold): benchmarks/live_h200/README.md.
 # The speed phase's token ids: bytes 32-255 of the model's byte-level vocabulary (264 ids; 256 on
 # are its special tokens), not the default [1000, vocab).
 FRONTIER_SPEED=(speed.enabled=true "speed.prefill_tokens=[1024,4096,16384]" kv_dtype=bf16
@@ -395,7 +396,7 @@ phase_frontier() {
   python3 -m pipeline -m "${COMMON[@]}" "${FRONTIER_SPEED[@]}" backend=fa3 \
     "hydra.sweep.dir=$sweep-base"
   python3 -m pipeline -m "${COMMON[@]}" "${FRONTIER_SPEED[@]}" backend=fmha_v2 \
-    "skip_softmax.prefill=0,$SKIP_MODERATE,$SKIP_AGGRESSIVE,100000,1000000" \
+    "skip_softmax.prefill=${LIVE_FRONTIER_FACTORS:-0,$SKIP_MODERATE,$SKIP_AGGRESSIVE,100000,1000000}" \
     $(baseline_of frontier-base) "hydra.sweep.dir=$sweep-v2"
   python3 -m pipeline.report.cli "$sweep-base" "$sweep-v2" --baseline-dir "$sweep-base" \
     --skip-fractions "$checks/skip_fraction.json" --frontier-per-eval --out outputs/live/report
