@@ -374,9 +374,10 @@ phase_speed_report() {
 # 20,480-token context holds. Then the report, with the skipped shares HF measured on the same
 # model (signoff/checks/skip_fraction.json), and the archive. fmha_v2's FlashInfer JIT (one module
 # for every factor: the factor is a run-time argument) compiles in a bare warm-up server while FA3
-# travels, so no cell waits for it; the cells start once both are done. Launched as "report", so
-# the tick stops waiting once it is done. LIVE_FRONTIER_FACTORS=0,10000 runs those factors only.
-# Device time (about 35-40 minutes, more than one 30-minute hold): benchmarks/live_h200/README.md.
+# travels and the fa3 cell starts and runs its evals; the fmha_v2 cells wait for it, and the fa3
+# cell's speed phase (after its evals, minutes later) runs once it is done. Launched as "report",
+# so the tick stops waiting once it is done. LIVE_FRONTIER_FACTORS=0,10000 runs those factors.
+# Device time (about 36 minutes, 31 with LIVE_REPEATS=4): benchmarks/live_h200/README.md.
 # The speed phase's token ids: bytes 32-255 of the model's byte-level vocabulary (264 ids; 256 on
 # are its special tokens), not the default [1000, vocab).
 FRONTIER_SPEED=(speed.enabled=true "speed.prefill_tokens=[1024,4096,16384]" kv_dtype=bf16
@@ -386,7 +387,7 @@ start_frontier() {
   local checks=$R/benchmarks/results/live-h200/signoff/checks
   [[ -f $LIVE/hf.json ]] || xz -dc "$checks/hf.json.xz" > "$LIVE/hf.json"  # the warm-up's check
   has site ready && launch warm-fmha_v2-bf16 phase_warm fmha_v2 bf16
-  has fa3 ready && has warm-fmha_v2-bf16 rc && launch report phase_frontier
+  has fa3 ready && launch report phase_frontier
 }
 
 phase_frontier() {
@@ -395,6 +396,7 @@ phase_frontier() {
   . "$checks/factors.env"
   python3 -m pipeline -m "${COMMON[@]}" "${FRONTIER_SPEED[@]}" backend=fa3 \
     "hydra.sweep.dir=$sweep-base"
+  while has warm-fmha_v2-bf16 started && ! has warm-fmha_v2-bf16 rc; do sleep 5; done
   python3 -m pipeline -m "${COMMON[@]}" "${FRONTIER_SPEED[@]}" backend=fmha_v2 \
     "skip_softmax.prefill=${LIVE_FRONTIER_FACTORS:-0,$SKIP_MODERATE,$SKIP_AGGRESSIVE,100000,1000000}" \
     $(baseline_of frontier-base) "hydra.sweep.dir=$sweep-v2"
