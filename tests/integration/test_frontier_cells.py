@@ -88,3 +88,16 @@ def test_the_report_pages_show_the_frontier_and_the_factor_to_pick(reported: Pat
     assert f"Tiles skipped: measured with HF ({MEASURED})" in md
     html = (reported / "report.html").read_text()
     assert f"<h2>{title}, SGLang 0.5.19</h2>" in html
+
+
+def test_an_unreadable_skip_fractions_file_is_an_input_error_that_says_how_to_write_one(
+    reported: Path, tmp_path: Path
+) -> None:
+    bad = tmp_path / "skip.json"
+    bad.write_text('{"skip_fraction": {"auto": {"10000": "most"}}}')
+    sweeps = [str(reported.parent / name) for name in ("base", "v2")]
+    run = _run(console_script("mtp-eval-report"), *sweeps, "--out", str(tmp_path / "r"),
+               "--skip-fractions", str(bad), timeout=180)  # fmt: skip
+    assert run.returncode == 2 and not (tmp_path / "r").exists()
+    assert f"{bad}: skip_fraction.auto.10000='most'" in run.stderr
+    assert "benchmarks/live_h200/skip_fraction.py MODEL_FOLDER OUT.json" in run.stderr
