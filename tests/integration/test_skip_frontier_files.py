@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
-from tests.helpers.cells import REPO
+from pipeline.report.frontier_view import factor_text
+from tests.helpers.cells import REPO, rebuild_committed_report
 
 SCRIPT = REPO / "benchmarks" / "live_h200" / "skip_frontier_table.py"
 TABLE = REPO / "benchmarks" / "results" / "live-h200" / "skip_frontier.md"
@@ -31,3 +33,18 @@ def test_the_table_has_each_measured_factor_its_verdict_and_no_speed_yet() -> No
         "KV auto (factors 0 (exact), 10000, 30000, 100000, 1e+06): the largest factor whose "
         "verdict is GO: 30000." in TABLE.read_text()
     )
+
+
+def test_the_reports_frontier_rebuilt_from_the_committed_cells_agrees_with_the_table(
+    tmp_path: Path,
+) -> None:
+    signoff = REPO / "benchmarks" / "results" / "live-h200" / "signoff"
+    run, summary = rebuild_committed_report(signoff, tmp_path, lambda s: not s.startswith("r2-"))
+    assert run.returncode == 1, run.stderr[-2000:]  # the committed verdict: NO-GO
+    rows = [line.split(" | ") for line in TABLE.read_text().splitlines()
+            if line.startswith("| 0.5.19 |")]  # fmt: skip
+    table = {(r[1], r[2]): r[4] for r in rows}
+    found = {(f["kv_dtype"], factor_text(p["factor"])): p["accuracy_verdict"]
+             for f in summary["frontier"] for p in f["points"]}  # fmt: skip
+    assert found == table
+    assert [f["largest_go_factor"] for f in summary["frontier"]] == [3e4, 0.0]
