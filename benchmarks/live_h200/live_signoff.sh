@@ -120,6 +120,7 @@ start_phases() {
     return
   fi
   [[ ${LIVE_PLAN:-signoff} == speed ]] && { start_speed; return; }
+  [[ ${LIVE_PLAN:-signoff} == frontier ]] && { start_frontier; return; }
   launch hf phase_hf
   if has site ready; then
     for w in "fmha_v2_fi auto" "fmha_v2_fi fp8_e4m3" "flashinfer auto" "flashinfer fp8_e4m3"; do
@@ -363,6 +364,45 @@ phase_speed_report() {
   echo "report exit $?"
   cp "$LIVE"/ready-*.txt outputs/live/ 2>/dev/null
   du -sh "${SGLANG_CACHE_DIR:-/tmp/sglang-cache}" > outputs/live/jit-cache-size.txt 2>&1
+  tar -czf "$LIVE/live-results.tgz" -C outputs live
+}
+
+# LIVE_PLAN=frontier (LIVE_SGLANG=0.5.23 with the 0.5.23 bundle): the skip-softmax frontier on the
+# trained model. fa3 at bf16 KV, then fmha_v2 at bf16 KV at each factor of the 0.5.19 sign-off (0,
+# the moderate and aggressive of its checks/factors.env, 1e5, 1e6): one cell after another, each
+# alone on the GPU, with the sign-off's evals and a speed phase at the prefill lengths synth_llama's
+# 20,480-token context holds. Then the report, with the skipped shares HF measured on the same
+# model (signoff/checks/skip_fraction.json), and the archive. fmha_v2's FlashInfer JIT (one module
+# for every factor: the factor is a run-time argument) compiles in a bare warm-up server while FA3
+# travels and the fa3 cell starts and runs its evals; the fmha_v2 cells wait for it, and the fa3
+# cell's speed phase (after its evals, minutes later) runs once it is done. Launched as "report",
+# so the tick stops waiting once it is done. LIVE_FRONTIER_FACTORS=0,10000 runs those factors.
+# Device time (about 36 minutes, 31 with LIVE_REPEATS=4): benchmarks/live_h200/README.md.
+# The speed phase's token ids: bytes 32-255 of the model's byte-level vocabulary (264 ids; 256 on
+# are its special tokens), not the default [1000, vocab).
+FRONTIER_SPEED=(speed.enabled=true "speed.prefill_tokens=[1024,4096,16384]" kv_dtype=bf16
+  speed.first_token_id=32 speed.vocab_size=256)
+start_frontier() {
+  [[ $SGLANG == 0.5.23 ]] || { log "LIVE_PLAN=frontier needs LIVE_SGLANG=0.5.23"; return 0; }
+  local checks=$R/benchmarks/results/live-h200/signoff/checks
+  [[ -f $LIVE/hf.json ]] || xz -dc "$checks/hf.json.xz" > "$LIVE/hf.json"  # the warm-up's check
+  has site ready && launch warm-fmha_v2-bf16 phase_warm fmha_v2 bf16
+  has fa3 ready && launch report phase_frontier
+}
+
+phase_frontier() {
+  cd "$R" || return 1
+  local checks=$R/benchmarks/results/live-h200/signoff/checks sweep=outputs/live/frontier
+  . "$checks/factors.env"
+  python3 -m pipeline -m "${COMMON[@]}" "${FRONTIER_SPEED[@]}" backend=fa3 \
+    "hydra.sweep.dir=$sweep-base"
+  while has warm-fmha_v2-bf16 started && ! has warm-fmha_v2-bf16 rc; do sleep 5; done
+  python3 -m pipeline -m "${COMMON[@]}" "${FRONTIER_SPEED[@]}" backend=fmha_v2 \
+    "skip_softmax.prefill=${LIVE_FRONTIER_FACTORS:-0,$SKIP_MODERATE,$SKIP_AGGRESSIVE,100000,1000000}" \
+    $(baseline_of frontier-base) "hydra.sweep.dir=$sweep-v2"
+  python3 -m pipeline.report.cli "$sweep-base" "$sweep-v2" --baseline-dir "$sweep-base" \
+    --skip-fractions "$checks/skip_fraction.json" --frontier-per-eval --out outputs/live/report
+  echo "report exit $?"
   tar -czf "$LIVE/live-results.tgz" -C outputs live
 }
 

@@ -12,7 +12,10 @@ Then it picks the factors of the live cells: ``moderate`` is the smallest factor
 skips at least ``--moderate`` of the tiles (bf16 KV tile), ``aggressive`` the smallest that skips
 at least ``--aggressive``; a grid that never gets there gives its two largest factors, and says so.
 
-    python3 benchmarks/live_h200/skip_fraction.py TARGET OUT.json [--env OUT.env]
+    python3 benchmarks/live_h200/skip_fraction.py TARGET OUT.json [--env F.env] [--factors 1e4,3e4]
+
+``--factors`` measures another grid (the factors a sweep runs: ``mtp-eval-report
+--skip-fractions OUT.json`` shows a cell's share only when its factor is in the grid).
 
 Runs on the machine's python (torch, transformers 5.17), GPU when there is one.
 """
@@ -57,7 +60,24 @@ def load(target: Path) -> tuple[Any, Any]:
     return AutoTokenizer.from_pretrained(target), model.to(device).eval()
 
 
-def tally_prompt(model: Any, ids: list[int]) -> dict[str, Any]:
+def parse_factors(text: str) -> tuple[float, ...]:
+    """``1e4,3e4`` -> (10000.0, 30000.0): the grid, sorted, each factor above 0.
+
+    Raises:
+        argparse.ArgumentTypeError: a value that is not a number above 0.
+    """
+    try:
+        found = sorted({float(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--factors {text!r}: numbers, comma-separated") from None
+    if not found or found[0] <= 0:
+        raise argparse.ArgumentTypeError(f"--factors {text!r}: each factor above 0 (0: exact)")
+    return tuple(found)
+
+
+def tally_prompt(
+    model: Any, ids: list[int], factors: tuple[float, ...] = FACTORS
+) -> dict[str, Any]:
     """Tiles and skipped tiles per KV tile size and factor, and the output error, for one prompt."""
     import torch
 
@@ -70,13 +90,13 @@ def tally_prompt(model: Any, ids: list[int]) -> dict[str, Any]:
     seqlen = len(ids)
     out: dict[str, Any] = {"tokens": seqlen, "layers": len(CAPTURED)}
     for kv, tile in KV_TILES.items():
-        tiles, skipped, err = 0, dict.fromkeys(FACTORS, 0), {f: 0.0 for f in FACTORS}
+        tiles, skipped, err = 0, dict.fromkeys(factors, 0), {f: 0.0 for f in factors}
         for q, k, v in CAPTURED:
             inputs = AttentionInputs(q=q, k=k, v=v, batch=1, seqlen=seqlen)
-            ref = reference(inputs, sample_blocks(seqlen, MAX_ROWS), FACTORS, kv_tile=tile)
+            ref = reference(inputs, sample_blocks(seqlen, MAX_ROWS), factors, kv_tile=tile)
             tiles += ref.tiles
             scale = float(ref.out.abs().mean())
-            for f in FACTORS:
+            for f in factors:
                 skipped[f] += ref.skipped.get(f, 0)
                 moved = float((ref.emulated[f] - ref.out).abs().mean()) / scale
                 err[f] = max(err[f], moved)
@@ -125,6 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="first N prompts (a quick look)")
     parser.add_argument("--moderate", type=float, default=0.2)
     parser.add_argument("--aggressive", type=float, default=0.6)
+    parser.add_argument("--factors", type=parse_factors, default=FACTORS, help="e.g. 1e4,3e4")
     args = parser.parse_args(argv)
     start = time.time()
     tok, model = load(args.target)
@@ -132,18 +153,18 @@ def main(argv: list[str] | None = None) -> int:
         kind="gsm8k", dataset=DatasetConf(source="bundled", path="synth_retrieval.jsonl")
     )
     prompts = make_eval("synth_retrieval", conf).prompts()[: args.limit]
-    rows = [tally_prompt(model, me.chat_ids(tok, p.messages)) for p in prompts]
+    rows = [tally_prompt(model, me.chat_ids(tok, p.messages), args.factors) for p in prompts]
     totals = {
         kv: {
             f: sum(r[kv]["skipped"][str(f)] for r in rows)
             / max(1, sum(r[kv]["tiles"] for r in rows))
-            for f in FACTORS
+            for f in args.factors
         }
         for kv in KV_TILES
     }
     chosen = pick(totals["auto"], args.moderate, args.aggressive)
     found = {
-        "factors": list(FACTORS),
+        "factors": list(args.factors),
         "kv_tiles": KV_TILES,
         "max_rows_per_layer": MAX_ROWS,
         "skip_fraction": {

@@ -12,6 +12,7 @@ from pipeline.report.checks import cell_checks
 from pipeline.report.load import CellRecord, load_cells
 from pipeline.report.pairing import Samples
 from pipeline.report.samples import SampleError, read_samples
+from pipeline.report.skip_fractions import FrontierInputs
 from pipeline.report.speed_table import SpeedRow, speed_rows
 from pipeline.report.tolerance import Tolerance
 from pipeline.report.verdicts import Check, exit_code, finalize, overall, verdict_note, worst
@@ -29,6 +30,8 @@ class Report:
     generated_at: str = ""
     ignored: list[str] = field(default_factory=list)  # folders of another sweep, not judged
     speed: list[SpeedRow] = field(default_factory=list)  # each speed point against its baseline
+    # What the skip-softmax frontier reads beside the cells (mtp-eval-report --skip-fractions)
+    frontier_inputs: FrontierInputs = field(default_factory=FrontierInputs)
 
     @property
     def exit_code(self) -> int:

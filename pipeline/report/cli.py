@@ -12,9 +12,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.report.references import ReferenceFileError
 from pipeline.report.tolerance import ToleranceError, load_tolerance
+
+if TYPE_CHECKING:  # imported when used: --help stays fast
+    from pipeline.report.skip_fractions import FrontierInputs
 
 INPUT_ERROR = 2
 
@@ -57,6 +61,18 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--references", type=Path, help="folder of reference files (default: the policy's)"
+    )
+    parser.add_argument(
+        "--skip-fractions",
+        type=Path,
+        metavar="FILE",
+        help="the share of key tiles skip-softmax skips per factor, as benchmarks/live_h200/"
+        "skip_fraction.py measured it (JSON): shown in the Skip-softmax frontier",
+    )
+    parser.add_argument(
+        "--frontier-per-eval",
+        action="store_true",
+        help="a verdict column per eval in the Skip-softmax frontier (summary.json: always)",
     )
     parser.add_argument(
         "--mlflow",
@@ -108,6 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         tol = load_tolerance(args.tolerance, args.baseline, args.references)
         report = build_report(args.dirs, tol, args.baseline_dir)
+        report.frontier_inputs = _frontier_inputs(args)
         out = args.out or (
             args.dirs[0] / "report" if len(args.dirs) == 1 else Path("mtp-eval-report")
         )
@@ -133,6 +150,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     if exported:
         print(exported)
     return report.exit_code
+
+
+def _frontier_inputs(args: argparse.Namespace) -> FrontierInputs:
+    """What ``--skip-fractions`` and ``--frontier-per-eval`` give the frontier.
+
+    Raises:
+        ValueError: the skip-fractions file cannot be read (naming it and how to write it).
+    """
+    from pipeline.report.skip_fractions import FrontierInputs, read_skip_fractions
+
+    path = args.skip_fractions
+    fractions = read_skip_fractions(path) if path is not None else {}
+    return FrontierInputs(fractions, str(path or ""), args.frontier_per_eval)
 
 
 def _export(report: object, paths: list[Path], args: argparse.Namespace) -> str:

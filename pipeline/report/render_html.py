@@ -6,6 +6,7 @@ import base64
 import html  # kept over a template engine: one page, every value through html.escape
 
 from pipeline.report.build import Report
+from pipeline.report.frontier_view import frontier_sections
 from pipeline.report.plots import COLOURS, GREY, metric_plot, paired_plot, verdict_grid
 from pipeline.report.questions_view import banner_items, questions_section
 from pipeline.report.render_md import METHOD, headline
@@ -86,7 +87,8 @@ def render_html(report: Report) -> str:
         _img(paired_plot(report), "paired accuracy change against the margin"),
         _img(metric_plot(report, "accept"), "accept length per variant"),
     ]
-    parts += [_table(s) for s in [*sections(report), *speed_sections(report)]]
+    tables = [*sections(report), *speed_sections(report), *frontier_sections(report)]
+    parts += [_table(s) for s in tables]
     parts.append(questions_section(report))
     if report.ignored:
         items = "".join(f"<li>{html.escape(w)}</li>" for w in report.ignored)

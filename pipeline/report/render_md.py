@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pipeline.report.build import Report
+from pipeline.report.frontier_view import frontier_sections
 from pipeline.report.speed_view import speed_sections
 from pipeline.report.tables import Section, sections
 
@@ -96,7 +97,7 @@ def render_md(report: Report) -> str:
             "",
         ]
     lines += [METHOD, ""]
-    for section in [*sections(report), *speed_sections(report)]:
+    for section in [*sections(report), *speed_sections(report), *frontier_sections(report)]:
         lines += table(section)
     if report.ignored:
         lines += ["## Ignored folders", "", *(f"- {w}" for w in report.ignored), ""]

@@ -73,9 +73,10 @@ def ratio_interval(
     return float(low), float(high)
 
 
-def _compared(
+def compare_points(
     point: SpeedPoint, base_point: SpeedPoint | None
 ) -> tuple[float | None, tuple[float, float] | None, str]:
+    """Ratio, 95% interval and why there is none, of ``point`` against ``base_point``."""
     if base_point is None:
         return None, None, "the baseline has no speed at this shape"
     base, var = costs(base_point), costs(point)
@@ -102,7 +103,7 @@ def cell_rows(
         if found is None:
             rows.append(SpeedRow(cell, point, None, None, None, note))
             continue
-        ratio, ci, why = _compared(point, by_key.get(point.key))
+        ratio, ci, why = compare_points(point, by_key.get(point.key))
         rows.append(SpeedRow(cell, point, found, ratio, ci, why or note))
     return rows
 

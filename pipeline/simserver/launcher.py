@@ -38,7 +38,7 @@ from pipeline.simserver.runtime import Runtime, acceptance_thresholds, cell_id
 from pipeline.simserver.sglang_defaults import defaults_for
 from pipeline.simserver.simconfig import SimConfigError, load_answer_key, load_sim_config
 from pipeline.simserver.state import Ledger, ServerState
-from pipeline.simserver.timing import timing_model
+from pipeline.simserver.timing import prefill_skip_factor, timing_model
 
 log = logging.getLogger("sglang.simserver")
 _IMPORTED = time.perf_counter()  # start-up durations count from here, as measured
@@ -81,7 +81,8 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
     except ValueError as exc:
         raise SimConfigError(f"--sim-config {path}: {exc}") from exc
     try:
-        timing = timing_model(conf.timing_model, args, conf.timing_jitter)
+        factor = prefill_skip_factor(env)
+        timing = timing_model(conf.timing_model, args, conf.timing_jitter, factor)
     except ValueError as exc:
         raise SimConfigError(f"--sim-config {path}: {exc}") from exc
     rendezvous(args)  # several nodes need --dist-init-addr (SGLang's argument error, exit 1)

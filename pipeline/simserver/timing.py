@@ -9,6 +9,14 @@ long prompts; fp8 KV makes long attention cheaper. Reported times carry a small 
 jitter per request, so repeats spread as a real server's do and the report's intervals are real.
 The jitter follows the prompt, so two servers of one configuration (an A/A pair) report the same
 prefill times (ratio 1 exactly); their decode spans, really slept, differ.
+
+Skip-softmax (``SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR``) is modelled only by the
+``h200_synth_llama`` table, on its fmha_v2 (``trtllm_mha``) prefill rows: the share of key tiles
+skipped grows with the factor along a logistic curve in log(factor) shaped like the one measured
+with HF on the trained model (``benchmarks/results/live-h200/signoff/checks/skip_fraction.json``:
+35% at 1e4, 65% at 3e4 with bf16 KV), and a skipped tile saves part of its attention cost (its
+softmax and P.V; its Q.K^T still runs). So the gain grows with the factor and with the prompt
+length (the quadratic part's share); the other tables ignore the factor, as before.
 """
 
 from __future__ import annotations
@@ -17,6 +25,26 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+# The variable SGLang's fmha_v2 (trtllm_mha) prefill reads its skip-softmax factor from.
+PREFILL_SKIP_ENV = "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR"
+
+
+@dataclass(frozen=True)
+class SkipCurve:
+    """How a kernel's skip-softmax answers its factor: the tiles it skips, what a skip saves."""
+
+    half_factor: float  # the factor at which half the key tiles are skipped
+    slope: float  # how steeply the share grows with log(factor)
+    saving: float  # the share of a skipped tile's attention cost saved (softmax, P.V)
+
+
+def skipped_share(curve: SkipCurve, factor: float) -> float:
+    """The share of key tiles skipped at ``factor`` (0 at exact softmax, towards 1 above)."""
+    if factor <= 0:
+        return 0.0
+    odds = float((factor / curve.half_factor) ** curve.slope)
+    return odds / (1.0 + odds)
 
 
 @dataclass(frozen=True)
@@ -28,6 +56,7 @@ class Cost:
     per_token2_s: float  # per prompt token squared (attention over the prompt)
     step_s: float  # one decode (or speculative verify) step of a batch
     step_per_request_s: float  # added to a step per request decoded in it
+    skip: SkipCurve | None = None  # skip-softmax's effect on the quadratic part (None: none)
 
 
 _FA3 = Cost(0.002, 1.0e-6, 2.0e-12, 0.0010, 0.00002)
@@ -36,11 +65,25 @@ _FA3_FP8 = Cost(0.002, 1.0e-6, 1.4e-12, 0.0010, 0.00002)
 _FMHA_V2_FP8 = Cost(0.005, 1.05e-6, 1.1e-12, 0.0011, 0.00002)
 _OTHER = Cost(0.003, 1.2e-6, 2.5e-12, 0.0012, 0.00003)
 
+# The trained 9M model (benchmarks/results/live-h200/trained-model): 6 layers of width 384, so
+# attention over the prompt outweighs the rest from a few thousand tokens on, where skipping can
+# show. Made up like the rest; the curve's half point sits between the measured 1e4 and 3e4.
+_SKIP = SkipCurve(half_factor=1.8e4, slope=1.0, saving=0.5)
+_SYNTH_FA3 = Cost(0.002, 2.0e-7, 1.2e-10, 0.0010, 0.00002)
+_SYNTH_FMHA_V2 = Cost(0.0025, 2.0e-7, 1.1e-10, 0.0011, 0.00002, skip=_SKIP)
+_SYNTH_FA3_FP8 = Cost(0.002, 2.0e-7, 0.9e-10, 0.0010, 0.00002)
+_SYNTH_FMHA_V2_FP8 = Cost(0.0025, 2.0e-7, 0.8e-10, 0.0011, 0.00002, skip=_SKIP)
+
 # table name -> attention backend -> KV dtype -> cost; "*" rows answer any other backend / dtype.
 TABLES: dict[str, dict[str, dict[str, Cost]]] = {
     "h200_8b_shape": {
         "fa3": {"*": _FA3, "fp8_e4m3": _FA3_FP8},
         "trtllm_mha": {"*": _FMHA_V2, "fp8_e4m3": _FMHA_V2_FP8},
+        "*": {"*": _OTHER},
+    },
+    "h200_synth_llama": {
+        "fa3": {"*": _SYNTH_FA3, "fp8_e4m3": _SYNTH_FA3_FP8},
+        "trtllm_mha": {"*": _SYNTH_FMHA_V2, "fp8_e4m3": _SYNTH_FMHA_V2_FP8},
         "*": {"*": _OTHER},
     },
 }
@@ -53,6 +96,7 @@ class TimingModel:
     prefill: Cost
     decode: Cost
     jitter: float  # the spread of a reported time: +-jitter of it, uniform
+    skip_factor: float = 0.0  # the prefill's skip-softmax factor (0: exact softmax)
 
 
 def _cost(table: Mapping[str, Mapping[str, Cost]], backend: str | None, kv: str) -> Cost:
@@ -60,8 +104,12 @@ def _cost(table: Mapping[str, Mapping[str, Cost]], backend: str | None, kv: str)
     return rows.get(kv, rows["*"])
 
 
-def timing_model(name: str | None, args: Mapping[str, Any], jitter: float) -> TimingModel | None:
+def timing_model(
+    name: str | None, args: Mapping[str, Any], jitter: float, skip_factor: float = 0.0
+) -> TimingModel | None:
     """The model of a server started with ``args`` (None: the table is off).
+
+    ``skip_factor`` is the server's prefill skip-softmax factor (``prefill_skip_factor``).
 
     Raises:
         ValueError: ``name`` is no table here (the message lists the tables).
@@ -74,7 +122,23 @@ def timing_model(name: str | None, args: Mapping[str, Any], jitter: float) -> Ti
     base = args.get("attention_backend")
     prefill = _cost(table, args.get("prefill_attention_backend") or base, kv)
     decode = _cost(table, args.get("decode_attention_backend") or base, kv)
-    return TimingModel(prefill, decode, jitter)
+    return TimingModel(prefill, decode, jitter, skip_factor)
+
+
+def prefill_skip_factor(env: Mapping[str, str]) -> float:
+    """The prefill skip-softmax factor a server's environment sets (0 when unset or empty).
+
+    The value was checked as SGLang checks it (``resolve``: a float) before this reads it.
+    """
+    return float(env.get(PREFILL_SKIP_ENV) or 0.0)
+
+
+def attention_s(cost: Cost, tokens: int, skip_factor: float) -> float:
+    """Attention over one prompt of ``tokens``: the quadratic part, less what skipping saves."""
+    full = cost.per_token2_s * tokens * tokens
+    if cost.skip is None:
+        return full
+    return full * (1.0 - cost.skip.saving * skipped_share(cost.skip, skip_factor))
 
 
 def _jittered(model: TimingModel, seconds: float, key: str) -> float:
@@ -86,7 +150,8 @@ def _jittered(model: TimingModel, seconds: float, key: str) -> float:
 def batch_prefill_s(model: TimingModel, prompt_tokens: Sequence[int], key: str) -> float:
     """One prefill pass over every prompt of a batch (``key``: the batch's first prompt)."""
     cost = model.prefill
-    tokens = sum(cost.per_token_s * n + cost.per_token2_s * n * n for n in prompt_tokens)
+    factor = model.skip_factor
+    tokens = sum(cost.per_token_s * n + attention_s(cost, n, factor) for n in prompt_tokens)
     return _jittered(model, cost.fixed_s + tokens, "prefill:" + key)
 
 

@@ -3,6 +3,7 @@ comparison and the choice of skip-softmax factors."""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -52,3 +53,40 @@ def test_pick_factors(moderate: float, aggressive: float, want: tuple, note: str
     assert (chosen["moderate"], chosen["aggressive"]) == want
     assert chosen["note"] == note
     assert chosen["aggressive_skip"] == FRACTIONS[want[1]]
+
+
+@pytest.mark.parametrize(
+    ("text", "grid"),
+    [("1e4,3e4", (1e4, 3e4)), ("30000, 10000,10000", (1e4, 3e4)), ("0.5", (0.5,))],
+)
+def test_a_factor_grid_of_ones_own_is_sorted_and_unique(text: str, grid: tuple) -> None:
+    assert skip_fraction.parse_factors(text) == grid
+
+
+@pytest.mark.parametrize(("text", "said"), [("1e4,lots", "comma-separated"),
+                                             ("0,1e4", "above 0"), ("", "above 0")])  # fmt: skip
+def test_a_bad_factor_grid_says_what_to_write(text: str, said: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match=said):
+        skip_fraction.parse_factors(text)
+
+
+class _OneLayer:
+    """Stands in for the HF model: its forward records one layer's q, k, v as the hook does."""
+
+    device = "cpu"
+
+    def __call__(self, input_ids: object) -> None:
+        import torch
+
+        gen = torch.Generator().manual_seed(0)
+        length = input_ids.shape[1]  # type: ignore[attr-defined]
+        q, k, v = (torch.randn(length, 2, 128, generator=gen) for _ in range(3))
+        skip_fraction.CAPTURED.append((4 * q, k, v))  # sharper scores: some tiles to skip
+
+
+def test_a_prompt_is_tallied_on_the_grid_asked_for() -> None:
+    out = skip_fraction.tally_prompt(_OneLayer(), list(range(1024)), (1e3, 1e6))
+    for kv in ("auto", "fp8_e4m3"):
+        assert set(out[kv]["skipped"]) == {"1000.0", "1000000.0"}
+        assert out[kv]["skipped"]["1000.0"] < out[kv]["skipped"]["1000000.0"] < out[kv]["tiles"]
+    assert out["tokens"] == 1024 and out["layers"] == 1

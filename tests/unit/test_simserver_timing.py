@@ -5,9 +5,12 @@ from __future__ import annotations
 import pytest
 
 from pipeline.simserver.timing import (
+    PREFILL_SKIP_ENV,
     TABLES,
     batch_decode_s,
     batch_prefill_s,
+    prefill_skip_factor,
+    skipped_share,
     timing_model,
 )
 
@@ -72,3 +75,51 @@ def test_fmha_v2_is_slower_at_short_prompts_and_closer_at_long_ones() -> None:
     ratios = [batch_prefill_s(fa3, [n], "") / batch_prefill_s(v2, [n], "") for n in
               (1024, 16384, 131072)]  # fmt: skip
     assert ratios == sorted(ratios) and ratios[0] < 0.6
+
+
+SKIPPING = {"attention_backend": "trtllm_mha", "kv_cache_dtype": "auto"}
+
+
+@pytest.mark.parametrize(
+    ("factor", "low", "high"),
+    [(0.0, 0.0, 0.0), (-1.0, 0.0, 0.0), (1e3, 0.04, 0.07), (1e4, 0.3, 0.4), (3e4, 0.6, 0.7),
+     (1e5, 0.8, 0.9), (1e6, 0.97, 0.99)],
+)  # fmt: skip
+def test_the_skipped_share_grows_with_the_factor_as_measured_on_the_trained_model(
+    factor: float, low: float, high: float
+) -> None:
+    curve = TABLES["h200_synth_llama"]["trtllm_mha"]["*"].skip
+    assert curve is not None
+    assert low <= skipped_share(curve, factor) <= high
+
+
+def test_skipping_saves_only_attention_so_the_gain_grows_with_factor_and_length() -> None:
+    def gain(factor: float, tokens: int) -> float:
+        exact = timing_model("h200_synth_llama", SKIPPING, 0.0)
+        skipped = timing_model("h200_synth_llama", SKIPPING, 0.0, factor)
+        assert exact is not None and skipped is not None
+        return batch_prefill_s(exact, [tokens], "a") / batch_prefill_s(skipped, [tokens], "a")
+
+    by_factor = [gain(f, 16384) for f in (0.0, 1e3, 1e4, 3e4, 1e5, 1e6)]
+    assert by_factor[0] == 1.0 and by_factor == sorted(by_factor) and by_factor[-1] < 2.0
+    by_length = [gain(3e4, n) for n in (1024, 4096, 16384)]
+    assert by_length == sorted(by_length) and by_length[0] < 1.05 < by_length[-1]
+
+
+def test_fa3_and_the_other_tables_ignore_the_factor() -> None:
+    for name, args in (("h200_synth_llama", {"attention_backend": "fa3"}),
+                       ("h200_8b_shape", SKIPPING)):  # fmt: skip
+        exact, skipped = timing_model(name, args, 0.0), timing_model(name, args, 0.0, 1e6)
+        assert exact is not None and skipped is not None
+        assert batch_prefill_s(exact, [16384], "a") == batch_prefill_s(skipped, [16384], "a")
+
+
+@pytest.mark.parametrize(
+    ("env", "factor"),
+    [({}, 0.0), ({PREFILL_SKIP_ENV: ""}, 0.0), ({PREFILL_SKIP_ENV: "3e4"}, 3e4),
+     ({"SGLANG_SKIP_SOFTMAX_DECODE_THRESHOLD_SCALE_FACTOR": "9"}, 0.0)],
+)  # fmt: skip
+def test_the_prefill_factor_is_read_from_the_servers_environment(
+    env: dict[str, str], factor: float
+) -> None:
+    assert prefill_skip_factor(env) == factor
