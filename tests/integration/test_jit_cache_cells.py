@@ -9,8 +9,8 @@ result.json show a second cell reusing what the first compiled.
 from __future__ import annotations
 
 import json
-import time
 import os
+import time
 from pathlib import Path
 
 import pytest
