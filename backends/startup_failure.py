@@ -24,7 +24,8 @@ _SCHEDULER_STARTED = re.compile(
     r"\bTP\d+\]|sglang::scheduler|Init torch distributed begin|Load weight begin"
 )
 _ARGPARSE = re.compile(r"^\S[^:]*: error: .+")  # "sglang serve: error: unrecognized arguments: ..."
-_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)(?::\s.*)?$")
+# "RuntimeError: ...", and a bare "Exception: ..." (SGLang's failed graph capture raises one).
+_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?(?:[A-Z]\w*)?(?:Error|Exception)(?::\s.*)?$")
 _CONFIG_EXCEPTION = re.compile(r"^(?:ValueError|AssertionError)(?::\s.*)?$")
 
 
@@ -72,6 +73,8 @@ def _crash(lines: list[str]) -> StartupFailure | None:
     if marker is None:
         return None
     exc = _last_match(lines, _EXCEPTION, start=marker)
+    if exc is None:  # a log tail that begins inside the traceback: only the SIGQUIT line after it
+        exc = _last_match(lines[:marker], _EXCEPTION)
     if exc is not None:
         return StartupFailure("crash", _exception_message(lines, exc))
     return StartupFailure("crash", _short(lines[marker]))

@@ -74,6 +74,30 @@ AssertionError: Mask is required for speculative decoding
 """
     + SIGQUIT
 )
+# The last 50 lines of a real log (SGLang 0.5.23, H200, 2026-12-01: an EAGLE3 draft whose config
+# says float16 under a bfloat16 target): the tail starts inside the traceback, and the capture
+# failure is a bare Exception chained after the RuntimeError.
+DRAFT_DTYPE_TAIL = """\
+  File "/tmp/sgl-site/sglang/srt/layers/quantization/unquant.py", line 614, in apply
+    return F.linear(x, layer.weight, bias)
+           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+RuntimeError: expected mat1 and mat2 to have the same dtype, but got: float != c10::Half
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/tmp/sgl-site/sglang/srt/speculative/eagle_draft_cuda_graph_runner.py", line 296, in __init__
+    raise Exception(
+Exception: Capture cuda graph failed: expected mat1 and mat2 to have the same dtype, but got: float != c10::Half
+Possible solutions:
+1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)
+2. set --cuda-graph-max-bs-decode to a smaller value (e.g., 16)
+3. disable decode CUDA graph by --cuda-graph-backend-decode=disabled. (Not recommended. Huge performance loss)
+Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose
+
+[2026-12-01 18:14:26] Received sigquit from a child process. It usually means the child failed.
+[2026-12-01 18:14:26] kill_process_tree called: parent_pid=1751, include_parent=True, pid=1751
+"""
 CUDA_OOM = (
     PROLOGUE
     + SCHEDULER_START
@@ -182,6 +206,16 @@ STILL_CAPTURING = (
             1,
             False,
             StartupFailure("crash", "AssertionError: Mask is required for speculative decoding"),
+        ),
+        (
+            DRAFT_DTYPE_TAIL,
+            -9,
+            False,
+            StartupFailure(
+                "crash",
+                "Exception: Capture cuda graph failed: expected mat1 and mat2 to have the same "
+                "dtype, but got: float != c10::Half",
+            ),
         ),
         (
             CUDA_OOM,
