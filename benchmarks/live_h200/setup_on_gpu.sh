@@ -29,6 +29,7 @@ _mtp_setup() {
   if [[ ! -f "$repo/benchmarks/live_h200/make_tiny_model.py" ]]; then
     echo "setup_on_gpu: run it from the mtp-eval repo root (not $repo)" >&2; return 1
   fi
+  _mtp_jit_cache "$repo" || return 1
   archive="$(_mtp_site_archive "$repo")" || return $?
   stamp="$site/.from-$(basename "$archive")-$(stat -c %s "$archive")"
   if [[ ! -f "$stamp" ]]; then
@@ -118,6 +119,27 @@ _mtp_site_archive() {
     return 1
   fi
   echo "$single"
+}
+
+# A JIT cache compiled on an earlier lease (FlashInfer's .cache folder of SGLANG_CACHE_DIR, brought
+# back through $OUT and cut by chunks.py into .gpu-bundle/jit-cache-*.tgz.*): unpacked into
+# SGLANG_CACHE_DIR once all its chunks came, so its kernels need no cold JIT (343-609 s) again.
+_mtp_jit_cache() {
+  local repo="$1" chunks="${MTP_CHUNKS:-/tmp/mtp-chunks}" cache="${SGLANG_CACHE_DIR:-/tmp/sglang-cache}"
+  local manifest packed rc
+  python3 "$repo/benchmarks/live_h200/chunks.py" stage "$repo/.gpu-bundle" --into "$chunks" >&2
+  manifest="$(ls -1 "$chunks"/jit-cache-*.tgz.manifest 2>/dev/null | head -n 1)"
+  [[ -n $manifest ]] || return 0
+  packed="$chunks/$(basename "$manifest" .manifest)"
+  [[ -f $cache/.from-$(basename "$packed") ]] && return 0
+  python3 "$repo/benchmarks/live_h200/chunks.py" assemble "$manifest" "$packed" >&2
+  rc=$?
+  if [[ $rc == 3 ]]; then echo "setup_on_gpu: jit cache: not complete yet"; return 0; fi
+  [[ $rc == 0 ]] || return 1
+  mkdir -p "$cache" && tar -xzf "$packed" -C "$cache" || return 1
+  touch "$cache/.from-$(basename "$packed")"
+  echo "setup_on_gpu: jit cache: $(basename "$packed") unpacked into $cache" \
+    "($(find "$cache" -type f | wc -l) files)"
 }
 
 # SGLang's FA3 (sm_90a-only flash_ops.abi3.so) into the unpacked site, once all its chunks came.

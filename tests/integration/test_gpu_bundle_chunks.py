@@ -131,6 +131,38 @@ def test_setup_assembles_over_calls_and_installs_fa3(tmp_path: Path) -> None:
     assert "import check failed" in log and "rc=1" in second.stdout
 
 
+def test_a_carried_jit_cache_is_unpacked_once_into_the_hosts_cache(tmp_path: Path) -> None:
+    # Compiled kernels brought back from an earlier lease: in SGLANG_CACHE_DIR before any server
+    # starts, even on the first call, while the site's chunks are still to come.
+    repo = fake_repo(tmp_path)
+    out, _ = make_bundle(tmp_path)
+    compiled = tmp_path / "lease/.cache/flashinfer/0.7.2/90a/cached_ops/fmha_v2"
+    compiled.mkdir(parents=True)
+    (compiled / "fmha_v2.so").write_bytes(os.urandom(150_000))
+    packed = tmp_path / "build/jit-cache-0.5.23-h200.tgz"
+    subprocess.run(
+        ["tar", "-czf", str(packed), "-C", str(tmp_path / "lease"), ".cache"], check=True
+    )
+    assert chunks("split", packed, out, "--chunk-mib", "0.1").returncode == 0
+    jit_parts = sorted(p.name for p in out.glob("jit-cache-*.part-*"))
+    cache = tmp_path / "host/sglang-cache"
+    os.environ["SGLANG_CACHE_DIR"] = str(cache)
+    try:
+        manifests = ["jit-cache-0.5.23-h200.tgz.manifest", "sgl-site-0.5.19.tar.xz.manifest"]
+        carry(repo, out, [*manifests, jit_parts[0]])
+        first = source_setup(repo, tmp_path)
+        assert "jit cache: not complete yet" in first.stdout and "rc=3" in first.stdout
+        carry(repo, out, jit_parts[1:])
+        second = source_setup(repo, tmp_path)
+        assert "jit cache: jit-cache-0.5.23-h200.tgz unpacked" in second.stdout, second.stderr
+        unpacked = cache / ".cache/flashinfer/0.7.2/90a/cached_ops/fmha_v2/fmha_v2.so"
+        assert unpacked.read_bytes() == (compiled / "fmha_v2.so").read_bytes()
+        third = source_setup(repo, tmp_path)  # the next call of the lease: nothing again
+        assert "jit cache" not in third.stdout
+    finally:
+        del os.environ["SGLANG_CACHE_DIR"]
+
+
 def fatbin(entries: list[tuple[int, int, bytes]]) -> bytes:
     """One fatbin: a 16-byte header, then (kind, arch, payload) entries with 64-byte headers."""
     body = b""
