@@ -233,32 +233,53 @@ phase_hf() {
     && mv "$LIVE/factors.env.tmp" "$LIVE/factors.env"
 }
 
-# One bare server with exactly a cell's flags (read from the pipeline's dry run): JIT, greedy check.
-phase_warm() {
-  cd "$R" || return 1
-  local name="$1-$2" plan argv envs port pid t0 rc=1
-  plan=$(python3 -m pipeline "${COMMON[@]}" "backend=$1" "kv_dtype=$2" dry_run=true \
-         "output_dir=$LIVE/dry/$name" 2>&1) || { echo "$plan"; return 1; }
+# bare_server NAME CPUS SED CONFIG...: a bare SGLang server with exactly the flags of the cell
+# CONFIG plans (the pipeline's dry run), SED applied to its argv, on CPUS ("all": unpinned), until
+# it is healthy; its launch-to-ready time lands in $LIVE/ready-NAME.txt. Sets BARE_PID, BARE_URL.
+bare_server() {
+  local name=$1 cpus=$2 edit=$3 plan argv envs port t0 pin=(); shift 3
+  BARE_PID="" BARE_URL=""
+  plan=$(python3 -m pipeline "$@" dry_run=true "output_dir=$LIVE/dry/$name" 2>&1) \
+    || { echo "$plan"; return 1; }
   port=$((31000 + RANDOM % 2000))
-  read -r -a argv <<< "$(sed -n 's/^server command: //p' <<< "$plan" | sed "s/--port [0-9]*/--port $port/")"
+  read -r -a argv <<< "$(sed -n 's/^server command: //p' <<< "$plan" \
+    | sed "s/--port [0-9]*/--port $port/; $edit")"
   read -r -a envs <<< "$(sed -n 's/^server env: //p' <<< "$plan")"
   echo "warm $name: ${argv[*]}"
+  [[ $cpus != all ]] && pinning && pin=(taskset -c "$cpus")
   t0=$(date +%s)
-  env "${envs[@]}" setsid "${argv[@]}" > "$LIVE/logs/server-$name.log" 2>&1 &
-  pid=$!
-  until healthy "http://127.0.0.1:$port/health_generate"; do
-    kill -0 $pid 2>/dev/null || { echo "warm $name: server exited"; tail -30 "$LIVE/logs/server-$name.log"; return 1; }
-    (( $(date +%s) - t0 > 1500 )) && { echo "warm $name: not ready after 1500 s"; break; }
+  env "${envs[@]}" setsid "${pin[@]}" "${argv[@]}" > "$LIVE/logs/server-$name.log" 2>&1 &
+  BARE_PID=$! BARE_URL="http://127.0.0.1:$port"
+  until healthy "$BARE_URL/health_generate"; do
+    kill -0 "$BARE_PID" 2>/dev/null \
+      || { echo "warm $name: server exited"; tail -30 "$LIVE/logs/server-$name.log"; return 1; }
+    (( $(date +%s) - t0 > 1500 )) && { echo "warm $name: not ready after 1500 s"; return 1; }
     sleep 1
   done
   echo "warm $name: ready after $(( $(date +%s) - t0 )) s" | tee "$LIVE/ready-$name.txt"
-  # The server's raw bodies, before the greedy check sends anything: the release's test fixtures.
-  python3 benchmarks/live_h200/record_bodies.py "http://127.0.0.1:$port" "$LIVE/bodies/$name"
-  until [[ -f $LIVE/hf.json ]] || has hf rc; do sleep 2; done
-  [[ -f $LIVE/hf.json ]] && python3 benchmarks/live_h200/greedy_check.py server \
-    "http://127.0.0.1:$port" "$LIVE/hf.json" "$LIVE/greedy-$name.json" "$name"
+}
+
+stop_bare() {  # the server bare_server started, and its process group
+  [[ -n ${BARE_PID:-} ]] || return 0
+  kill -TERM -- "-$BARE_PID" 2>/dev/null; sleep 15; kill -KILL -- "-$BARE_PID" 2>/dev/null
+  return 0
+}
+
+# One bare server with exactly a cell's flags: its JIT, the release's raw bodies, the greedy check.
+phase_warm() {
+  cd "$R" || return 1
+  local name="$1-$2" rc
+  bare_server "$name" all "" "${COMMON[@]}" "backend=$1" "kv_dtype=$2"
   rc=$?
-  kill -TERM -- -$pid 2>/dev/null; sleep 15; kill -KILL -- -$pid 2>/dev/null
+  if [[ $rc == 0 ]]; then
+    # The server's raw bodies, before the greedy check sends anything: the release's fixtures.
+    python3 benchmarks/live_h200/record_bodies.py "$BARE_URL" "$LIVE/bodies/$name"
+    until [[ -f $LIVE/hf.json ]] || has hf rc; do sleep 2; done
+    [[ -f $LIVE/hf.json ]] && python3 benchmarks/live_h200/greedy_check.py server \
+      "$BARE_URL" "$LIVE/hf.json" "$LIVE/greedy-$name.json" "$name"
+    rc=$?
+  fi
+  stop_bare
   return $rc
 }
 
@@ -302,6 +323,9 @@ SPEED_ARGS=(experiment=speed_llama3_1_8b server=$SERVER_KIND server.sglang_versi
   server.mem_fraction_static=0.85 server.startup_timeout_s=1500 server.stop_grace_s=20
   "server.extra_args=[--sampling-backend,pytorch,--max-total-tokens,262144]")
 [[ $SGLANG == 0.5.23 ]] && SPEED_ARGS+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)
+# A rehearsal's smaller plan (LIVE_SPEED_OVERRIDES="speed.repeats=1 ..."): appended to every cell.
+read -r -a _speed_more <<< "${LIVE_SPEED_OVERRIDES:-}"
+SPEED_ARGS+=("${_speed_more[@]}")
 SPEED_CELLS=(sp-fa3 sp-v2 sp-aa)
 
 start_speed() {
@@ -332,29 +356,14 @@ phase_speed() {  # NAME CPUS OVERRIDES...: a speed sweep, its cells one after an
 }
 
 # A bare server with a speed cell's argv and a small pool, on CPUs 6-15: FlashInfer compiles the
-# variant's kernels into the shared cache (its cold start, timed), then it stops.
+# variant's kernels into the shared cache (its start from that cache, timed), then it stops.
 phase_warm_jit() {
   cd "$R" || return 1
-  local name="sp-$1-$2" plan argv envs port pid t0 rc=1 pin=()
-  plan=$(python3 -m pipeline "${SPEED_ARGS[@]}" "backend=$1" "kv_dtype=$2" dry_run=true \
-         "output_dir=$LIVE/dry/$name" 2>&1) || { echo "$plan"; return 1; }
-  port=$((31000 + RANDOM % 2000))
-  read -r -a argv <<< "$(sed -n 's/^server command: //p' <<< "$plan" \
-    | sed "s/--port [0-9]*/--port $port/; s/--max-total-tokens [0-9]*/--max-total-tokens 32768/")"
-  read -r -a envs <<< "$(sed -n 's/^server env: //p' <<< "$plan")"
-  echo "warm $name: ${argv[*]}"
-  t0=$(date +%s)
-  pinning && pin=(taskset -c 6-15)
-  env "${envs[@]}" setsid "${pin[@]}" "${argv[@]}" > "$LIVE/logs/server-$name.log" 2>&1 &
-  pid=$!
-  until healthy "http://127.0.0.1:$port/health_generate"; do
-    kill -0 $pid 2>/dev/null || { echo "warm $name: server exited"; tail -30 "$LIVE/logs/server-$name.log"; return 1; }
-    (( $(date +%s) - t0 > 1500 )) && { echo "warm $name: not ready after 1500 s"; break; }
-    sleep 1
-  done
-  echo "warm $name: ready after $(( $(date +%s) - t0 )) s (cold JIT cache)" | tee "$LIVE/ready-$name.txt"
-  healthy "http://127.0.0.1:$port/health_generate" && rc=0
-  kill -TERM -- -$pid 2>/dev/null; sleep 15; kill -KILL -- -$pid 2>/dev/null
+  local rc
+  bare_server "sp-$1-$2" 6-15 "s/--max-total-tokens [0-9]*/--max-total-tokens 32768/" \
+    "${SPEED_ARGS[@]}" "backend=$1" "kv_dtype=$2"
+  rc=$?
+  stop_bare
   return $rc
 }
 

@@ -1,0 +1,69 @@
+"""LIVE_PLAN=speed of benchmarks/live_h200/live_signoff.sh, rehearsed on the simulated server.
+
+The ticks the H200 runs: fmha_v2's JIT warm-ups as bare servers with the speed cell's argv, the
+fa3 speed cells, then fmha_v2's, then the A/A cell, then the report, whose ``summary.json`` has a
+speed entry per variant, KV dtype and shape, each candidate with its ratio to fa3.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cells import REPO
+
+pytestmark = pytest.mark.slow
+
+SCRIPT = REPO / "benchmarks" / "live_h200" / "live_signoff.sh"
+
+
+def test_the_speed_plan_runs_every_cell_alone_and_reports_speed(tmp_path):
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",  # python3
+        "LIVE": str(tmp_path / "live"),
+        "MTP_REPO": str(tmp_path / "repo"),
+        "LIVE_PLAN": "speed",
+        "LIVE_SERVER": "simulated",
+        "LIVE_SGLANG": "0.5.23",
+        "LIVE_SPEED_OVERRIDES": "speed.repeats=1 speed.prefill_tokens=[1024,4096] "
+        "speed.decode_batches=[2] speed.decode_new_tokens=16",
+    }
+    run = subprocess.run(
+        ["bash", str(SCRIPT), "tick", "500"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=700, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    live = tmp_path / "repo" / "outputs" / "live"
+    cells = {
+        p.parent.parent.name + "/" + p.parent.name.split("_", 1)[1]: json.loads(p.read_text())
+        for p in live.glob("sp-*/*/result.json")
+    }
+    assert sorted(cells) == [
+        "sp-aa/llama-3.1-8b-eagle3-dummy-bf16_fa3_repeat_auto_exact",
+        "sp-fa3/llama-3.1-8b-eagle3-dummy-bf16_fa3_auto_exact",
+        "sp-fa3/llama-3.1-8b-eagle3-dummy-bf16_fa3_fp8_e4m3_exact",
+        "sp-v2/llama-3.1-8b-eagle3-dummy-bf16_fmha_v2_auto_exact",
+        "sp-v2/llama-3.1-8b-eagle3-dummy-bf16_fmha_v2_fp8_e4m3_exact",
+    ]
+    for result in cells.values():
+        assert result["status"] == "ok", result.get("error")
+        assert "--dtype" in result["server"]["argv"] and result["speed"]["points"]
+    by_start = sorted(cells, key=lambda k: cells[k]["timing"]["started_at"])
+    assert [k.split("/")[0] for k in by_start] == ["sp-fa3"] * 2 + ["sp-v2"] * 2 + ["sp-aa"]
+    times = [cells[k]["timing"] for k in by_start]
+    assert all(b["started_at"] >= a["ended_at"] for a, b in pairwise(times))  # alone
+    for kv in ("auto", "fp8_e4m3"):
+        assert (tmp_path / "live" / f"ready-sp-fmha_v2-{kv}.txt").is_file()
+    summary = json.loads((live / "speed-report" / "summary.json").read_text())
+    speed = summary["speed"]
+    shapes = {(e["phase"], e["batch"], e["tokens"]) for e in speed}
+    assert shapes == {("prefill", 1, 1024), ("prefill", 1, 4096), ("prefill", 8, 1024),
+                      ("decode", 2, 512)}  # fmt: skip
+    candidates = {(e["variant"], e["kv_dtype"]) for e in speed if e["ratio"] is not None}
+    assert candidates == {("fmha_v2", "auto"), ("fmha_v2", "fp8_e4m3"), ("fa3_repeat", "auto")}
+    assert all("fa3/" in e["baseline"] for e in speed if e["ratio"] is not None)
