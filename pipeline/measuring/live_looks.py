@@ -52,7 +52,8 @@ def write_live(cell_dir: Path, key: CellKey, eval_name: str, entry: Mapping[str,
     """Set one eval's entry of this cell's live record (the other evals' entries are kept)."""
     data = read_live(cell_dir) or {}
     evals = {**data.get("evals", {}), eval_name: dict(entry)}
-    write_json_atomic(cell_dir / LIVE_FILE, {"cell": dataclasses.asdict(key), "evals": evals})
+    cell = dataclasses.asdict(dataclasses.replace(key, status=RUNNING))
+    write_json_atomic(cell_dir / LIVE_FILE, {"cell": cell, "evals": evals})
 
 
 def eval_entry(folder: Path, eval_name: str) -> Mapping[str, Any] | None:

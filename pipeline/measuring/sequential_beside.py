@@ -148,7 +148,7 @@ def choose_beside(
     while True:
         pool = [*finished_pool(), *running_keys(sweep)]
         choice = choose_baseline(cell, pool, conf.baseline, match)
-        if choice.chosen is not None or not _baseline_coming(sweep, conf.baseline):
+        if choice.chosen is not None or not _baseline_coming(sweep, cell, conf.baseline, match):
             return choice
         if time.monotonic() > deadline:
             waited = f"waited {conf.baseline_wait_s:g} s for a running baseline"
@@ -156,10 +156,14 @@ def choose_beside(
         time.sleep(POLL_S)
 
 
-def _baseline_coming(sweep: Path, baseline: str) -> bool:
-    # A baseline job of this sweep whose cell has not ended: it may still start or register.
+def _baseline_coming(sweep: Path, cell: CellKey, baseline: str, match: Sequence[str]) -> bool:
+    # A baseline job of this sweep that may match (its model and KV dtype, where matched, as
+    # the candidate's) and has not ended: it may still start or register.
     for job in sweep_jobs(sweep):
-        if job.identity.get("variant") != baseline:
+        ident = job.identity
+        if ident.get("variant") != baseline or any(
+            m in match and str(ident.get(m)) != getattr(cell, m) for m in ("model", "kv_dtype")
+        ):
             continue
         if not any(finished(f) for f in sweep.glob(f"{job.num}_*")):
             return True

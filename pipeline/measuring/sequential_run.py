@@ -173,6 +173,11 @@ class Live:
         write_live(self.cell_dir, self.cell, self.eval_name, entry)
 
 
+def repeats_of(records: Sequence[dict[str, Any]]) -> int:
+    """Repeats a side has (1 + its largest repeat index; 0 without records)."""
+    return 1 + max((int(r["repeat"]) for r in records), default=-1)
+
+
 def _candidate_rounds(
     conf: SequentialConf, run: EvalRun, todo: Sequence[Any], kept: list[dict[str, Any]],
     design: SequentialDesign, base_dir: Path, live: Live | None,
@@ -195,9 +200,11 @@ def _candidate_rounds(
         if baseline is None:
             baseline = baseline_records(base_dir, name, (need, conf.baseline_wait_s))
         decision = look([*kept, *sent], baseline, design, look_index)
+        # A baseline beside it that stopped short of this round gives no more pairs.
+        short = live is not None and decision is None and repeats_of(baseline) < need
         if live:
-            live.say("candidate", RUNNING if decision is None else STOPPED, need)
-        if decision is not None:
+            live.say("candidate", RUNNING if decision is None and not short else STOPPED, need)
+        if decision is not None or short:
             break
     return sent, wall, decision, look_index
 

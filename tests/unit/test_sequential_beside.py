@@ -1,3 +1,4 @@
+import dataclasses
 import json
 
 import pytest
@@ -19,6 +20,7 @@ from pipeline.measuring.sequential_beside import (
     still_needed,
     wait_for_repeats,
 )
+from pipeline.measuring.sequential_run import repeats_of
 from pipeline.results.baseline_choice import CellKey
 from pipeline.results.cell_error import CellError
 
@@ -27,6 +29,7 @@ ME = "/s/0_fa3"
 MULTIRUN = (
     "hydra:\n  sweeper:\n    _target_: hydra._internal.core_plugins.basic_sweeper.BasicSweeper\n"
     "    params:\n      backend: fa3,triton\n  overrides:\n    task: []\nbackend:\n  name: fa3\n"
+    "model:\n  name: m\nkv_dtype:\n  name: auto\n"
 )
 
 
@@ -142,3 +145,16 @@ def test_a_candidate_pairs_with_a_running_baseline_or_waits_for_one(tmp_path):
     base = tmp_path / "0_m_fa3_auto_exact"
     write_live(base, key(base), "a", live_entry("baseline", "running", 0))
     assert choose_beside(me, list, tmp_path, conf, match).chosen.folder == str(base)
+
+
+def test_no_wait_for_a_baseline_job_of_another_kv_dtype(tmp_path):
+    (tmp_path / "multirun.yaml").write_text(MULTIRUN)
+    me = dataclasses.replace(key(tmp_path / "1_m_triton_fp8", "triton"), kv_dtype="fp8_e4m3")
+    conf = SequentialConf(baseline_runs="beside", baseline_wait_s=30.0)
+    found = choose_beside(me, list, tmp_path, conf, ["model", "kv_dtype"])  # at once
+    assert found.chosen is None and "waited" not in found.note
+
+
+@pytest.mark.parametrize(("repeats", "expected"), [([], 0), ([0, 1, 0, 1], 2), ([3], 4)])
+def test_repeats_of(repeats, expected):
+    assert repeats_of([{"repeat": r} for r in repeats]) == expected
