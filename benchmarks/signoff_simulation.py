@@ -255,10 +255,13 @@ def _efficiency_row(
         ratio = (f"{used:.1f} vs {res[f].repeats.mean():.1f} repeats (fixed {f.repeats}, "
                  f"release GO {pct(rate(res[f].release, GO))}): {r:.2f}x")  # fmt: skip
         met = "yes" if r <= 0.5 else "**NO**"
-    how = "run all their repeats first" if mode == "first" else "stop with their candidates"
-    baselines = "the baseline" if seq.baselines == 1 else "the baselines"
+    one = seq.baselines == 1
+    how = (("the baseline runs all its" if one else "the baselines run all their")
+           + " repeats first") if mode == "first" else (
+           ("the baseline stops with its" if one else "each baseline stops with its")
+           + " last candidate")  # fmt: skip
     return (f"| repeats per release decision, 8 clean candidates, {layout_name(seq)}, "
-            f"{baselines} {how} (sequential.baseline_runs={mode}): sequential (release GO "
+            f"{how} (sequential.baseline_runs={mode}): sequential (release GO "
             f"{pct(rate(res[seq].release, GO))}) vs the fixed design of at least its power "
             f"| <= 0.5x | {ratio} | | {met} |")  # fmt: skip
 
