@@ -32,12 +32,14 @@ def cells_of(sweep: Path) -> dict[str, dict]:
     return {r["cell"]["variant"]: r for r in found}
 
 
-def report_verdicts(sweep: Path) -> dict[str, str]:
+def report_verdicts(sweep: Path, by: tuple[str, ...] = ("variant",)) -> dict:
+    """The installed report's accuracy verdict per candidate, keyed by its ``by`` fields."""
     proc = subprocess.run([console_script("mtp-eval-report"), str(sweep)], text=True,
                           capture_output=True, timeout=120, check=False)  # fmt: skip
     assert proc.returncode == 1, proc.stdout + proc.stderr  # a NO-GO candidate
     summary = json.loads((sweep / "report" / "summary.json").read_text())
-    return {c["variant"]: k["verdict"] for c in summary["cells"] for k in c["checks"]
+    key = (lambda c: c[by[0]]) if len(by) == 1 else (lambda c: tuple(c[f] for f in by))
+    return {key(c): k["verdict"] for c in summary["cells"] for k in c["checks"]
             if k["kind"] == "accuracy_vs_baseline"}  # fmt: skip
 
 
@@ -77,3 +79,25 @@ def test_cells_run_one_after_the_other_pair_with_a_finished_baseline(tmp_path):
     assert base["n_repeats"] == 16 and "look" not in base["sequential"]
     own = {v: cells[v]["evals"][EVAL]["sequential"]["decision"] for v in ("triton", "fmha_v2")}
     assert report_verdicts(sweep) == own == {"triton": "GO", "fmha_v2": "NO-GO"}
+
+
+def test_a_baseline_per_kv_dtype_each_beside_its_own_candidates(tmp_path):
+    """The release layout's shape: a baseline per KV dtype, all six cells at once; each
+    candidate pairs with the running baseline of its KV dtype (the report's rule)."""
+    sweep = tmp_path / "per-kv"
+    proc = mtp_eval(*SWEEP, "kv_dtype=auto,fp8_e4m3", "hydra/launcher=local",
+                    f"hydra.sweep.dir={sweep}", timeout=280)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = [json.loads(p.read_text()) for p in sweep.glob("*/result.json")]
+    cells = {(r["cell"]["variant"], r["cell"]["kv_dtype"]): r["evals"][EVAL] for r in found}
+    assert len(cells) == 6
+    for kv in ("auto", "fp8_e4m3"):
+        base = cells[("fa3", kv)]
+        cands = [cells[(v, kv)] for v in ("triton", "fmha_v2")]
+        assert {Path(c["sequential"]["baseline_dir"]).name for c in cands} == {
+            f"{0 if kv == 'auto' else 1}_tiny-sim_fa3_{kv}_exact"
+        }
+        assert max(c["n_repeats"] for c in cands) <= base["n_repeats"] < 16
+    own = {k: c["sequential"]["decision"] for k, c in cells.items() if k[0] != "fa3"}
+    assert report_verdicts(sweep, ("variant", "kv_dtype")) == own
+    assert set(own.values()) == {"GO", "NO-GO"}
