@@ -227,7 +227,11 @@ def stopped_no_go(res: dict[Condition, Outcome], seq8: list[Condition]) -> str:
 
 
 def efficiency(res: dict[Condition, Outcome]) -> list[str]:
-    """Sequential repeats per release decision against the fixed design of at least its power."""
+    """Sequential repeats per release decision against the fixed design of at least its power.
+
+    Per layout, with the baselines run first (every baseline all its repeats) and beside their
+    candidates (each stops with its last paired candidate; the verdicts are the same runs').
+    """
     out = []
     for layout in LAYOUTS:
         clean = [c for c in release_conditions()
@@ -235,18 +239,31 @@ def efficiency(res: dict[Condition, Outcome]) -> list[str]:
         seq = next(c for c in clean if c.design)
         power = rate(res[seq].release, GO)[0]
         fixed = [c for c in clean if not c.design and rate(res[c].release, GO)[0] >= power]
-        ratio = "no fixed design here reaches it"
-        if fixed:
-            f = min(fixed, key=lambda c: c.repeats)
-            r = res[seq].repeats.mean() / res[f].repeats.mean()
-            ratio = (f"{res[seq].repeats.mean():.1f} vs {res[f].repeats.mean():.1f} repeats "
-                     f"(fixed {f.repeats}, release GO {pct(rate(res[f].release, GO))}): "
-                     f"{r:.2f}x")  # fmt: skip
-        met = "yes" if fixed and r <= 0.5 else "**NO**"
-        out.append(f"| repeats per release decision, 8 clean candidates, {layout_name(seq)}: "
-                   f"sequential (release GO {pct(rate(res[seq].release, GO))}) vs the fixed "
-                   f"design of at least its power | <= 0.5x | {ratio} | | {met} |")  # fmt: skip
+        f = min(fixed, key=lambda c: c.repeats) if fixed else None
+        for mode in ("first", "beside"):
+            out.append(_efficiency_row(res, seq, f, mode))
     return out
+
+
+def _efficiency_row(
+    res: dict[Condition, Outcome], seq: Condition, f: Condition | None, mode: str
+) -> str:
+    used = (res[seq].repeats if mode == "first" else res[seq].beside).mean()
+    ratio, met = "no fixed design here reaches it", "**NO**"
+    if f is not None:
+        r = used / res[f].repeats.mean()
+        ratio = (f"{used:.1f} vs {res[f].repeats.mean():.1f} repeats (fixed {f.repeats}, "
+                 f"release GO {pct(rate(res[f].release, GO))}): {r:.2f}x")  # fmt: skip
+        met = "yes" if r <= 0.5 else "**NO**"
+    one = seq.baselines == 1
+    how = (("the baseline runs all its" if one else "the baselines run all their")
+           + " repeats first") if mode == "first" else (
+           ("the baseline stops with its" if one else "each baseline stops with its")
+           + " last candidate")  # fmt: skip
+    return (f"| repeats per release decision, 8 clean candidates, {layout_name(seq)}, "
+            f"{how} (sequential.baseline_runs={mode}): sequential (release GO "
+            f"{pct(rate(res[seq].release, GO))}) vs the fixed design of at least its power "
+            f"| <= 0.5x | {ratio} | | {met} |")  # fmt: skip
 
 
 def options(doc: str, out: Path) -> argparse.Namespace:
@@ -295,8 +312,13 @@ def main() -> None:
         f"- Designs: fixed K repeats (paired t on question means, the SE read where each null "
         f"holds: pipeline/stats/null_variance.py); anytime: the default sequential design "
         f"(pipeline/stats/anytime.py), betting e-processes on the paired difference, a look "
-        f"after every {SEQ.repeats_per_round} repeats, planned to {SEQ.max_repeats} (the "
-        f"baseline runs all {SEQ.max_repeats} first); valid wherever it stops and if extended. "
+        f"after every {SEQ.repeats_per_round} repeats, planned to {SEQ.max_repeats}; valid "
+        "wherever it stops and if extended. Its baselines either run all "
+        f"{SEQ.max_repeats} first (sequential.baseline_runs=first) or beside their candidates, "
+        "each stopping on the round its last paired candidate stopped at (beside, "
+        "pipeline/measuring/sequential_beside.py: the same runs, the same verdicts; only the "
+        "baselines' repeats differ, and the release table and per-cell rows count them run "
+        "first). "
         "GO is read at alpha per cell, NO-GO at alpha / (candidates) at every look and in the "
         "report alike (Bonferroni over the family, fixed before the first look). A cell's "
         "NO-GO alpha is split between its two NO-GO checks (pipeline/stats/nogo_split.py, every "

@@ -101,6 +101,9 @@ class Outcome:
     ``alone`` is the first candidate's verdict on its own: where a sequential one stopped (or
     GO / NO-GO / INCONCLUSIVE at alpha, fixed design), before any correction across cells.
     ``broke``: the report's broken-prompt check of the first candidate FAILed (the check alone).
+    ``repeats`` counts every baseline at all its repeats (``sequential.baseline_runs=first``);
+    ``beside`` each at the repeats its last paired candidate stopped at (``beside``: the
+    baseline stops on the round its candidates' last look needed; the verdicts are the same).
     """
 
     first: np.ndarray
@@ -108,6 +111,7 @@ class Outcome:
     repeats: np.ndarray
     alone: np.ndarray
     broke: np.ndarray
+    beside: np.ndarray
 
 
 def _outcomes(rng: np.random.Generator, errors: np.random.Generator, p: np.ndarray,
@@ -168,7 +172,7 @@ def run_condition(
     for start in range(0, reps, block):
         b = min(block, reps - start)
         parts.append(_block(c, b, p, probs, (rng, errors), margin, alpha))
-    return Outcome(*(np.concatenate([x[i] for x in parts]) for i in range(5)))
+    return Outcome(*(np.concatenate([x[i] for x in parts]) for i in range(6)))
 
 
 Rngs = tuple[np.random.Generator, np.random.Generator]
@@ -208,8 +212,13 @@ def _block(
     mean, broken = nogo_shares(c.design.broken_share) if c.design else nogo_shares()
     p_nogo, p_br = on_family_scale(p_nogo, mean), on_family_scale(p_br, broken)
     cell, release, broke = _report(p_go, p_nogo, p_br, level, alpha, split)
-    # The baseline runs all its repeats; each candidate the repeats its stopping rule used.
-    return cell[:, 0], release, used.sum(axis=1) + k_max * c.baselines, alone[:, 0], broke[:, 0]
+    # Baselines first: each runs all its repeats; each candidate the repeats its rule used.
+    # Beside: a baseline stops with the last candidate paired with it (pipeline/measuring/
+    # sequential_beside.py; a fixed design's candidates all use k_max, so it is the same).
+    first = used.sum(axis=1) + k_max * c.baselines
+    per_base = used.reshape(len(used), c.baselines, c.candidates // c.baselines).max(axis=-1)
+    beside = used.sum(axis=1) + per_base.sum(axis=1)
+    return cell[:, 0], release, first, alone[:, 0], broke[:, 0], beside
 
 
 def _sequential(

@@ -142,6 +142,12 @@ class SequentialConf:
     # The conf/tolerance policy whose `match` list the looks pair by: the one mtp-eval-report
     # will judge with (--tolerance), so a cell never stops against another baseline than that.
     tolerance: str = "default"
+    # first: a baseline runs every repeat and candidates pair with it once it has finished.
+    # beside: cells run at once (hydra/launcher=local or slurm); a candidate pairs with its running
+    # baseline round by round, and the baseline stops once every candidate paired with it has
+    # (pipeline/measuring/sequential_beside.py). With the basic launcher it runs as `first` does.
+    baseline_runs: str = "first"
+    baseline_wait_s: float = 1800.0  # the longest a candidate waits for its baseline's round
 
 
 @dataclass

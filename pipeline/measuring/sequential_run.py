@@ -1,37 +1,33 @@
 """Sequential early stopping inside a cell: repeats in rounds, a look after each.
 
-The baseline variant's cell runs all ``max_repeats`` first (list it first in the sweep). A
-candidate cell finds its baseline among the cells next to its own (or under
-``sequential.baseline_dir``) by the rule the report pairs with (``pipeline.results
-.baseline_choice``: same GPU, layout and match list, exact-softmax fallback), runs its repeats
-in rounds and after each round pairs its samples with the baseline's by (question, repeat) and asks
-``look`` (the report's own decision on those pairs): GO or NO-GO stops the eval, None runs the
-next round. The default design (``statistic: eprocess``, ``pipeline.stats.anytime``) is
-anytime-valid: its error rates stay at ``alpha`` however often it looks, wherever it stops, and
-when a later run with a larger ``max_repeats`` extends it. Cells written with the
+A candidate cell finds its baseline (``baseline_lookup``: the rule the report pairs with), runs
+its repeats in rounds and after each round pairs its samples with the baseline's by (question,
+repeat) and asks ``look`` (the report's own decision on those pairs): GO or NO-GO stops the
+eval, None runs the next round. With ``sequential.baseline_runs=first`` the baseline variant's
+cell runs all ``max_repeats`` first (list it first in the sweep) and candidates pair with it
+once it has finished; with ``beside`` it runs in rounds beside its candidates and stops once
+every candidate paired with it has stopped (``sequential_beside``, which says why every
+verdict stays valid). The default design (``statistic: eprocess``, ``pipeline.stats.anytime``)
+is anytime-valid: its error rates stay at ``alpha`` however often it looks, wherever it stops,
+and when a later run with a larger ``max_repeats`` extends it. Cells written with the
 group-sequential design (``sequential.statistic=group_sequential``, written as ``null``;
-``observed`` in the oldest cells) spend alpha over a fixed number of
-looks instead. Without a baseline folder the cell runs every repeat (the fixed design) and says
-why.
+``observed`` in the oldest cells) spend alpha over a fixed number of looks instead. Without a
+baseline the cell runs every repeat (the fixed design) and says why.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pipeline.config.schema import SequentialConf
-from pipeline.results.baseline_choice import (
-    BaselineChoice,
-    CellKey,
-    choose_baseline,
-    key_of_result,
-)
-from pipeline.results.cell_paths import RESULT_FILE, samples_path
+from pipeline.measuring.baseline_lookup import baseline_records, family_size, find_baseline
+from pipeline.measuring.live_looks import DONE, RUNNING, STOPPED, live_entry, write_live
+from pipeline.measuring.sequential_beside import baseline_goes_on, checked_mode, wait_for_looks
+from pipeline.results.baseline_choice import CellKey
 from pipeline.results.eval_block import DESIGN_KEYS, SequentialBlock
-from pipeline.results.store import read_result
 
 if TYPE_CHECKING:  # scipy.stats/optimize cost a second of import: loaded only when used
     from pipeline.measuring.evaluation import EvalRun
@@ -39,6 +35,7 @@ if TYPE_CHECKING:  # scipy.stats/optimize cost a second of import: loaded only w
 
 P = TypeVar("P")
 NO_BASELINE = "no baseline cell found: fixed design, all repeats"
+BASELINE_STOPPED = "stopped: every candidate paired with it had stopped"
 
 
 def design_of(conf: SequentialConf, family: int = 1) -> SequentialDesign:
@@ -114,68 +111,6 @@ def look(
     return found if found in ("GO", "NO-GO") else None
 
 
-def family_size(cell_dir: Path, conf: SequentialConf, evals: int) -> int:
-    """Candidates x evals whose NO-GO alarms share alpha: from the sweep's ``multirun.yaml``.
-
-    Every job of the sweep whose variant is not ``conf.baseline`` is a candidate; without a
-    readable ``multirun.yaml`` (a single run) the cell is a family of its own evals.
-    """
-    from pipeline.report.expected import expected_jobs
-
-    path = cell_dir.parent / "multirun.yaml"
-    try:
-        jobs, _ = expected_jobs(path) if path.exists() else ([], None)
-    except ValueError:
-        jobs = []
-    candidates = sum(1 for j in jobs if j.identity.get("variant") != conf.baseline)
-    return max(1, candidates) * max(1, evals)
-
-
-def _cell_folders(folder: Path) -> list[Path]:
-    """``folder`` when it is a cell, else the cell folders right under it."""
-    if (folder / RESULT_FILE).is_file():
-        return [folder]
-    return sorted(p.parent for p in folder.glob(f"*/{RESULT_FILE}"))
-
-
-def baseline_pool(cell_dir: Path, conf: SequentialConf) -> list[CellKey]:
-    """The cells a candidate may pair with, unreadable ones left out.
-
-    Those of ``sequential.baseline_dir`` when set (a cell or a sweep folder), else the other
-    cells of its own sweep.
-    """
-    folders = _cell_folders(Path(conf.baseline_dir) if conf.baseline_dir else cell_dir.parent)
-    pool = []
-    for folder in folders:
-        try:
-            other = read_result(folder)
-        except (OSError, ValueError):
-            continue
-        if other is not None and folder != cell_dir:
-            pool.append(key_of_result(other, folder))
-    return pool
-
-
-def find_baseline(cell_dir: Path, me: CellKey, conf: SequentialConf) -> BaselineChoice:
-    """The finished baseline cell of this cell, by the report's own rule and match list.
-
-    The rule is ``pipeline.results.baseline_choice``; the match list is the policy
-    ``sequential.tolerance``'s, the one ``mtp-eval-report`` judges with by default.
-    """
-    from pipeline.report.tolerance import load_tolerance
-
-    match = load_tolerance(conf.tolerance, conf.baseline).match
-    return choose_baseline(me, baseline_pool(cell_dir, conf), conf.baseline, match)
-
-
-def baseline_records(baseline_dir: Path, eval_name: str) -> list[dict[str, Any]]:
-    """The baseline cell's sample lines of one eval (empty when it has none)."""
-    path = samples_path(baseline_dir, eval_name)
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
-
-
 def run_sequential(
     conf: SequentialConf,
     run: EvalRun,
@@ -189,6 +124,8 @@ def run_sequential(
 
     The baseline's samples are those of the eval of the same name (``run.ev.name``). ``evals``
     (the cell's evals) times the sweep's candidates is the family NO-GO's alpha is split over.
+    With ``baseline_runs=beside`` the baseline runs in rounds too and each cell keeps its live
+    record (``sequential_beside``).
 
     Returns:
         The records sent now, the wall time, and the eval block's ``sequential``: the design, the
@@ -196,27 +133,106 @@ def run_sequential(
     """
     from pipeline.measuring.evaluation import run_eval
 
+    beside = checked_mode(conf) == "beside"
     is_baseline = cell.variant == conf.baseline
     design = design_of(conf, 1 if is_baseline else family_size(cell_dir, conf, evals))
     # A design key left unset (None) is not written: such cells read as the older ones did.
     fields = {k: getattr(design, k) for k in DESIGN_KEYS if getattr(design, k) is not None}
-    choice = None if is_baseline else find_baseline(cell_dir, cell, conf)
+    if is_baseline and beside:
+        return _baseline_rounds(conf, run, todo, design, cell_dir, cell, fields)
+    choice = None if is_baseline else find_baseline(cell_dir, cell, conf, beside)
     if choice is None or choice.chosen is None:
+        if beside and choice is not None:  # no baseline waits for this candidate
+            write_live(cell_dir, cell, run.ev.name, live_entry("candidate", DONE, 0))
         role = "baseline" if choice is None else f"{NO_BASELINE} ({choice.note})"
         new, wall = run_eval(run, list(todo)) if todo else ([], 0.0)
         return new, wall, SequentialBlock(role, design=fields)
     base_dir = Path(choice.chosen.folder)
-    baseline = baseline_records(base_dir, run.ev.name)
+    live = Live(cell_dir, cell, run.ev.name, str(base_dir)) if beside else None
+    sent, wall, decision, look_index = _candidate_rounds(
+        conf, run, todo, kept, design, base_dir, live
+    )
+    block = SequentialBlock(
+        "candidate", look_index, decision or "undecided", fields, baseline_dir=str(base_dir)
+    )
+    return sent, wall, block
+
+
+@dataclass(frozen=True)
+class Live:
+    """Where a cell running beside its baseline keeps its live record, and of which eval."""
+
+    cell_dir: Path
+    cell: CellKey
+    eval_name: str
+    baseline_dir: str | None = None
+
+    def say(self, role: str, state: str, repeats: int) -> None:
+        """Rewrite this eval's entry of the record."""
+        entry = live_entry(role, state, repeats, self.baseline_dir)
+        write_live(self.cell_dir, self.cell, self.eval_name, entry)
+
+
+def repeats_of(records: Sequence[dict[str, Any]]) -> int:
+    """Repeats a side has (1 + its largest repeat index; 0 without records)."""
+    return 1 + max((int(r["repeat"]) for r in records), default=-1)
+
+
+def _candidate_rounds(
+    conf: SequentialConf, run: EvalRun, todo: Sequence[Any], kept: list[dict[str, Any]],
+    design: SequentialDesign, base_dir: Path, live: Live | None,
+) -> tuple[list[dict[str, Any]], float, str | None, int]:  # fmt: skip
+    """A candidate's rounds and looks; ``live``: its baseline runs beside it, read per round."""
+    from pipeline.measuring.evaluation import run_eval
+
+    name = run.ev.name
+    finished_base = None if live else baseline_records(base_dir, name)
+    if live:
+        live.say("candidate", RUNNING, 0)
     sent: list[dict[str, Any]] = []
     wall, decision, look_index = 0.0, None, 0
     for look_index, group in enumerate(rounds(todo, lambda p: p.repeat, design), start=1):
         if group:
             new, took = run_eval(run, group)
             sent, wall = sent + new, wall + took
+        need = design.max_repeats if look_index == design.n_looks else design.repeats_at(look_index)
+        baseline = finished_base
+        if baseline is None:
+            baseline = baseline_records(base_dir, name, (need, conf.baseline_wait_s))
         decision = look([*kept, *sent], baseline, design, look_index)
-        if decision is not None:
+        # A baseline beside it that stopped short of this round gives no more pairs.
+        short = live is not None and decision is None and repeats_of(baseline) < need
+        if live:
+            live.say("candidate", RUNNING if decision is None and not short else STOPPED, need)
+        if decision is not None or short:
             break
-    block = SequentialBlock(
-        "candidate", look_index, decision or "undecided", fields, baseline_dir=str(base_dir)
-    )
-    return sent, wall, block
+    return sent, wall, decision, look_index
+
+
+def _baseline_rounds(
+    conf: SequentialConf, run: EvalRun, todo: Sequence[Any], design: SequentialDesign,
+    cell_dir: Path, cell: CellKey, fields: dict[str, Any],
+) -> tuple[list[dict[str, Any]], float, SequentialBlock]:  # fmt: skip
+    """A baseline beside its candidates: rounds until none of them needs more (or the last)."""
+    from pipeline.measuring.evaluation import run_eval
+
+    live = Live(cell_dir, cell, run.ev.name)
+    live.say("baseline", RUNNING, 0)
+    groups = rounds(todo, lambda p: p.repeat, design)
+    sent: list[dict[str, Any]] = []
+    wall = 0.0
+    for j, group in enumerate(groups, start=1):
+        if group:
+            new, took = run_eval(run, group)
+            sent, wall = sent + new, wall + took
+        if j == len(groups):
+            break
+        live.say("baseline", RUNNING, design.repeats_at(j))
+        wait_for_looks(
+            cell_dir, conf.baseline, run.ev.name, design.repeats_at(j), conf.baseline_wait_s
+        )
+        if not baseline_goes_on(cell_dir, conf.baseline, run.ev.name):
+            live.say("baseline", STOPPED, design.repeats_at(j))
+            return sent, wall, SequentialBlock("baseline", j, BASELINE_STOPPED, fields)
+    live.say("baseline", DONE, design.max_repeats)
+    return sent, wall, SequentialBlock("baseline", design=fields)

@@ -47,3 +47,13 @@ def test_errors_on_wrong_answers_buy_no_go():
 def test_the_real_layout_concludes_sequentially():
     c = Condition(candidates=8, design=SEQ, baselines=4)
     assert rate(run_condition(c, 100, seed=5).release, GO)[0] >= 0.9
+
+
+def test_baselines_beside_their_candidates_cost_only_their_last_candidates_repeats():
+    anytime = SequentialDesign(32, 2, 0.05, 0.02, statistic="eprocess", broken_share=0.2)
+    seq = run_condition(Condition(candidates=8, design=anytime, baselines=4), 40, seed=6)
+    # The same runs: each of the 4 baselines at its last paired candidate's stop, not all 32.
+    saved = seq.repeats - seq.beside
+    assert (saved >= 0).all() and (saved <= 4 * 30).all() and saved.mean() > 4 * 8
+    fixed = run_condition(Condition(candidates=8, repeats=16, baselines=4), 40, seed=6)
+    assert (fixed.beside == fixed.repeats).all() and (fixed.repeats == 12 * 16).all()

@@ -1,0 +1,103 @@
+"""A baseline that runs beside its candidates (``sequential.baseline_runs=beside``): real cells
+through the installed ``mtp-eval`` on the simulated server, all at once under submitit's local
+launcher, then the installed ``mtp-eval-report``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.cells import processes_mentioning
+from tests.helpers.proxied import console_script, mtp_eval
+
+pytestmark = pytest.mark.integration
+
+# fa3 the baseline; triton answers as it does (GO after a few rounds), fmha_v2 20 points worse
+# (NO-GO at once). 16 repeats planned in rounds of 2.
+SWEEP = (
+    "-m", "backend=fa3,triton,fmha_v2", "sequential.enabled=true",
+    "sequential.baseline_runs=beside", "sequential.max_repeats=16",
+    "sequential.repeats_per_round=2", "client.progress=false",
+    "server.simulated.startup_delay_s=0.1",
+    "server.simulated.effects=[{match:{prefill_attention_backend:trtllm_mha},accuracy_delta:-0.2}]",
+)  # fmt: skip
+EVAL = "mcq_sample"
+
+
+def cells_of(sweep: Path) -> dict[str, dict]:
+    found = [json.loads(p.read_text()) for p in sweep.glob("*/result.json")]
+    return {r["cell"]["variant"]: r for r in found}
+
+
+def report_verdicts(sweep: Path, by: tuple[str, ...] = ("variant",)) -> dict:
+    """The installed report's accuracy verdict per candidate, keyed by its ``by`` fields."""
+    proc = subprocess.run([console_script("mtp-eval-report"), str(sweep)], text=True,
+                          capture_output=True, timeout=120, check=False)  # fmt: skip
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # a NO-GO candidate
+    summary = json.loads((sweep / "report" / "summary.json").read_text())
+    key = (lambda c: c[by[0]]) if len(by) == 1 else (lambda c: tuple(c[f] for f in by))
+    return {key(c): k["verdict"] for c in summary["cells"] for k in c["checks"]
+            if k["kind"] == "accuracy_vs_baseline"}  # fmt: skip
+
+
+def test_the_baseline_stops_once_its_candidates_stopped(tmp_path):
+    sweep = tmp_path / "beside"
+    proc = mtp_eval(*SWEEP, "hydra/launcher=local", f"hydra.sweep.dir={sweep}", timeout=280)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (sweep / ".submitit").is_dir()  # the cells really ran as parallel submitit jobs
+    cells = cells_of(sweep)
+    base, same, worse = (cells[v]["evals"][EVAL] for v in ("fa3", "triton", "fmha_v2"))
+    assert worse["sequential"]["decision"] == "NO-GO" and same["sequential"]["decision"] == "GO"
+    # The worse one stopped first; the baseline went on for the other, then stopped on the
+    # round its last look needed (never more than one round ahead of its candidates' looks).
+    assert worse["n_repeats"] < same["n_repeats"] <= base["n_repeats"] < 16
+    assert base["n_repeats"] <= same["n_repeats"] + 2
+    assert base["sequential"]["role"] == "baseline"
+    assert base["sequential"]["look"] * 2 == base["n_repeats"]
+    for cand in (same, worse):
+        assert cand["sequential"]["baseline_dir"] == str(sweep / "0_tiny-sim_fa3_auto_exact")
+    live = json.loads((sweep / "0_tiny-sim_fa3_auto_exact" / "sequential_live.json").read_text())
+    assert live["evals"][EVAL] == {"role": "baseline", "state": "stopped",
+                                   "repeats": base["n_repeats"]}  # fmt: skip
+    # The report, pairing by its own rule on what is on disk, decides as the looks did.
+    own = {v: cells[v]["evals"][EVAL]["sequential"]["decision"] for v in ("triton", "fmha_v2")}
+    assert report_verdicts(sweep) == own == {"triton": "GO", "fmha_v2": "NO-GO"}
+    assert processes_mentioning(str(sweep)) == []
+
+
+def test_cells_run_one_after_the_other_pair_with_a_finished_baseline(tmp_path):
+    """Hydra's basic launcher runs the baseline (listed first) alone: no candidate has started,
+    so it runs every repeat and the candidates pair with it once it has ended, as before."""
+    sweep = tmp_path / "serial"
+    proc = mtp_eval(*SWEEP, f"hydra.sweep.dir={sweep}", timeout=280)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cells = cells_of(sweep)
+    base = cells["fa3"]["evals"][EVAL]
+    assert base["n_repeats"] == 16 and "look" not in base["sequential"]
+    own = {v: cells[v]["evals"][EVAL]["sequential"]["decision"] for v in ("triton", "fmha_v2")}
+    assert report_verdicts(sweep) == own == {"triton": "GO", "fmha_v2": "NO-GO"}
+
+
+def test_a_baseline_per_kv_dtype_each_beside_its_own_candidates(tmp_path):
+    """The release layout's shape: a baseline per KV dtype, all six cells at once; each
+    candidate pairs with the running baseline of its KV dtype (the report's rule)."""
+    sweep = tmp_path / "per-kv"
+    proc = mtp_eval(*SWEEP, "kv_dtype=auto,fp8_e4m3", "hydra/launcher=local",
+                    f"hydra.sweep.dir={sweep}", timeout=280)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    found = [json.loads(p.read_text()) for p in sweep.glob("*/result.json")]
+    cells = {(r["cell"]["variant"], r["cell"]["kv_dtype"]): r["evals"][EVAL] for r in found}
+    assert len(cells) == 6
+    for kv in ("auto", "fp8_e4m3"):
+        base = cells[("fa3", kv)]
+        cands = [cells[(v, kv)] for v in ("triton", "fmha_v2")]
+        assert {Path(c["sequential"]["baseline_dir"]).name for c in cands} == {
+            f"{0 if kv == 'auto' else 1}_tiny-sim_fa3_{kv}_exact"
+        }
+        assert max(c["n_repeats"] for c in cands) <= base["n_repeats"] < 16
+    own = {k: c["sequential"]["decision"] for k, c in cells.items() if k[0] != "fa3"}
+    assert report_verdicts(sweep, ("variant", "kv_dtype")) == own
+    assert set(own.values()) == {"GO", "NO-GO"}
