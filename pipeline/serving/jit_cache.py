@@ -74,8 +74,15 @@ class CacheUse:
 
     @property
     def warm(self) -> bool:
-        """Whether the server started with compiled kernels there (some of them may be new)."""
-        return self.files_before > 0
+        """Whether every kernel the server needed was cached: files there, and none compiled.
+
+        Files alone do not say it: in a folder another server is filling, or holding another
+        variant's kernels, a server still compiles its own (the H200's shape cells found 2 and
+        1,095 files there and compiled 1,082 and 905 more, 2026-12-01). A dry run, which starts
+        nothing, is warm when the folder has files.
+        """
+        compiled = self.files_after is not None and self.files_after > self.files_before
+        return self.files_before > 0 and not compiled
 
     def to_json(self) -> JitCacheJson:
         """The result.json block; ``new_files``: what this cell compiled (None: not started)."""

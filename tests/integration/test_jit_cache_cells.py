@@ -46,6 +46,7 @@ def test_two_cells_share_one_folder_and_the_second_starts_warm(tmp_path, fast_si
     other = cell(tmp_path, "fmha_v2", cache, fast_sim, "backend=fmha_v2")
     assert other["server"]["jit_cache"]["files_before"] == 3
     assert other["server"]["jit_cache"]["new_files"] == 3  # another configuration compiles
+    assert other["server"]["jit_cache"]["warm"] is False  # so it did not start warm
     # Where kernels are cached changes no answer: the same draws as without a cache folder.
     plain_dir = tmp_path / "plain"
     assert run_cell(compose_conf([*fast_sim, "backend=fa3"]), plain_dir).status == "ok"

@@ -63,6 +63,8 @@ def test_count_files_walks_the_folder(tmp_path):
                                "new_files": 5}),
         (CacheUse("/c", 5, 5), {"dir": "/c", "warm": True, "files_before": 5, "files_after": 5,
                                "new_files": 0}),
+        (CacheUse("/c", 5, 9), {"dir": "/c", "warm": False, "files_before": 5, "files_after": 9,
+                               "new_files": 4}),  # another variant's kernels: it compiled its own
         (CacheUse("/c", 5), {"dir": "/c", "warm": True, "files_before": 5, "files_after": None,
                             "new_files": None}),  # a dry run starts nothing
     ],
