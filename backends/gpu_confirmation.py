@@ -1,14 +1,16 @@
 """A GPU the server cannot confirm, and the kernel choices that rest on it (pure).
 
 SGLang's ``/server_info`` reports ``device: cuda`` and no GPU name or compute capability, so the
-GPU of a cell is known only where this host detected it and started the server on it. Elsewhere
-(``server=external``, or a ``gpu=...`` that names a part) it is what the config says: the GPU
-and each phase whose kernel would differ on another GPU family are *unverified*, listed and
-shown as the other unverified settings are.
+GPU of a cell is known only where this host detected it and started the server on it (a
+``gpu=...`` that names a part is then held to the GPU found here: ``held_to_host``). Elsewhere
+(``server=external``, or a host that finds no GPU) it is what the config says: the GPU and each
+phase whose kernel would differ on another GPU family are *unverified*, listed and shown as the
+other unverified settings are.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 
 from backends.gpu import FAMILIES, GpuInfo
@@ -56,3 +58,34 @@ def unconfirmed_reason(mismatch: Mismatch) -> str | None:
     if mismatch.key.startswith(RUNS_PREFIX):
         return "the kernel chosen for the GPU gpu=... names, which the server does not confirm"
     return None
+
+
+def held_to_host(planned: GpuInfo, host: GpuInfo) -> GpuInfo:
+    """A ``gpu=...`` set by hand, on the host that starts the server: held to the GPU found there.
+
+    Args:
+        planned: the GPU the config names (source ``config``).
+        host: what this host detected (source ``none`` where it found nothing).
+
+    Returns:
+        ``planned`` with the host's confirmation in its source (``config+nvidia-smi``), so the
+        cell's GPU is verified; ``planned`` as it is when the host found no GPU.
+
+    Raises:
+        ValueError: the host's GPU is of another family: its kernels and pre-flight rules are
+            not the ones planned.
+    """
+    if host.source == "none":
+        return planned
+    if host.family != planned.family:
+        raise ValueError(
+            f"gpu: the config plans for {planned.name} ({planned.family}), but this host, which "
+            f"starts the server, has {host.name} ({host.family}): set gpu=auto to plan for it, "
+            "or the gpu=... of this host (conf/gpu/); dry_run=true plans for any GPU"
+        )
+    return dataclasses.replace(planned, source=f"{planned.source}+{host.source}")
+
+
+def detected_here(gpu: GpuInfo) -> bool:
+    """Whether this host detected the GPU, or confirmed the one the config names."""
+    return gpu.source.rsplit("+", 1)[-1] in ("nvidia-smi", "torch")

@@ -126,7 +126,7 @@ def _run(
     conf: RootConf, cell: CellPlan, cell_dir: Path, result: ResultDraft, job_num: int, clock: float
 ) -> None:
     cell_dir.mkdir(parents=True, exist_ok=True)
-    gpu = plan_gpu(conf.gpu, cell.server, conf.client.api_key)
+    gpu = plan_gpu(conf.gpu, cell.server, conf.client.api_key, conf.dry_run)
     version = sglang_version(cell.server, conf.client.api_key)
     options = _options(conf, cell.server)
     spec = CellSpec(

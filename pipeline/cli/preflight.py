@@ -32,8 +32,9 @@ from pipeline.serving.sglang_release import sglang_version
 
 PREFLIGHT_REFUSED = 2  # as a value out of range: nothing started
 # The config roots the host checks read: jobs that differ only elsewhere (backend, kv_dtype,
-# skip_softmax, model) share the GPU, the SGLang release and the datasets, so compose once.
-HOST_ROOTS = frozenset({"gpu", "server", "evals", "client", "experiment"})
+# skip_softmax, model) share the GPU, the SGLang release and the datasets, so compose once
+# (dry_run: a dry run plans for a GPU this host does not have).
+HOST_ROOTS = frozenset({"gpu", "server", "evals", "client", "experiment", "dry_run"})
 # What a cell's own pre-server steps raise for a problem the user can fix; anything else is a
 # bug and is left to the cell, which records it with its traceback.
 _FIXABLE = (CellError, ServerApiError, DatasetError, ValueError)
@@ -63,7 +64,7 @@ def cell_problems(conf: RootConf, loaded: dict[str, str | None] | None = None) -
         problems = [str(err)]
     server, api_key = ServerPlan.of(conf.server), conf.client.api_key
     checks: list[Check] = [
-        lambda: plan_gpu(conf.gpu, server, api_key),
+        lambda: plan_gpu(conf.gpu, server, api_key, conf.dry_run),
         lambda: sglang_version(server, api_key),
     ]
     problems += [p for p in map(_failure, checks) if p is not None]

@@ -17,7 +17,12 @@ from typing import Any
 
 from backends.backend_conf import GpuConf, ModelConf
 from backends.gpu import GpuInfo, detect_gpu
-from backends.gpu_confirmation import unconfirmed_gpu, unconfirmed_reason
+from backends.gpu_confirmation import (
+    detected_here,
+    held_to_host,
+    unconfirmed_gpu,
+    unconfirmed_reason,
+)
 from backends.launch import LaunchPlan
 from backends.server_info import ServerInfo
 from backends.verify import (
@@ -55,12 +60,18 @@ class CheckPlan:
     dry_run: bool
 
 
-def plan_gpu(asked: GpuConf, server: ServerPlan, api_key: str | None) -> GpuInfo:
+def plan_gpu(
+    asked: GpuConf, server: ServerPlan, api_key: str | None, dry_run: bool = False
+) -> GpuInfo:
     """The GPU to plan the cell for: this host's, the simulated one, or the one set in ``gpu``.
+
+    A ``gpu=...`` set by hand for a server this host starts is held to the GPU found here (a dry
+    run plans for any GPU: it starts nothing).
 
     Raises:
         CellError: ``gpu=auto`` where this host's GPU is not the server's (``server=external``),
-            or where no NVIDIA GPU is found for a server this host starts.
+            where no NVIDIA GPU is found for a server this host starts, or where the one found
+            is of another family than ``gpu=...`` names.
     """
     gpu = detect_gpu(asked)
     kind = server.kind
@@ -78,6 +89,11 @@ def plan_gpu(asked: GpuConf, server: ServerPlan, api_key: str | None) -> GpuInfo
             "no NVIDIA GPU detected here; set gpu=... to plan for one (e.g. gpu=h200; conf/gpu/ "
             "lists the parts)",
         )
+    if kind.gpu_here and not asked.detect and not dry_run:
+        try:
+            return held_to_host(gpu, detect_gpu(dataclasses.replace(asked, detect=True)))
+        except ValueError as err:
+            raise CellError("config", str(err)) from err
     return gpu
 
 
@@ -161,7 +177,7 @@ def gpu_confirmed(asked: GpuConf, server: ServerPlan, gpu: GpuInfo) -> bool:
     kind = server.kind
     if kind.simulated:
         return asked.detect
-    return kind.gpu_here and gpu.source in ("nvidia-smi", "torch")
+    return kind.gpu_here and detected_here(gpu)
 
 
 def _apply(server: ServerPlan, found: list[Mismatch], result: ResultDraft) -> None:

@@ -7,6 +7,7 @@ settings.
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -134,3 +135,29 @@ def test_a_sweep_with_one_cell_that_ran_exits_0(tmp_path, fast_sim):
     assert run.returncode == 0, _said(run)
     statuses = sorted(result_of(p.parent).status for p in tmp_path.rglob("result.json"))
     assert statuses == ["planned", "unsupported"], statuses
+
+
+def _stand_in_nvidia_smi(folder: Path, line: str) -> dict[str, str]:
+    """PATH with an ``nvidia-smi`` that reports one GPU (the real one cannot run here)."""
+    folder.mkdir()
+    script = folder / "nvidia-smi"
+    script.write_text(f"#!/bin/sh\necho '{line}'\n")
+    script.chmod(0o755)
+    return {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+
+
+def test_a_gpu_named_by_hand_is_held_to_the_hosts_own(tmp_path, fast_sim):
+    # gpu=h200 on a B200 host planned SM90 kernels and rules for SM100 without a word.
+    env = _stand_in_nvidia_smi(tmp_path / "bin", "NVIDIA B200, 10.0, 580.65.06, 183359")
+    args = ["-m", "server=sglang", "server.sglang_version=0.5.23", "gpu=h200",
+            "backend=fa3,fmha_v2", *QUICK, f"hydra.sweep.dir={tmp_path / 's'}"]  # fmt: skip
+    run = subprocess.run([console_script("mtp-eval"), *args], capture_output=True, text=True,
+                         timeout=600, check=False, cwd=tmp_path, env=env)  # fmt: skip
+    said = run.stdout + run.stderr
+    assert run.returncode == 2, said[-3000:]
+    assert said.count("but this host, which starts the server, has NVIDIA B200 (SM100)") == 1
+    assert not list(tmp_path.rglob("result.json"))  # refused before the first cell
+    planned = subprocess.run([console_script("mtp-eval"), *args, "dry_run=true"],
+                             capture_output=True, text=True, timeout=600, check=False,
+                             cwd=tmp_path, env=env)  # fmt: skip
+    assert planned.returncode == 0, (planned.stdout + planned.stderr)[-3000:]  # a plan for any GPU
