@@ -6,37 +6,24 @@ HF-measured skipped shares), against ``LIVE_SERVER=simulated`` with two repeats 
 """
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from pipeline.report.export import read_summary
 from tests.helpers.cells import REPO
+from tests.helpers.live_plan import run_live_plan
 
 pytestmark = pytest.mark.slow
 
-SCRIPT = REPO / "benchmarks" / "live_h200" / "live_signoff.sh"
 CHECKS = Path("benchmarks") / "results" / "live-h200" / "signoff" / "checks"
 
 
 def test_the_frontier_phase_runs_every_factor_with_speed_and_reports_the_frontier(tmp_path):
     repo, live = tmp_path / "repo", tmp_path / "live"
     shutil.copytree(REPO / CHECKS, repo / CHECKS)  # what the tick's copy of the repo holds
-    live.mkdir()  # the tick makes it before any phase
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",  # python3
-        "LIVE": str(live), "MTP_REPO": str(repo), "LIVE_PLAN": "frontier",
-        "LIVE_SERVER": "simulated", "LIVE_SGLANG": "0.5.23", "LIVE_REPEATS": "2",
-    }  # fmt: skip
-    run = subprocess.run(
-        ["bash", str(SCRIPT), "phase_frontier"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False,
-    )  # fmt: skip
+    run = run_live_plan(tmp_path, "frontier", ["phase_frontier"], 900, LIVE_REPEATS="2")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     out = repo / "outputs" / "live"
     cells = sorted(out.glob("frontier-*/*/result.json"))

@@ -6,37 +6,19 @@ speed entry per variant, KV dtype and shape, each candidate with its ratio to fa
 """
 
 import json
-import os
-import subprocess
-import sys
 from itertools import pairwise
-from pathlib import Path
 
 import pytest
 
-from tests.helpers.cells import REPO
+from tests.helpers.live_plan import run_live_plan
 
 pytestmark = pytest.mark.slow
 
-SCRIPT = REPO / "benchmarks" / "live_h200" / "live_signoff.sh"
-
 
 def test_the_speed_plan_runs_every_cell_alone_and_reports_speed(tmp_path):
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",  # python3
-        "LIVE": str(tmp_path / "live"),
-        "MTP_REPO": str(tmp_path / "repo"),
-        "LIVE_PLAN": "speed",
-        "LIVE_SERVER": "simulated",
-        "LIVE_SGLANG": "0.5.23",
-        "LIVE_SPEED_OVERRIDES": "speed.repeats=1 speed.prefill_tokens=[1024,4096] "
-        "speed.decode_batches=[2] speed.decode_new_tokens=16",
-    }
-    run = subprocess.run(
-        ["bash", str(SCRIPT), "tick", "500"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=700, check=False,
-    )  # fmt: skip
+    overrides = "speed.repeats=1 speed.prefill_tokens=[1024,4096] speed.decode_batches=[2] "
+    overrides += "speed.decode_new_tokens=16"
+    run = run_live_plan(tmp_path, "speed", ["tick", "500"], 700, LIVE_SPEED_OVERRIDES=overrides)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     live = tmp_path / "repo" / "outputs" / "live"
     cells = {
