@@ -72,6 +72,8 @@ def _policy(value: Any) -> bool:
 FACTOR = "null (exact softmax) or a finite factor >= 0"
 COUNT, SECONDS = "an integer >= 1", "seconds > 0"
 POLICIES = ("fail", "warn")  # what a server.on_* setting may say
+# sequential.baseline_runs: baselines run all their repeats first, or beside their candidates.
+BASELINE_RUNS = ("first", "beside")
 SPEC_COUNT = "null (SGLang chooses) or an integer >= 1"
 RULES = (
     Rule("skip_softmax.prefill", _factor, FACTOR),
@@ -86,6 +88,8 @@ RULES = (
     Rule("server.external_timeout_s", _above(0), SECONDS),
     Rule("server.progress_every_s", _above(0), SECONDS),
     Rule("sequential.max_repeats", _at_least(1), COUNT),
+    Rule("sequential.baseline_runs", lambda v: v in BASELINE_RUNS, " or ".join(BASELINE_RUNS)),
+    Rule("sequential.baseline_wait_s", _above(0), SECONDS),
     *(Rule(f"server.{name}", _policy, " or ".join(POLICIES))
       for name in ("on_mismatch", "on_unverified", "on_foreign_traffic")),
     # A speculative shape or sampling setting SGLang refuses or that measures nothing (-1 steps

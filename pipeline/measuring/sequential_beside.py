@@ -40,20 +40,7 @@ from pipeline.results.baseline_choice import BaselineChoice, CellKey, choose_bas
 from pipeline.results.cell_error import CellError
 from pipeline.results.store import read_result
 
-MODES = ("first", "beside")
 POLL_S = 0.2  # between two readings of the baseline's live record
-
-
-def checked_mode(conf: SequentialConf) -> str:
-    """``sequential.baseline_runs``, checked.
-
-    Raises:
-        CellError: it is neither ``first`` nor ``beside``.
-    """
-    if conf.baseline_runs not in MODES:
-        raise CellError("config", f"sequential.baseline_runs={conf.baseline_runs!r}: use one "
-                        f"of {', '.join(MODES)}")  # fmt: skip
-    return conf.baseline_runs
 
 
 def sweep_jobs(sweep: Path) -> list[Any]:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pipeline.config.schema import SequentialConf
 from pipeline.measuring.baseline_lookup import baseline_records, family_size, find_baseline
 from pipeline.measuring.live_looks import DONE, RUNNING, STOPPED, live_entry, write_live
-from pipeline.measuring.sequential_beside import baseline_goes_on, checked_mode, wait_for_looks
+from pipeline.measuring.sequential_beside import baseline_goes_on, wait_for_looks
 from pipeline.results.baseline_choice import CellKey
 from pipeline.results.eval_block import DESIGN_KEYS, SequentialBlock
 
@@ -133,7 +133,7 @@ def run_sequential(
     """
     from pipeline.measuring.evaluation import run_eval
 
-    beside = checked_mode(conf) == "beside"
+    beside = conf.baseline_runs == "beside"  # checked at compose time (config/checks.py)
     is_baseline = cell.variant == conf.baseline
     design = design_of(conf, 1 if is_baseline else family_size(cell_dir, conf, evals))
     # A design key left unset (None) is not written: such cells read as the older ones did.

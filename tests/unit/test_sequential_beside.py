@@ -3,7 +3,8 @@ import json
 
 import pytest
 
-from pipeline.config.schema import SequentialConf
+from pipeline.config.checks import ConfigError
+from pipeline.config.schema import SequentialConf, to_cell_config
 from pipeline.measuring.live_looks import (
     answered_records,
     eval_entry,
@@ -14,7 +15,6 @@ from pipeline.measuring.live_looks import (
 from pipeline.measuring.sequential_beside import (
     behind,
     candidate_folders,
-    checked_mode,
     choose_beside,
     open_candidates,
     still_needed,
@@ -23,6 +23,7 @@ from pipeline.measuring.sequential_beside import (
 from pipeline.measuring.sequential_run import repeats_of
 from pipeline.results.baseline_choice import CellKey
 from pipeline.results.cell_error import CellError
+from tests.unit.test_config import compose_cell
 
 ME = "/s/0_fa3"
 
@@ -130,11 +131,6 @@ def test_candidate_folders_come_from_multirun_yaml(tmp_path):
     assert [f.name for f in candidate_folders(tmp_path, "fa3")] == ["1_m_triton_auto_exact", "2_"]
 
 
-def test_an_unknown_mode_is_refused():
-    with pytest.raises(CellError, match="baseline_runs='later': use one of first, beside"):
-        checked_mode(SequentialConf(baseline_runs="later"))
-
-
 def test_a_candidate_pairs_with_a_running_baseline_or_waits_for_one(tmp_path):
     (tmp_path / "multirun.yaml").write_text(MULTIRUN)
     me = key(tmp_path / "1_m_triton_auto_exact", "triton")
@@ -158,3 +154,19 @@ def test_no_wait_for_a_baseline_job_of_another_kv_dtype(tmp_path):
 @pytest.mark.parametrize(("repeats", "expected"), [([], 0), ([0, 1, 0, 1], 2), ([3], 4)])
 def test_repeats_of(repeats, expected):
     assert repeats_of([{"repeat": r} for r in repeats]) == expected
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["sequential.baseline_runs=later"], "sequential.baseline_runs='later' is out of range: "
+         "use first or beside"),
+        (["sequential.baseline_wait_s=0"], "sequential.baseline_wait_s=0.0 is out of range: "
+         "use seconds > 0"),
+    ],
+)  # fmt: skip
+def test_a_sequential_layout_value_that_makes_no_sense_is_refused_at_compose(
+    overrides: list[str], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        to_cell_config(compose_cell(overrides))
