@@ -40,6 +40,10 @@ OBSERVED_KEYS = (
     "device",
     "dp_size",
     "version",
+    # The KV pool, so a speed figure says what fmha_v2's whole-pool copy (0.5.19-0.5.22) had to
+    # copy: the memory fraction asked or resolved, and the pool's tokens SGLang sized from it.
+    "mem_fraction_static",
+    "max_total_num_tokens",
 )
 # The algorithm a server without speculative decoding reports (None in 0.5.19, "NONE" in enums).
 NO_SPECULATION = (None, "", "NONE")

@@ -326,7 +326,14 @@ SPEED_ARGS=(experiment=speed_llama3_1_8b server=$SERVER_KIND server.sglang_versi
 # A rehearsal's smaller plan (LIVE_SPEED_OVERRIDES="speed.repeats=1 ..."): appended to every cell.
 read -r -a _speed_more <<< "${LIVE_SPEED_OVERRIDES:-}"
 SPEED_ARGS+=("${_speed_more[@]}")
-SPEED_CELLS=(sp-fa3 sp-v2 sp-aa)
+SPEED_CELLS=(sp-fa3 sp-v2 sp-pool sp-aa)
+# Issue 27 item 2, the fixed cost that grows with the KV pool (SGLang 0.5.19-0.5.22 copy the
+# layer's whole pool on every fmha_v2 prefill): fa3 and fmha_v2 at bf16 KV again, prefill only,
+# with the pool SGLang sizes from --mem-fraction-static 0.85 (no --max-total-tokens: about 2.7x
+# the other cells' 262,144 tokens), no evals (the experiment's are dropped with their settings).
+# The report's "what the KV pool costs" compares the two pools.
+POOL_ARGS=("${SPEED_ARGS[@]/,--max-total-tokens,262144/}" "evals=[]" "~evals.mcq_sample"
+  "~evals.mtbench_sample" "speed.prefill_tokens=[1024,4096]" "speed.prefill_batches=[]" "speed.decode_batches=[]")
 
 start_speed() {
   local kv all=1
@@ -338,6 +345,8 @@ start_speed() {
   has sp-fa3 rc && has warm-sp-auto rc && has warm-sp-fp8_e4m3 rc || return 0
   launch sp-v2 phase_speed sp-v2 all backend=fmha_v2 kv_dtype=auto,fp8_e4m3
   has sp-v2 rc || return 0
+  launch sp-pool phase_pool
+  has sp-pool rc || return 0
   launch sp-aa phase_speed sp-aa all backend=fa3_repeat kv_dtype=auto
   has sp-aa rc && launch report phase_speed_report
 }
@@ -353,6 +362,12 @@ phase_speed() {  # NAME CPUS OVERRIDES...: a speed sweep, its cells one after an
   cd "$R" || return 1
   local name=$1 cpus=$2; shift 2
   on_cpus "$cpus" python3 -m pipeline -m "${SPEED_ARGS[@]}" "$@" "hydra.sweep.dir=outputs/live/$name"
+}
+
+phase_pool() {  # the two-pool check: POOL_ARGS, fa3 then fmha_v2, one after another
+  cd "$R" || return 1
+  python3 -m pipeline -m "${POOL_ARGS[@]}" backend=fa3,fmha_v2 kv_dtype=auto \
+    "hydra.sweep.dir=outputs/live/sp-pool"
 }
 
 # A bare server with a speed cell's argv and a small pool, on CPUs 6-15: FlashInfer compiles the

@@ -1,10 +1,11 @@
 """``summary.json`` (everything, machine-readable) and ``cells.csv`` (one row per cell x eval).
 
-``summary.json`` is strict JSON (schema_version 4): a number that is not finite is ``null``, and
+``summary.json`` is strict JSON (schema_version 5): a number that is not finite is ``null``, and
 the check it belongs to says why in ``null_because``; ``speed`` lists each speed point against
 its baseline (``speed_view.speed_entry``), ``frontier`` each skip-softmax frontier
-(``frontier_view.frontier_entries``). Version 1 wrote a bare ``NaN`` there, 1 and 2 had no
-``speed``, 1 to 3 no ``frontier``; ``read_summary`` reads all four (empty lists in the older ones).
+(``frontier_view.frontier_entries``), ``speed_costs`` what the KV pool and the release cost
+(``speed_costs_view``). Version 1 wrote a bare ``NaN`` there, 1 and 2 had no ``speed``, 1 to 3
+no ``frontier``, 1 to 4 no ``speed_costs``; ``read_summary`` reads them all (empty lists there).
 ``cells.csv`` has, per comparison, the numbers behind its verdict (``check_kinds.Comparison``),
 and the prefill-time columns (``PREFILL_COLUMNS``, last) only when some eval has a prefill time
 (a server run with ``--enable-metrics``).
@@ -31,13 +32,15 @@ from pipeline.report.check_kinds import (
 )
 from pipeline.report.frontier_view import frontier_entries
 from pipeline.report.load import CellRecord
+from pipeline.report.speed_costs_view import speed_cost_entries
 from pipeline.report.speed_view import speed_entries
 from pipeline.report.tables import sort_key
 from pipeline.report.verdicts import Check
 from pipeline.results.result_types import AcceptBlock, EvalSummary
 
-# 2: strict JSON (null, with null_because, where 1 wrote NaN); 3: speed; 4: frontier
-SCHEMA_VERSION = 4
+# 2: strict JSON (null, with null_because, where 1 wrote NaN); 3: speed; 4: frontier;
+# 5: speed_costs, and each speed entry's release and KV pool
+SCHEMA_VERSION = 5
 CSV_COLUMNS = [
     "gpu",
     "model",
@@ -142,6 +145,7 @@ def render_summary(report: Report) -> str:
         "cells": [_cell(report, c) for c in sorted(report.cells, key=sort_key)],
         "speed": speed_entries(report),
         "frontier": frontier_entries(report),
+        "speed_costs": speed_cost_entries(report),
     }
     return strict_dumps(data, indent=1) + "\n"
 
@@ -150,7 +154,7 @@ def read_summary(path: Path) -> dict[str, Any]:
     """A ``summary.json`` of any schema version (1's bare ``NaN`` read as ``None``).
 
     A file from before version 3 reads with an empty ``speed`` list, one from before version 4
-    with an empty ``frontier`` list.
+    with an empty ``frontier`` list, one from before version 5 with empty ``speed_costs`` lists.
 
     Raises:
         ValueError: the file is not JSON, or of a newer schema than this reader knows.
@@ -164,7 +168,9 @@ def read_summary(path: Path) -> dict[str, Any]:
     if not isinstance(version, int) or version > SCHEMA_VERSION:
         raise ValueError(f"{path}: schema_version {version!r} is newer than this reader "
                          f"({SCHEMA_VERSION}); update mtp-eval")  # fmt: skip
-    return {**data, "speed": data.get("speed", []), "frontier": data.get("frontier", [])}
+    costs = data.get("speed_costs", {"pool": [], "release": []})
+    return {**data, "speed": data.get("speed", []), "frontier": data.get("frontier", []),
+            "speed_costs": costs}  # fmt: skip
 
 
 def _verdict(report: Report, cell: CellRecord, name: str, kind: CheckKind) -> str:

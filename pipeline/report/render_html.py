@@ -10,6 +10,7 @@ from pipeline.report.frontier_view import frontier_sections
 from pipeline.report.plots import COLOURS, GREY, metric_plot, paired_plot, verdict_grid
 from pipeline.report.questions_view import banner_items, questions_section
 from pipeline.report.render_md import METHOD, headline
+from pipeline.report.speed_costs_view import cost_sections
 from pipeline.report.speed_view import speed_sections
 from pipeline.report.tables import Section, sections
 
@@ -87,7 +88,10 @@ def render_html(report: Report) -> str:
         _img(paired_plot(report), "paired accuracy change against the margin"),
         _img(metric_plot(report, "accept"), "accept length per variant"),
     ]
-    tables = [*sections(report), *speed_sections(report), *frontier_sections(report)]
+    tables = [
+        *sections(report), *speed_sections(report), *cost_sections(report),
+        *frontier_sections(report),
+    ]  # fmt: skip
     parts += [_table(s) for s in tables]
     parts.append(questions_section(report))
     if report.ignored:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pipeline.report.build import Report
 from pipeline.report.frontier_view import frontier_sections
+from pipeline.report.speed_costs_view import cost_sections
 from pipeline.report.speed_view import speed_sections
 from pipeline.report.tables import Section, sections
 
@@ -97,7 +98,8 @@ def render_md(report: Report) -> str:
             "",
         ]
     lines += [METHOD, ""]
-    for section in [*sections(report), *speed_sections(report), *frontier_sections(report)]:
+    speed = [*speed_sections(report), *cost_sections(report), *frontier_sections(report)]
+    for section in [*sections(report), *speed]:
         lines += table(section)
     if report.ignored:
         lines += ["## Ignored folders", "", *(f"- {w}" for w in report.ignored), ""]

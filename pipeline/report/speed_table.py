@@ -2,10 +2,11 @@
 
 A cell's speed phase (``result.json`` ``speed``) gives, per shape, a time per repeat. Its baseline
 is the cell the accuracy checks pair it with (``pairing.find_baseline``: same model, KV dtype,
-skip-softmax, GPU, speculative recipe), so the A/A cell (the baseline run again under another
-name) is reported like any variant. The ratio is the baseline's median cost over the
-variant's (above 1: the variant is faster); the cost is the prefill time for a prefill shape
-and the time per decoded token for a decode shape (a decode run's length may vary). Its 95%
+skip-softmax, GPU, speculative recipe) among the cells of its own SGLang release (a ratio across
+releases would measure the release too: ``speed_costs`` compares releases), so the A/A cell
+(the baseline run again under another name) is reported like any variant. The ratio is the
+baseline's median cost over the variant's (above 1: the variant is faster); the cost is the
+prefill time for a prefill shape and the time per decoded token for a decode shape. Its 95%
 interval is a percentile bootstrap over the repeats, each side resampled on its own: the two
 cells ran one after the other on separate servers, nothing pairs their repeats.
 """
@@ -95,7 +96,10 @@ def cell_rows(
         return []
     if cell.variant == baseline:
         return [SpeedRow(cell, p, None, None, None, "the baseline") for p in speed.points]
-    found, note = find_baseline(cell, pool, baseline, match)
+    found, note = find_baseline(cell, same_release(cell, pool, baseline), baseline, match)
+    if found is None and find_baseline(cell, pool, baseline, match)[0] is not None:
+        note = (f"no baseline ran on SGLang {cell.result.cell.sglang_version}: a ratio to "
+                "another release's would measure the release too")  # fmt: skip
     theirs = found.result.speed if found is not None else None
     by_key = {p.key: p for p in theirs.points} if theirs is not None else {}
     rows = []
@@ -106,6 +110,25 @@ def cell_rows(
         ratio, ci, why = compare_points(point, by_key.get(point.key))
         rows.append(SpeedRow(cell, point, found, ratio, ci, why or note))
     return rows
+
+
+def same_release(cell: CellRecord, pool: Sequence[CellRecord], baseline: str) -> list[CellRecord]:
+    """The cells of ``pool`` on ``cell``'s SGLang release (or none recorded), of its KV pool if any.
+
+    Baselines of the same pool where one ran: on a release that copies the pool, two pools
+    differ in speed.
+    """
+    mine = cell.result.cell.sglang_version
+    found = [c for c in pool if not mine or c.result.cell.sglang_version in (mine, None)]
+    size = kv_pool(cell)
+    same = [c for c in found if c.variant == baseline and size and kv_pool(c) == size]
+    return same or found
+
+
+def kv_pool(cell: CellRecord) -> int | None:
+    """The server's KV pool in tokens (``/server_info`` ``max_total_num_tokens``), if it said."""
+    found = cell.result.observed.get("max_total_num_tokens")
+    return found if type(found) is int and found > 0 else None
 
 
 def speed_rows(

@@ -1,9 +1,9 @@
 """The speed rows as the report shows them: ``summary.json``'s ``speed`` list and the Speed tables.
 
-One table per GPU, model, KV dtype and skip-softmax setting: a row per variant, a column per
-shape, each candidate's cell ``ratio [low, high]`` (its baseline's median cost over its own, 95%
-bootstrap interval; above 1: faster), the baseline's its median time; beside them each variant's
-accuracy verdict from the same report.
+One table per GPU, model, SGLang release, KV dtype and skip-softmax setting: a row per variant, a
+column per shape, each candidate's cell ``ratio [low, high]`` (its baseline's median cost over its
+own, 95% bootstrap interval; above 1: faster), the baseline's its median time; beside them each
+variant's accuracy verdict from the same report.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from typing import Any
 
 from pipeline.report.build import Report
 from pipeline.report.load import CellRecord
-from pipeline.report.speed_table import PREFILL, SpeedRow
+from pipeline.report.speed_costs import mem_fraction_of, release_of
+from pipeline.report.speed_table import PREFILL, SpeedRow, kv_pool
 from pipeline.report.tables import Section, skip_text, sort_key
 from pipeline.results.speed_block import SpeedPoint
 
@@ -61,9 +62,12 @@ def speed_entry(report: Report, row: SpeedRow) -> dict[str, Any]:
         "spread_ms": list(row.spread_ms) if row.spread_ms else None, "spread": "min_max",
         "tokens_per_s": row.tokens_per_s, "accept_length": point.accept_length,
         "baseline": row.baseline.label if row.baseline is not None else None,
+        "baseline_id": row.baseline.id if row.baseline is not None else None,
         "ratio": row.ratio, "ratio_ci95": list(row.ratio_ci) if row.ratio_ci else None,
         "note": row.note, "accuracy_verdict": report.cell_verdict(cell),
         "server_warnings": [str(w.get("kind")) for w in speed_warnings(cell)],
+        "sglang_version": release_of(cell), "kv_pool_tokens": kv_pool(cell),
+        "mem_fraction_static": mem_fraction_of(cell),
     }  # fmt: skip
 
 
@@ -130,16 +134,17 @@ def speed_sections(report: Report) -> list[Section]:
     groups: dict[tuple[str, ...], list[SpeedRow]] = {}
     for row in report.speed:
         cell = row.cell
-        key = (cell.gpu, cell.model, cell.kv_dtype, skip_text(cell))
+        key = (cell.gpu, cell.model, release_of(cell) or "?", cell.kv_dtype, skip_text(cell))
         groups.setdefault(key, []).append(row)
     return [_section(report, key, rows) for key, rows in sorted(groups.items())]
 
 
 def _section(report: Report, key: tuple[str, ...], rows: list[SpeedRow]) -> Section:
-    gpu, model, kv, skip = key
+    gpu, model, release, kv, skip = key
     shapes = sorted({r.point.key: r.point for r in rows}.values(), key=shape_order)
     columns = [shape_label(p) for p in shapes]
-    title = f"Speed: {model} on {gpu}, KV {kv}, {skip}"
+    on = "SGLang not recorded" if release == "?" else f"SGLang {release}"
+    title = f"Speed: {model} on {gpu}, {on}, KV {kv}, {skip}"
     said = " ".join(warning_lines(rows))
     section = Section(
         title, ["variant", "accuracy verdict", *columns], intro=f"{INTRO} {said}".strip()
@@ -148,5 +153,12 @@ def _section(report: Report, key: tuple[str, ...], rows: list[SpeedRow]) -> Sect
     for cell in cells:
         mine = {r.point.key: r for r in rows if r.cell.id == cell.id}
         texts = [_ratio_text(mine[p.key]) if p.key in mine else "-" for p in shapes]
-        section.rows.append([cell.label, report.cell_verdict(cell), *texts])
+        section.rows.append([_row_label(cell, cells), report.cell_verdict(cell), *texts])
     return section
+
+
+def _row_label(cell: CellRecord, cells: list[CellRecord]) -> str:
+    """The cell's label, with its KV pool where the table has its variant at several pools."""
+    pools = {kv_pool(c) for c in cells if c.variant == cell.variant}
+    pool = kv_pool(cell)
+    return f"{cell.label}, KV pool {pool:,} tokens" if len(pools) > 1 and pool else cell.label

@@ -16,6 +16,8 @@ from pipeline.simserver.surface import surface_for
 
 DEFAULT_CONTEXT_LEN = 32768
 TOKEN_CAPACITY = 10_897_984
+# The pool TOKEN_CAPACITY is at: --mem-fraction-static as the simulated server resolves it unset.
+CAPACITY_MEM_FRACTION = 0.85
 # Graph backends when graphs are on: full decode graphs, breakable prefill graphs (live 0.5.23).
 _GRAPH_BACKENDS = {"decode": "full", "prefill": "breakable"}
 
@@ -27,6 +29,21 @@ def cuda_graph_config(disabled: bool, version: str = "0.5.19") -> dict[str, Any]
         phase: {**layout, "backend": "disabled" if disabled else _GRAPH_BACKENDS[phase]}
         for phase, layout in recorded.items()
     }
+
+
+def pool_tokens(args: Mapping[str, Any]) -> int:
+    """The KV pool's size in tokens (``max_total_num_tokens``).
+
+    ``--max-total-tokens`` when given, else TOKEN_CAPACITY scaled by ``--mem-fraction-static``:
+    a real pool grows with the memory fraction.
+    """
+    cap = args.get("max_total_tokens")
+    if type(cap) is int and cap > 0:
+        return cap
+    mem = args.get("mem_fraction_static")
+    if not isinstance(mem, int | float) or isinstance(mem, bool) or mem <= 0:
+        return TOKEN_CAPACITY
+    return int(TOKEN_CAPACITY * mem / CAPACITY_MEM_FRACTION)
 
 
 def server_args(
@@ -98,7 +115,7 @@ def server_info(
 ) -> dict[str, Any]:
     """The ``/server_info`` body; ``started``: the start's ``startup_time``."""
     info = dict(args)
-    info.update(status="ready", max_total_num_tokens=TOKEN_CAPACITY)
+    info.update(status="ready", max_total_num_tokens=pool_tokens(args))
     info["max_req_input_len"] = context_len(args) - 6
     info["startup_time"] = dict(defaults_for(version).startup_time if started is None else started)
     surface = surface_for(version)

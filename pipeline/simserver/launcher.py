@@ -38,6 +38,7 @@ from pipeline.simserver.runtime import Runtime, acceptance_thresholds, cell_id
 from pipeline.simserver.sglang_defaults import defaults_for
 from pipeline.simserver.simconfig import SimConfigError, load_answer_key, load_sim_config
 from pipeline.simserver.state import Ledger, ServerState
+from pipeline.simserver.surface import surface_for
 from pipeline.simserver.timing import prefill_skip_factor, timing_model
 
 log = logging.getLogger("sglang.simserver")
@@ -82,7 +83,8 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
         raise SimConfigError(f"--sim-config {path}: {exc}") from exc
     try:
         factor = prefill_skip_factor(env)
-        timing = timing_model(conf.timing_model, args, conf.timing_jitter, factor)
+        timing = timing_model(conf.timing_model, args, conf.timing_jitter, factor,
+                              copied_pool(args, conf.sglang_version))  # fmt: skip
     except ValueError as exc:
         raise SimConfigError(f"--sim-config {path}: {exc}") from exc
     rendezvous(args)  # several nodes need --dist-init-addr (SGLang's argument error, exit 1)
@@ -103,6 +105,11 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
         sampling_nonce=secrets.token_hex(8) if conf.sampling_spread > 0 else "",
         timing=timing,
     )  # fmt: skip
+
+
+def copied_pool(args: Mapping[str, Any], version: str) -> int:
+    """KV pool tokens an fmha_v2 prefill of this release copies on each call (0: none)."""
+    return info.pool_tokens(args) if surface_for(version).fmha_v2_copies_pool else 0
 
 
 def _served_instead(faults: Faults, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -277,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     log.info(
         "max_total_num_tokens=%d, chunked_prefill_size=%s, max_prefill_tokens=%s, "
         "max_running_requests=%s, context_len=%d, available_gpu_mem=74.52 GB",
-        info.TOKEN_CAPACITY, rt.args["chunked_prefill_size"], rt.args["max_prefill_tokens"],
+        info.pool_tokens(rt.args), rt.args["chunked_prefill_size"], rt.args["max_prefill_tokens"],
         rt.args["max_running_requests"], info.context_len(rt.args),
     )  # fmt: skip
     return asyncio.run(serve(rt))

@@ -47,6 +47,9 @@ class SimSurface:
     streaming_split: tuple[str, ...] = ("generation_tokens",)
     counter_rank_labels: tuple[str, ...] = ("tp_rank", "pp_rank")
     gauge_rank_labels: tuple[str, ...] = ("tp_rank", "pp_rank")
+    # fmha_v2 (trtllm_mha) prefill copies the layer's whole KV pool on every call (0.5.19-0.5.22,
+    # torch.stack of K and V in trtllm_mha_backend.py); 0.5.23 reads the pages in place.
+    fmha_v2_copies_pool: bool = False
 
 
 SURFACE_BY_VERSION: dict[str, SimSurface] = {
@@ -54,6 +57,7 @@ SURFACE_BY_VERSION: dict[str, SimSurface] = {
         attention_backends=(*_ATTENTION_COMMON, "cutlass_mla", "dual_chunk_flash_attn"),
         draft_attention_backends=_DRAFT_ATTENTION_COMMON,
         kv_cache_dtypes=(*_KV_COMMON, "fp4_e2m1"),
+        fmha_v2_copies_pool=True,
     ),
     "0.5.23": SimSurface(
         attention_backends=(*_ATTENTION_COMMON, "qsa", "llada2_cfg_flashinfer"),

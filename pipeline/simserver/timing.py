@@ -5,10 +5,14 @@ time, as before). A named table gives each (attention backend, KV dtype) a cost:
 forward pass, a part per prompt token and a quadratic part (attention over the prompt), and a
 decode step's cost. The numbers are made up (no GPU here), shaped like the H200's: fmha_v2
 (``trtllm_mha``) pays a larger fixed cost than fa3, so it is slower at 1k tokens and closer at
-long prompts; fp8 KV makes long attention cheaper. Reported times carry a small deterministic
-jitter per request, so repeats spread as a real server's do and the report's intervals are real.
-The jitter follows the prompt, so two servers of one configuration (an A/A pair) report the same
-prefill times (ratio 1 exactly); their decode spans, really slept, differ.
+long prompts; fp8 KV makes long attention cheaper. On a release whose fmha_v2 copies the layer's
+whole KV pool on every prefill (0.5.19-0.5.22: ``SimSurface.fmha_v2_copies_pool``), the
+``h200_8b_shape`` table's fmha_v2 rows pay that copy per prefill pass in proportion to the pool
+(``max_total_num_tokens``); 0.5.23 reads the pages in place, so its fixed cost is fa3's.
+Reported times carry a small deterministic jitter per request, so repeats spread as a real
+server's do and the report's intervals are real. The jitter follows the prompt, so two servers
+of one configuration (an A/A pair) report the same prefill times (ratio 1 exactly); their decode
+spans, really slept, differ.
 
 Skip-softmax (``SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR``) is modelled only by the
 ``h200_synth_llama`` table, on its fmha_v2 (``trtllm_mha``) prefill rows: the share of key tiles
@@ -57,12 +61,16 @@ class Cost:
     step_s: float  # one decode (or speculative verify) step of a batch
     step_per_request_s: float  # added to a step per request decoded in it
     skip: SkipCurve | None = None  # skip-softmax's effect on the quadratic part (None: none)
+    pool_copy_s: float = 0.0  # per prefill pass and million KV-pool tokens, where it copies
 
 
 _FA3 = Cost(0.002, 1.0e-6, 2.0e-12, 0.0010, 0.00002)
-_FMHA_V2 = Cost(0.005, 1.1e-6, 1.8e-12, 0.0011, 0.00002)
+# fmha_v2's whole-pool copy: 3 ms at the simulated server's default pool (10.9M tokens), so with
+# it fmha_v2's fixed cost is 5 ms to fa3's 2 ms, without it (0.5.23) fa3's.
+_COPY = 0.003 / 10.897984
+_FMHA_V2 = Cost(0.002, 1.1e-6, 1.8e-12, 0.0011, 0.00002, pool_copy_s=_COPY)
 _FA3_FP8 = Cost(0.002, 1.0e-6, 1.4e-12, 0.0010, 0.00002)
-_FMHA_V2_FP8 = Cost(0.005, 1.05e-6, 1.1e-12, 0.0011, 0.00002)
+_FMHA_V2_FP8 = Cost(0.002, 1.05e-6, 1.1e-12, 0.0011, 0.00002, pool_copy_s=_COPY)
 _OTHER = Cost(0.003, 1.2e-6, 2.5e-12, 0.0012, 0.00003)
 
 # The trained 9M model (benchmarks/results/live-h200/trained-model): 6 layers of width 384, so
@@ -97,6 +105,7 @@ class TimingModel:
     decode: Cost
     jitter: float  # the spread of a reported time: +-jitter of it, uniform
     skip_factor: float = 0.0  # the prefill's skip-softmax factor (0: exact softmax)
+    copied_pool_tokens: int = 0  # the KV pool an fmha_v2 prefill copies per call (0: none)
 
 
 def _cost(table: Mapping[str, Mapping[str, Cost]], backend: str | None, kv: str) -> Cost:
@@ -105,11 +114,13 @@ def _cost(table: Mapping[str, Mapping[str, Cost]], backend: str | None, kv: str)
 
 
 def timing_model(
-    name: str | None, args: Mapping[str, Any], jitter: float, skip_factor: float = 0.0
-) -> TimingModel | None:
+    name: str | None, args: Mapping[str, Any], jitter: float, skip_factor: float = 0.0,
+    copied_pool_tokens: int = 0,
+) -> TimingModel | None:  # fmt: skip
     """The model of a server started with ``args`` (None: the table is off).
 
-    ``skip_factor`` is the server's prefill skip-softmax factor (``prefill_skip_factor``).
+    ``skip_factor`` is the server's prefill skip-softmax factor (``prefill_skip_factor``);
+    ``copied_pool_tokens`` the KV pool its release's fmha_v2 copies per prefill (0: none).
 
     Raises:
         ValueError: ``name`` is no table here (the message lists the tables).
@@ -122,7 +133,7 @@ def timing_model(
     base = args.get("attention_backend")
     prefill = _cost(table, args.get("prefill_attention_backend") or base, kv)
     decode = _cost(table, args.get("decode_attention_backend") or base, kv)
-    return TimingModel(prefill, decode, jitter, skip_factor)
+    return TimingModel(prefill, decode, jitter, skip_factor, copied_pool_tokens)
 
 
 def prefill_skip_factor(env: Mapping[str, str]) -> float:
@@ -152,7 +163,8 @@ def batch_prefill_s(model: TimingModel, prompt_tokens: Sequence[int], key: str) 
     cost = model.prefill
     factor = model.skip_factor
     tokens = sum(cost.per_token_s * n + attention_s(cost, n, factor) for n in prompt_tokens)
-    return _jittered(model, cost.fixed_s + tokens, "prefill:" + key)
+    copy = cost.pool_copy_s * model.copied_pool_tokens / 1e6
+    return _jittered(model, cost.fixed_s + copy + tokens, "prefill:" + key)
 
 
 def batch_decode_s(model: TimingModel, steps: Sequence[int], key: str) -> float:

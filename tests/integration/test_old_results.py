@@ -64,9 +64,10 @@ _SAME = ("schema_version", "status", "simulated", "cell", "config_hash", "config
 # mask is in SGLang 0.5.21 (benchmarks/results/sglang-rules.md), not first in 0.5.23.
 _CORRECTED_NOTES = {"mask before SGLang 0.5.23": "mask before SGLang 0.5.21"}
 _TIMED = ("wall_time_s",)  # per-eval fields that measure time
-# What the cell asks the server for may grow when a check is added (the draft model path,
-# checked since): the old entries stay, with their values.
-_GROWS = "requested"
+# What the cell asks the server for, and what it records of the server's settings, may grow when
+# a check is added (the draft model path, checked since; the KV pool, recorded since): the old
+# entries stay, with their values.
+_GROWS = ("requested", "observed")
 # Per-eval fields added since (each eval's prefill time; the answered count, the
 # accuracy's definition, error kinds and retries per cause): new, never changed.
 _ADDED_EVAL_KEYS = (
@@ -114,9 +115,10 @@ def test_the_cell_writes_what_the_old_code_wrote(tmp_path):
     for old_path in sorted(SWEEP.glob("*/result.json")):
         old = json.loads(old_path.read_text(encoding="utf-8"))
         new = json.loads((sweep / old_path.parent.name / "result.json").read_text("utf-8"))
-        grown = {k: v for k, v in new[_GROWS].items() if k in old[_GROWS]}
-        assert grown == old[_GROWS], old_path.parent.name
-        new[_GROWS] = grown
+        for block in _GROWS:
+            grown = {k: v for k, v in new[block].items() if k in old[block]}
+            assert grown == old[block], (old_path.parent.name, block)
+            new[block] = grown
         for block in new["evals"].values():
             assert all([block.pop(k) is not None for k in _ADDED_EVAL_KEYS])
         assert _shape(new) == _shape(old), old_path.parent.name

@@ -17,6 +17,7 @@ import pytest
 from pipeline.report.export import read_summary
 from pipeline.results.result_schema import shape_problems
 from pipeline.results.result_types import CellResult
+from pipeline.simserver.info import TOKEN_CAPACITY
 from pipeline.simserver.timing import TABLES, Cost
 from tests.helpers.cells import REPO, console_script
 
@@ -47,13 +48,17 @@ def speed_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _batch_prefill_s(cost: Cost, batch: int, tokens: int) -> float:
-    """One pass over ``batch`` prompts: the fixed cost once, the token costs per prompt."""
-    return cost.fixed_s + batch * (cost.per_token_s * tokens + cost.per_token2_s * tokens**2)
+    """One pass over ``batch`` prompts: the fixed cost once, the token costs per prompt.
+
+    The cells run the simulated SGLang 0.5.19 at its default pool: fmha_v2 copies it each pass.
+    """
+    fixed = cost.fixed_s + cost.pool_copy_s * TOKEN_CAPACITY / 1e6
+    return fixed + batch * (cost.per_token_s * tokens + cost.per_token2_s * tokens**2)
 
 
 def _entries(sweep: Path) -> dict[tuple[str, str, int, int], dict]:
     summary = read_summary(sweep / "report" / "summary.json")
-    assert summary["schema_version"] == 4
+    assert summary["schema_version"] == 5
     return {(e["variant"], e["phase"], e["batch"], e["tokens"]): e for e in summary["speed"]}
 
 
@@ -104,7 +109,7 @@ def test_the_a_a_cell_is_reported_like_a_variant(speed_sweep: Path) -> None:
 
 def test_the_report_has_a_speed_table_beside_the_verdicts(speed_sweep: Path) -> None:
     md = (speed_sweep / "report" / "report.md").read_text()
-    assert "## Speed: tiny-sim on NVIDIA H200 (simulated), KV auto, exact" in md
+    assert "## Speed: tiny-sim on NVIDIA H200 (simulated), SGLang 0.5.19, KV auto, exact" in md
     assert "Release: SGLang 0.5.19-0.5.22 copy the layer's whole KV pool" in md
     header = next(line for line in md.splitlines() if line.startswith("| variant | accuracy"))
     assert "prefill 1 x 1,024" in header and "decode 4 x 512 (+64)" in header
@@ -114,7 +119,7 @@ def test_the_report_has_a_speed_table_beside_the_verdicts(speed_sweep: Path) -> 
         rows = list(csv.DictReader(fh))
     assert len(rows) == 3 * 5 and {r["variant"] for r in rows} == {"fa3", "fmha_v2", "fa3_repeat"}
     html = (speed_sweep / "report" / "report.html").read_text()
-    assert "<h2>Speed: tiny-sim on NVIDIA H200 (simulated), KV auto, exact</h2>" in html
+    assert "<h2>Speed: tiny-sim on NVIDIA H200 (simulated), SGLang 0.5.19, KV auto, exact</h2>" in html
 
 
 COPY_WARNING = (

@@ -1,8 +1,9 @@
 """LIVE_PLAN=speed of benchmarks/live_h200/live_signoff.sh, rehearsed on the simulated server.
 
 The ticks the H200 runs: fmha_v2's JIT warm-ups as bare servers with the speed cell's argv, the
-fa3 speed cells, then fmha_v2's, then the A/A cell, then the report, whose ``summary.json`` has a
-speed entry per variant, KV dtype and shape, each candidate with its ratio to fa3.
+fa3 speed cells, then fmha_v2's, then both again at the pool SGLang sizes itself (no
+--max-total-tokens), then the A/A cell, then the report, whose ``summary.json`` has a speed entry
+per variant, KV dtype and shape, each candidate with its ratio to fa3, and what the pool costs.
 """
 
 import json
@@ -29,6 +30,8 @@ def test_the_speed_plan_runs_every_cell_alone_and_reports_speed(tmp_path):
         "sp-aa/llama-3.1-8b-eagle3-dummy-bf16_fa3_repeat_auto_exact",
         "sp-fa3/llama-3.1-8b-eagle3-dummy-bf16_fa3_auto_exact",
         "sp-fa3/llama-3.1-8b-eagle3-dummy-bf16_fa3_fp8_e4m3_exact",
+        "sp-pool/llama-3.1-8b-eagle3-dummy-bf16_fa3_auto_exact",
+        "sp-pool/llama-3.1-8b-eagle3-dummy-bf16_fmha_v2_auto_exact",
         "sp-v2/llama-3.1-8b-eagle3-dummy-bf16_fmha_v2_auto_exact",
         "sp-v2/llama-3.1-8b-eagle3-dummy-bf16_fmha_v2_fp8_e4m3_exact",
     ]
@@ -36,7 +39,9 @@ def test_the_speed_plan_runs_every_cell_alone_and_reports_speed(tmp_path):
         assert result["status"] == "ok", result.get("error")
         assert "--dtype" in result["server"]["argv"] and result["speed"]["points"]
     by_start = sorted(cells, key=lambda k: cells[k]["timing"]["started_at"])
-    assert [k.split("/")[0] for k in by_start] == ["sp-fa3"] * 2 + ["sp-v2"] * 2 + ["sp-aa"]
+    assert [k.split("/")[0] for k in by_start] == (
+        ["sp-fa3"] * 2 + ["sp-v2"] * 2 + ["sp-pool"] * 2 + ["sp-aa"]
+    )
     times = [cells[k]["timing"] for k in by_start]
     assert all(b["started_at"] >= a["ended_at"] for a, b in pairwise(times))  # alone
     for kv in ("auto", "fp8_e4m3"):
@@ -49,3 +54,9 @@ def test_the_speed_plan_runs_every_cell_alone_and_reports_speed(tmp_path):
     candidates = {(e["variant"], e["kv_dtype"]) for e in speed if e["ratio"] is not None}
     assert candidates == {("fmha_v2", "auto"), ("fmha_v2", "fp8_e4m3"), ("fa3_repeat", "auto")}
     assert all("fa3/" in e["baseline"] for e in speed if e["ratio"] is not None)
+    # The pool cells: SGLang's own pool, larger than the others' 262,144 tokens; prefill only.
+    pools = {(e["variant"], e["kv_pool_tokens"]) for e in speed if e["kv_dtype"] == "auto"}
+    assert {p for v, p in pools if v == "fmha_v2"} == {262144, max(p for _, p in pools)} != {262144}
+    (grows,) = {p["grows_with_pool"] for p in summary["speed_costs"]["pool"]}  # fa3 and fmha_v2
+    assert grows is False  # the simulated 0.5.23 reads the pages in place
+    assert len(summary["speed_costs"]["pool"]) == 4

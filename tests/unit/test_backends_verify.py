@@ -93,6 +93,8 @@ def test_observed_settings_of_live_server(live: dict) -> None:
         "device": "cuda",
         "dp_size": 1,
         "version": "0.5.19",
+        "mem_fraction_static": 0.3,
+        "max_total_num_tokens": 10897984,
     }
 
 

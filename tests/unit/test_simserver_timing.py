@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.simserver.info import TOKEN_CAPACITY, pool_tokens
 from pipeline.simserver.timing import (
     PREFILL_SKIP_ENV,
     TABLES,
@@ -69,12 +70,48 @@ def test_the_jitter_is_within_its_share_and_the_same_for_the_same_prompt() -> No
 
 
 def test_fmha_v2_is_slower_at_short_prompts_and_closer_at_long_ones() -> None:
-    fa3 = timing_model("h200_8b_shape", {"attention_backend": "fa3"}, 0.0)
-    v2 = timing_model("h200_8b_shape", {"attention_backend": "trtllm_mha"}, 0.0)
+    # SGLang 0.5.19: fmha_v2 copies the default pool (TOKEN_CAPACITY tokens) on every prefill.
+    fa3 = timing_model("h200_8b_shape", {"attention_backend": "fa3"}, 0.0, 0.0, TOKEN_CAPACITY)
+    v2 = timing_model("h200_8b_shape", {"attention_backend": "trtllm_mha"}, 0.0, 0.0,
+                      TOKEN_CAPACITY)  # fmt: skip
     assert fa3 is not None and v2 is not None
     ratios = [batch_prefill_s(fa3, [n], "") / batch_prefill_s(v2, [n], "") for n in
               (1024, 16384, 131072)]  # fmt: skip
     assert ratios == sorted(ratios) and ratios[0] < 0.6
+
+
+@pytest.mark.parametrize(
+    ("backend", "pool", "extra_ms"),
+    [
+        ("trtllm_mha", 0, 0.0),                        # 0.5.23: the pages are read in place
+        ("trtllm_mha", TOKEN_CAPACITY, 3.0),           # 0.5.19 at the default pool
+        ("trtllm_mha", 2 * TOKEN_CAPACITY, 6.0),       # twice the pool, twice the copy
+        ("fa3", 2 * TOKEN_CAPACITY, 0.0),              # fa3 copies nothing on any release
+    ],
+)  # fmt: skip
+def test_the_whole_pool_copy_grows_with_the_pool(backend: str, pool: int, extra_ms: float) -> None:
+    args = {"attention_backend": backend}
+    plain = timing_model("h200_8b_shape", args, 0.0)
+    copying = timing_model("h200_8b_shape", args, 0.0, 0.0, pool)
+    assert plain is not None and copying is not None
+    extra = batch_prefill_s(copying, [1024], "") - batch_prefill_s(plain, [1024], "")
+    assert extra * 1000 == pytest.approx(extra_ms)
+
+
+@pytest.mark.parametrize(
+    ("args", "pool"),
+    [
+        ({}, TOKEN_CAPACITY),
+        ({"mem_fraction_static": 0.85}, TOKEN_CAPACITY),
+        ({"mem_fraction_static": 0.425}, TOKEN_CAPACITY // 2),
+        ({"mem_fraction_static": 0.5, "max_total_tokens": 262144}, 262144),
+        ({"max_total_tokens": None, "mem_fraction_static": None}, TOKEN_CAPACITY),
+    ],
+)  # fmt: skip
+def test_the_pool_is_max_total_tokens_or_grows_with_the_memory_fraction(
+    args: dict, pool: int
+) -> None:
+    assert pool_tokens(args) == pool
 
 
 SKIPPING = {"attention_backend": "trtllm_mha", "kv_cache_dtype": "auto"}

@@ -132,7 +132,9 @@ def test_a_servers_copy_warning_is_said_beside_its_ratios() -> None:
         ],
     }
     warned.result = CellResult.from_json(data)
-    report = _report([cell("fa3", FA3), warned])
+    fa3 = cell("fa3", FA3)
+    fa3.result = CellResult.from_json({**fa3.result.raw, "cell": {"sglang_version": "0.5.23"}})
+    report = _report([fa3, warned])
     (section,) = speed_sections(report)
     assert section.intro.endswith(
         f"Server log: {warned.label}: it copied (SGLang 0.5.23, logged 3 times: fmha_v2 ...)."
@@ -162,7 +164,7 @@ def test_read_summary_gives_older_files_an_empty_speed_list(tmp_path: Path) -> N
     old = tmp_path / "summary.json"
     old.write_text(json.dumps({"schema_version": 2, "cells": []}))
     assert read_summary(old)["speed"] == []
-    old.write_text(json.dumps({"schema_version": 5}))
+    old.write_text(json.dumps({"schema_version": 6}))
     with pytest.raises(ValueError, match="newer than this reader"):
         read_summary(old)
 

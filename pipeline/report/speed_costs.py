@@ -1,0 +1,116 @@
+"""What a variant's speed costs beyond its kernel (pure): the KV pool's size and the SGLang release.
+
+SGLang 0.5.19-0.5.22 copy the layer's whole KV pool on every fmha_v2 prefill, so its prefill time
+there grows with the pool (``--mem-fraction-static``, ``--max-total-tokens``), and the same kernel
+is faster or slower against FA3 depending on the release. Two questions a speed table cannot
+answer on its own, answered from the same speed rows:
+
+- **Pool**: one variant, release and shape measured at two or more pool sizes (the server's
+  ``max_total_num_tokens``): the largest pool's median cost over the smallest's, with a 95%
+  bootstrap interval. Above 1 with the interval: the time has a part that grows with the pool.
+- **Release**: one variant and shape whose ratio to its baseline (of the same release) was
+  measured on two or more releases: each release's ratio and interval. Two intervals that do
+  not overlap: the variant's speed depends on the release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from backends.version_ranges import VersionError, parse_version
+from pipeline.report.load import CellRecord
+from pipeline.report.speed_table import SpeedRow, costs, kv_pool, ratio_interval
+
+
+def release_of(cell: CellRecord) -> str | None:
+    """The SGLang release the cell ran on, as it recorded it (None: not recorded)."""
+    return cell.result.cell.sglang_version or None
+
+
+def mem_fraction_of(cell: CellRecord) -> float | None:
+    """The server's ``mem_fraction_static`` as ``/server_info`` reported it, if it did."""
+    found = cell.result.observed.get("mem_fraction_static")
+    return float(found) if isinstance(found, int | float) and not isinstance(found, bool) else None
+
+
+@dataclass(frozen=True)
+class PoolCost:
+    """One variant at one shape on one release, measured at several KV pool sizes."""
+
+    rows: tuple[SpeedRow, ...]  # by pool size, smallest first
+    ratio: float  # the largest pool's median cost / the smallest's (above 1: the pool costs)
+    ratio_ci: tuple[float, float]
+
+    @property
+    def grows(self) -> bool:
+        """The interval says the larger pool is slower."""
+        return self.ratio_ci[0] > 1.0
+
+
+@dataclass(frozen=True)
+class ReleaseCost:
+    """One variant's ratio to its baseline at one shape, on each release that measured it."""
+
+    rows: tuple[SpeedRow, ...]  # by release
+
+    @property
+    def depends(self) -> bool:
+        """Two releases' intervals do not overlap: the release moved the variant's speed."""
+        spans = [r.ratio_ci for r in self.rows if r.ratio_ci is not None]
+        return any(a[1] < b[0] or b[1] < a[0] for i, a in enumerate(spans) for b in spans[i + 1 :])
+
+
+Groups = dict[tuple[object, ...], list[SpeedRow]]
+
+
+def _group(rows: Sequence[SpeedRow], with_release: bool) -> Groups:
+    groups: Groups = {}
+    for row in rows:
+        c = row.cell
+        key = (c.gpu, c.model, c.variant, c.kv_dtype, c.skip_prefill, c.skip_decode, row.point.key)
+        groups.setdefault((*key, release_of(c)) if with_release else key, []).append(row)
+    return groups
+
+
+def pool_costs(rows: Sequence[SpeedRow]) -> list[PoolCost]:
+    """Each variant, release and shape timed at two or more known pool sizes."""
+    found = []
+    for group in _group(rows, with_release=True).values():
+        sized = sorted((r for r in group if kv_pool(r.cell) and costs(r.point)), key=_pool)
+        if len({kv_pool(r.cell) for r in sized}) < 2:
+            continue
+        small, large = costs(sized[0].point), costs(sized[-1].point)
+        ratio = float(np.median(large) / np.median(small))
+        found.append(PoolCost(tuple(sized), ratio, ratio_interval(large, small)))
+    return found
+
+
+def _pool(row: SpeedRow) -> int:
+    return kv_pool(row.cell) or 0
+
+
+def release_costs(rows: Sequence[SpeedRow]) -> list[ReleaseCost]:
+    """Each variant and shape whose ratio to its baseline is known on two or more releases."""
+    found = []
+    for group in _group(rows, with_release=False).values():
+        paired = [r for r in group if r.ratio is not None and release_of(r.cell) is not None]
+        # per release the row whose pool is its baseline's (the pool then cancels), else any
+        by_release = {release_of(r.cell): r for r in sorted(paired, key=_same_pool)}
+        if len(by_release) >= 2:
+            found.append(ReleaseCost(tuple(by_release[k] for k in sorted(by_release, key=_ver))))
+    return found
+
+
+def _same_pool(row: SpeedRow) -> bool:
+    return row.baseline is not None and kv_pool(row.cell) == kv_pool(row.baseline)
+
+
+def _ver(release: str | None) -> tuple[tuple[int, ...], int, int]:
+    try:
+        found = parse_version(release or "")
+    except VersionError:
+        return (), 0, 0  # not a version: first
+    return found.release, found.stage, found.stage_number
