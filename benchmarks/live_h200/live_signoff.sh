@@ -47,11 +47,14 @@ N=${LIVE_REPEATS:-8}
 # The release the carried bundle holds (LIVE_PLAN=v23 needs the 0.5.23 bundle: wheels-0.5.23.txt).
 SGLANG=${LIVE_SGLANG:-0.5.19}
 [[ ${LIVE_PLAN:-signoff} == v23 || ${LIVE_PLAN:-} == speed ]] && SGLANG=${LIVE_SGLANG:-0.5.23}
+# A rehearsal's simulated server imitates the release the plan is for (its default is 0.5.19).
+SIM_ARGS=()
+[[ $SERVER_KIND == simulated ]] && SIM_ARGS=(server.simulated.sglang_version=$SGLANG)
 # What every cell and warm-up server of the sign-off shares (one place: the report pairs them).
 EXTRA_ARGS=--sampling-backend,pytorch,--max-total-tokens,1000000
 # The 0.5.19 bundle has no deep_gemm, which SGLang 0.5.19 imports when it captures CUDA graphs.
 [[ $SGLANG == 0.5.19 ]] && EXTRA_ARGS+=,--disable-cuda-graph
-COMMON=(model=synth_llama server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200
+COMMON=(model=synth_llama server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200 "${SIM_ARGS[@]}"
   server.mem_fraction_static=0.6 server.max_running_requests=128 client.concurrency=128
   "server.extra_args=[$EXTRA_ARGS]"
   server.startup_timeout_s=1500 server.stop_grace_s=20
@@ -320,6 +323,7 @@ phase_shapes() {
 # times. The pool is the same size for every cell (--max-total-tokens: SGLang sizes it from the
 # memory free at start, which the bare servers take a part of), large enough for 128k + 32 x 768.
 SPEED_ARGS=(experiment=speed_llama3_1_8b server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200
+  "${SIM_ARGS[@]}"
   server.mem_fraction_static=0.85 server.startup_timeout_s=1500 server.stop_grace_s=20
   "server.extra_args=[--sampling-backend,pytorch,--max-total-tokens,262144]")
 [[ $SGLANG == 0.5.23 ]] && SPEED_ARGS+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)

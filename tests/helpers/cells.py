@@ -59,6 +59,14 @@ def console_script(name: str) -> str:
     return str(path)
 
 
+def run_script(name: str, *args: str, timeout: float = 400) -> subprocess.CompletedProcess[str]:
+    """The console script ``name`` run with ``args`` from the repository root, its output kept."""
+    return subprocess.run(
+        [console_script(name), *args], cwd=REPO, capture_output=True, text=True,
+        timeout=timeout, check=False,
+    )  # fmt: skip
+
+
 @contextlib.contextmanager
 def external_sim(tmp_path: Path, overrides: list[str], extra_args: list[str]) -> Iterator[str]:
     """A simulated server started as the pipeline would for ``overrides``, run by the test.

@@ -9,14 +9,13 @@ to 3e4, NO-GO at 1e5, and name 3e4 as the factor to pick, with the measured skip
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from pipeline.report.export import read_summary
 from pipeline.simserver.timing import PREFILL_SKIP_ENV
-from tests.helpers.cells import REPO, console_script
+from tests.helpers.cells import REPO, run_script
 
 pytestmark = pytest.mark.integration
 MEASURED = REPO / "benchmarks/results/live-h200/signoff/checks/skip_fraction.json"
@@ -31,12 +30,6 @@ COMMON = [
 FACTORS = (0.0, 1e4, 3e4, 1e5)
 
 
-def _run(*argv: str, timeout: float = 400) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        list(argv), cwd=REPO, capture_output=True, text=True, timeout=timeout, check=False
-    )
-
-
 @pytest.fixture(scope="module")
 def reported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The fa3 sweep and the fmha_v2 factor sweep, one report over both."""
@@ -44,10 +37,10 @@ def reported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     sweeps = {"base": ["backend=fa3"],
               "v2": ["backend=fmha_v2", "skip_softmax.prefill=0,10000,30000,100000"]}  # fmt: skip
     for name, overrides in sweeps.items():
-        run = _run(console_script("mtp-eval"), "-m", *overrides, *COMMON,
+        run = run_script("mtp-eval", "-m", *overrides, *COMMON,
                    f"hydra.sweep.dir={root / name}")  # fmt: skip
         assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    report = _run(console_script("mtp-eval-report"), str(root / "base"), str(root / "v2"),
+    report = run_script("mtp-eval-report", str(root / "base"), str(root / "v2"),
                   "--out", str(root / "report"), "--skip-fractions", str(MEASURED),
                   "--frontier-per-eval", timeout=180)  # fmt: skip
     assert report.returncode == 1, report.stdout[-2000:] + report.stderr[-2000:]  # 1e5: NO-GO
@@ -96,7 +89,7 @@ def test_an_unreadable_skip_fractions_file_is_an_input_error_that_says_how_to_wr
     bad = tmp_path / "skip.json"
     bad.write_text('{"skip_fraction": {"auto": {"10000": "most"}}}')
     sweeps = [str(reported.parent / name) for name in ("base", "v2")]
-    run = _run(console_script("mtp-eval-report"), *sweeps, "--out", str(tmp_path / "r"),
+    run = run_script("mtp-eval-report", *sweeps, "--out", str(tmp_path / "r"),
                "--skip-fractions", str(bad), timeout=180)  # fmt: skip
     assert run.returncode == 2 and not (tmp_path / "r").exists()
     assert f"{bad}: skip_fraction.auto.10000='most'" in run.stderr

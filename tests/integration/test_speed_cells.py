@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from pipeline.results.result_schema import shape_problems
 from pipeline.results.result_types import CellResult
 from pipeline.simserver.info import TOKEN_CAPACITY
 from pipeline.simserver.timing import TABLES, Cost
-from tests.helpers.cells import REPO, console_script
+from tests.helpers.cells import run_script
 
 SPEED = [
     "speed.enabled=true", "speed.prefill_tokens=[1024,4096,65536]", "speed.repeats=5",
@@ -29,20 +28,14 @@ SPEED = [
 ]  # fmt: skip
 
 
-def _run(*argv: str, timeout: float = 280) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        list(argv), cwd=REPO, capture_output=True, text=True, timeout=timeout, check=False
-    )
-
-
 @pytest.fixture(scope="module")
 def speed_sweep(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A speed-only sweep (evals=[]) of fa3, fmha_v2 and fa3_repeat, reported."""
     sweep = tmp_path_factory.mktemp("speed") / "sweep"
-    run = _run(console_script("mtp-eval"), "-m", "backend=fa3,fmha_v2,fa3_repeat", "evals=[]",
+    run = run_script("mtp-eval", "-m", "backend=fa3,fmha_v2,fa3_repeat", "evals=[]",
                *SPEED, f"hydra.sweep.dir={sweep}")  # fmt: skip
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    report = _run(console_script("mtp-eval-report"), str(sweep), timeout=120)
+    report = run_script("mtp-eval-report", str(sweep), timeout=120)
     assert report.returncode == 0, report.stdout[-2000:] + report.stderr[-2000:]
     return sweep
 
@@ -119,7 +112,9 @@ def test_the_report_has_a_speed_table_beside_the_verdicts(speed_sweep: Path) -> 
         rows = list(csv.DictReader(fh))
     assert len(rows) == 3 * 5 and {r["variant"] for r in rows} == {"fa3", "fmha_v2", "fa3_repeat"}
     html = (speed_sweep / "report" / "report.html").read_text()
-    assert "<h2>Speed: tiny-sim on NVIDIA H200 (simulated), SGLang 0.5.19, KV auto, exact</h2>" in html
+    assert (
+        "<h2>Speed: tiny-sim on NVIDIA H200 (simulated), SGLang 0.5.19, KV auto, exact</h2>" in html
+    )
 
 
 COPY_WARNING = (
@@ -131,7 +126,7 @@ COPY_WARNING = (
 def test_speed_runs_after_the_evals_and_keeps_the_servers_copy_warning(tmp_path: Path) -> None:
     cell = tmp_path / "cell"
     kept = [o for o in SPEED if not o.startswith(("speed.prefill_tokens", "speed.decode_b"))]
-    run = _run(console_script("mtp-eval"), "evals=[mcq_sample]", "backend=fmha_v2",
+    run = run_script("mtp-eval", "evals=[mcq_sample]", "backend=fmha_v2",
                "server.simulated.sglang_version=0.5.23", "speed.prefill_tokens=[1024]",
                "speed.decode_batches=[2]", "speed.prefill_batches=[]", *kept,
                f'+server.simulated.faults.log_warning="{COPY_WARNING}"',
@@ -145,7 +140,7 @@ def test_speed_runs_after_the_evals_and_keeps_the_servers_copy_warning(tmp_path:
     (warning,) = result.speed.log_warnings
     assert result.speed.release_notes == ()  # 0.5.23 copies only when it says so
     assert warning["kind"] == "fmha_v2_kv_copy" and COPY_WARNING in str(warning["line"])
-    report = _run(console_script("mtp-eval-report"), str(cell), timeout=120)
+    report = run_script("mtp-eval-report", str(cell), timeout=120)
     assert report.returncode in (0, 2), report.stderr  # no baseline here: undecided accuracy
     md = (cell / "report" / "report.md").read_text()
     assert "Server log: tiny-sim/fmha_v2/" in md and "SGLang 0.5.23, logged 1 times" in md
@@ -159,7 +154,7 @@ def test_a_server_that_dies_mid_phase_fails_the_cell_and_keeps_the_points_before
 ) -> None:
     cell = tmp_path / "cell"
     # 1 warm-up + 2 repeats of the first shape are answered; the server dies at the fifth.
-    run = _run(console_script("mtp-eval"), "evals=[]", "speed.enabled=true",
+    run = run_script("mtp-eval", "evals=[]", "speed.enabled=true",
                "speed.prefill_tokens=[1024,4096]", "speed.prefill_batches=[]",
                "speed.decode_batches=[]", "speed.repeats=2",
                "+server.simulated.faults.crash_after_requests=4",

@@ -8,13 +8,12 @@ of its own release, and say that fmha_v2's speed depends on the release.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from pipeline.report.export import read_summary
-from tests.helpers.cells import REPO, console_script
+from tests.helpers.cells import run_script
 
 SWEEP = [
     "backend=fa3,fmha_v2", "server.simulated.sglang_version=0.5.19,0.5.23",
@@ -25,19 +24,13 @@ SWEEP = [
 ]  # fmt: skip
 
 
-def _run(*argv: str, timeout: float = 400) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        list(argv), cwd=REPO, capture_output=True, text=True, timeout=timeout, check=False
-    )
-
-
 @pytest.fixture(scope="module")
 def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The eight cells' report folder."""
     sweep = tmp_path_factory.mktemp("costs") / "sweep"
-    run = _run(console_script("mtp-eval"), "-m", *SWEEP, f"hydra.sweep.dir={sweep}")
+    run = run_script("mtp-eval", "-m", *SWEEP, f"hydra.sweep.dir={sweep}")
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    made = _run(console_script("mtp-eval-report"), str(sweep), timeout=120)
+    made = run_script("mtp-eval-report", str(sweep), timeout=120)
     assert made.returncode == 0, made.stdout[-2000:] + made.stderr[-2000:]
     return sweep / "report"
 
