@@ -27,7 +27,9 @@ class TokenizerError(ValueError):
 def tokenizer_problem(path: str | None, key: str) -> str | None:
     """Why ``path`` (the value of config ``key``) holds no local tokenizer, or None when it does."""
     if not path:
-        return f"{key} is unset: set model.tokenizer_path to a local folder with the model's tokenizer"
+        return (
+            f"{key} is unset: set model.tokenizer_path to a local folder with the model's tokenizer"
+        )
     folder = Path(path)
     if not folder.is_dir():
         return (

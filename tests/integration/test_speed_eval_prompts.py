@@ -1,4 +1,4 @@
-"""``speed.prompts=eval:synth_retrieval`` end to end: a real ``mtp-eval`` cell on the simulated server.
+"""``speed.prompts=eval:synth_retrieval`` end to end: a real ``mtp-eval`` cell, simulated server.
 
 Ground truth is the simulated server's ledger (one line per served prompt, with the sha256 of the
 ids it received): every speed request must be one of the retrieval eval's prompts, tokenized
@@ -118,8 +118,9 @@ def test_a_model_without_a_local_tokenizer_is_refused_before_a_server_starts(
     run = _run("evals=[synth_retrieval]", *SPEED, f"hydra.run.dir={run_dir}", timeout=120)
     assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]
     assert (
-        "mtp-eval: speed.prompts=eval:synth_retrieval: model.path='tiny-sim' is not a local "
-        "folder" in run.stderr and "set model.tokenizer_path" in run.stderr
+        "mtp-eval: speed.prompts=eval:synth_retrieval: model.path='tiny-sim' is not a local folder"
+        in run.stderr
+        and "set model.tokenizer_path" in run.stderr
     ), run.stderr
     assert "Traceback" not in run.stdout + run.stderr
     assert not (run_dir / "server.log").exists() and not (run_dir / "result.json").exists()
