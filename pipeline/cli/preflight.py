@@ -23,8 +23,8 @@ from evals.base import make_eval
 from evals.chat_tokens import tokenizer_problem
 from evals.datasets import DatasetError
 from pipeline.config.checks import config_problems, sweep_job_configs, typed_config
+from pipeline.config.prompt_source import eval_name, tokenizer_source
 from pipeline.config.schema import RootConf
-from pipeline.measuring.speed_prompts import eval_name, tokenizer_source
 from pipeline.results.cell_error import CellError
 from pipeline.serving.keys import with_api_key
 from pipeline.serving.server_api import ServerApiError

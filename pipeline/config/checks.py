@@ -21,8 +21,8 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from backends.launch import LOAD_FORMATS
+from pipeline.config.prompt_source import source_problems as prompt_source_problems
 from pipeline.config.schema import RootConf, gpus_per_node
-from pipeline.measuring.speed_prompts import source_problems as prompt_source_problems
 
 
 class ConfigError(ValueError):

@@ -23,12 +23,10 @@ from typing import Any
 from backends.backend_conf import ModelConf
 from evals.base import Eval
 from evals.chat_tokens import chat_ids, load_tokenizer
+from pipeline.config.prompt_source import eval_name, source_problems, tokenizer_source
 from pipeline.config.schema import SpeedConf
 from pipeline.measuring.speed_plan import SpeedShape, TokenRange, prompt_ids
 from pipeline.results.result_schema import SpeedJson
-
-RANDOM = "random"  # speed.prompts' default: random token ids (speed_plan.prompt_ids)
-EVAL_PREFIX = "eval:"
 
 ChatIds = Callable[[list[dict[str, Any]]], list[int]]  # messages -> the ids the server sees
 
@@ -53,37 +51,6 @@ class PromptPool:
             "shared_prefix_tokens": shared_prefix(self.prompts),
             "radix_cache": "flushed before every run",
         }
-
-
-def eval_name(prompts: str) -> str | None:
-    """The eval ``speed.prompts`` names (None for ``random``).
-
-    Raises:
-        ValueError: neither ``random`` nor ``eval:NAME``.
-    """
-    if prompts == RANDOM:
-        return None
-    name = prompts.removeprefix(EVAL_PREFIX)
-    if name == prompts or not name:
-        raise ValueError(
-            f"speed.prompts={prompts!r}: use {RANDOM} (random token ids) or eval:NAME (the "
-            "prompts of the cell's eval NAME, e.g. eval:synth_retrieval)"
-        )
-    return name
-
-
-def source_problems(conf: SpeedConf, evals: Sequence[str]) -> list[str]:
-    """What is wrong with ``speed.prompts`` against the cell's ``evals`` (empty: nothing)."""
-    try:
-        name = eval_name(conf.prompts)
-    except ValueError as err:
-        return [str(err)]
-    if name is None or name in evals:
-        return []
-    return [
-        f"speed.prompts={conf.prompts} names an eval the cell does not run (evals="
-        f"[{','.join(evals)}]): add {name} to evals, or name one of them"
-    ]
 
 
 def shared_prefix(prompts: Sequence[Sequence[int]]) -> int:
@@ -149,13 +116,6 @@ class RunPrompts:
         assert self.ids is not None
         length = shape.prompt_tokens
         return [prompt_ids(self.ids, self.seed, serial + i, length) for i in range(shape.batch)]
-
-
-def tokenizer_source(model: ModelConf) -> tuple[str | None, str]:
-    """Where the model's tokenizer is read from and the config key that says so."""
-    if model.tokenizer_path:
-        return model.tokenizer_path, "model.tokenizer_path"
-    return model.path, "model.path"
 
 
 def eval_prompt_pool(

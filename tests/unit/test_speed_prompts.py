@@ -14,19 +14,17 @@ from evals.chat_tokens import TokenizerError, chat_ids, load_tokenizer, tokenize
 from evals.eval_conf import DatasetConf, EvalConf
 from pipeline.cell.cell_result import measured_config
 from pipeline.config.checks import ConfigError
+from pipeline.config.prompt_source import eval_name, source_problems, tokenizer_source
 from pipeline.config.schema import SpeedConf, to_cell_config
 from pipeline.measuring.speed_plan import DECODE, PREFILL, SpeedShape, TokenRange, prompt_ids
 from pipeline.measuring.speed_prompts import (
     PromptPool,
     RunPrompts,
     distinct_prompts,
-    eval_name,
     eval_prompt_pool,
     pool_prompts,
     shape_note,
     shared_prefix,
-    source_problems,
-    tokenizer_source,
 )
 from pipeline.serving.server_kind import ServerPlan
 from tests.unit.test_config import compose_cell
