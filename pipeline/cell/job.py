@@ -15,7 +15,6 @@ from pathlib import Path
 
 import psutil
 
-from backends.backend_conf import ModelConf
 from backends.compat import preflight
 from backends.gpu import GpuInfo
 from backends.launch import LaunchOptions, LaunchPlan, plan_launch
@@ -34,9 +33,9 @@ from pipeline.cluster.multinode import (
     node_plan,
     serve_as_worker,
 )
-from pipeline.config.schema import RootConf, SequentialConf, SpeedConf, gpus_per_node
+from pipeline.config.schema import RootConf, SequentialConf, gpus_per_node
 from pipeline.measuring.measure import measure_cell
-from pipeline.measuring.speed_prompts import PromptPool, eval_prompt_pool
+from pipeline.measuring.speed_prompts import cell_prompt_pool
 from pipeline.measuring.speed_run import speed_phase
 from pipeline.results.cell_error import CellError
 from pipeline.results.cell_paths import node_dir, result_path, server_log_path
@@ -162,11 +161,11 @@ def _run(
         jit_cache.record_before(result, cache)
         result.status = "planned"
         return
-    pool = _speed_prompts(cell.speed, evals, conf.model)  # before the server: its tokenizer
     if node is not None and not node.serves_evals:
         env = server_env(conf.server, plan.env)
         worker = serve_as_worker(argv, env, cell_dir, node.node_rank, conf.server.stop_grace_s)
         raise WorkerNodeDone(worker)
+    pool = cell_prompt_pool(cell.speed, evals, conf.model)  # before the server: its tokenizer
     claim_samples(
         cell_dir, result.config_hash, result.warnings
     )  # a failed start leaves no other run's samples
@@ -195,13 +194,6 @@ def _run(
     check_error_rates(result.eval_summaries(), conf.client.max_error_rate)
     mark(result, "stopped", clock)
     result.status = "ok"
-
-
-def _speed_prompts(speed: SpeedConf, evals: dict[str, Eval], model: ModelConf) -> PromptPool | None:
-    try:
-        return eval_prompt_pool(speed, evals, model)
-    except ValueError as err:  # no eval of that name, no local tokenizer: the user's settings
-        raise CellError("config", str(err)) from err
 
 
 def _repeats_for(sequential: SequentialConf, ec: EvalConf) -> EvalConf:

@@ -26,6 +26,7 @@ from evals.chat_tokens import chat_ids, load_tokenizer
 from pipeline.config.prompt_source import eval_name, source_problems, tokenizer_source
 from pipeline.config.schema import SpeedConf
 from pipeline.measuring.speed_plan import SpeedShape, TokenRange, prompt_ids
+from pipeline.results.cell_error import CellError
 from pipeline.results.result_schema import SpeedJson
 
 ChatIds = Callable[[list[dict[str, Any]]], list[int]]  # messages -> the ids the server sees
@@ -141,3 +142,17 @@ def eval_prompt_pool(
     if not prompts:
         raise ValueError(f"speed.prompts={conf.prompts}: the eval {name} has no prompt")
     return PromptPool(conf.prompts, str(path), tuple(prompts))
+
+
+def cell_prompt_pool(
+    conf: SpeedConf, evals: Mapping[str, Eval], model: ModelConf
+) -> PromptPool | None:
+    """``eval_prompt_pool`` for a cell: a problem the user can fix ends it as a config error.
+
+    Raises:
+        CellError: kind ``config``, with ``eval_prompt_pool``'s message.
+    """
+    try:
+        return eval_prompt_pool(conf, evals, model)
+    except ValueError as err:  # no eval of that name, no local tokenizer: the user's settings
+        raise CellError("config", str(err)) from err

@@ -20,12 +20,14 @@ from pipeline.measuring.speed_plan import DECODE, PREFILL, SpeedShape, TokenRang
 from pipeline.measuring.speed_prompts import (
     PromptPool,
     RunPrompts,
+    cell_prompt_pool,
     distinct_prompts,
     eval_prompt_pool,
     pool_prompts,
     shape_note,
     shared_prefix,
 )
+from pipeline.results.cell_error import CellError
 from pipeline.serving.server_kind import ServerPlan
 from tests.unit.test_config import compose_cell
 
@@ -216,3 +218,12 @@ def test_the_default_source_keeps_a_speed_cells_config_hash() -> None:
     assert "prompts" not in measured_config(on, kind)["speed"]  # as before speed.prompts
     real = to_cell_config(compose_cell(["speed.enabled=true", "speed.prompts=eval:mcq_sample"]))
     assert measured_config(real, kind)["speed"]["prompts"] == "eval:mcq_sample"
+
+
+def test_a_cell_without_a_tokenizer_fails_as_a_config_error_naming_the_key() -> None:
+    speed = SpeedConf(enabled=True, prompts="eval:r")
+    with pytest.raises(CellError, match=r"model\.path='nowhere' is not a local folder") as err:
+        cell_prompt_pool(speed, {"r": _retrieval()}, ModelConf(path="nowhere"))
+    assert err.value.kind == "config"
+    with pytest.raises(CellError, match="names an eval the cell does not run"):
+        cell_prompt_pool(speed, {}, ModelConf(path=str(TRAINED)))
