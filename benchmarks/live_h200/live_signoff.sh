@@ -389,9 +389,10 @@ phase_speed_report() {
 # Device time (about 36 minutes, 31 with LIVE_REPEATS=4): benchmarks/live_h200/README.md.
 # The speed phase's prompts: the synth_retrieval eval's own (chat template, the model's byte-level
 # tokenizer: the ids skip_fraction.py measured the skipped shares on), cut to each length, so the
-# speed column times the attention the skipped-share column counts. Random bytes would give flat
-# attention, on which skip-softmax skips far fewer tiles (or all). Its 48 prompts (4,089-16,889
-# tokens, 12 of them >= 16,384) fill every shape; the cache is flushed before each run.
+# speed column times the inputs the skipped-share column counts (random bytes, the earlier plan,
+# skip about as much on this model, on the CPU reference: live README). Its 48 prompts
+# (4,089-16,889 tokens, 12 of them >= 16,384) fill every shape; the cache is flushed before each
+# run.
 FRONTIER_SPEED=(speed.enabled=true "speed.prefill_tokens=[1024,4096,16384]" kv_dtype=bf16
   speed.prompts=eval:synth_retrieval)
 start_frontier() {

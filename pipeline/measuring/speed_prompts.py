@@ -1,8 +1,10 @@
 """Real prompts for the speed phase (``speed.prompts=eval:NAME``): an eval's own, as token ids.
 
-Why: random token ids give flat attention, so skip-softmax skips far fewer tiles on them than on
-real text, and a speed gain measured on them is not the gain of the skipped share measured on the
-eval's prompts (``benchmarks/live_h200/skip_fraction.py``). With ``eval:NAME`` each request is a
+Why: the skipped share shown beside a skip-softmax speed gain is counted on an eval's prompts
+(``benchmarks/live_h200/skip_fraction.py``); a gain timed on random token ids is of other inputs,
+whose attention need not concentrate alike (dummy weights: all tiles or none skipped; the trained
+model at 4,089 tokens: about as many as on a retrieval prompt, ``skip_fraction.py --random-ids``).
+With ``eval:NAME`` each request is a
 prompt of that eval as the cell sends it (the chat template applied by the model's tokenizer:
 ``evals.chat_tokens``, the path ``skip_fraction.py`` takes), cut to the shape's length.
 

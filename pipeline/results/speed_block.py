@@ -67,8 +67,8 @@ def prompts_text(block: Mapping[str, Any]) -> str:
         )
     if ids:
         return (
-            f"random token ids in [{ids.get('low')}, {ids.get('high')}) (flat attention: "
-            "skip-softmax skips fewer tiles on them than on real text)"
+            f"random token ids in [{ids.get('low')}, {ids.get('high')}) (not real text: "
+            "skip-softmax may skip another share of tiles on them than on real prompts)"
         )
     return "not recorded"
 
