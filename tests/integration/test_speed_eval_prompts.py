@@ -131,3 +131,16 @@ def test_an_eval_the_cell_does_not_run_is_refused_when_composed(tmp_path: Path) 
     run = _run(*SPEED, f"hydra.run.dir={tmp_path / 'run'}", timeout=60)  # evals=[mcq_sample]
     assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]
     assert "speed.prompts=eval:synth_retrieval names an eval the cell does not run" in run.stderr
+
+
+def test_the_reports_speed_intro_names_the_prompts(cell: Path, tmp_path: Path) -> None:
+    report = subprocess.run(
+        [console_script("mtp-eval-report"), str(cell), "--out", str(tmp_path / "report")],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert report.returncode in (0, 2), report.stdout[-2000:] + report.stderr[-2000:]
+    text = (tmp_path / "report" / "report.md").read_text()
+    assert (
+        f"Prompts: the synth_retrieval eval's prompts as its cell sends them (chat template, the "
+        f"tokenizer of {TOKENIZER}), cut to each shape's length." in text
+    ), text[:3000]
