@@ -406,10 +406,14 @@ phase_speed_report() {
 # cell's speed phase (after its evals, minutes later) runs once it is done. Launched as "report",
 # so the tick stops waiting once it is done. LIVE_FRONTIER_FACTORS=0,10000 runs those factors.
 # Device time (about 36 minutes, 31 with LIVE_REPEATS=4): benchmarks/live_h200/README.md.
-# The speed phase's token ids: bytes 32-255 of the model's byte-level vocabulary (264 ids; 256 on
-# are its special tokens), not the default [1000, vocab).
+# The speed phase's prompts: the synth_retrieval eval's own (chat template, the model's byte-level
+# tokenizer: the ids skip_fraction.py measured the skipped shares on), cut to each length, so the
+# speed column times the inputs the skipped-share column counts (random bytes, the earlier plan,
+# skip about as much on this model, on the CPU reference: live README). Its 48 prompts
+# (4,089-16,889 tokens, 12 of them >= 16,384) fill every shape; the cache is flushed before each
+# run.
 FRONTIER_SPEED=(speed.enabled=true "speed.prefill_tokens=[1024,4096,16384]" kv_dtype=bf16
-  speed.first_token_id=32 speed.vocab_size=256)
+  speed.prompts=eval:synth_retrieval)
 start_frontier() {
   [[ $SGLANG == 0.5.23 ]] || { log "LIVE_PLAN=frontier needs LIVE_SGLANG=0.5.23"; return 0; }
   local checks=$R/benchmarks/results/live-h200/signoff/checks

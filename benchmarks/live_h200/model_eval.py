@@ -23,6 +23,7 @@ sys.path.insert(0, str(REPO))
 
 import synth_train as st  # noqa: E402  (beside this file)
 
+from evals import chat_tokens  # noqa: E402
 from evals.base import make_eval, question_id  # noqa: E402
 from evals.datasets import DATA_DIR, read_file  # noqa: E402
 from evals.eval_conf import DatasetConf, EvalConf  # noqa: E402
@@ -47,9 +48,7 @@ def load(path: Path) -> tuple[Any, Any]:
 
 def chat_ids(tok: Any, messages: list[dict[str, Any]]) -> list[int]:
     """The prompt ids the saved tokenizer's chat template gives (must equal the training's)."""
-    ids = tok.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
-                                  return_dict=False)  # fmt: skip
-    ids = list(ids["input_ids"]) if not isinstance(ids, list) else ids
+    ids = chat_tokens.chat_ids(tok, messages)  # the speed phase's eval prompts use it too
     mine, _ = st.encode_chat(messages, generation_prompt=True)
     if ids != mine:
         raise RuntimeError(f"chat template and training encoding differ: {ids[:40]} vs {mine[:40]}")

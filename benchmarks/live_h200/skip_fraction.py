@@ -16,6 +16,9 @@ at least ``--aggressive``; a grid that never gets there gives its two largest fa
 
 ``--factors`` measures another grid (the factors a sweep runs: ``mtp-eval-report
 --skip-fractions OUT.json`` shows a cell's share only when its factor is in the grid).
+``--random-ids 32,256`` also tallies, per prompt, random ids of its length drawn as the speed
+phase's default prompts are (``speed_plan.prompt_ids``), into ``skip_fraction_random_ids``: how
+far the speed phase's random prompts skip what the eval's do (``speed.prompts``).
 
 Runs on the machine's python (torch, transformers 5.17), GPU when there is one.
 """
@@ -131,6 +134,59 @@ def pick(fractions: dict[float, float], moderate: float, aggressive: float) -> d
     }
 
 
+def parse_id_range(text: str) -> tuple[int, int]:
+    """``32,256`` -> (32, 256): the random ids' ``[low, high)``.
+
+    Raises:
+        argparse.ArgumentTypeError: not two integers with low < high.
+    """
+    try:
+        low, high = (int(part) for part in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--random-ids {text!r}: LOW,HIGH integers") from None
+    if not 0 <= low < high:
+        raise argparse.ArgumentTypeError(f"--random-ids {text!r}: 0 <= LOW < HIGH")
+    return low, high
+
+
+def fractions(rows: list[dict[str, Any]], factors: tuple[float, ...]) -> dict[str, Any]:
+    """Skipped over all tiles of every row, per KV tile size and factor."""
+    return {
+        kv: {
+            f: sum(r[kv]["skipped"][str(f)] for r in rows)
+            / max(1, sum(r[kv]["tiles"] for r in rows))
+            for f in factors
+        }
+        for kv in KV_TILES
+    }
+
+
+def random_rows(
+    model: Any, rows: list[dict[str, Any]], span: tuple[int, int], factors: tuple[float, ...]
+) -> list[dict[str, Any]]:
+    """Each prompt's length again, in random ids as the speed phase draws them (seed 0)."""
+    from pipeline.measuring.speed_plan import TokenRange, prompt_ids
+
+    ids = TokenRange(*span, source="--random-ids")
+    return [
+        tally_prompt(model, prompt_ids(ids, 0, i, r["tokens"]), factors) for i, r in enumerate(rows)
+    ]
+
+
+def _random_block(
+    model: Any, rows: list[dict[str, Any]], span: tuple[int, int] | None, factors: tuple[float, ...]
+) -> dict[str, Any]:
+    if span is None:
+        return {}
+    shares = fractions(random_rows(model, rows, span, factors), factors)
+    return {
+        "random_ids": list(span),
+        "skip_fraction_random_ids": {
+            kv: {str(f): round(x, 5) for f, x in t.items()} for kv, t in shares.items()
+        },
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     """Tally every retrieval prompt, write the JSON (and the chosen factors as an env file)."""
     import model_eval as me
@@ -146,6 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--moderate", type=float, default=0.2)
     parser.add_argument("--aggressive", type=float, default=0.6)
     parser.add_argument("--factors", type=parse_factors, default=FACTORS, help="e.g. 1e4,3e4")
+    parser.add_argument("--random-ids", type=parse_id_range, default=None, help="e.g. 32,256")
     args = parser.parse_args(argv)
     start = time.time()
     tok, model = load(args.target)
@@ -154,14 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     prompts = make_eval("synth_retrieval", conf).prompts()[: args.limit]
     rows = [tally_prompt(model, me.chat_ids(tok, p.messages), args.factors) for p in prompts]
-    totals = {
-        kv: {
-            f: sum(r[kv]["skipped"][str(f)] for r in rows)
-            / max(1, sum(r[kv]["tiles"] for r in rows))
-            for f in args.factors
-        }
-        for kv in KV_TILES
-    }
+    totals = fractions(rows, args.factors)
     chosen = pick(totals["auto"], args.moderate, args.aggressive)
     found = {
         "factors": list(args.factors),
@@ -171,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
             kv: {str(f): round(x, 5) for f, x in t.items()} for kv, t in totals.items()
         },
         "chosen": chosen,
+        **_random_block(model, rows, args.random_ids, args.factors),
         "prompts": rows,
         "seconds": round(time.time() - start, 1),
         "device": str(model.device),

@@ -29,6 +29,7 @@ _LATER_MODEL_DEFAULTS = {
     "hybrid_mamba": False, "kv_cache_quant_algo": None, "load_format": None, "tokenizer_path": None,
 }  # fmt: skip
 _LATER_GEOMETRY_DEFAULTS = {"v_head_dim": None}
+_LATER_SPEED_DEFAULTS = {"prompts": "random"}
 
 
 def _without_later_defaults(node: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
@@ -62,7 +63,9 @@ def measured_config(conf: RootConf, kind: ServerKind) -> dict[str, Any]:
         "server_extra_args": list(conf.server.extra_args),
     }
     if conf.speed.enabled:  # left out when off, so cells from before it keep their hash
-        data["speed"] = dataclasses.asdict(conf.speed)
+        data["speed"] = _without_later_defaults(
+            dataclasses.asdict(conf.speed), _LATER_SPEED_DEFAULTS
+        )
     if kind.simulated:
         # Fault injection and latency change how a run goes, not what it measures: a rerun
         # without them resumes the same cell.

@@ -35,6 +35,7 @@ from pipeline.cluster.multinode import (
 )
 from pipeline.config.schema import RootConf, SequentialConf, gpus_per_node
 from pipeline.measuring.measure import measure_cell
+from pipeline.measuring.speed_prompts import cell_prompt_pool
 from pipeline.measuring.speed_run import speed_phase
 from pipeline.results.cell_error import CellError
 from pipeline.results.cell_paths import node_dir, result_path, server_log_path
@@ -164,6 +165,7 @@ def _run(
         env = server_env(conf.server, plan.env)
         worker = serve_as_worker(argv, env, cell_dir, node.node_rank, conf.server.stop_grace_s)
         raise WorkerNodeDone(worker)
+    pool = cell_prompt_pool(cell.speed, evals, conf.model)  # before the server: its tokenizer
     claim_samples(
         cell_dir, result.config_hash, result.warnings
     )  # a failed start leaves no other run's samples
@@ -185,7 +187,7 @@ def _run(
             mark(result, "evals_done", clock)
             if cell.speed.enabled:  # after the evals, so nothing else runs on the server
                 keys = (conf.client.api_key, conf.client.admin_api_key)
-                speed_phase(cell.speed, server, keys, conf.model.path, result)
+                speed_phase(cell.speed, server, keys, (conf.model.path, pool), result)
                 mark(result, "speed_done", clock)
         finally:  # before node 0's server stops: the other nodes die with it, and may now
             _release_other_nodes(conf.cluster.nodes, cell_dir, "stopping")

@@ -20,8 +20,10 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from evals.base import make_eval
+from evals.chat_tokens import tokenizer_problem
 from evals.datasets import DatasetError
 from pipeline.config.checks import config_problems, sweep_job_configs, typed_config
+from pipeline.config.prompt_source import eval_name, tokenizer_source
 from pipeline.config.schema import RootConf
 from pipeline.results.cell_error import CellError
 from pipeline.serving.keys import with_api_key
@@ -34,7 +36,10 @@ PREFLIGHT_REFUSED = 2  # as a value out of range: nothing started
 # The config roots the host checks read: jobs that differ only elsewhere (backend, kv_dtype,
 # skip_softmax, model) share the GPU, the SGLang release and the datasets, so compose once
 # (dry_run: a dry run plans for a GPU this host does not have).
-HOST_ROOTS = frozenset({"gpu", "server", "evals", "client", "experiment", "dry_run"})
+# speed and model: speed.prompts=eval:NAME reads the model's tokenizer on this host.
+HOST_ROOTS = frozenset(
+    {"gpu", "server", "evals", "client", "experiment", "dry_run", "speed", "model"}
+)
 # What a cell's own pre-server steps raise for a problem the user can fix; anything else is a
 # bug and is left to the cell, which records it with its traceback.
 _FIXABLE = (CellError, ServerApiError, DatasetError, ValueError)
@@ -67,6 +72,8 @@ def cell_problems(conf: RootConf, loaded: dict[str, str | None] | None = None) -
         lambda: plan_gpu(conf.gpu, server, api_key, conf.dry_run),
         lambda: sglang_version(server, api_key),
     ]
+    if conf.speed.enabled and eval_name(conf.speed.prompts) is not None:
+        checks.append(lambda: _tokenizer_found(conf))
     problems += [p for p in map(_failure, checks) if p is not None]
     tried = {} if loaded is None else loaded
     for name, eval_conf in conf.evals.items():
@@ -75,6 +82,14 @@ def cell_problems(conf: RootConf, loaded: dict[str, str | None] | None = None) -
             tried[key] = _failure(functools.partial(make_eval, name, eval_conf))
         problems += [p for p in [tried[key]] if p is not None]
     return problems
+
+
+def _tokenizer_found(conf: RootConf) -> None:
+    """Raise what the cell would: ``speed.prompts=eval:NAME`` and no local tokenizer to read."""
+    path, key = tokenizer_source(conf.model)
+    problem = tokenizer_problem(path, key)
+    if problem is not None:
+        raise ValueError(f"speed.prompts={conf.speed.prompts}: {problem}")
 
 
 def said_once(found: Iterable[tuple[str, str]], jobs: int) -> list[str]:

@@ -21,6 +21,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from backends.launch import LOAD_FORMATS
+from pipeline.config.prompt_source import source_problems as prompt_source_problems
 from pipeline.config.schema import RootConf, gpus_per_node
 
 
@@ -149,6 +150,8 @@ def _speed_problems(conf: RootConf) -> list[str]:
             f"speed.vocab_size={speed.vocab_size} leaves no token ids above "
             f"speed.first_token_id={speed.first_token_id}: lower first_token_id"
         )
+    if speed.enabled:
+        problems += prompt_source_problems(speed, list(conf.evals))
     return problems
 
 

@@ -177,6 +177,11 @@ class SpeedConf:
     vocab_size: int | None = None
     first_token_id: int = 1000  # below it: the special tokens of most vocabularies
     seed: int = 0  # the token ids' random seed (every variant gets the same prompts)
+    # What the prompts are: random (token ids from the range above: not real text) or
+    # eval:NAME, the prompts of the cell's eval NAME as it sends them (chat template, the
+    # model's tokenizer from model.tokenizer_path or model.path), cut to each shape's length:
+    # real attention, as skip-softmax sees it (pipeline/measuring/speed_prompts.py).
+    prompts: str = "random"
     gpu_sample_ms: int = 500  # nvidia-smi clocks, power and temperature sampling interval
     request_timeout_s: float = 600.0  # one /generate call (a 128k prefill on a slow variant)
 

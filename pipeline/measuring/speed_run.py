@@ -8,7 +8,9 @@ launch. The times are the server's own (``meta_info`` with ``--enable-metrics``:
 (``benchmarks/live_h200/speed_prefill.sh``) stays the independent cross-check.
 
 Per shape: warm-up runs (discarded), then the repeats; the KV cache is flushed first and every
-request has its own prefix, so nothing is served from the radix cache.
+random-id request has its own prefix, so nothing is served from the radix cache. An eval's
+prompts (``speed.prompts=eval:NAME``: ``speed_prompts``) share their chat template's opening, so
+the cache is flushed before each of their runs too.
 """
 
 from __future__ import annotations
@@ -26,13 +28,12 @@ from pipeline.measuring.gpu_sampler import sampled_gpus
 from pipeline.measuring.speed_plan import (
     PREFILL,
     SpeedShape,
-    TokenRange,
     fitting_shapes,
     generate_body,
-    prompt_ids,
     vocab_range,
     wanted_shapes,
 )
+from pipeline.measuring.speed_prompts import PromptPool, RunPrompts, shape_note
 from pipeline.measuring.speed_timing import (
     SpeedTimingError,
     accept_length,
@@ -61,8 +62,26 @@ METHOD = (
 class SpeedClient:
     """Where the speed phase's requests go: the server, its keys and the per-call timeout."""
 
-    def __init__(self, base_url: str, api_key: str | None, timeout_s: float) -> None:
-        self.base_url, self.api_key, self.timeout_s = base_url, api_key, timeout_s
+    def __init__(
+        self, base_url: str, keys: tuple[str | None, str | None], timeout_s: float
+    ) -> None:
+        self.base_url, self.timeout_s = base_url, timeout_s
+        self.api_key, self.admin_key = keys  # the admin key opens /flush_cache when set
+
+    def flush_key(self) -> str | None:
+        """The key ``/flush_cache`` takes: SGLang's admin key when set, else the API key."""
+        return self.admin_key or self.api_key
+
+    def flush(self) -> None:
+        """Empty the server's radix cache between runs (it is idle then).
+
+        Raises:
+            MeasureError: the server refused, so the phase ends with the points so far kept.
+        """
+        try:
+            server_api.flush_cache(self.base_url, self.flush_key())
+        except server_api.ServerApiError as err:
+            raise MeasureError("speed", f"speed: before a run: {err}") from err
 
     def generate(self, body: dict[str, Any]) -> object:
         """POST ``/generate`` and return its JSON answer.
@@ -107,25 +126,25 @@ def model_vocab_size(model_path: str) -> int | None:
 
 
 def _time_shape(
-    client: SpeedClient, shape: SpeedShape, ids: TokenRange, seed: int, serial: int
+    client: SpeedClient, shape: SpeedShape, prompts_of: RunPrompts, serial: int
 ) -> tuple[float, list[Any]]:
     """One run of ``shape``: its span in ms and the requests' timings."""
-    prompts = [prompt_ids(ids, seed, serial + i, shape.prompt_tokens) for i in range(shape.batch)]
+    prompts = prompts_of.of_run(shape, serial, client.flush)
     timings = answer_timings(client.generate(generate_body(shape, prompts)))
     span = prefill_span_s(timings) if shape.phase == PREFILL else decode_span_s(timings)
     return span * 1000.0, timings
 
 
 def measure_point(
-    client: SpeedClient, conf: SpeedConf, shape: SpeedShape, ids: TokenRange, serial: int
+    client: SpeedClient, conf: SpeedConf, shape: SpeedShape, prompts: RunPrompts, serial: int
 ) -> tuple[SpeedPointJson, int]:
     """``shape`` after its warm-up, ``conf.repeats`` times; the point and the next serial."""
     for _ in range(conf.warmup):
-        _time_shape(client, shape, ids, conf.seed, serial)
+        _time_shape(client, shape, prompts, serial)
         serial += shape.batch
     times, rates, every = [], [], []
     for _ in range(conf.repeats):
-        ms, timings = _time_shape(client, shape, ids, conf.seed, serial)
+        ms, timings = _time_shape(client, shape, prompts, serial)
         serial += shape.batch
         times.append(ms)
         every += timings
@@ -143,8 +162,26 @@ def measure_point(
     return point, serial
 
 
+def _run_prompts(conf: SpeedConf, pool: PromptPool | None, model_path: str) -> RunPrompts:
+    if pool is not None:
+        return RunPrompts(None, pool, conf.seed)
+    try:
+        ids = vocab_range(conf, model_vocab_size(model_path))
+    except ValueError as err:
+        raise MeasureError("speed", f"speed: {err}") from err
+    return RunPrompts(ids, None, conf.seed)
+
+
+def _sendable(
+    shapes: list[SpeedShape], pool: PromptPool | None
+) -> tuple[list[SpeedShape], list[str]]:
+    """The shapes the pool has prompts for (every one for random ids), and a note per other."""
+    notes = {s: shape_note(pool, s) for s in shapes} if pool is not None else {}
+    return [s for s in shapes if notes.get(s) is None], [n for n in notes.values() if n]
+
+
 def measure_speed(
-    conf: SpeedConf, client: SpeedClient, admin_key: str | None, model_path: str
+    conf: SpeedConf, client: SpeedClient, model_path: str, pool: PromptPool | None = None
 ) -> SpeedJson:
     """Every shape that fits the server, timed alone on it; the ``speed`` block of result.json.
 
@@ -152,18 +189,15 @@ def measure_speed(
     ``error`` (the caller records it and fails the cell, so nothing measured is lost).
     """
     context = context_length(client.base_url, client.api_key)
-    shapes, notes = fitting_shapes(wanted_shapes(conf), context)
-    try:
-        ids = vocab_range(conf, model_vocab_size(model_path))
-    except ValueError as err:
-        raise MeasureError("speed", f"speed: {err}") from err
-    server_api.flush_cache(client.base_url, admin_key or client.api_key)
+    fitting, notes = fitting_shapes(wanted_shapes(conf), context)
+    shapes, unsendable = _sendable(fitting, pool)
+    prompts = _run_prompts(conf, pool, model_path)
+    server_api.flush_cache(client.base_url, client.flush_key())
     points: list[SpeedPointJson] = []
     speed: SpeedJson = {
         "method": METHOD, "warmup": conf.warmup, "repeats": conf.repeats, "spread": "min_max",
-        "context_len": context,
-        "token_ids": {"low": ids.low, "high": ids.high, "source": ids.source},
-        "notes": notes, "points": points,
+        "context_len": context, **prompts.describe(),
+        "notes": notes + unsendable, "points": points,
     }  # fmt: skip
     with sampled_gpus(conf.gpu_sample_ms) as gpu_samples:
         speed["gpu_samples"] = gpu_samples  # filled in when sampling stops
@@ -171,7 +205,7 @@ def measure_speed(
         for shape in shapes:
             log.info("speed: %s (%d warm-up, %d repeats)", shape.label, conf.warmup, conf.repeats)
             try:
-                point, serial = measure_point(client, conf, shape, ids, serial)
+                point, serial = measure_point(client, conf, shape, prompts, serial)
             except (MeasureError, SpeedTimingError) as err:
                 speed["error"] = f"speed: {shape.label}: {err}"
                 break
@@ -181,7 +215,7 @@ def measure_speed(
 
 def speed_phase(
     conf: SpeedConf, server: RunningServer, plan_keys: tuple[str | None, str | None],
-    model_path: str, result: ResultDraft,
+    model: tuple[str, PromptPool | None], result: ResultDraft,
 ) -> None:  # fmt: skip
     """Run the speed phase on ``server`` (after the evals: alone on it) into ``result``.
 
@@ -189,12 +223,12 @@ def speed_phase(
         conf: ``speed`` of the config.
         server: the cell's running, verified server.
         plan_keys: the API key and SGLang's admin key (``/flush_cache``).
-        model_path: ``model.path``, where a local model's ``config.json`` gives the vocabulary.
+        model: ``model.path`` (a local model's ``config.json`` gives the random ids' vocabulary)
+            and the eval prompts ``speed.prompts`` asks for (None: random ids).
         result: the cell's result; gets its ``speed`` block.
     """
-    api_key, admin_key = plan_keys
-    client = SpeedClient(server.base_url, api_key, conf.request_timeout_s)
-    speed = measure_speed(conf, client, admin_key, model_path)
+    client = SpeedClient(server.base_url, plan_keys, conf.request_timeout_s)
+    speed = measure_speed(conf, client, *model)
     log = server.log_path  # None for server=external: its log is not ours to read
     if log is not None and log.is_file():
         speed["log_warnings"] = speed_log_warnings(log.read_text(errors="replace"))

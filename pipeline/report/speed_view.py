@@ -129,6 +129,18 @@ def warning_lines(rows: list[SpeedRow]) -> list[str]:
     return logged + [f"Release: {note}." for note in sorted(notes)]
 
 
+def prompts_line(cells: list[CellRecord]) -> str:
+    """What the section's prompts were (speed.prompts), so a reader knows the attention timed."""
+    said: dict[str, list[str]] = {}
+    for cell in cells:
+        if cell.result.speed:
+            said.setdefault(cell.result.speed.prompts, []).append(cell.label)
+    if len(said) <= 1:
+        return "".join(f"Prompts: {text}." for text in said)
+    parts = [f"{', '.join(labels)}: {text}" for text, labels in said.items()]
+    return "Prompts differ between the variants: " + "; ".join(parts) + "."
+
+
 def speed_sections(report: Report) -> list[Section]:
     """The Speed tables (none when no cell ran a speed phase)."""
     groups: dict[tuple[str, ...], list[SpeedRow]] = {}
@@ -145,11 +157,11 @@ def _section(report: Report, key: tuple[str, ...], rows: list[SpeedRow]) -> Sect
     columns = [shape_label(p) for p in shapes]
     on = "SGLang not recorded" if release == "?" else f"SGLang {release}"
     title = f"Speed: {model} on {gpu}, {on}, KV {kv}, {skip}"
-    said = " ".join(warning_lines(rows))
+    cells = sorted({r.cell.id: r.cell for r in rows}.values(), key=sort_key)
+    said = " ".join([prompts_line(cells), *warning_lines(rows)])
     section = Section(
         title, ["variant", "accuracy verdict", *columns], intro=f"{INTRO} {said}".strip()
     )
-    cells = sorted({r.cell.id: r.cell for r in rows}.values(), key=sort_key)
     for cell in cells:
         mine = {r.point.key: r for r in rows if r.cell.id == cell.id}
         texts = [_ratio_text(mine[p.key]) if p.key in mine else "-" for p in shapes]

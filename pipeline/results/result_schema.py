@@ -183,7 +183,8 @@ class SpeedJson(TypedDict, total=False):
     repeats: int
     spread: str  # what min_ms / max_ms are: "min_max"
     context_len: int | None  # the server's max_model_len
-    token_ids: dict[str, Any]  # low, high, source
+    token_ids: dict[str, Any]  # random ids: low, high, source
+    prompts: dict[str, Any]  # speed.prompts=eval:NAME instead: source, tokenizer, distinct, ...
     notes: list[str]  # shapes skipped and why
     points: list[SpeedPointJson]
     gpu_samples: dict[str, Any]  # source (nvidia-smi | absent), interval_ms, gpus or reason

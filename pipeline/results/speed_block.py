@@ -56,6 +56,23 @@ class SpeedPoint:
         )
 
 
+def prompts_text(block: Mapping[str, Any]) -> str:
+    """What the phase's prompts were, for a reader: an eval's (``prompts``) or random ids."""
+    prompts, ids = as_map(block.get("prompts")), as_map(block.get("token_ids"))
+    if prompts:
+        source = as_text(prompts.get("source"), "?").removeprefix("eval:")
+        return (
+            f"the {source} eval's prompts as its cell sends them (chat template, the tokenizer "
+            f"of {as_text(prompts.get('tokenizer'), '?')}), cut to each shape's length"
+        )
+    if ids:
+        return (
+            f"random token ids in [{ids.get('low')}, {ids.get('high')}) (not real text: "
+            "skip-softmax may skip another share of tiles on them than on real prompts)"
+        )
+    return "not recorded"
+
+
 @dataclass(frozen=True)
 class SpeedBlock:
     """A cell's speed phase: how it was measured, its points and the GPU's state meanwhile."""
@@ -69,6 +86,7 @@ class SpeedBlock:
     gpu_samples: Mapping[str, Any]
     log_warnings: tuple[Mapping[str, Any], ...] = ()  # kind, meaning, count, line
     release_notes: tuple[str, ...] = ()  # costs of the prefill kernel on this release only
+    prompts: str = "not recorded"  # what the prompts were (prompts_text)
 
     @classmethod
     def from_json(cls, data: Any) -> SpeedBlock | None:
@@ -86,4 +104,5 @@ class SpeedBlock:
             gpu_samples=as_map(block.get("gpu_samples")),
             log_warnings=tuple(as_map(w) for w in as_list(block.get("log_warnings"))),
             release_notes=tuple(str(n) for n in as_list(block.get("release_notes"))),
+            prompts=prompts_text(block),
         )

@@ -8,6 +8,7 @@ count the request, write the ledger, then answer (or break the answer as the fau
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import os
@@ -160,7 +161,10 @@ class CompletionHandlers:
 
     def _log_rows(self, served: list[Served], job: Job, fault: str | None) -> None:
         for i, s in enumerate(served):
-            self.ledger.write(ledger_row(self.rt, s, job.endpoint, i, fault, job.stream))
+            row = ledger_row(self.rt, s, job.endpoint, i, fault, job.stream)
+            # What was prompted, without its text: tests match it to the ids they expect.
+            prompt = job.items[i].prompt if i < len(job.items) else ""
+            self.ledger.write({**row, "prompt_sha256": hashlib.sha256(prompt.encode()).hexdigest()})
 
     async def _respond(
         self, request: web.Request, job: Job, served: list[Served], fault: str | None

@@ -1,8 +1,9 @@
 """LIVE_PLAN=frontier of benchmarks/live_h200/live_signoff.sh, rehearsed on the simulated server.
 
 The phase the H200 runs (fa3, then fmha_v2 at each factor of the 0.5.19 sign-off, at bf16 KV, each
-cell with the sign-off's evals and a speed phase, one after another, then the report with the
-HF-measured skipped shares), against ``LIVE_SERVER=simulated`` with two repeats per eval.
+cell with the sign-off's evals and a speed phase on the retrieval eval's prompts, one after
+another, then the report with the HF-measured skipped shares), against ``LIVE_SERVER=simulated``
+with two repeats per eval.
 """
 
 import json
@@ -18,11 +19,14 @@ from tests.helpers.live_plan import run_live_plan
 pytestmark = pytest.mark.slow
 
 CHECKS = Path("benchmarks") / "results" / "live-h200" / "signoff" / "checks"
+# The trained model's tokenizer: the speed phase tokenizes the retrieval eval's prompts with it.
+TARGET = Path("benchmarks") / "results" / "live-h200" / "trained-model" / "target"
 
 
 def test_the_frontier_phase_runs_every_factor_with_speed_and_reports_the_frontier(tmp_path):
     repo, live = tmp_path / "repo", tmp_path / "live"
     shutil.copytree(REPO / CHECKS, repo / CHECKS)  # what the tick's copy of the repo holds
+    shutil.copytree(REPO / TARGET, repo / TARGET, ignore=shutil.ignore_patterns("*.safetensors"))
     run = run_live_plan(tmp_path, "frontier", ["phase_frontier"], 900, LIVE_REPEATS="2")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     out = repo / "outputs" / "live"
@@ -39,6 +43,10 @@ def test_the_frontier_phase_runs_every_factor_with_speed_and_reports_the_frontie
         shapes = {(p["batch"], p["prompt_tokens"]) for p in result["speed"]["points"]
                   if p["phase"] == "prefill"}  # fmt: skip
         assert shapes == {(1, 1024), (1, 4096), (1, 16384), (8, 1024)}
+        # Real attention: the retrieval eval's prompts, every shape filled, none tiled.
+        prompts = result["speed"]["prompts"]
+        assert prompts["source"] == "eval:synth_retrieval" and prompts["distinct"] == 48
+        assert result["speed"]["notes"] == [] and "token_ids" not in result["speed"]
     (frontier,) = read_summary(out / "report" / "summary.json")["frontier"]
     assert [p["skipped_fraction"] for p in frontier["points"]] == [
         0.0, 0.34995, 0.65338, 0.84407, 0.92898]  # fmt: skip

@@ -90,3 +90,24 @@ def test_a_prompt_is_tallied_on_the_grid_asked_for() -> None:
         assert set(out[kv]["skipped"]) == {"1000.0", "1000000.0"}
         assert out[kv]["skipped"]["1000.0"] < out[kv]["skipped"]["1000000.0"] < out[kv]["tiles"]
     assert out["tokens"] == 1024 and out["layers"] == 1
+
+
+@pytest.mark.parametrize(("text", "span"), [("32,256", (32, 256)), ("0,1", (0, 1))])
+def test_random_ids_are_a_low_high_range(text: str, span: tuple[int, int]) -> None:
+    assert skip_fraction.parse_id_range(text) == span
+
+
+@pytest.mark.parametrize(
+    ("text", "said"), [("32", "LOW,HIGH"), ("a,b", "LOW,HIGH"), ("256,32", "LOW < HIGH")]
+)
+def test_a_bad_random_id_range_says_what_to_write(text: str, said: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError, match=said):
+        skip_fraction.parse_id_range(text)
+
+
+def test_random_ids_are_tallied_at_each_prompts_length() -> None:
+    rows = [skip_fraction.tally_prompt(_OneLayer(), list(range(n)), (1e3,)) for n in (512, 1024)]
+    again = skip_fraction.random_rows(_OneLayer(), rows, (32, 256), (1e3,))
+    assert [r["tokens"] for r in again] == [512, 1024]
+    shares = skip_fraction.fractions(again, (1e3,))
+    assert set(shares) == {"auto", "fp8_e4m3"} and 0 < shares["auto"][1e3] < 1
