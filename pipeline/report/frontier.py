@@ -16,8 +16,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from pipeline.report.load import CellRecord
 from pipeline.report.skip_fractions import skipped_fraction
 from pipeline.report.speed_table import PREFILL, compare_points
@@ -106,7 +104,7 @@ def prefill_points(cell: CellRecord | None) -> dict[tuple[int, int], SpeedPoint]
 
 
 def _median(point: SpeedPoint | None) -> float | None:
-    return float(np.median(point.times_ms)) if point is not None and point.times_ms else None
+    return point.median_ms if point is not None else None
 
 
 def gain(
