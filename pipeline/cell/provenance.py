@@ -69,18 +69,16 @@ def _run_git(repo: Path, *args: str) -> str | None:
 def git_state(repo: Path = _REPO, env: Mapping[str, str] = os.environ) -> dict[str, Any]:
     """Commit, dirty flag and their source for the mtp-eval checkout that runs the cell.
 
-    Git says when it can (``source: git``). A copy of the working tree without ``.git`` (what
-    the GPU machine gets) takes the commit from ``MTP_EVAL_COMMIT`` (``source: MTP_EVAL_COMMIT``,
-    dirty unknown); with neither, everything is None.
+    Git says when it can (no ``source`` key: the layout every result had before). A copy of
+    the working tree without ``.git`` (what the GPU machine gets) takes the commit from
+    ``MTP_EVAL_COMMIT`` (``source: MTP_EVAL_COMMIT``, dirty unknown); with neither, both are None.
     """
     sha = _run_git(repo, "rev-parse", "HEAD")
-    if sha:
-        status = _run_git(repo, "status", "--porcelain", "--untracked-files=no")
-        return {"sha": sha, "dirty": bool(status) if status is not None else None, "source": "git"}
     named = env.get(COMMIT_ENV) if commit_problem(env) is None else None
-    if named:
+    if not sha and named:
         return {"sha": named.lower(), "dirty": None, "source": COMMIT_ENV}
-    return {"sha": None, "dirty": None, "source": None}
+    status = _run_git(repo, "status", "--porcelain", "--untracked-files=no") if sha else None
+    return {"sha": sha or None, "dirty": bool(status) if status is not None else None}
 
 
 def package_versions(names: Sequence[str] = _PACKAGES) -> dict[str, str | None]:

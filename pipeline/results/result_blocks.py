@@ -150,7 +150,7 @@ class Provenance:
             as_map(slurm) if slurm is not None else None,
             tuple(str(a) for a in as_list(block.get("server_argv"))),
             as_optional_text(block.get("cuda_visible_devices")),
-            # Written since the commit could come from MTP_EVAL_COMMIT: before, only git said.
+            # Written only when the commit came from MTP_EVAL_COMMIT: a sha without it is git's.
             as_optional_text(git.get("source", "git" if git.get("sha") else None)),
         )
 

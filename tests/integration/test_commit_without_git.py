@@ -62,7 +62,7 @@ def test_without_it_the_commit_is_unknown_not_made_up(copy: Path, tmp_path: Path
     run = run_cell(copy, tmp_path / "cell")
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     result = json.loads((tmp_path / "cell" / "result.json").read_text())
-    assert result["provenance"]["mtp_eval_git"] == {"sha": None, "dirty": None, "source": None}
+    assert result["provenance"]["mtp_eval_git"] == {"sha": None, "dirty": None}
 
 
 def test_a_value_that_is_no_commit_is_refused_before_anything_starts(copy: Path, tmp_path: Path):

@@ -36,7 +36,7 @@ def test_a_copy_without_git_takes_the_commit_from_the_environment(tmp_path: Path
     copy.mkdir()
     assert git_state(copy, {COMMIT_ENV: SHA.upper()}) == {
         "sha": SHA, "dirty": None, "source": COMMIT_ENV}  # fmt: skip
-    assert git_state(copy, {}) == {"sha": None, "dirty": None, "source": None}
+    assert git_state(copy, {}) == {"sha": None, "dirty": None}  # the layout before the variable
     assert git_state(copy, {COMMIT_ENV: "HEAD"})["sha"] is None  # refused at start (exit 2)
 
 
@@ -50,14 +50,14 @@ def test_git_wins_over_the_environment_where_it_can_say(tmp_path: Path) -> None:
     git("add", "f")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "one")
     state = git_state(tmp_path, {COMMIT_ENV: SHA})
-    assert state == {"sha": git("rev-parse", "HEAD"), "dirty": False, "source": "git"}
+    assert state == {"sha": git("rev-parse", "HEAD"), "dirty": False}  # as before: no source
     (tmp_path / "f").write_text("y")
     assert git_state(tmp_path, {})["dirty"] is True
 
 
 @pytest.mark.parametrize(
     ("block", "source"),
-    [({"sha": SHA, "dirty": False}, "git"),  # written before the source was recorded
+    [({"sha": SHA, "dirty": False}, "git"),  # git's: no source written
      ({"sha": None, "dirty": None}, None),
      ({"sha": SHA, "dirty": None, "source": COMMIT_ENV}, COMMIT_ENV), ({}, None)],
 )  # fmt: skip
