@@ -25,6 +25,8 @@ from pipeline.results.speed_block import SpeedPoint
 # The checks that compare a candidate's answers with the baseline's.
 ACCURACY_KINDS = ("accuracy_vs_baseline", "mcnemar", "broken_prompts")
 Key = tuple[str, ...]  # gpu, model, variant, kv dtype, release, decode factor, layout, spec
+RELEASE = 4  # the release's place in a ``Key``
+UNKNOWN_RELEASE = "?"  # a cell that recorded none (a MISSING job never wrote one)
 NOT_MEASURED = "not measured"
 
 
@@ -75,11 +77,7 @@ def factor_of(cell: CellRecord) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
-UNKNOWN_RELEASE = "?"
-RELEASE = 4  # the release's place in ``variant_key``
-
-
-def variant_key(cell: CellRecord) -> tuple[str, ...]:
+def variant_key(cell: CellRecord) -> Key:
     """What frontier a cell belongs to: everything that names the variant but the factor."""
     spec = cell.speculative or {}
     release = cell.result.cell.sglang_version or UNKNOWN_RELEASE
@@ -152,7 +150,7 @@ def _unrecorded(cell: CellRecord) -> str:
     return "SGLang release not recorded in its result.json"
 
 
-def place_unrecorded(groups: dict[tuple[str, ...], list[CellRecord]]) -> dict[Key, list[str]]:
+def place_unrecorded(groups: dict[Key, list[CellRecord]]) -> dict[Key, list[str]]:
     """Move each cell of unknown release into the one group its other keys match; the notes.
 
     A MISSING cell never wrote its release, so its own group would hold it alone and the
