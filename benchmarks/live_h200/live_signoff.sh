@@ -463,10 +463,24 @@ status() {
   nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv,noheader 2>/dev/null
 }
 
+# The call's copy has no .git: its cells record mtp-eval's commit from MTP_EVAL_COMMIT, typed
+# literally in the tick command (README section 1); the phases this tick starts inherit it.
+commit_of_copy() {
+  if [[ -z ${MTP_EVAL_COMMIT:-} ]]; then
+    log "MTP_EVAL_COMMIT unset: cells started now record mtp-eval commit '?' (put MTP_EVAL_COMMIT=<git rev-parse HEAD, typed out> before bash)"
+  elif [[ $MTP_EVAL_COMMIT =~ ^[0-9a-fA-F]{7,40}$ ]]; then
+    export MTP_EVAL_COMMIT; log "mtp-eval commit $MTP_EVAL_COMMIT (MTP_EVAL_COMMIT)"
+  else
+    log "MTP_EVAL_COMMIT=$MTP_EVAL_COMMIT is not a commit id (7-40 hex digits): nothing started; type the sha itself"
+    return 2
+  fi
+}
+
 tick() {
   local wait=${1:-0} t0
   t0=$(date +%s)
   mkdir -p "$STATE" "$LIVE/logs" "$LIVE/bin"
+  commit_of_copy || return 2
   sync_repo "$(pwd)"
   stage_and_setup || log "site not ready yet (setup status $?)"
   start_phases

@@ -37,25 +37,48 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def git_state(repo: Path = _REPO) -> dict[str, Any]:
-    """Commit and dirty flag of the mtp-eval checkout (None outside a git checkout)."""
+COMMIT_ENV = "MTP_EVAL_COMMIT"  # the commit of a copy without .git (the GPU machine's working tree)
+_COMMIT_ID = re.compile(r"[0-9a-fA-F]{7,40}")
 
-    def git(*args: str) -> str | None:
-        try:
-            out = subprocess.run(
-                ["git", "-C", str(repo), *args],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                check=True,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        return out.stdout.strip()
 
-    sha = git("rev-parse", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no")
-    return {"sha": sha, "dirty": bool(status) if status is not None else None}
+def commit_problem(env: Mapping[str, str]) -> str | None:
+    """Why ``MTP_EVAL_COMMIT`` cannot be recorded as a commit (None: unset, or a commit id)."""
+    value = env.get(COMMIT_ENV)
+    if value is None or _COMMIT_ID.fullmatch(value):
+        return None
+    return (
+        f"{COMMIT_ENV}={value!r} is not a commit id (7 to 40 hex digits): set it to the "
+        f"checkout's `git rev-parse HEAD`, or unset it where git can read the checkout"
+    )
+
+
+def _run_git(repo: Path, *args: str) -> str | None:
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(repo), *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip()
+
+
+def git_state(repo: Path = _REPO, env: Mapping[str, str] = os.environ) -> dict[str, Any]:
+    """Commit, dirty flag and their source for the mtp-eval checkout that runs the cell.
+
+    Git says when it can (no ``source`` key: the layout every result had before). A copy of
+    the working tree without ``.git`` (what the GPU machine gets) takes the commit from
+    ``MTP_EVAL_COMMIT`` (``source: MTP_EVAL_COMMIT``, dirty unknown); with neither, both are None.
+    """
+    sha = _run_git(repo, "rev-parse", "HEAD")
+    named = env.get(COMMIT_ENV) if commit_problem(env) is None else None
+    if not sha and named:
+        return {"sha": named.lower(), "dirty": None, "source": COMMIT_ENV}
+    status = _run_git(repo, "status", "--porcelain", "--untracked-files=no") if sha else None
+    return {"sha": sha or None, "dirty": bool(status) if status is not None else None}
 
 
 def package_versions(names: Sequence[str] = _PACKAGES) -> dict[str, str | None]:

@@ -13,6 +13,7 @@ from hydra.core.hydra_config import HydraConfig
 from hydra.types import RunMode
 from omegaconf import DictConfig
 
+from pipeline.cell.provenance import commit_problem
 from pipeline.cluster.slurm_job import StopSignal, in_submitit_job, install_stop_handlers
 from pipeline.config.checks import ConfigError
 from pipeline.config.schema import CONF_DIR, register_configs, to_cell_config
@@ -104,15 +105,17 @@ def main() -> None:
     (``pipeline.cli.sweep_outcome``). A problem every cell would hit before its server starts
     (no GPU, no SGLang version, a dataset that does not load) exits 2 before the first cell
     (``pipeline.cli.preflight``). An override whose key the schema lacks, with
-    or without ``+``, exits 2 before anything is composed. Ctrl-C ends it with one line and
+    or without ``+``, or an ``MTP_EVAL_COMMIT`` that is no commit id, exits 2 before anything
+    is composed. Ctrl-C ends it with one line and
     exit code 130: the cell's ``result.json`` says ``interrupted`` and its answered samples are
     kept.
     """
     register_slurm_launcher()
-    unknown = override_problems(sys.argv[1:])  # before Hydra, whose message suggests a '+'
-    for line in unknown:
+    problems = override_problems(sys.argv[1:])  # before Hydra, whose message suggests a "+"
+    problems += [bad] if (bad := commit_problem(os.environ)) else []
+    for line in problems:
         print(f"mtp-eval: {line}", file=sys.stderr)
-    if unknown:
+    if problems:
         sys.exit(CONFIG_ERROR)
     try:
         _app()

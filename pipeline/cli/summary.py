@@ -9,6 +9,7 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
+from pipeline.cli.speed_summary import ratio_pointer, speed_column, speed_lines
 from pipeline.results.cell_paths import RESULT_FILE, job_order, result_path
 from pipeline.results.result_types import CellResult
 from pipeline.results.store import read_result
@@ -29,6 +30,8 @@ def _accuracy(result: CellResult) -> str:
         lo, hi = ev.ci95
         ci = f" [{lo:.3f}, {hi:.3f}]" if lo is not None and hi is not None else ""
         parts.append(f"{name} {ev.accuracy:.3f}{ci}")
+    if not result.evals:  # a speed-only cell: what it measured instead of a bare dash
+        return speed_column(result)
     return "; ".join(parts) or "-"
 
 
@@ -113,6 +116,7 @@ def cell_report(result: CellResult, cell_dir: Path, since: str | None = None) ->
     """What a single run (or one job of a sweep) prints at its end."""
     lines = [*skip_lines([result], since), table([row(result, since)]), *full_notes([result])]
     lines += request_lines(result)
+    lines += speed_lines(result) + ratio_pointer([result], str(cell_dir))
     lines += [f"warning: {w}" for w in result.warnings]
     lines.append(f"results: {result_path(cell_dir)}")
     if result.status == "planned":
@@ -144,8 +148,10 @@ class SweepSummaryCallback(Callback):
         for line in full_notes(results):
             print(line)
         for result in results:
-            for line in request_lines(result):
+            for line in request_lines(result) + speed_lines(result):
                 print(f"{result.cell.name}: {line}")
+        for line in ratio_pointer(results, str(sweep_dir)):
+            print(line)
         for folder in ignored:
             print(f"ignored: {folder} is not a job of this sweep (an earlier sweep's cell)")
 

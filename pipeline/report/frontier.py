@@ -16,8 +16,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 from pipeline.report.load import CellRecord
 from pipeline.report.skip_fractions import skipped_fraction
 from pipeline.report.speed_table import PREFILL, compare_points
@@ -26,6 +24,9 @@ from pipeline.results.speed_block import SpeedPoint
 
 # The checks that compare a candidate's answers with the baseline's.
 ACCURACY_KINDS = ("accuracy_vs_baseline", "mcnemar", "broken_prompts")
+Key = tuple[str, ...]  # gpu, model, variant, kv dtype, release, decode factor, layout, spec
+RELEASE = 4  # the release's place in a ``Key``
+UNKNOWN_RELEASE = "?"  # a cell that recorded none (a MISSING job never wrote one)
 NOT_MEASURED = "not measured"
 
 
@@ -61,6 +62,7 @@ class Frontier:
     reference: CellRecord | None  # the factor-0 cell the gains are against (None: none ran)
     shapes: tuple[tuple[int, int], ...]  # prefill (batch, tokens), batch 1 first, then length
     points: tuple[FrontierPoint, ...]
+    notes: tuple[str, ...] = ()  # cells whose release is not recorded: placed here, or left out
 
     @property
     def best(self) -> FrontierPoint | None:
@@ -75,10 +77,10 @@ def factor_of(cell: CellRecord) -> float:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
 
 
-def variant_key(cell: CellRecord) -> tuple[str, ...]:
+def variant_key(cell: CellRecord) -> Key:
     """What frontier a cell belongs to: everything that names the variant but the factor."""
     spec = cell.speculative or {}
-    release = cell.result.cell.sglang_version or "?"
+    release = cell.result.cell.sglang_version or UNKNOWN_RELEASE
     return (cell.gpu, cell.model, cell.variant, cell.kv_dtype, release, str(cell.skip_decode),
             cell.layout, str(spec.get("algorithm")))  # fmt: skip
 
@@ -106,7 +108,7 @@ def prefill_points(cell: CellRecord | None) -> dict[tuple[int, int], SpeedPoint]
 
 
 def _median(point: SpeedPoint | None) -> float | None:
-    return float(np.median(point.times_ms)) if point is not None and point.times_ms else None
+    return point.median_ms if point is not None else None
 
 
 def gain(
@@ -142,18 +144,51 @@ def _point(
     return FrontierPoint(factor, cell, verdict, per_eval, gains, skipped)
 
 
+def _unrecorded(cell: CellRecord) -> str:
+    if cell.status == "missing":
+        return "SGLang release not recorded: MISSING, the job left no result.json"
+    return "SGLang release not recorded in its result.json"
+
+
+def place_unrecorded(groups: dict[Key, list[CellRecord]]) -> dict[Key, list[str]]:
+    """Move each cell of unknown release into the one group its other keys match; the notes.
+
+    A MISSING cell never wrote its release, so its own group would hold it alone and the
+    frontier would lose it. With one matching release it joins that group (said in a note);
+    with several it cannot be placed, and each of those groups says so.
+    """
+    notes: dict[Key, list[str]] = {}
+    for key in [k for k in groups if k[RELEASE] == UNKNOWN_RELEASE]:
+        rest = key[:RELEASE] + key[RELEASE + 1 :]
+        matches = sorted(k for k in groups if k != key and k[:RELEASE] + k[RELEASE + 1 :] == rest)
+        if len(matches) == 1:
+            for cell in groups[key]:
+                notes.setdefault(matches[0], []).append(
+                    f"{cell.label}: {_unrecorded(cell)}; shown here by its other keys."
+                )
+            groups[matches[0]] += groups.pop(key)
+            continue
+        releases = " and ".join(k[RELEASE] for k in matches)
+        for match in matches:
+            notes.setdefault(match, []).extend(
+                f"{cell.label} left out: {_unrecorded(cell)}, and it matches the frontiers "
+                f"of SGLang {releases}." for cell in groups[key])  # fmt: skip
+    return notes
+
+
 def _frontier(
     key: tuple[str, ...],
     cells: Sequence[CellRecord],
     checks_of: Callable[[CellRecord], list[Check]],
     fractions: Mapping[str, Mapping[float, float]],
+    notes: Sequence[str] = (),
 ) -> Frontier:
     ordered = sorted(cells, key=lambda c: (factor_of(c), c.status != "ok", c.id))
     exact = [c for c in ordered if factor_of(c) == 0.0]
     reference = next((c for c in exact if c.status == "ok"), exact[0] if exact else None)
     shapes = sorted({s for c in ordered for s in prefill_points(c)}, key=lambda s: (s[0] != 1, s))
     points = tuple(_point(c, reference, shapes, checks_of, fractions) for c in ordered)
-    return Frontier(key, reference, tuple(shapes), points)
+    return Frontier(key, reference, tuple(shapes), points, tuple(notes))
 
 
 def frontiers(
@@ -170,12 +205,13 @@ def frontiers(
         fractions: measured shares of skipped tiles (``read_skip_fractions``; empty: none).
         baseline: the baseline variant, never a frontier of its own.
     """
-    groups: dict[tuple[str, ...], list[CellRecord]] = {}
+    groups: dict[Key, list[CellRecord]] = {}
     for cell in cells:
         if cell.variant != baseline:
             groups.setdefault(variant_key(cell), []).append(cell)
+    notes = place_unrecorded(groups)
     return [
-        _frontier(key, group, checks_of, fractions)
+        _frontier(key, group, checks_of, fractions, notes.get(key, ()))
         for key, group in sorted(groups.items())
         if len({factor_of(c) for c in group}) >= 2
     ]

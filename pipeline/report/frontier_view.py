@@ -82,7 +82,7 @@ def frontier_sections(report: Report) -> list[Section]:
         source = report.frontier_inputs.source
         where = f"Tiles skipped: measured with HF ({source})." if source else (
             f"Tiles skipped: not measured here; {HOW_TO_MEASURE}.")  # fmt: skip
-        intro = f"{takeaway(frontier)} {INTRO} {where}"
+        intro = " ".join([takeaway(frontier), INTRO, where, *frontier.notes])
         section = Section(_title(frontier), headers, intro=intro)
         for p in frontier.points:
             section.rows.append([

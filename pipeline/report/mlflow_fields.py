@@ -1,7 +1,9 @@
 """What the MLflow export writes for a report: one run per cell, one parent run (pure).
 
 A cell's run has its identity, versions and server argv as params, accuracy per eval, accept
-length and rate, and each comparison's change and bounds as metrics, and its verdicts as tags.
+length and rate, each comparison's change and bounds, and each speed shape's figures (under
+``speed/<phase>_<batch>x<tokens>/``: the same name in every run, so a chart spans runs) as
+metrics, and its verdicts as tags.
 The parent run holds the sweep: the release verdict, the policy and the counts. Keys follow
 MLflow's use of ``/`` for groups (``accuracy/gsm8k``); a value that is not a finite number is
 left out (MLflow would keep a NaN, which no dashboard plots).
@@ -19,6 +21,7 @@ from typing import Any
 from pipeline.report.build import Report
 from pipeline.report.check_kinds import STAT_KINDS
 from pipeline.report.load import CellRecord
+from pipeline.report.speed_table import SpeedRow
 
 TAG = "mtp_eval"  # the prefix of the tags that find a run again on the next export
 MAX_PARAM = 6000  # MLflow's longest param value (MAX_PARAM_VAL_LENGTH)
@@ -78,7 +81,25 @@ def _metrics(report: Report, cell: CellRecord) -> dict[str, float]:
         if check.kind in STAT_KINDS:
             fields = check.kind.csv_fields(check)
             values |= {f"{key}/{check.eval}": value for key, value in fields.items()}
+    for row in report.speed:
+        if row.cell is cell:
+            values |= speed_metrics(row)
     return _finite(values)
+
+
+def speed_metrics(row: SpeedRow) -> dict[str, float | None]:
+    """One speed shape's metrics: ``speed/prefill_1x1024/median_ms``, ``.../ratio``, ...
+
+    The ratio is the baseline's median cost over this cell's (above 1: faster), with its 95%
+    bootstrap interval; decode adds tokens/s and the accept length. A baseline cell has no ratio.
+    """
+    point = row.point
+    prefix = f"speed/{point.phase}_{point.batch}x{point.prompt_tokens}"
+    low, high = row.ratio_ci or (None, None)
+    values = {"median_ms": row.median_ms, "ratio": row.ratio, "ratio_low": low,
+              "ratio_high": high, "tokens_per_s": row.tokens_per_s,
+              "accept_length": point.accept_length}  # fmt: skip
+    return {f"{prefix}/{name}": value for name, value in values.items()}
 
 
 def _tags(report: Report, cell: CellRecord, sweep: str, parent: str) -> dict[str, str]:

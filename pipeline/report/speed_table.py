@@ -20,10 +20,10 @@ import numpy as np
 
 from pipeline.report.load import CellRecord
 from pipeline.report.pairing import find_baseline
+from pipeline.results.speed_block import PREFILL as PREFILL  # its old home: importers keep it
 from pipeline.results.speed_block import SpeedPoint
 
 BOOTSTRAP_DRAWS = 4000
-PREFILL = "prefill"
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,7 @@ class SpeedRow:
     @property
     def median_ms(self) -> float | None:
         """The median of the repeats' times (the batch's prefill, or decode, span)."""
-        times = self.point.times_ms
-        return float(np.median(times)) if times else None
+        return self.point.median_ms
 
     @property
     def spread_ms(self) -> tuple[float, float] | None:

@@ -31,8 +31,7 @@ INTRO = (
 
 def shape_label(point: SpeedPoint) -> str:
     """``prefill 1 x 1,024`` / ``decode 8 x 512 (+256)``: a column of the Speed table."""
-    label = f"{point.phase} {point.batch} x {point.prompt_tokens:,}"
-    return label if point.phase == PREFILL else f"{label} (+{point.new_tokens})"
+    return point.label
 
 
 def shape_order(point: SpeedPoint) -> tuple[bool, int, int]:

@@ -133,6 +133,7 @@ def what_ran(cells: list[CellRecord]) -> Section:
         flashinfer = result.provenance.packages.get("flashinfer-python")
         git = result.provenance
         commit = str(git.git_sha or "?")[:10] + (" (dirty)" if git.git_dirty else "")
+        commit += f" ({git.git_source})" if git.git_source not in (None, "git") else ""
         kernels = [str(runs.get(role) or "-") for role in KERNEL_ROLES]
         versions = [str(sglang or "?"), str(flashinfer or "not installed"), commit]
         sec.rows.append([*_who(cell), *kernels, *versions])

@@ -134,6 +134,7 @@ class Provenance:
     slurm: Mapping[str, Any] | None  # the cell's SLURM job, None outside SLURM
     server_argv: tuple[str, ...] = ()  # as started (secrets masked), multi-node flags included
     cuda_visible_devices: str | None = None  # as the cell's job found it (SLURM binds GPUs)
+    git_source: str | None = None  # git, or MTP_EVAL_COMMIT for a copy without .git
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Provenance:
@@ -149,6 +150,8 @@ class Provenance:
             as_map(slurm) if slurm is not None else None,
             tuple(str(a) for a in as_list(block.get("server_argv"))),
             as_optional_text(block.get("cuda_visible_devices")),
+            # Written only when the commit came from MTP_EVAL_COMMIT: a sha without it is git's.
+            as_optional_text(git.get("source", "git" if git.get("sha") else None)),
         )
 
 

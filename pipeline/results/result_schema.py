@@ -101,7 +101,7 @@ class ResumedJson(TypedDict):
 class ProvenanceJson(TypedDict, total=False):
     """``provenance``: what ran the cell."""
 
-    mtp_eval_git: dict[str, Any]  # sha, dirty: the checkout that ran the cell
+    mtp_eval_git: dict[str, Any]  # sha, dirty (+ source: MTP_EVAL_COMMIT when git could not say)
     packages: dict[str, Any]
     host: dict[str, Any]
     pipeline_argv: list[str]

@@ -7,12 +7,15 @@ a point whose numbers are not numbers reads without them (never as a made-up zer
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
 from pipeline.results.json_values import as_list, as_map, as_text
 from pipeline.results.result_schema import SpeedJson, SpeedPointJson
+
+PREFILL = "prefill"  # a prefill point's phase (the others are decode)
 
 
 def _numbers(values: Any) -> tuple[float, ...]:
@@ -34,6 +37,17 @@ class SpeedPoint:
     times_ms: tuple[float, ...]
     tokens_per_s: tuple[float, ...] = ()
     accept_length: float | None = None
+
+    @property
+    def median_ms(self) -> float | None:
+        """The median of the repeats' times (None: no repeat was read)."""
+        return statistics.median(self.times_ms) if self.times_ms else None
+
+    @property
+    def label(self) -> str:
+        """``prefill 1 x 1,024`` / ``decode 8 x 512 (+256)``: how the report and console name it."""
+        label = f"{self.phase} {self.batch} x {self.prompt_tokens:,}"
+        return label if self.phase == PREFILL else f"{label} (+{self.new_tokens})"
 
     @property
     def key(self) -> tuple[str, int, int]:

@@ -1,7 +1,9 @@
 """Mutable server state: accept-length totals, Prometheus counters and the ledger.
 
 The totals mirror SGLang's: ``avg_spec_accept_length`` per DP rank is accepted tokens (bonus
-included, prefill token excluded) over verify steps since the last ``/flush_cache``; the
+included, prefill token excluded) over verify steps since the last ``/flush_cache``, folded in
+only at the end of each decode log interval (``--decode-log-interval`` verify steps), so the key
+is absent until one interval has passed and the last, unfinished interval is left out; the
 Prometheus counters are cumulative for the life of the process and survive a flush; the gauges
 hold the last decode log interval.
 """
@@ -25,14 +27,27 @@ MIN_INTERVAL_S = 1.0
 
 @dataclass
 class RankTotals:
-    """Spec totals of one DP rank since the last flush."""
+    """Spec totals of one DP rank since the last flush: the folded ones, and those still open."""
 
     accept_tokens: int = 0
     forward_ct: int = 0
+    open_accept_tokens: int = 0  # the current log interval's, not yet in /server_info
+    open_forward_ct: int = 0
 
     def average(self) -> float | None:
-        """``avg_spec_accept_length``; None (key absent) before the first verify."""
+        """``avg_spec_accept_length``; None (key absent) before the first folded interval."""
         return self.accept_tokens / self.forward_ct if self.forward_ct else None
+
+    def add(self, verify_ct: int, accept_tokens: int) -> None:
+        """Count one request's verify steps in the open interval."""
+        self.open_forward_ct += verify_ct
+        self.open_accept_tokens += accept_tokens
+
+    def fold(self) -> None:
+        """End of a log interval: what it counted enters the published totals."""
+        self.forward_ct += self.open_forward_ct
+        self.accept_tokens += self.open_accept_tokens
+        self.open_forward_ct = self.open_accept_tokens = 0
 
 
 @dataclass
@@ -77,6 +92,7 @@ class ServerState:
         self.completed = 0  # chat/generate requests answered (stop faults count these)
         self.served_requests = 0  # requests that reached generation (round-robin over ranks)
         self.interval = Interval(started=time.monotonic())
+        self.open_verify = 0  # verify steps since the totals were last folded (every rank)
         self.gauge_accept_length = 0.0
         self.gauge_accept_rate = 0.0
         self.last_gen_throughput = 0.0
@@ -116,13 +132,17 @@ class ServerState:
             counters.generation_tokens[stream_key] += s.completion_tokens
             self.interval.tokens += s.completion_tokens
             if s.spec is not None:
-                rank.forward_ct += s.spec.verify_ct
-                rank.accept_tokens += s.spec.verify_ct + s.spec.num_correct_drafts
+                rank.add(s.spec.verify_ct, s.spec.verify_ct + s.spec.num_correct_drafts)
+                self.open_verify += s.spec.verify_ct
                 counters.verify_calls += s.spec.verify_ct
                 self.interval.verify += s.spec.verify_ct
                 self.interval.correct += s.spec.num_correct_drafts
+        if self.open_verify >= self.log_interval:  # SGLang folds its totals once per interval
+            for each in self.ranks:
+                each.fold()
+            self.open_verify = 0
         # SGLang logs every decode_log_interval batched iterations; requests here are not batched,
-        # so an interval also lasts at least a second (keeps the log short at 1,000 req/s).
+        # so a logged interval also lasts at least a second (keeps the log short at 1,000 req/s).
         iv = self.interval
         if iv.verify >= self.log_interval and time.monotonic() - iv.started >= MIN_INTERVAL_S:
             self._close_interval()
@@ -147,6 +167,7 @@ class ServerState:
     def flush(self) -> None:
         """``/flush_cache``: zero the spec totals and the interval (not the Prometheus counters)."""
         self.ranks = [RankTotals() for _ in self.ranks]
+        self.open_verify = 0
         self.interval = Interval(started=time.monotonic())
 
 

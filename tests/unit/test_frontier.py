@@ -33,7 +33,7 @@ def cell(
     points: list[dict] | None = None,
     variant: str = "fmha_v2",
     kv: str = "auto",
-    release: str = "0.5.23",
+    release: str | None = "0.5.23",
     status: str = "ok",
 ) -> CellRecord:
     data: dict[str, Any] = {"status": status, "cell": {"sglang_version": release}}
@@ -216,3 +216,29 @@ def test_no_frontier_without_two_factors_of_one_variant(tmp_path: Path) -> None:
     old = tmp_path / "summary.json"
     old.write_text(json.dumps({"schema_version": 3, "speed": []}))
     assert read_summary(old)["frontier"] == []  # before version 4: no frontier list
+
+
+def test_a_cell_of_unrecorded_release_joins_the_one_frontier_its_other_keys_match() -> None:
+    gone = cell(1e4, release=None, status="missing")
+    cells = [cell(None, variant="fa3"), cell(0.0), gone, cell(0.0, kv="fp8_e4m3")]
+    (found,) = frontiers(cells, lambda c: [Check(c.id, c.label, None, STATUS, c.status)], {}, "fa3")
+    assert found.key[4] == "0.5.23" and [p.factor for p in found.points] == [0.0, 1e4]
+    assert found.points[1].cell is gone and found.points[1].verdict == "missing"
+    assert found.points[1].gains == () and found.reference is not gone
+    (note,) = found.notes
+    assert note.startswith(gone.label) and "MISSING, the job left no result.json" in note
+    (section,) = frontier_sections(report(cells, []))
+    assert note in section.intro and section.rows[1][-1] == gone.label
+
+
+def test_a_cell_that_matches_two_releases_is_left_out_and_each_frontier_says_so() -> None:
+    unknown = cell(3e4, release=None)
+    cells = [cell(0.0), cell(1e4), cell(0.0, release="0.5.19"), cell(1e4, release="0.5.19"),
+             unknown]  # fmt: skip
+    found = frontiers(cells, lambda c: [], {}, "fa3")
+    assert [f.key[4] for f in found] == ["0.5.19", "0.5.23"]
+    for frontier in found:
+        assert unknown not in [p.cell for p in frontier.points]
+        (note,) = frontier.notes
+        assert f"{unknown.label} left out: SGLang release not recorded in its result.json" in note
+        assert "matches the frontiers of SGLang 0.5.19 and 0.5.23" in note
