@@ -4,9 +4,9 @@ Why: the skipped share shown beside a skip-softmax speed gain is counted on an e
 (``benchmarks/live_h200/skip_fraction.py``); a gain timed on random token ids is of other inputs,
 whose attention need not concentrate alike (dummy weights: all tiles or none skipped; the trained
 model at 4,089 tokens: about as many as on a retrieval prompt, ``skip_fraction.py --random-ids``).
-With ``eval:NAME`` each request is a
-prompt of that eval as the cell sends it (the chat template applied by the model's tokenizer:
-``evals.chat_tokens``, the path ``skip_fraction.py`` takes), cut to the shape's length.
+With ``eval:NAME`` each request is a prompt of that eval as the cell sends it (the chat template
+applied by the model's tokenizer: ``evals.chat_tokens``, the path ``skip_fraction.py`` takes),
+cut to the shape's length.
 
 A shape longer than every prompt (or a batch wider than the prompts that long) is skipped with a
 note, never tiled: a prompt repeated after itself attends to its own earlier copy, which is not

@@ -68,10 +68,6 @@ class SpeedClient:
         self.base_url, self.timeout_s = base_url, timeout_s
         self.api_key, self.admin_key = keys  # the admin key opens /flush_cache when set
 
-    def flush_key(self) -> str | None:
-        """The key ``/flush_cache`` takes: SGLang's admin key when set, else the API key."""
-        return self.admin_key or self.api_key
-
     def flush(self) -> None:
         """Empty the server's radix cache between runs (it is idle then).
 
@@ -79,7 +75,8 @@ class SpeedClient:
             MeasureError: the server refused, so the phase ends with the points so far kept.
         """
         try:
-            server_api.flush_cache(self.base_url, self.flush_key())
+            # SGLang's admin key opens /flush_cache when set, else the API key does
+            server_api.flush_cache(self.base_url, self.admin_key or self.api_key)
         except server_api.ServerApiError as err:
             raise MeasureError("speed", f"speed: before a run: {err}") from err
 
@@ -192,7 +189,7 @@ def measure_speed(
     fitting, notes = fitting_shapes(wanted_shapes(conf), context)
     shapes, unsendable = _sendable(fitting, pool)
     prompts = _run_prompts(conf, pool, model_path)
-    server_api.flush_cache(client.base_url, client.flush_key())
+    client.flush()
     points: list[SpeedPointJson] = []
     speed: SpeedJson = {
         "method": METHOD, "warmup": conf.warmup, "repeats": conf.repeats, "spread": "min_max",

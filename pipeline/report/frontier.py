@@ -18,9 +18,9 @@ from typing import Any
 
 from pipeline.report.load import CellRecord
 from pipeline.report.skip_fractions import skipped_fraction
-from pipeline.report.speed_table import PREFILL, compare_points
+from pipeline.report.speed_table import compare_points
 from pipeline.report.verdicts import GO, Check, worst
-from pipeline.results.speed_block import SpeedPoint
+from pipeline.results.speed_block import PREFILL, SpeedPoint
 
 # The checks that compare a candidate's answers with the baseline's.
 ACCURACY_KINDS = ("accuracy_vs_baseline", "mcnemar", "broken_prompts")

@@ -18,7 +18,6 @@ from pipeline.report.speed_costs import (
     release_of,
 )
 from pipeline.report.speed_table import SpeedRow, kv_pool
-from pipeline.report.speed_view import shape_label
 from pipeline.report.tables import Section
 
 POOL_INTRO = (
@@ -73,7 +72,7 @@ def cost_sections(report: Report) -> list[Section]:
         for p in pools:
             first = p.rows[0]
             section.rows.append([
-                first.cell.name, str(release_of(first.cell)), shape_label(first.point),
+                first.cell.name, str(release_of(first.cell)), first.point.label,
                 "; ".join(_pool_text(r) for r in p.rows),
                 f"{p.ratio:.3f} {_interval(p.ratio_ci)}", pool_finding(p),
             ])  # fmt: skip
@@ -86,7 +85,7 @@ def cost_sections(report: Report) -> list[Section]:
         for r in releases:
             by = "; ".join(f"{release_of(x.cell)}: {x.ratio:.3f} {_interval(x.ratio_ci)}"
                            for x in r.rows)  # fmt: skip
-            section.rows.append([r.rows[0].cell.name, shape_label(r.rows[0].point), by,
+            section.rows.append([r.rows[0].cell.name, r.rows[0].point.label, by,
                                  release_finding(r)])  # fmt: skip
         sections.append(section)
     return sections

@@ -20,8 +20,7 @@ import numpy as np
 
 from pipeline.report.load import CellRecord
 from pipeline.report.pairing import find_baseline
-from pipeline.results.speed_block import PREFILL as PREFILL  # its old home: importers keep it
-from pipeline.results.speed_block import SpeedPoint
+from pipeline.results.speed_block import PREFILL, SpeedPoint
 
 BOOTSTRAP_DRAWS = 4000
 

@@ -16,9 +16,9 @@ from typing import Any
 from pipeline.report.build import Report
 from pipeline.report.load import CellRecord
 from pipeline.report.speed_costs import mem_fraction_of, release_of
-from pipeline.report.speed_table import PREFILL, SpeedRow, kv_pool
+from pipeline.report.speed_table import SpeedRow, kv_pool
 from pipeline.report.tables import Section, skip_text, sort_key
-from pipeline.results.speed_block import SpeedPoint
+from pipeline.results.speed_block import PREFILL, SpeedPoint
 
 INTRO = (
     "Measured on each cell's own server after its evals (speed), timed by the server itself "
@@ -27,11 +27,6 @@ INTRO = (
     "prefill time, or for decode the time per decoded token. The baseline's cell is its "
     "median time (prefill span, or decode span: tokens/s in summary.json)."
 )
-
-
-def shape_label(point: SpeedPoint) -> str:
-    """``prefill 1 x 1,024`` / ``decode 8 x 512 (+256)``: a column of the Speed table."""
-    return point.label
 
 
 def shape_order(point: SpeedPoint) -> tuple[bool, int, int]:
@@ -153,7 +148,7 @@ def speed_sections(report: Report) -> list[Section]:
 def _section(report: Report, key: tuple[str, ...], rows: list[SpeedRow]) -> Section:
     gpu, model, release, kv, skip = key
     shapes = sorted({r.point.key: r.point for r in rows}.values(), key=shape_order)
-    columns = [shape_label(p) for p in shapes]
+    columns = [p.label for p in shapes]
     on = "SGLang not recorded" if release == "?" else f"SGLang {release}"
     title = f"Speed: {model} on {gpu}, {on}, KV {kv}, {skip}"
     cells = sorted({r.cell.id: r.cell for r in rows}.values(), key=sort_key)
