@@ -304,14 +304,18 @@ phase_sweep() {  # NAME OVERRIDES...: a sweep of COMMON (TWO_GPU in the two-GPU 
 # settings (COMMON's server.* and gpu), then their report and archive. Launched as "report", so
 # the tick stops waiting once it is done.
 phase_shapes() {
+  shape_cells shape_deepseek_v3,shape_qwen3_next_80b_a3b,shape_glm_4_6,shape_llama3_1_8b_eagle3
+  phase_report shapes
+}
+
+shape_cells() {  # EXPERIMENTS: those shape cells, fa3, into outputs/live/shapes
   cd "$R" || return 1
   local a server=()
   for a in "${COMMON[@]}"; do
     [[ $a == server[.=]* || $a == +server.* || $a == gpu=* ]] && server+=("$a")
   done
   python3 -m pipeline -m "${server[@]}" backend=fa3 hydra.sweep.dir=outputs/live/shapes \
-    experiment=shape_deepseek_v3,shape_qwen3_next_80b_a3b,shape_glm_4_6,shape_llama3_1_8b_eagle3
-  phase_report shapes
+    "experiment=$1"
 }
 
 # LIVE_PLAN=speed (the 0.5.23 bundle, carried as for v23): the speed comparison of issue 27 through
@@ -349,11 +353,28 @@ start_speed() {
   has sp-fa3 rc && has warm-sp-auto rc && has warm-sp-fp8_e4m3 rc || return 0
   launch sp-v2 phase_speed sp-v2 all backend=fmha_v2 kv_dtype=auto,fp8_e4m3
   has sp-v2 rc || return 0
-  launch sp-pool phase_pool
-  has sp-pool rc || return 0
   launch sp-aa phase_speed sp-aa all backend=fa3_repeat kv_dtype=auto
-  has sp-aa rc && launch report phase_speed_report
+  has sp-aa rc || return 0
+  skip_or_launch sp-shape phase_speed_shape
+  has sp-shape rc || return 0
+  skip_or_launch sp-pool phase_pool
+  has sp-pool rc && launch report phase_speed_report
 }
+
+# LIVE_SPEED_SKIP="sp-shape sp-pool" (any of the two): a lease running short drops them; the
+# report is made of the cells that ran.
+skip_or_launch() {
+  local name=$1
+  if [[ " ${LIVE_SPEED_SKIP:-} " == *" $name "* ]] && ! has "$name" started; then
+    touch "$STATE/$name.started"; echo skipped > "$STATE/$name.rc"; log "skipped $name (LIVE_SPEED_SKIP)"
+    return 0
+  fi
+  launch "$@"
+}
+
+# The shipped Llama-3.1-8B EAGLE3 recipe as it is (float16) on its shape, fa3: issue 27's fourth
+# live shape cell, alone on the GPU between the speed cells (its own sweep: not in the speed report).
+phase_speed_shape() { shape_cells shape_llama3_1_8b_eagle3; }
 
 # CPUS CMD...: CMD on those CPUs ("all": as it is) on a host of 16 or more (the H200's has 16).
 on_cpus() {
@@ -388,7 +409,9 @@ phase_warm_jit() {
 
 phase_speed_report() {
   cd "$R" || return 1
-  python3 -m pipeline.report.cli "${SPEED_CELLS[@]/#/outputs/live/}" --out outputs/live/speed-report
+  local c cells=()
+  for c in "${SPEED_CELLS[@]}"; do [[ -d outputs/live/$c ]] && cells+=("outputs/live/$c"); done
+  python3 -m pipeline.report.cli "${cells[@]}" --out outputs/live/speed-report
   echo "report exit $?"
   cp "$LIVE"/ready-*.txt outputs/live/ 2>/dev/null
   du -sh "${SGLANG_CACHE_DIR:-/tmp/sglang-cache}" > outputs/live/jit-cache-size.txt 2>&1
