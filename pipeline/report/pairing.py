@@ -13,6 +13,7 @@ from pipeline.results.baseline_choice import (
     BaselineChoice,
     CellKey,
     choose_baseline,
+    evals_of,
     skip_part,
     speculative_part,
 )
@@ -37,6 +38,7 @@ def baseline_key(cell: CellRecord) -> CellKey:
         layout=cell.layout,
         ended_at=ended_at(cell),
         label=cell.label,
+        evals=evals_of(cell.result),
     )
 
 
@@ -55,8 +57,8 @@ def find_baseline(
     """The baseline cell for ``cell`` and a note on how it was chosen (or why there is none).
 
     The rule of ``pipeline.results.baseline_choice``, the one sequential stopping uses: same
-    values of ``match`` (exact-softmax fallback), same layout, an ok baseline, the candidate's
-    own sweep first, the one that ended last. Returns ``(None, reason)`` when there is none.
+    values of ``match`` (exact-softmax fallback), same layout, an ok baseline, the most of the
+    candidate's evals, the candidate's own sweep first, the one that ended last. Returns ``(None, reason)`` when there is none.
     """
     found, choice = choose_for(cell, cells, baseline, match)
     return found, choice.note

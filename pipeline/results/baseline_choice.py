@@ -9,9 +9,11 @@ stops against one baseline and is judged against another. The rule, in order:
    at its factors takes the one at exact softmax;
 2. the same layout (tp, nodes) when there is one, else any, said in the note;
 3. only a baseline that is judged itself (``ok``; a MISCONFIGURED one never);
-4. one from the candidate's own sweep when there is one; one from another sweep is marked
+4. one that ran the most of the candidate's evals (a speed-only baseline, ``evals=[]``, has none
+   of the questions an accuracy check pairs on: it is left aside where another ran them);
+5. one from the candidate's own sweep when there is one; one from another sweep is marked
    ``elsewhere`` (the report warns);
-5. of several, the one that ended last, named in the note.
+6. of several, the one that ended last, named in the note.
 """
 
 from __future__ import annotations
@@ -59,6 +61,11 @@ class CellKey:
     layout: str
     ended_at: str = ""
     label: str = ""  # how messages name the cell (its folder when empty)
+    evals: tuple[str, ...] = ()  # the evals it ran or is set to run
+
+    def __post_init__(self) -> None:
+        # read back from JSON (a running cell's live record) the tuple is a list
+        object.__setattr__(self, "evals", tuple(self.evals))
 
     def part(self, name: str, exact_skip: bool = False) -> Any:
         """The value of one ``match`` entry (``skip_softmax`` at exact softmax if asked)."""
@@ -70,6 +77,13 @@ class CellKey:
     def name(self) -> str:
         """How messages name the cell."""
         return self.label or self.folder
+
+
+def evals_of(result: CellResult) -> tuple[str, ...]:
+    """The evals a cell ran or is set to run: its recorded blocks and its config's ``evals``."""
+    config = result.raw.get("config")
+    planned = config.get("evals") if isinstance(config, Mapping) else None
+    return tuple(sorted({*result.evals, *(planned if isinstance(planned, Mapping) else ())}))
 
 
 def key_of_result(result: CellResult, folder: Path) -> CellKey:
@@ -88,6 +102,7 @@ def key_of_result(result: CellResult, folder: Path) -> CellKey:
         gpu=cell.gpu_name or "unknown",
         layout=layout_of(*result.parallel),
         ended_at=result.ended_at or "",
+        evals=evals_of(result),
     )
 
 
@@ -120,6 +135,16 @@ def _same_layout(cell: CellKey, same: list[CellKey]) -> tuple[list[CellKey], str
     return same, f"baseline at {' / '.join(theirs)} (none at {cell.layout or 'one GPU'})"
 
 
+def _sharing_evals(cell: CellKey, judged: list[CellKey]) -> tuple[list[CellKey], str]:
+    shared = {c: len(set(c.evals) & set(cell.evals)) for c in judged}
+    most = max(shared.values(), default=0)
+    if most == 0:
+        return judged, ""
+    kept = [c for c in judged if shared[c] == most]
+    aside = len(judged) - len(kept)
+    return kept, (f"{aside} baseline cell(s) with fewer of its evals left aside" if aside else "")
+
+
 def _joined(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
 
@@ -139,6 +164,8 @@ def choose_baseline(
         return BaselineChoice(
             None, f"no {baseline} cell with the same {', '.join(match)} among the inputs"
         )
+    judged, fewer = _sharing_evals(cell, judged)
+    note = _joined(note, fewer)
     own = [c for c in judged if c.sweep == cell.sweep]
     where = ""
     if not own:

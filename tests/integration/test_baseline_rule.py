@@ -131,3 +131,21 @@ def test_a_baseline_other_than_the_one_the_looks_used_is_warned_about(three_swee
     assert a_cand["numbers"]["baseline_folder"].startswith("B/")  # as asked
     (warning,) = [w for w in summary["warnings"] if "stopped early against" in w]
     assert "fmha_v2" in warning and "A/0_tiny-sim_fa3" in warning, warning
+
+
+def test_a_speed_only_baseline_that_ended_last_is_left_aside_for_one_with_the_evals(tmp_path):
+    # The live speed lease's shape (2026-12-02): the pool check's fa3 cell (evals=[]) ended after
+    # the speed sweep's fa3; the report paired every candidate with it and found NO BASELINE.
+    _mtp_eval(["-m", "backend=fa3", f"hydra.sweep.dir={tmp_path}/with-evals"], tmp_path)
+    speed_only = ["evals=[]", "speed.enabled=true",
+                  "speed.prefill_tokens=[1024]", "speed.prefill_batches=[]",
+                  "speed.decode_batches=[]", "speed.repeats=1"]  # fmt: skip
+    _mtp_eval(["-m", "backend=fa3", *speed_only, f"hydra.sweep.dir={tmp_path}/pool"], tmp_path)
+    _mtp_eval(["-m", "backend=fmha_v2", f"hydra.sweep.dir={tmp_path}/cand"], tmp_path)
+    _, summary = _report(["with-evals", "pool", "cand"], tmp_path)
+    checks = _accuracy(summary)
+    assert {name.split("/")[0] for name in checks} == {"cand"}, checks
+    for check in checks.values():
+        assert check["verdict"] != "NO BASELINE", check["message"]
+        assert check["numbers"]["baseline_folder"].startswith("with-evals/")
+        assert "fewer of its evals left aside" in check["message"], check["message"]

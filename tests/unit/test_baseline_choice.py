@@ -9,12 +9,17 @@ from pipeline.results.baseline_choice import CellKey, choose_baseline, skip_part
 MATCH = ("model", "kv_dtype", "skip_softmax", "gpu", "speculative")
 
 
-def key(variant="fa3", sweep="A", gpu="H200", sp=None, layout="", status="ok", ended="", n=""):
+def key(
+    variant="fa3", sweep="A", gpu="H200", sp=None, layout="", status="ok", ended="", n="", evals=()
+):
     return CellKey(
-        folder=f"{sweep}/{variant}-{gpu}-{sp}-{layout}-{status}-{ended}{n}", sweep=sweep,
+        folder=f"{sweep}/{variant}-{gpu}-{sp}-{layout}-{status}-{ended}{n}{evals}", sweep=sweep,
         status=status, variant=variant, model="m", kv_dtype="auto", skip=(skip_part(sp), "exact"),
-        speculative="[]", gpu=gpu, layout=layout, ended_at=ended,
+        speculative="[]", gpu=gpu, layout=layout, ended_at=ended, evals=evals,
     )  # fmt: skip
+
+
+AB = ("a", "b")
 
 
 ME = key("fmha_v2")
@@ -39,6 +44,15 @@ ME = key("fmha_v2")
          "baseline from another sweep (B, C): none in A", True),
         (ME, [key(sweep="B"), key(status="failed")], key(sweep="B"), "another sweep", True),
         (ME, [key(ended="1"), key(ended="2")], key(ended="2"), "2 baseline cells match", False),
+        # The most of the candidate's evals first: a speed-only baseline (no evals) that ended
+        # last, even in the candidate's own sweep, has no questions to pair on.
+        (key("fmha_v2", evals=AB), [key(ended="9"), key(sweep="B", ended="1", evals=AB)],
+         key(sweep="B", ended="1", evals=AB), "1 baseline cell(s) with fewer of its evals", True),
+        (key("fmha_v2", evals=AB), [key(ended="9", evals=("a",)), key(ended="1", evals=AB)],
+         key(ended="1", evals=AB), "fewer of its evals", False),
+        (key("fmha_v2", evals=AB), [key(ended="1", evals=("c",)), key(ended="2")],
+         key(ended="2"), "2 baseline cells match", False),  # none shares one: as before
+        (key("fmha_v2"), [key(ended="1", evals=AB), key(ended="2")], key(ended="2"), "", False),
     ],
 )  # fmt: skip
 def test_choose_baseline(cell, pool, chosen, note, elsewhere):
