@@ -58,7 +58,8 @@ def find_baseline(
 
     The rule of ``pipeline.results.baseline_choice``, the one sequential stopping uses: same
     values of ``match`` (exact-softmax fallback), same layout, an ok baseline, the most of the
-    candidate's evals, the candidate's own sweep first, the one that ended last. Returns ``(None, reason)`` when there is none.
+    candidate's evals, the candidate's own sweep first, the one that ended last. Returns
+    ``(None, reason)`` when there is none.
     """
     found, choice = choose_for(cell, cells, baseline, match)
     return found, choice.note

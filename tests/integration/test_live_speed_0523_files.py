@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,10 @@ def _results() -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(SPEED.glob("cells/*/*/result.json"))]
 
 
+def _verdicts(summary: dict) -> list[tuple[str, str, str]]:
+    return [(c["id"], k["title"], k["verdict"]) for c in summary["cells"] for k in c["checks"]]
+
+
 def _speed_view(summary: dict) -> list[tuple]:
     keys = ("cell_id", "phase", "batch", "tokens", "median_ms", "ratio", "baseline_id")
     return sorted(tuple(e[k] for k in keys) for e in summary["speed"])
@@ -44,10 +49,7 @@ def test_the_report_rebuilt_from_committed_files_gives_the_committed_speed(tmp_p
     committed = _summary()
     assert _speed_view(rebuilt) == _speed_view(committed)
     assert rebuilt["speed_costs"] == committed["speed_costs"]
-    verdicts = [(c["id"], k["title"], k["verdict"]) for c in committed["cells"] for k in c["checks"]]
-    assert verdicts == [
-        (c["id"], k["title"], k["verdict"]) for c in rebuilt["cells"] for k in c["checks"]
-    ]
+    assert _verdicts(rebuilt) == _verdicts(committed)
 
 
 def test_every_cell_ran_alone_on_a_live_0_5_23_server_with_cuda_graphs_on():
@@ -59,7 +61,7 @@ def test_every_cell_ran_alone_on_a_live_0_5_23_server_with_cuda_graphs_on():
         gpu = r["speed"]["gpu_samples"]["gpus"]["0"]  # clocks and power beside the times
         assert gpu["sm_clock_mhz"]["samples"] > 0 and gpu["power_w"]["median"] > 0
     spans = sorted((r["timing"]["started_at"], r["timing"]["ended_at"]) for r in results)
-    assert all(b[0] >= a[1] for a, b in zip(spans, spans[1:]))  # one after another
+    assert all(b[0] >= a[1] for a, b in pairwise(spans))  # one after another
 
 
 def test_fa3_and_fmha_v2_at_both_kv_dtypes_five_lengths_decode_and_an_a_a():
