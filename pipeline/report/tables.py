@@ -144,12 +144,14 @@ PREFILL_INTRO = (
     "The server's own prefill time per request (SGLang's meta_info prefill_finished_time - "
     "forward_entry_time, with --enable-metrics), averaged over the eval's requests that have it. "
     "It is scheduler wall clock: with chunked prefill or other requests in the same batches, "
-    "their work is inside it too, so compare cells run under the same load."
+    "their work is inside it too, so compare cells run under the same load. A cell whose "
+    "server wrote new files into its JIT cache compiled kernels while it ran: its first "
+    "requests' prefill may hold the compile, and a mean is not robust to that."
 )
 
 
 def _prefill(cells: list[CellRecord]) -> Section:
-    head = "eval|mean prefill (s)|prefill s per 1k prompt tokens|mean prompt tokens"
+    head = "eval|mean prefill (s)|prefill s per 1k prompt tokens|mean prompt tokens|JIT compiles"
     sec = Section("Prefill time", (WHO + head).split("|"), intro=PREFILL_INTRO)
     for cell in cells:
         for name, ev in cell.evals.items():
@@ -157,9 +159,19 @@ def _prefill(cells: list[CellRecord]) -> Section:
                 tokens = ev.data.get("mean_prompt_tokens")
                 values = [_number(ev.mean_prefill_s, ".4f"),
                           _number(ev.prefill_s_per_1k_prompt_tokens, ".4f"),
-                          _number(tokens, ".0f")]  # fmt: skip
+                          _number(tokens, ".0f"), _compiled(cell)]  # fmt: skip
                 sec.rows.append([*_who(cell), name, *values])
     return sec
+
+
+def _compiled(cell: CellRecord) -> str:
+    """What the cell's server added to its JIT cache (``server.jit_cache``; "-": not recorded)."""
+    server = cell.result.raw.get("server")
+    use = server.get("jit_cache") if isinstance(server, dict) else None
+    new = use.get("new_files") if isinstance(use, dict) else None
+    if not isinstance(new, int):
+        return "-"
+    return "none" if new == 0 else f"{new:,} new cache files during the cell"
 
 
 def _number(value: Any, spec: str) -> str:

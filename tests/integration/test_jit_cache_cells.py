@@ -17,6 +17,7 @@ import pytest
 
 from pipeline.cell.job import run_cell
 from tests.helpers.cells import compose_conf, processes_mentioning
+from tests.helpers.report_cells import run_report
 
 pytestmark = pytest.mark.integration
 
@@ -53,6 +54,13 @@ def test_two_cells_share_one_folder_and_the_second_starts_warm(tmp_path, fast_si
     plain = json.loads((plain_dir / "result.json").read_text())
     assert "jit_cache" not in plain["server"]  # off by default on the simulated server
     assert plain["evals"]["mcq_sample"]["accuracy"] == first["evals"]["mcq_sample"]["accuracy"]
+    # The report's prefill table says which cells compiled while their requests ran.
+    run_report([tmp_path / "fa3", tmp_path / "fa3-again", plain_dir], tmp_path / "report")
+    table = (tmp_path / "report" / "report.md").read_text().split("## Prefill time", 1)[1]
+    rows = [r for r in table.split("\n## ", 1)[0].splitlines() if "| mcq_sample |" in r]
+    assert [r.rstrip(" |").rsplit(" | ", 1)[1] for r in rows] == [
+        "3 new cache files during the cell", "none", "-",
+    ]  # fmt: skip
 
 
 def test_sglang_plans_the_users_cache_folder_by_default(tmp_path, fast_sim, monkeypatch):
