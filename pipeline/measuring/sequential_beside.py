@@ -34,6 +34,7 @@ from pipeline.measuring.live_looks import (
     RUNNING,
     eval_entry,
     finished,
+    read_live,
     running_keys,
 )
 from pipeline.results.baseline_choice import BaselineChoice, CellKey, choose_baseline
@@ -109,16 +110,24 @@ def wait_for_looks(
     """Wait until every candidate running against this baseline has looked at ``repeats``.
 
     So the baseline is never more than a round ahead of its candidates' looks: it stops on the
-    round their last look needed, not rounds later. A candidate not at this eval yet is not
-    waited for (with cells run one after the other there is none to wait for); after
-    ``wait_s`` the baseline goes on without them.
+    round their last look needed, not rounds later. A candidate job that has started but is
+    still starting its server (``starting``) is waited for too: on a loaded host the baseline's
+    rounds otherwise ran ahead of a candidate one second late (14 repeats for a candidate's 8,
+    CI, 2026-12-02). One at another eval, or not started (cells run one after the other), is
+    not; after ``wait_s`` the baseline goes on without them.
     """
     deadline = time.monotonic() + wait_s
     folders = candidate_folders(cell_dir.parent, baseline)
     while time.monotonic() < deadline and any(
-        behind(eval_entry(f, eval_name), finished(f), str(cell_dir), repeats) for f in folders
+        starting(f) or behind(eval_entry(f, eval_name), finished(f), str(cell_dir), repeats)
+        for f in folders
     ):
         time.sleep(POLL_S)
+
+
+def starting(folder: Path) -> bool:
+    """Whether a candidate's job has started (its folder is there) but reached no eval yet."""
+    return folder.is_dir() and not finished(folder) and read_live(folder) is None
 
 
 def choose_beside(

@@ -1,5 +1,6 @@
 import dataclasses
 import json
+import time
 
 import pytest
 
@@ -17,7 +18,9 @@ from pipeline.measuring.sequential_beside import (
     candidate_folders,
     choose_beside,
     open_candidates,
+    starting,
     still_needed,
+    wait_for_looks,
     wait_for_repeats,
 )
 from pipeline.measuring.sequential_run import repeats_of
@@ -170,3 +173,21 @@ def test_a_sequential_layout_value_that_makes_no_sense_is_refused_at_compose(
 ) -> None:
     with pytest.raises(ConfigError, match=message):
         to_cell_config(compose_cell(overrides))
+
+
+def test_a_started_candidate_is_waited_for_until_it_reaches_an_eval(tmp_path):
+    (tmp_path / "multirun.yaml").write_text(MULTIRUN.replace("fa3,triton", "fa3,triton,fmha_v2"))
+    base, started = tmp_path / "0_m_fa3_auto_exact", tmp_path / "1_m_triton_auto_exact"
+    started.mkdir()  # its job runs, its server is starting: no live record yet
+    assert starting(started) and not starting(tmp_path / "2_")  # 2: not started at all
+    t0 = time.monotonic()
+    wait_for_looks(base, "fa3", "a", 2, 0.5)
+    assert time.monotonic() - t0 >= 0.5  # held, up to sequential.baseline_wait_s
+    write_live(started, key(started), "a", {**live_entry("candidate", "running", 2),
+                                            "baseline_dir": str(base)})  # fmt: skip
+    assert not starting(started)
+    t0 = time.monotonic()
+    wait_for_looks(base, "fa3", "a", 2, 30.0)  # it has looked at 2: no wait
+    assert time.monotonic() - t0 < 5
+    (started / "result.json").write_text("{}")
+    assert not starting(started)  # ended
