@@ -17,6 +17,7 @@ from pipeline.report.check_kinds import (
 from pipeline.report.describe import pts, rel
 from pipeline.report.load import CellRecord
 from pipeline.report.verdicts import OK, Check
+from pipeline.results.json_values import as_map
 
 WHO = "GPU|model|KV dtype|skip-softmax|variant|"
 
@@ -166,9 +167,7 @@ def _prefill(cells: list[CellRecord]) -> Section:
 
 def _compiled(cell: CellRecord) -> str:
     """What the cell's server added to its JIT cache (``server.jit_cache``; "-": not recorded)."""
-    server = cell.result.raw.get("server")
-    use = server.get("jit_cache") if isinstance(server, dict) else None
-    new = use.get("new_files") if isinstance(use, dict) else None
+    new = as_map(as_map(cell.result.raw.get("server")).get("jit_cache")).get("new_files")
     if not isinstance(new, int):
         return "-"
     return "none" if new == 0 else f"{new:,} new cache files during the cell"
