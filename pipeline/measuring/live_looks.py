@@ -74,7 +74,9 @@ def running_keys(sweep: Path) -> list[CellKey]:
         if data is None or (path.parent / RESULT_FILE).exists():
             continue
         try:
-            fields = {**data["cell"], "status": "ok", "skip": tuple(data["cell"]["skip"])}
+            cell = data["cell"]  # JSON has lists where the key has tuples
+            fields = {**cell, "status": "ok", "skip": tuple(cell["skip"]),
+                      "evals": tuple(cell.get("evals", ()))}  # fmt: skip
             out.append(CellKey(**fields))
         except (KeyError, TypeError):
             continue

@@ -63,10 +63,6 @@ class CellKey:
     label: str = ""  # how messages name the cell (its folder when empty)
     evals: tuple[str, ...] = ()  # the evals it ran or is set to run
 
-    def __post_init__(self) -> None:
-        # read back from JSON (a running cell's live record) the tuple is a list
-        object.__setattr__(self, "evals", tuple(self.evals))
-
     def part(self, name: str, exact_skip: bool = False) -> Any:
         """The value of one ``match`` entry (``skip_softmax`` at exact softmax if asked)."""
         if name == "skip_softmax":

@@ -101,6 +101,10 @@ def test_live_record_keeps_other_evals_and_names_the_running_cell(tmp_path):
     assert eval_entry(cell, "a") == {"role": "baseline", "state": "running", "repeats": 2}
     (found,) = running_keys(tmp_path)
     assert found.status == "ok" and found.skip == ("exact", "exact")  # read as it will end
+    assert found.evals == ()  # none in this key; a key with evals reads back as a tuple:
+    write_live(cell, dataclasses.replace(key(cell), evals=("a", "b")), "a", live_entry(
+        "baseline", "running", 2))  # fmt: skip
+    assert running_keys(tmp_path)[0].evals == ("a", "b")
     (cell / "result.json").write_text("{}")
     assert running_keys(tmp_path) == []  # ended: the finished pool has it now
 
