@@ -269,10 +269,11 @@ stop_bare() {  # the server bare_server started, and its process group
 }
 
 # One bare server with exactly a cell's flags: its JIT, the release's raw bodies, the greedy check.
+# BACKEND KV [CPUS]: CPUS ("all" unless named) pins the server and its compilers.
 phase_warm() {
   cd "$R" || return 1
   local name="$1-$2" rc
-  bare_server "$name" all "" "${COMMON[@]}" "backend=$1" "kv_dtype=$2"
+  bare_server "$name" "${3:-all}" "" "${COMMON[@]}" "backend=$1" "kv_dtype=$2"
   rc=$?
   if [[ $rc == 0 ]]; then
     # The server's raw bodies, before the greedy check sends anything: the release's fixtures.
@@ -425,10 +426,11 @@ phase_speed_report() {
 # 20,480-token context holds. Then the report, with the skipped shares HF measured on the same
 # model (signoff/checks/skip_fraction.json), and the archive. fmha_v2's FlashInfer JIT (one module
 # for every factor: the factor is a run-time argument) compiles in a bare warm-up server while FA3
-# travels and the fa3 cell starts and runs its evals; the fmha_v2 cells wait for it, and the fa3
-# cell's speed phase (after its evals, minutes later) runs once it is done. Launched as "report",
-# so the tick stops waiting once it is done. LIVE_FRONTIER_FACTORS=0,10000 runs those factors.
-# Device time (about 36 minutes, 31 with LIVE_REPEATS=4): benchmarks/live_h200/README.md.
+# travels and the fa3 cell runs (the warm-up on CPUs 6-15, the fa3 cell on 0-5: the GPU is shared
+# then, the CPUs are not); the fmha_v2 cells wait for it and run alone. The frontier's speed gain is
+# each factor's fmha_v2 cell against the factor-0 one, all run alone. Launched as "report", so the
+# tick stops waiting once it is done. LIVE_FRONTIER_FACTORS=0,10000 runs those factors.
+# Device time: benchmarks/live_h200/README.md, section 10.
 # The speed phase's prompts: the synth_retrieval eval's own (chat template, the model's byte-level
 # tokenizer: the ids skip_fraction.py measured the skipped shares on), cut to each length, so the
 # speed column times the inputs the skipped-share column counts (random bytes, the earlier plan,
@@ -441,7 +443,7 @@ start_frontier() {
   [[ $SGLANG == 0.5.23 ]] || { log "LIVE_PLAN=frontier needs LIVE_SGLANG=0.5.23"; return 0; }
   local checks=$R/benchmarks/results/live-h200/signoff/checks
   [[ -f $LIVE/hf.json ]] || xz -dc "$checks/hf.json.xz" > "$LIVE/hf.json"  # the warm-up's check
-  has site ready && launch warm-fmha_v2-bf16 phase_warm fmha_v2 bf16
+  has site ready && launch warm-fmha_v2-bf16 phase_warm fmha_v2 bf16 6-15
   has fa3 ready && launch report phase_frontier
 }
 
@@ -449,7 +451,9 @@ phase_frontier() {
   cd "$R" || return 1
   local checks=$R/benchmarks/results/live-h200/signoff/checks sweep=outputs/live/frontier
   . "$checks/factors.env"
-  python3 -m pipeline -m "${COMMON[@]}" "${FRONTIER_SPEED[@]}" backend=fa3 \
+  # The fa3 cell runs while fmha_v2's JIT compiles on CPUs 6-15: on 0-5, as the speed plan's fa3
+  # cells did, so the compilers do not slow its scheduler (a small model's prefill is CPU-bound).
+  on_cpus 0-5 python3 -m pipeline -m "${COMMON[@]}" "${FRONTIER_SPEED[@]}" backend=fa3 \
     "hydra.sweep.dir=$sweep-base"
   while has warm-fmha_v2-bf16 started && ! has warm-fmha_v2-bf16 rc; do sleep 5; done
   python3 -m pipeline -m "${COMMON[@]}" "${FRONTIER_SPEED[@]}" backend=fmha_v2 \
