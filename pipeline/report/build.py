@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pipeline.report.baseline_warnings import baseline_warnings
 from pipeline.report.checks import cell_checks
 from pipeline.report.load import CellRecord, load_cells
 from pipeline.report.pairing import Samples
+from pipeline.report.restart_noise import RestartNoise, restart_noise
 from pipeline.report.samples import SampleError, read_samples
 from pipeline.report.skip_fractions import FrontierInputs
 from pipeline.report.speed_table import SpeedRow, speed_rows
@@ -32,6 +33,7 @@ class Report:
     speed: list[SpeedRow] = field(default_factory=list)  # each speed point against its baseline
     # What the skip-softmax frontier reads beside the cells (mtp-eval-report --skip-fractions)
     frontier_inputs: FrontierInputs = field(default_factory=FrontierInputs)
+    restart: RestartNoise = field(default_factory=RestartNoise)  # the A/A bands of the speed rows
 
     @property
     def exit_code(self) -> int:
@@ -116,5 +118,9 @@ def build_report(
         check.message = check.kind.describe(check)
     stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     inputs = [str(p) for p in [*paths, *extra]]
-    speed = speed_rows(cells, pool, tol.baseline, tol.match)
-    return Report(cells, checks, tol, inputs, warnings, stamp, ignored, speed)
+    restart = restart_noise(cells)
+    speed = [
+        replace(row, aa_band=restart.band(row.cell, row.point.key))
+        for row in speed_rows(cells, pool, tol.baseline, tol.match)
+    ]
+    return Report(cells, checks, tol, inputs, warnings, stamp, ignored, speed, restart=restart)

@@ -12,8 +12,9 @@ from it: the largest factor whose verdict is GO, and what it gains.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pipeline.report.load import CellRecord
@@ -40,6 +41,7 @@ class Gain:
     ratio: float | None  # factor-0 median / this median (above 1: faster)
     ratio_ci: tuple[float, float] | None
     note: str  # why there is no ratio ("not measured", ...), or "" when there is one
+    aa_band: float | None = None  # the A/A band at this shape (restart_noise; None: no A/A)
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,9 @@ def _median(point: SpeedPoint | None) -> float | None:
     return point.median_ms if point is not None else None
 
 
+BandOf = Callable[[CellRecord, tuple[str, int, int]], float | None]  # RestartNoise.band
+
+
 def gain(
     shape: tuple[int, int], mine: SpeedPoint | None, reference: SpeedPoint | None, is_ref: bool
 ) -> Gain:
@@ -133,12 +138,19 @@ def _point(
     shapes: Sequence[tuple[int, int]],
     checks_of: Callable[[CellRecord], list[Check]],
     fractions: Mapping[str, Mapping[float, float]],
+    band_of: BandOf,
 ) -> FrontierPoint:
     checks = checks_of(cell)
     per_eval = accuracy_verdicts(checks)
     verdict = worst(per_eval.values()) if per_eval else worst(c.verdict for c in checks)
     mine, ref = prefill_points(cell), prefill_points(reference)
-    gains = tuple(gain(s, mine.get(s), ref.get(s), cell is reference) for s in shapes)
+    gains = tuple(
+        replace(
+            gain(s, mine.get(s), ref.get(s), cell is reference),
+            aa_band=band_of(cell, (PREFILL, *s)),
+        )
+        for s in shapes
+    )
     factor = factor_of(cell)
     skipped = skipped_fraction(fractions, cell.kv_dtype, factor)
     return FrontierPoint(factor, cell, verdict, per_eval, gains, skipped)
@@ -181,13 +193,17 @@ def _frontier(
     cells: Sequence[CellRecord],
     checks_of: Callable[[CellRecord], list[Check]],
     fractions: Mapping[str, Mapping[float, float]],
+    band_of: BandOf,
     notes: Sequence[str] = (),
 ) -> Frontier:
     ordered = sorted(cells, key=lambda c: (factor_of(c), c.status != "ok", c.id))
     exact = [c for c in ordered if factor_of(c) == 0.0]
-    reference = next((c for c in exact if c.status == "ok"), exact[0] if exact else None)
+    # Of several factor-0 cells (an A/A), the one of the sweep that ran most of the factors.
+    ran = Counter(c.sweep for c in ordered)
+    found = [c for c in exact if c.status == "ok"]
+    reference = max(found, key=lambda c: ran[c.sweep], default=exact[0] if exact else None)
     shapes = sorted({s for c in ordered for s in prefill_points(c)}, key=lambda s: (s[0] != 1, s))
-    points = tuple(_point(c, reference, shapes, checks_of, fractions) for c in ordered)
+    points = tuple(_point(c, reference, shapes, checks_of, fractions, band_of) for c in ordered)
     return Frontier(key, reference, tuple(shapes), points, tuple(notes))
 
 
@@ -196,6 +212,7 @@ def frontiers(
     checks_of: Callable[[CellRecord], list[Check]],
     fractions: Mapping[str, Mapping[float, float]],
     baseline: str,
+    band_of: BandOf = lambda _cell, _shape: None,
 ) -> list[Frontier]:
     """Every variant with two skip-softmax factors or more, in the report's order.
 
@@ -204,6 +221,7 @@ def frontiers(
         checks_of: a cell's checks (``Report.checks_of``).
         fractions: measured shares of skipped tiles (``read_skip_fractions``; empty: none).
         baseline: the baseline variant, never a frontier of its own.
+        band_of: the A/A band of a cell at a speed shape (``RestartNoise.band``; None: none).
     """
     groups: dict[Key, list[CellRecord]] = {}
     for cell in cells:
@@ -211,7 +229,7 @@ def frontiers(
             groups.setdefault(variant_key(cell), []).append(cell)
     notes = place_unrecorded(groups)
     return [
-        _frontier(key, group, checks_of, fractions, notes.get(key, ()))
+        _frontier(key, group, checks_of, fractions, band_of, notes.get(key, ()))
         for key, group in sorted(groups.items())
         if len({factor_of(c) for c in group}) >= 2
     ]

@@ -12,7 +12,9 @@ from typing import Any
 
 from pipeline.report.build import Report
 from pipeline.report.frontier import NOT_MEASURED, Frontier, FrontierPoint, Gain, frontiers
+from pipeline.report.restart_noise import beyond
 from pipeline.report.skip_fractions import HOW_TO_MEASURE
+from pipeline.report.speed_view import ratio_text
 from pipeline.report.tables import Section
 
 INTRO = (
@@ -27,7 +29,8 @@ INTRO = (
 def frontier_list(report: Report) -> list[Frontier]:
     """The report's frontiers (its cells, checks, baseline and measured skipped shares)."""
     fractions = report.frontier_inputs.fractions
-    return frontiers(report.cells, report.checks_of, fractions, report.tolerance.baseline)
+    baseline = report.tolerance.baseline
+    return frontiers(report.cells, report.checks_of, fractions, baseline, report.restart.band)
 
 
 def gain_text(g: Gain) -> str:
@@ -36,7 +39,7 @@ def gain_text(g: Gain) -> str:
         return f"reference {g.median_ms:.1f} ms" if g.median_ms is not None else "reference"
     if g.ratio is None or g.ratio_ci is None:
         return g.note or "-"
-    return f"{g.ratio:.3f} [{g.ratio_ci[0]:.3f}, {g.ratio_ci[1]:.3f}]"
+    return ratio_text(g.ratio, g.ratio_ci, g.aa_band)
 
 
 def factor_text(factor: float) -> str:
@@ -82,7 +85,9 @@ def frontier_sections(report: Report) -> list[Section]:
         source = report.frontier_inputs.source
         where = f"Tiles skipped: measured with HF ({source})." if source else (
             f"Tiles skipped: not measured here; {HOW_TO_MEASURE}.")  # fmt: skip
-        intro = " ".join([takeaway(frontier), INTRO, where, *frontier.notes])
+        restarts = report.restart.said(p.cell for p in frontier.points)
+        said = [takeaway(frontier), INTRO, where, restarts, *frontier.notes]
+        intro = " ".join(x for x in said if x)
         section = Section(_title(frontier), headers, intro=intro)
         for p in frontier.points:
             section.rows.append([
@@ -96,7 +101,8 @@ def frontier_sections(report: Report) -> list[Section]:
 
 def _gain_entry(g: Gain) -> dict[str, Any]:
     return {"batch": g.batch, "tokens": g.tokens, "median_ms": g.median_ms, "ratio": g.ratio,
-            "ratio_ci95": list(g.ratio_ci) if g.ratio_ci else None, "note": g.note}  # fmt: skip
+            "ratio_ci95": list(g.ratio_ci) if g.ratio_ci else None, "aa_band": g.aa_band,
+            "beyond_aa": beyond(g.ratio_ci, g.aa_band), "note": g.note}  # fmt: skip
 
 
 def _point_entry(p: FrontierPoint) -> dict[str, Any]:

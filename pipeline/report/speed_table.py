@@ -35,6 +35,7 @@ class SpeedRow:
     ratio: float | None  # baseline median cost / this median cost
     ratio_ci: tuple[float, float] | None
     note: str  # why there is no ratio, or how the baseline was chosen
+    aa_band: float | None = None  # the A/A band at this shape (restart_noise; None: no A/A)
 
     @property
     def median_ms(self) -> float | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 from pipeline.report.build import Report
 from pipeline.report.load import CellRecord
+from pipeline.report.restart_noise import beyond
 from pipeline.report.speed_costs import mem_fraction_of, release_of
 from pipeline.report.speed_table import SpeedRow, kv_pool
 from pipeline.report.tables import Section, skip_text, sort_key
@@ -39,8 +40,13 @@ def _ratio_text(row: SpeedRow) -> str:
         return "-" if row.median_ms is None else f"{row.median_ms:.1f} ms"
     if row.ratio is None or row.ratio_ci is None:
         return "-"
-    low, high = row.ratio_ci
-    return f"{row.ratio:.3f} [{low:.3f}, {high:.3f}]"
+    return ratio_text(row.ratio, row.ratio_ci, row.aa_band)
+
+
+def ratio_text(ratio: float, ci: tuple[float, float], aa_band: float | None) -> str:
+    """``0.930 [0.917, 0.963]``, then ``slower`` / ``within the A/A`` where an A/A measured it."""
+    said = beyond(ci, aa_band)
+    return f"{ratio:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" + (f" {said}" if said else "")
 
 
 def speed_entry(report: Report, row: SpeedRow) -> dict[str, Any]:
@@ -58,6 +64,7 @@ def speed_entry(report: Report, row: SpeedRow) -> dict[str, Any]:
         "baseline": row.baseline.label if row.baseline is not None else None,
         "baseline_id": row.baseline.id if row.baseline is not None else None,
         "ratio": row.ratio, "ratio_ci95": list(row.ratio_ci) if row.ratio_ci else None,
+        "aa_band": row.aa_band, "beyond_aa": beyond(row.ratio_ci, row.aa_band),
         "note": row.note, "accuracy_verdict": report.cell_verdict(cell),
         "server_warnings": [str(w.get("kind")) for w in speed_warnings(cell)],
         "sglang_version": release_of(cell), "kv_pool_tokens": kv_pool(cell),
@@ -75,8 +82,8 @@ def speed_warnings(cell: CellRecord) -> tuple[Mapping[str, Any], ...]:
 CSV_COLUMNS = [
     "gpu", "model", "variant", "kv_dtype", "skip_prefill", "skip_decode", "phase", "batch",
     "tokens", "new_tokens", "repeats", "median_ms", "min_ms", "max_ms", "tokens_per_s",
-    "accept_length", "ratio", "ratio_low", "ratio_high", "baseline", "accuracy_verdict", "note",
-    "server_warnings",
+    "accept_length", "ratio", "ratio_low", "ratio_high", "aa_band", "beyond_aa", "baseline",
+    "accuracy_verdict", "note", "server_warnings",
 ]  # fmt: skip
 
 
@@ -152,7 +159,7 @@ def _section(report: Report, key: tuple[str, ...], rows: list[SpeedRow]) -> Sect
     on = "SGLang not recorded" if release == "?" else f"SGLang {release}"
     title = f"Speed: {model} on {gpu}, {on}, KV {kv}, {skip}"
     cells = sorted({r.cell.id: r.cell for r in rows}.values(), key=sort_key)
-    said = " ".join([prompts_line(cells), *warning_lines(rows)])
+    said = " ".join([prompts_line(cells), report.restart.said(cells), *warning_lines(rows)])
     section = Section(
         title, ["variant", "accuracy verdict", *columns], intro=f"{INTRO} {said}".strip()
     )
