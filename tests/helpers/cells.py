@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -103,7 +103,10 @@ def unpack(archive: Path, into: Path) -> Path:
 
 
 def rebuild_committed_report(
-    signoff: Path, work: Path, keep: Callable[[str], bool] = lambda _: True
+    signoff: Path,
+    work: Path,
+    keep: Callable[[str], bool] = lambda _: True,
+    options: Sequence[str] = (),
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     """Run ``mtp-eval-report`` over a committed live sign-off's cells and samples.
 
@@ -111,6 +114,7 @@ def rebuild_committed_report(
         signoff: the committed folder (``cells/``, ``samples.tar.xz``).
         work: an empty folder the cells are copied and unpacked into.
         keep: which sweep folders (by name) the report reads.
+        options: more arguments, as the committed report was made with (paths from ``live/``).
 
     Returns:
         The finished report process and the ``summary.json`` it wrote.
@@ -121,7 +125,7 @@ def rebuild_committed_report(
     sweeps = sorted(p.name for p in cells.iterdir() if keep(p.name))
     out = work / "report"
     run = subprocess.run(
-        [console_script("mtp-eval-report"), *sweeps, "--out", str(out)],
+        [console_script("mtp-eval-report"), *sweeps, *options, "--out", str(out)],
         cwd=cells,
         capture_output=True,
         text=True,

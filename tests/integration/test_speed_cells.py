@@ -100,6 +100,21 @@ def test_the_a_a_cell_is_reported_like_a_variant(speed_sweep: Path) -> None:
             assert entry["repeats"] == 5 and entry["spread"] == "min_max"
 
 
+def test_the_a_a_sets_the_band_each_ratio_is_read_against(speed_sweep: Path) -> None:
+    entries = _entries(speed_sweep)
+    for (variant, phase, batch, tokens), entry in entries.items():
+        aa = entries[("fa3_repeat", phase, batch, tokens)]["ratio"]
+        assert entry["aa_band"] == pytest.approx(max(aa, 1 / aa))  # fa3 and fa3_repeat: one engine
+        if variant == "fmha_v2" and phase == "prefill":  # the pool copy: slower beyond any restart
+            assert entry["beyond_aa"] == "slower", entry
+    md = (speed_sweep / "report" / "report.md").read_text()
+    (said_aa,) = [line for line in md.splitlines() if "A/A (one engine configuration" in line]
+    assert "tiny-sim/fa3/" in said_aa and "tiny-sim/fa3_repeat/" in said_aa
+    with (speed_sweep / "report" / "speed.csv").open(newline="") as fh:
+        said = {r["beyond_aa"] for r in csv.DictReader(fh) if r["variant"] == "fmha_v2"}
+    assert "slower" in said
+
+
 def test_the_report_has_a_speed_table_beside_the_verdicts(speed_sweep: Path) -> None:
     md = (speed_sweep / "report" / "report.md").read_text()
     assert "## Speed: tiny-sim on NVIDIA H200 (simulated), SGLang 0.5.19, KV auto, exact" in md
