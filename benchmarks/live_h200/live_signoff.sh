@@ -429,7 +429,8 @@ phase_speed_report() {
 # travels and the fa3 cell runs (the warm-up on CPUs 6-15, the fa3 cell on 0-5: the GPU is shared
 # then, the CPUs are not); the fmha_v2 cells wait for it and run alone. The frontier's speed gain is
 # each factor's fmha_v2 cell against the factor-0 one, all run alone. Launched as "report", so the
-# tick stops waiting once it is done. LIVE_FRONTIER_FACTORS=0,10000 runs those factors.
+# tick stops waiting once it is done. LIVE_FRONTIER_FACTORS=0,10000 runs those factors; two A/A
+# cells follow them (fa3_repeat, fmha_v2 at factor 0 again), as the 2026-12-02 lease ran them.
 # Device time: benchmarks/live_h200/README.md, section 10.
 # The speed phase's prompts: the synth_retrieval eval's own (chat template, the model's byte-level
 # tokenizer: the ids skip_fraction.py measured the skipped shares on), cut to each length, so the
@@ -459,7 +460,17 @@ phase_frontier() {
   python3 -m pipeline -m "${COMMON[@]}" "${FRONTIER_SPEED[@]}" backend=fmha_v2 \
     "skip_softmax.prefill=${LIVE_FRONTIER_FACTORS:-0,$SKIP_MODERATE,$SKIP_AGGRESSIVE,100000,1000000}" \
     $(baseline_of frontier-base) "hydra.sweep.dir=$sweep-v2"
-  python3 -m pipeline.report.cli "$sweep-base" "$sweep-v2" --baseline-dir "$sweep-base" \
+  # The A/As the report reads every gain against (restart noise): fa3 again, alone (its first cell
+  # shared the machine with the JIT), and fmha_v2 at factor 0 again. LIVE_FRONTIER_AA=0: none.
+  local aa=()
+  if [[ ${LIVE_FRONTIER_AA:-1} == 1 ]]; then
+    python3 -m pipeline -m "${COMMON[@]}" "${FRONTIER_SPEED[@]}" backend=fa3_repeat \
+      $(baseline_of frontier-base) "hydra.sweep.dir=$sweep-aa"
+    python3 -m pipeline -m "${COMMON[@]}" "${FRONTIER_SPEED[@]}" backend=fmha_v2 \
+      skip_softmax.prefill=0 $(baseline_of frontier-base) "hydra.sweep.dir=$sweep-v2-again"
+    aa=("$sweep-aa" "$sweep-v2-again")
+  fi
+  python3 -m pipeline.report.cli "$sweep-base" "$sweep-v2" "${aa[@]}" --baseline-dir "$sweep-base" \
     --skip-fractions "$checks/skip_fraction.json" --frontier-per-eval --out outputs/live/report
   echo "report exit $?"
   tar -czf "$LIVE/live-results.tgz" -C outputs live

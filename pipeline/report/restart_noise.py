@@ -26,6 +26,11 @@ from pipeline.report.load import CellRecord
 from pipeline.report.speed_table import compare_points, kv_pool
 
 FASTER, SLOWER, WITHIN = "faster", "slower", "within the A/A"
+NO_AA = (
+    "No A/A here (one engine configuration started twice): each interval covers the repeats of "
+    "one server start, not what a new start moves; add the baseline again under another name "
+    "(backend=fa3,fa3_repeat,...) to measure it."
+)
 ShapeKey = tuple[str, int, int]  # phase, batch, prompt tokens (SpeedPoint.key)
 Scope = tuple[str, str, str]  # gpu, model, SGLang release
 
@@ -59,10 +64,10 @@ class RestartNoise:
         return self.bands.get((scope_of(cell), key))
 
     def said(self, cells: Iterable[CellRecord]) -> str:
-        """The sentence a speed table adds: which A/A pairs set its bands ('' when none)."""
+        """The sentence a speed table adds: which A/A pairs set its bands, or that none did."""
         found = sorted({p for c in cells for p in self.pairs.get(scope_of(c), ())})
         if not found:
-            return ""
+            return NO_AA
         return (
             f"A/A (one engine configuration started twice: {'; '.join(found)}): each ratio's "
             "interval covers the repeats of one start only, so a variant is called faster or "

@@ -33,8 +33,9 @@ def test_the_frontier_phase_runs_every_factor_with_speed_and_reports_the_frontie
     cells = sorted(out.glob("frontier-*/*/result.json"))
     results = [json.loads(p.read_text()) for p in cells]
     assert [(r["cell"]["variant"], r["cell"]["skip_softmax"]["prefill"]) for r in results] == [
-        ("fa3", None), ("fmha_v2", 0.0), ("fmha_v2", 10000.0), ("fmha_v2", 30000.0),
-        ("fmha_v2", 100000.0), ("fmha_v2", 1000000.0),
+        ("fa3_repeat", None), ("fa3", None),  # frontier-aa (an A/A), frontier-base
+        ("fmha_v2", 0.0), ("fmha_v2", 10000.0), ("fmha_v2", 30000.0),
+        ("fmha_v2", 100000.0), ("fmha_v2", 1000000.0), ("fmha_v2", 0.0),  # -v2, -v2-again
     ]  # fmt: skip
     for result in results:
         assert result["status"] == "ok", result.get("error")
@@ -49,8 +50,10 @@ def test_the_frontier_phase_runs_every_factor_with_speed_and_reports_the_frontie
         assert result["speed"]["notes"] == [] and "token_ids" not in result["speed"]
     (frontier,) = read_summary(out / "report" / "summary.json")["frontier"]
     assert [p["skipped_fraction"] for p in frontier["points"]] == [
-        0.0, 0.34995, 0.65338, 0.84407, 0.92898]  # fmt: skip
+        0.0, 0.0, 0.34995, 0.65338, 0.84407, 0.92898]  # fmt: skip
     assert all(g["ratio"] is not None for p in frontier["points"] for g in p["prefill_gain"])
+    # Every gain is read against the two A/As (the simulated server's A/A is exact: band 1).
+    assert all(g["aa_band"] is not None for p in frontier["points"] for g in p["prefill_gain"])
     assert frontier["skipped_fraction_source"].endswith("signoff/checks/skip_fraction.json")
     assert "report exit 2" in run.stdout  # two repeats decide nothing: every verdict undecided
     assert (live / "live-results.tgz").is_file()

@@ -8,7 +8,7 @@ import pytest
 
 from pipeline.report.frontier import frontiers
 from pipeline.report.load import CellRecord
-from pipeline.report.restart_noise import FASTER, SLOWER, WITHIN, beyond, restart_noise
+from pipeline.report.restart_noise import FASTER, NO_AA, SLOWER, WITHIN, beyond, restart_noise
 from pipeline.results.result_types import CellResult
 from tests.unit.test_frontier import prefill
 
@@ -103,3 +103,11 @@ def test_the_frontier_gains_carry_the_band_and_its_reference_is_the_sweep_of_mos
     gain = skipping.gains[0]
     assert gain.aa_band == pytest.approx(1.2) and gain.ratio == pytest.approx(1.25)
     assert beyond(gain.ratio_ci, gain.aa_band) == FASTER  # 1.23-1.27 lies above 1.2
+
+
+def test_a_report_without_an_a_a_says_so_and_how_to_add_one() -> None:
+    alone = [cell("fa3", [10.0] * 3), cell("fmha_v2", [8.0] * 3, V2)]
+    assert restart_noise(alone).said(alone) == NO_AA and "fa3_repeat" in NO_AA
+    twice = [*alone, cell("fa3_repeat", [10.5] * 3)]
+    said = restart_noise(twice).said(twice)
+    assert said != NO_AA and "m/fa3_repeat/auto/sp=None/sd=None @ H200" in said
