@@ -103,6 +103,12 @@ def _widen(
             bands[(scope, point.key)] = max(spread, bands.get((scope, point.key), 1.0))
 
 
+def widened(ratio_ci: tuple[float, float], band: float | None) -> tuple[float, float]:
+    """The interval stretched by the A/A band on both sides (log scale); as it is without one."""
+    factor = band or 1.0
+    return ratio_ci[0] / factor, ratio_ci[1] * factor
+
+
 def beyond(ratio_ci: tuple[float, float] | None, band: float | None) -> str | None:
     """``faster`` / ``slower`` when the interval lies beyond the A/A band, else ``within the A/A``.
 
@@ -110,9 +116,9 @@ def beyond(ratio_ci: tuple[float, float] | None, band: float | None) -> str | No
     """
     if ratio_ci is None or band is None:
         return None
-    low, high = ratio_ci
-    if low > band:
+    low, high = widened(ratio_ci, band)
+    if low > 1.0:
         return FASTER
-    if high < 1.0 / band:
+    if high < 1.0:
         return SLOWER
     return WITHIN

@@ -11,6 +11,9 @@ answer on its own, answered from the same speed rows:
 - **Release**: one variant and shape whose ratio to its baseline (of the same release) was
   measured on two or more releases: each release's ratio and interval. Two intervals that do
   not overlap: the variant's speed depends on the release.
+
+Both compare separate server starts, so where the report holds an A/A (``restart_noise``) each
+interval is first stretched by its shape's A/A band: a restart alone never reads as a cost.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import numpy as np
 
 from backends.version_ranges import VersionError, parse_version
 from pipeline.report.load import CellRecord
+from pipeline.report.restart_noise import widened
 from pipeline.report.speed_table import SpeedRow, costs, kv_pool, ratio_interval
 
 
@@ -46,8 +50,8 @@ class PoolCost:
 
     @property
     def grows(self) -> bool:
-        """The interval says the larger pool is slower."""
-        return self.ratio_ci[0] > 1.0
+        """The interval, stretched by the A/A band, says the larger pool is slower."""
+        return widened(self.ratio_ci, self.rows[0].aa_band)[0] > 1.0
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,7 @@ class ReleaseCost:
     @property
     def depends(self) -> bool:
         """Two releases' intervals do not overlap: the release moved the variant's speed."""
-        spans = [r.ratio_ci for r in self.rows if r.ratio_ci is not None]
+        spans = [widened(r.ratio_ci, r.aa_band) for r in self.rows if r.ratio_ci is not None]
         return any(a[1] < b[0] or b[1] < a[0] for i, a in enumerate(spans) for b in spans[i + 1 :])
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,18 @@ def test_a_variant_pairs_with_the_baseline_of_its_own_pool_where_one_ran() -> No
         if row.cell.variant == "fmha_v2":
             assert row.baseline is not None
             assert row.baseline.result.observed == row.cell.result.observed
+
+
+@pytest.mark.parametrize(("band", "grows", "depends"), [(None, True, True), (1.3, False, False)])
+def test_a_cost_within_the_a_a_band_is_no_cost(band: float | None, grows: bool, depends: bool):
+    """fmha_v2 10% slower at the larger pool, 10% slower against fa3 on one release only."""
+    cells = [cell("fa3", "0.5.19", 262144, around(24.0)),
+             cell("fmha_v2", "0.5.19", 262144, around(24.0)),
+             cell("fmha_v2", "0.5.19", 740000, around(26.4)),
+             cell("fa3", "0.5.23", 262144, around(24.0)),
+             cell("fmha_v2", "0.5.23", 262144, around(26.4))]  # fmt: skip
+    rows = [replace(r, aa_band=band) for r in speed_rows(cells, cells, "fa3", MATCH)]
+    (pool,) = pool_costs(rows)
+    assert pool.ratio == pytest.approx(1.1) and pool.grows is grows
+    (release,) = release_costs(rows)
+    assert release.depends is depends
