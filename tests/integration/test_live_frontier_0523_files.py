@@ -95,3 +95,18 @@ def test_no_skip_softmax_gain_is_beyond_the_a_a_and_the_largest_factor_costs_acc
     assert frontier["largest_go_factor"] is None  # 8 repeats decide no factor GO on 0.5.23
     assert [p["skipped_fraction"] for p in frontier["points"]] == [
         0.0, 0.0, 0.34995, 0.65338, 0.84407, 0.92898]  # fmt: skip
+
+
+def test_the_readme_quotes_the_committed_frontier():
+    readme = (REPO / "README.md").read_text()
+    table = (REPO / "benchmarks/results/live-h200/skip_frontier.md").read_text().splitlines()
+    quoted = [line.strip() for line in readme.splitlines() if line.strip().startswith(
+        "| 0.5.23 | bf16 |")]  # fmt: skip
+    assert len(quoted) == 6 and all(line in table for line in quoted)
+    (cell,) = [c for c in _summary()["cells"] if c["skip_softmax"]["prefill"] == 1e6]
+    drops = {k["eval"]: k["numbers"]["drop"] for k in cell["checks"]
+             if k["kind"] == "accuracy_vs_baseline"}  # fmt: skip
+    assert (
+        f"mcq -{100 * drops['synth_mcq']:.1f} points, arith -{100 * drops['synth_arith']:.1f}"
+        in " ".join(readme.split())
+    )
