@@ -50,7 +50,7 @@ def frontier_rows(release: str, summary: dict[str, Any], shares: Any) -> list[li
     return rows
 
 
-def gain_text(gains: list[dict[str, Any]]) -> str:
+def quoted_gains(gains: list[dict[str, Any]]) -> str:
     """``1 x 16,384: 0.983 (within the A/A); 8 x 1,024: ...`` of one frontier point."""
     said = []
     for g in gains:
@@ -74,7 +74,7 @@ def measured_rows(release: str, summary: dict[str, Any]) -> list[list[str]]:
                 factor = "0 (exact, A/A)"  # the factor-0 cell started again
             rows.append([release, front["kv_dtype"], factor, share_text(p["skipped_fraction"]),
                          p["accuracy_verdict"], *(p["eval_verdicts"].get(e, "-") for e in EVALS),
-                         gain_text(p["prefill_gain"])])  # fmt: skip
+                         quoted_gains(p["prefill_gain"])])  # fmt: skip
     return rows
 
 

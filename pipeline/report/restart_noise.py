@@ -87,13 +87,14 @@ def restart_noise(cells: Sequence[CellRecord]) -> RestartNoise:
     for group in groups.values():
         for a, b in combinations(sorted(group, key=lambda c: c.id), 2):
             pairs.setdefault(scope_of(a), set()).add(f"{a.label} vs {b.label}")
-            _widen(bands, scope_of(a), a, b)
+            _add_pair(bands, scope_of(a), a, b)
     return RestartNoise(bands, {s: tuple(sorted(p)) for s, p in pairs.items()})
 
 
-def _widen(
+def _add_pair(
     bands: dict[tuple[Scope, ShapeKey], float], scope: Scope, a: CellRecord, b: CellRecord
 ) -> None:
+    """Raise ``bands`` at each shape both starts measured to their ratio, if it is larger."""
     theirs = {p.key: p for p in b.result.speed.points} if b.result.speed else {}
     for point in a.result.speed.points if a.result.speed else ():
         other = theirs.get(point.key)
