@@ -59,6 +59,7 @@ filter='fully_trusted')" "$archive" "$(dirname "$site")" || return 1
     cp -r "$repo/benchmarks/live_h200/sm90_standins/flash_mla" "$site/" || return 1
     echo "setup_on_gpu: flash_mla: import-only stand-in installed"
   fi
+  _mtp_guard_deep_gemm "$site" || return 1
   _mtp_fa3 "$repo" "$site" || return 1
   # The machine's own python, with PYTHONPATH as it was before any setup (no bundle on it).
   PYTHONPATH="${MTP_EVAL_BASE_PYTHONPATH-${PYTHONPATH:-}}" \
@@ -143,6 +144,20 @@ _mtp_jit_cache() {
 }
 
 # SGLang's FA3 (sm_90a-only flash_ops.abi3.so) into the unpacked site, once all its chunks came.
+# SGLang 0.5.19's EAGLE v2 worker imports the DSA backend when it captures CUDA graphs (an
+# isinstance check), and that module imports deep_gemm at the top: sgl-deep-gemm is not in the
+# bundle (its _C.so needs a newer torch), so every speculative server died after "Capture draft
+# decode CUDA graph end" (../shared/gpu/README.md). 0.5.23 guards that import itself; here the same
+# guard goes over that one line (the original kept as .orig). Llama-shaped models never call it.
+_mtp_guard_deep_gemm() {
+  local dsa="$1/sglang/srt/layers/attention/dsa_backend.py"
+  [[ -f $dsa && ! -f $dsa.orig && ! -d $1/deep_gemm ]] || return 0
+  grep -qx '    import deep_gemm' "$dsa" || return 0
+  cp "$dsa" "$dsa.orig" && sed -i 's/^    import deep_gemm$/    try:\n        import deep_gemm\n    except ImportError:  # mtp-eval: not in the H200 bundle\n        deep_gemm = None/' "$dsa" \
+    || return 1
+  echo "setup_on_gpu: dsa_backend: deep_gemm import guarded (CUDA graphs capture on 0.5.19)"
+}
+
 _mtp_fa3() {
   local repo="$1" site="$2" chunks="${MTP_CHUNKS:-/tmp/mtp-chunks}" manifest so rc packed
   so="$site/sgl_kernel/flash_ops.abi3.so"

@@ -70,12 +70,30 @@ def fake_repo(tmp_path: Path) -> Path:
     return repo
 
 
+# The lines of SGLang 0.5.19's layers/attention/dsa_backend.py around its unguarded import.
+DSA_BACKEND_0_5_19 = """import logging
+
+
+def is_cuda():
+    return True
+
+
+if is_cuda():
+    import deep_gemm
+
+logger = logging.getLogger(__name__)
+"""
+
+
 def make_bundle(tmp_path: Path) -> tuple[Path, bytes]:
     """A site archive and an FA3 library, each cut into chunks as make_bundle.sh does."""
     site = tmp_path / "build/sgl-site"
     (site / "sgl_kernel").mkdir(parents=True)
     (site / "sgl_kernel/__init__.py").write_text("")
     (site / "marker.txt").write_bytes(os.urandom(200_000))
+    dsa = site / "sglang/srt/layers/attention/dsa_backend.py"
+    dsa.parent.mkdir(parents=True)
+    dsa.write_text(DSA_BACKEND_0_5_19)
     archive = tmp_path / "build/sgl-site-0.5.19.tar.xz"
     with tarfile.open(archive, "w:xz") as tar:
         tar.add(site, arcname="sgl-site")
@@ -127,6 +145,13 @@ def test_setup_assembles_over_calls_and_installs_fa3(tmp_path: Path) -> None:
     assert (tmp_path / "host/sgl-site/marker.txt").is_file(), log
     assert "fa3: flash_ops.abi3.so (sm_90a) installed and verified" in log
     assert (tmp_path / "host/sgl-site/sgl_kernel/flash_ops.abi3.so").read_bytes() == library
+    # 0.5.19's DSA backend imports deep_gemm (not in the bundle) when graphs capture: guarded
+    assert "deep_gemm import guarded" in log
+    dsa = tmp_path / "host/sgl-site/sglang/srt/layers/attention/dsa_backend.py"
+    assert Path(f"{dsa}.orig").read_text() == DSA_BACKEND_0_5_19
+    imported = subprocess.run([sys.executable, "-c", f"import runpy; print(runpy.run_path('{dsa}')"
+                               "['deep_gemm'])"], capture_output=True, text=True)  # fmt: skip
+    assert imported.stdout.strip() == "None", imported.stderr
     # no SGLang here: the import check that follows must fail, and say so
     assert "import check failed" in log and "rc=1" in second.stdout
 
