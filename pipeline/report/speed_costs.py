@@ -9,8 +9,9 @@ answer on its own, answered from the same speed rows:
   ``max_total_num_tokens``): the largest pool's median cost over the smallest's, with a 95%
   bootstrap interval. Above 1 with the interval: the time has a part that grows with the pool.
 - **Release**: one variant and shape whose ratio to its baseline (of the same release) was
-  measured on two or more releases: each release's ratio and interval. Two intervals that do
-  not overlap: the variant's speed depends on the release.
+  measured on two or more releases, at one KV pool size where they share one: each release's
+  ratio and interval. Two intervals that do not overlap: the variant's speed depends on the
+  release.
 
 Both compare separate server starts, so where the report holds an A/A (``restart_noise``) each
 interval is first stretched by its shape's A/A band: a restart alone never reads as a cost.
@@ -97,15 +98,31 @@ def _pool(row: SpeedRow) -> int:
 
 
 def release_costs(rows: Sequence[SpeedRow]) -> list[ReleaseCost]:
-    """Each variant and shape whose ratio to its baseline is known on two or more releases."""
+    """Each variant and shape whose ratio to its baseline is known on two or more releases.
+
+    Where two releases ran it at one KV pool size (each against a baseline at that pool), there
+    is one comparison per such pool: on a release that copies the pool the ratio depends on it,
+    so rows of different pools are never set side by side. Else one row per release, the one
+    at its baseline's pool where there is one.
+    """
     found = []
     for group in _group(rows, with_release=False).values():
         paired = [r for r in group if r.ratio is not None and release_of(r.cell) is not None]
-        # per release the row whose pool is its baseline's (the pool then cancels), else any
-        by_release = {release_of(r.cell): r for r in sorted(paired, key=_same_pool)}
-        if len(by_release) >= 2:
-            found.append(ReleaseCost(tuple(by_release[k] for k in sorted(by_release, key=_ver))))
+        for same in _by_shared_pool(paired) or [paired]:
+            by_release = {release_of(r.cell): r for r in sorted(same, key=_same_pool)}
+            ordered = tuple(by_release[k] for k in sorted(by_release, key=_ver))
+            if len(ordered) >= 2:
+                found.append(ReleaseCost(ordered))
     return found
+
+
+def _by_shared_pool(rows: Sequence[SpeedRow]) -> list[list[SpeedRow]]:
+    """The rows at their baseline's pool, one list per pool size two or more releases share."""
+    pools: dict[int, list[SpeedRow]] = {}
+    for row in rows:
+        if _same_pool(row) and kv_pool(row.cell):
+            pools.setdefault(_pool(row), []).append(row)
+    return [pools[p] for p in sorted(pools) if len({release_of(r.cell) for r in pools[p]}) >= 2]
 
 
 def _same_pool(row: SpeedRow) -> bool:

@@ -29,8 +29,9 @@ POOL_INTRO = (
 )
 RELEASE_INTRO = (
     "One variant and shape whose ratio to its baseline (of the same release) was measured on "
-    "two or more SGLang releases. Intervals that do not overlap: its speed against the baseline "
-    "depends on the release."
+    "two or more SGLang releases, a row per KV pool size they share (a release that copies the "
+    "pool is slower at a larger one). Intervals that do not overlap: its speed against the "
+    "baseline depends on the release."
 )
 
 
@@ -47,6 +48,14 @@ def _pool_text(row: SpeedRow) -> str:
     return f"{pool:,} tokens: {_ms(row)}" if pool else _ms(row)
 
 
+# Said after a difference between two server starts where no A/A measured what a restart moves.
+UNBANDED = " (no A/A at this shape: one start each, restart noise not measured)"
+
+
+def _unbanded(rows: tuple[SpeedRow, ...]) -> str:
+    return UNBANDED if any(r.aa_band is None for r in rows) else ""
+
+
 def pool_finding(cost: PoolCost) -> str:
     """What the row tells: the time grows with the pool, or no growth was shown."""
     small, large = cost.rows[0], cost.rows[-1]
@@ -54,12 +63,20 @@ def pool_finding(cost: PoolCost) -> str:
         return "no growth with the pool shown"
     extra = (large.median_ms or 0.0) - (small.median_ms or 0.0)
     sizes = f"{kv_pool(small.cell) or 0:,} to {kv_pool(large.cell) or 0:,} tokens"
-    return f"grows with the pool: +{extra:.1f} ms from {sizes}"
+    return f"grows with the pool: +{extra:.1f} ms from {sizes}" + _unbanded(cost.rows)
+
+
+def shared_pool(cost: ReleaseCost) -> int | None:
+    """The KV pool size every release's row ran at (None: they differ, or one is unknown)."""
+    pools = {kv_pool(r.cell) for r in cost.rows}
+    return pools.pop() if len(pools) == 1 else None
 
 
 def release_finding(cost: ReleaseCost) -> str:
     """What the row tells: the release moved the variant's speed, or not shown."""
-    return "depends on the release" if cost.depends else "no release difference shown"
+    if not cost.depends:
+        return "no release difference shown"
+    return "depends on the release" + _unbanded(cost.rows)
 
 
 def cost_sections(report: Report) -> list[Section]:
@@ -80,12 +97,15 @@ def cost_sections(report: Report) -> list[Section]:
     releases = release_costs(report.speed)
     if releases:
         section = Section("Speed: what the release changes",
-                          ["variant", "shape", "ratio to the baseline by release", "finding"],
+                          ["variant", "shape", "KV pool (tokens)",
+                           "ratio to the baseline by release", "finding"],
                           intro=RELEASE_INTRO)  # fmt: skip
         for r in releases:
             by = "; ".join(f"{release_of(x.cell)}: {x.ratio:.3f} {_interval(x.ratio_ci)}"
                            for x in r.rows)  # fmt: skip
-            section.rows.append([r.rows[0].cell.name, r.rows[0].point.label, by,
+            pool = shared_pool(r)
+            section.rows.append([r.rows[0].cell.name, r.rows[0].point.label,
+                                 f"{pool:,}" if pool else "differs or unknown", by,
                                  release_finding(r)])  # fmt: skip
         sections.append(section)
     return sections
@@ -115,7 +135,8 @@ def speed_cost_entries(report: Report) -> dict[str, list[dict[str, Any]]]:
         for p in pool_costs(report.speed)
     ]  # fmt: skip
     releases = [
-        {**_key_entry(r.rows[0]), "by_release": [_row_entry(x) for x in r.rows],
+        {**_key_entry(r.rows[0]), "kv_pool_tokens": shared_pool(r),
+         "by_release": [_row_entry(x) for x in r.rows],
          "depends_on_release": r.depends, "finding": release_finding(r)}
         for r in release_costs(report.speed)
     ]  # fmt: skip

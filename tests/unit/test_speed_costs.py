@@ -12,8 +12,13 @@ from pipeline.report.build import Report
 from pipeline.report.export import read_summary, render_summary
 from pipeline.report.load import CellRecord
 from pipeline.report.speed_costs import pool_costs, release_costs
-from pipeline.report.speed_costs_view import cost_sections, pool_finding, release_finding
-from pipeline.report.speed_table import speed_rows
+from pipeline.report.speed_costs_view import (
+    UNBANDED,
+    cost_sections,
+    pool_finding,
+    release_finding,
+)
+from pipeline.report.speed_table import kv_pool, speed_rows
 from pipeline.report.speed_view import speed_sections
 from pipeline.report.tolerance import load_tolerance
 from pipeline.results.result_types import CellResult
@@ -77,7 +82,8 @@ def test_the_pool_costs_on_the_release_that_copies_it_and_not_on_the_one_that_do
     assert set(found) == {"0.5.19", "0.5.23"}  # fa3 ran at one pool only: no row
     old, new = found["0.5.19"], found["0.5.23"]
     assert old.ratio == pytest.approx(53.0 / 30.0) and old.grows
-    assert pool_finding(old) == "grows with the pool: +23.0 ms from 262,144 to 740,000 tokens"
+    grown = "grows with the pool: +23.0 ms from 262,144 to 740,000 tokens"
+    assert pool_finding(old) == grown + UNBANDED
     assert not new.grows and pool_finding(new) == "no growth with the pool shown"
     assert [r.cell.result.observed["max_total_num_tokens"] for r in old.rows] == [262144, 740000]
 
@@ -100,7 +106,7 @@ def test_a_variant_whose_ratio_moved_between_releases_is_said_to_depend_on_it(
     assert [r.cell.result.cell.sglang_version for r in found.rows] == ["0.5.19", "0.5.23"]
     assert found.depends is depends
     assert release_finding(found) == (
-        "depends on the release" if depends else "no release difference shown"
+        "depends on the release" + UNBANDED if depends else "no release difference shown"
     )
 
 
@@ -108,6 +114,16 @@ def test_per_release_the_row_at_its_baselines_pool_is_compared() -> None:
     (found,) = release_costs(speed_rows(CELLS, CELLS, "fa3", MATCH))
     assert [r.cell.result.observed["max_total_num_tokens"] for r in found.rows] == [262144] * 2
     assert found.rows[0].ratio == pytest.approx(24.0 / 30.0) and found.depends
+
+
+def test_a_pool_two_releases_share_gets_its_own_release_row() -> None:
+    cells = [*CELLS, cell("fa3", "0.5.19", 740000, around(24.5)),
+             cell("fa3", "0.5.23", 740000, around(24.6))]  # fmt: skip
+    found = release_costs(speed_rows(cells, cells, "fa3", MATCH))
+    assert [[kv_pool(r.cell) for r in f.rows] for f in found] == [[262144] * 2, [740000] * 2]
+    assert [round(f.rows[0].ratio or 0, 3) for f in found] == [0.8, round(24.5 / 53.0, 3)]
+    _, release = cost_sections(_report(cells))
+    assert [row[2] for row in release.rows] == ["262,144", "740,000"]
 
 
 @pytest.mark.parametrize(
@@ -141,9 +157,9 @@ def test_the_report_has_both_tables_and_summary_lists_and_one_speed_table_per_re
     pool, release = cost_sections(report)
     assert pool.title == "Speed: what the KV pool costs" and len(pool.rows) == 2
     assert pool.rows[0][3] == "262,144 tokens: 30.0 ms; 740,000 tokens: 53.0 ms"
-    assert release.rows == [["m/fmha_v2/auto/sp=None/sd=None", "prefill 1 x 1,024",
+    assert release.rows == [["m/fmha_v2/auto/sp=None/sd=None", "prefill 1 x 1,024", "262,144",
                              "0.5.19: 0.800 [0.788, 0.812]; 0.5.23: 0.988 [0.973, 1.003]",
-                             "depends on the release"]]  # fmt: skip
+                             "depends on the release" + UNBANDED]]  # fmt: skip
     summary = json.loads(render_summary(report))
     costs = summary["speed_costs"]
     assert [p["grows_with_pool"] for p in costs["pool"]] == [True, False]
@@ -175,7 +191,9 @@ def test_a_variant_pairs_with_the_baseline_of_its_own_pool_where_one_ran() -> No
             assert row.baseline.result.observed == row.cell.result.observed
 
 
-@pytest.mark.parametrize(("band", "grows", "depends"), [(None, True, True), (1.3, False, False)])
+@pytest.mark.parametrize(
+    ("band", "grows", "depends"), [(None, True, True), (1.3, False, False), (1.02, True, True)]
+)
 def test_a_cost_within_the_a_a_band_is_no_cost(band: float | None, grows: bool, depends: bool):
     """fmha_v2 10% slower at the larger pool, 10% slower against fa3 on one release only."""
     cells = [cell("fa3", "0.5.19", 262144, around(24.0)),
@@ -188,3 +206,7 @@ def test_a_cost_within_the_a_a_band_is_no_cost(band: float | None, grows: bool, 
     assert pool.ratio == pytest.approx(1.1) and pool.grows is grows
     (release,) = release_costs(rows)
     assert release.depends is depends
+    # only a cost no A/A measured carries the caveat
+    caveat = grows and band is None
+    assert pool_finding(pool).endswith(UNBANDED) is caveat
+    assert release_finding(release).endswith(UNBANDED) is caveat
