@@ -59,10 +59,12 @@ def console_script(name: str) -> str:
     return str(path)
 
 
-def run_script(name: str, *args: str, timeout: float = 400) -> subprocess.CompletedProcess[str]:
-    """The console script ``name`` run with ``args`` from the repository root, its output kept."""
+def run_script(
+    name: str, *args: str, timeout: float = 400, cwd: Path = REPO
+) -> subprocess.CompletedProcess[str]:
+    """The console script ``name`` run with ``args`` from ``cwd`` (the repo root), output kept."""
     return subprocess.run(
-        [console_script(name), *args], cwd=REPO, capture_output=True, text=True,
+        [console_script(name), *args], cwd=cwd, capture_output=True, text=True,
         timeout=timeout, check=False,
     )  # fmt: skip
 

@@ -10,14 +10,13 @@ the README quotes the committed ratios.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
 from tests.helpers.cells import rebuild_committed_report
+from tests.helpers.speed_files import readme_rows, speed_view, verdicts
 
 REPO = Path(__file__).resolve().parents[2]
 SPEED = REPO / "benchmarks/results/live-h200/speed-pipeline-0.5.23"
@@ -34,22 +33,13 @@ def _results() -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(SPEED.glob("cells/*/*/result.json"))]
 
 
-def _verdicts(summary: dict) -> list[tuple[str, str, str]]:
-    return [(c["id"], k["title"], k["verdict"]) for c in summary["cells"] for k in c["checks"]]
-
-
-def _speed_view(summary: dict) -> list[tuple]:
-    keys = ("cell_id", "phase", "batch", "tokens", "median_ms", "ratio", "baseline_id")
-    return sorted(tuple(e[k] for k in keys) for e in summary["speed"])
-
-
 def test_the_report_rebuilt_from_committed_files_gives_the_committed_speed(tmp_path):
     run, rebuilt = rebuild_committed_report(SPEED, tmp_path)
     assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]  # undecided: exit 2
     committed = _summary()
-    assert _speed_view(rebuilt) == _speed_view(committed)
+    assert speed_view(rebuilt) == speed_view(committed)
     assert rebuilt["speed_costs"] == committed["speed_costs"]
-    assert _verdicts(rebuilt) == _verdicts(committed)
+    assert verdicts(rebuilt) == verdicts(committed)
 
 
 def test_every_cell_ran_alone_on_a_live_0_5_23_server_with_cuda_graphs_on():
@@ -97,11 +87,7 @@ def test_the_pool_does_not_move_either_variant_on_0_5_23():
 
 
 def test_the_readme_quotes_the_committed_ratios():
-    rows = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks/live_h200/pipeline_speed_rows.py"),
-         str(SPEED / "report/summary.json")],
-        capture_output=True, text=True, timeout=60, check=True,
-    ).stdout.splitlines()  # fmt: skip
+    rows = readme_rows(SPEED / "report/summary.json")
     assert len(rows) == 6
     for text in ("README.md", "benchmarks/live_h200/README.md"):
         readme = (REPO / text).read_text()
