@@ -354,7 +354,7 @@ start_speed() {
   has sp-fa3 rc && has warm-sp-auto rc && has warm-sp-fp8_e4m3 rc || return 0
   launch sp-v2 phase_speed sp-v2 all backend=fmha_v2 kv_dtype=auto,fp8_e4m3
   has sp-v2 rc || return 0
-  launch sp-aa phase_speed sp-aa all backend=fa3_repeat kv_dtype=auto
+  skip_or_launch sp-aa phase_speed sp-aa all backend=fa3_repeat kv_dtype=auto
   has sp-aa rc || return 0
   skip_or_launch sp-shape phase_speed_shape
   has sp-shape rc || return 0
@@ -362,8 +362,8 @@ start_speed() {
   has sp-pool rc && launch report phase_speed_report
 }
 
-# LIVE_SPEED_SKIP="sp-shape sp-pool" (any of the two): a lease running short drops them; the
-# report is made of the cells that ran.
+# LIVE_SPEED_SKIP="sp-aa sp-shape sp-pool" (any of them): a lease running short drops them; the
+# report is made of the cells that ran (0.5.19's lease dropped sp-aa and sp-shape, section 11).
 skip_or_launch() {
   local name=$1
   if [[ " ${LIVE_SPEED_SKIP:-} " == *" $name "* ]] && ! has "$name" started; then

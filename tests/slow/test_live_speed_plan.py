@@ -24,8 +24,9 @@ def test_the_speed_plan_runs_every_cell_alone_and_reports_speed(tmp_path, releas
     overrides += "speed.decode_new_tokens=16"
     # the latency table whose 0.5.19 fmha_v2 copies the pool (simulated; the default has none)
     overrides += " server.simulated.timing_model=h200_8b_shape server.simulated.timing_jitter=0.03"
-    # 0.5.19's rehearsal drops the shape cell as a short lease would (LIVE_SPEED_SKIP)
-    skip = {"0.5.19": "sp-shape", "0.5.23": ""}[release]
+    # 0.5.19's rehearsal drops the A/A and the shape cell, as its lease did (LIVE_SPEED_SKIP)
+    skip = {"0.5.19": "sp-aa sp-shape", "0.5.23": ""}[release]
+    aa = [] if "sp-aa" in skip else ["sp-aa"]
     run = run_live_plan(tmp_path, "speed", ["tick", "500"], 700, LIVE_SGLANG=release,
                         LIVE_SPEED_OVERRIDES=overrides, LIVE_SPEED_SKIP=skip)  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
@@ -35,7 +36,8 @@ def test_the_speed_plan_runs_every_cell_alone_and_reports_speed(tmp_path, releas
         for p in live.glob("sp-*/*/result.json")
     }
     assert sorted(cells) == [
-        "sp-aa/llama-3.1-8b-eagle3-dummy-bf16_fa3_repeat_auto_exact",
+        f"{a}/llama-3.1-8b-eagle3-dummy-bf16_fa3_repeat_auto_exact" for a in aa
+    ] + [
         "sp-fa3/llama-3.1-8b-eagle3-dummy-bf16_fa3_auto_exact",
         "sp-fa3/llama-3.1-8b-eagle3-dummy-bf16_fa3_fp8_e4m3_exact",
         "sp-pool/llama-3.1-8b-eagle3-dummy-bf16_fa3_auto_exact",
@@ -48,7 +50,7 @@ def test_the_speed_plan_runs_every_cell_alone_and_reports_speed(tmp_path, releas
         assert "--dtype" in result["server"]["argv"] and result["speed"]["points"]
     by_start = sorted(cells, key=lambda k: cells[k]["timing"]["started_at"])
     assert [k.split("/")[0] for k in by_start] == (
-        ["sp-fa3"] * 2 + ["sp-v2"] * 2 + ["sp-aa"] + ["sp-pool"] * 2
+        ["sp-fa3"] * 2 + ["sp-v2"] * 2 + aa + ["sp-pool"] * 2
     )
     shape = [json.loads(p.read_text()) for p in live.glob("shapes/*/result.json")]
     assert [r["status"] for r in shape] == ([] if skip else ["ok"])
@@ -67,7 +69,9 @@ def test_the_speed_plan_runs_every_cell_alone_and_reports_speed(tmp_path, releas
     assert shapes == {("prefill", 1, 1024), ("prefill", 1, 4096), ("prefill", 8, 1024),
                       ("decode", 2, 512)}  # fmt: skip
     candidates = {(e["variant"], e["kv_dtype"]) for e in speed if e["ratio"] is not None}
-    assert candidates == {("fmha_v2", "auto"), ("fmha_v2", "fp8_e4m3"), ("fa3_repeat", "auto")}
+    assert candidates == {("fmha_v2", "auto"), ("fmha_v2", "fp8_e4m3")} | {
+        ("fa3_repeat", "auto") for _ in aa
+    }
     assert all("fa3/" in e["baseline"] for e in speed if e["ratio"] is not None)
     # The pool cells: SGLang's own pool, larger than the others' 262,144 tokens; prefill only.
     pools = {(e["variant"], e["kv_pool_tokens"]) for e in speed if e["kv_dtype"] == "auto"}
