@@ -36,6 +36,7 @@ class SpeedRow:
     ratio_ci: tuple[float, float] | None
     note: str  # why there is no ratio, or how the baseline was chosen
     aa_band: float | None = None  # the A/A band at this shape (restart_noise; None: no A/A)
+    same_kernels: bool = False  # this shape's phase ran the baseline's kernels (phase_kernels)
 
     @property
     def median_ms(self) -> float | None:
@@ -107,8 +108,32 @@ def cell_rows(
             rows.append(SpeedRow(cell, point, None, None, None, note))
             continue
         ratio, ci, why = compare_points(point, by_key.get(point.key))
-        rows.append(SpeedRow(cell, point, found, ratio, ci, why or note))
+        same = kernels_only_elsewhere(cell, found, point.phase)
+        rows.append(SpeedRow(cell, point, found, ratio, ci, why or note, same_kernels=same))
     return rows
+
+
+# The server roles (result.json ``runs``) whose kernels time each phase of a speed point.
+PHASE_ROLES = {PREFILL: ("prefill",), "decode": ("decode", "verify", "draft")}
+
+
+def phase_kernels(cell: CellRecord, phase: str) -> tuple[str, ...] | None:
+    """The kernels the cell's server ran in ``phase``'s roles (None: it did not report them)."""
+    runs = cell.result.runs
+    roles = PHASE_ROLES.get(phase, ())
+    if not roles or any(role not in runs for role in roles):
+        return None
+    return tuple(str(runs[role]) for role in roles)
+
+
+def kernels_only_elsewhere(cell: CellRecord, base: CellRecord, phase: str) -> bool:
+    """The two ran the same kernels in ``phase`` and differ in another phase's.
+
+    Then the variant's ratio at that phase times two server starts of one kernel (SGLang 0.5.19's
+    fmha_v2 is a prefill kernel: its cells decode with FA3, as the baseline does), not a kernel.
+    """
+    mine, theirs = phase_kernels(cell, phase), phase_kernels(base, phase)
+    return mine is not None and mine == theirs and dict(cell.result.runs) != dict(base.result.runs)
 
 
 def same_release(cell: CellRecord, pool: Sequence[CellRecord], baseline: str) -> list[CellRecord]:

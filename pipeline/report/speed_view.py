@@ -30,6 +30,13 @@ INTRO = (
 )
 
 
+SAME_KERNELS = "same kernels as the baseline"
+SAME_KERNELS_SAID = (
+    f"A ratio marked '{SAME_KERNELS}' is of a phase in which the variant ran the baseline's own "
+    "kernels (it differs in another phase): it measures two server starts, not a kernel."
+)
+
+
 def shape_order(point: SpeedPoint) -> tuple[bool, int, int]:
     """Prefill before decode, then by batch, then by prompt length: the run order."""
     return point.phase != PREFILL, point.batch, point.prompt_tokens
@@ -40,7 +47,8 @@ def _ratio_text(row: SpeedRow) -> str:
         return "-" if row.median_ms is None else f"{row.median_ms:.1f} ms"
     if row.ratio is None or row.ratio_ci is None:
         return "-"
-    return ratio_text(row.ratio, row.ratio_ci, row.aa_band)
+    same = f" ({SAME_KERNELS})" if row.same_kernels else ""
+    return ratio_text(row.ratio, row.ratio_ci, row.aa_band) + same
 
 
 def ratio_text(ratio: float, ci: tuple[float, float], aa_band: float | None) -> str:
@@ -65,6 +73,7 @@ def speed_entry(report: Report, row: SpeedRow) -> dict[str, Any]:
         "baseline_id": row.baseline.id if row.baseline is not None else None,
         "ratio": row.ratio, "ratio_ci95": list(row.ratio_ci) if row.ratio_ci else None,
         "aa_band": row.aa_band, "beyond_aa": beyond(row.ratio_ci, row.aa_band),
+        "same_kernels_as_baseline": row.same_kernels,
         "note": row.note, "accuracy_verdict": report.cell_verdict(cell),
         "server_warnings": [str(w.get("kind")) for w in speed_warnings(cell)],
         "sglang_version": release_of(cell), "kv_pool_tokens": kv_pool(cell),
@@ -82,7 +91,8 @@ def speed_warnings(cell: CellRecord) -> tuple[Mapping[str, Any], ...]:
 CSV_COLUMNS = [
     "gpu", "model", "variant", "kv_dtype", "skip_prefill", "skip_decode", "phase", "batch",
     "tokens", "new_tokens", "repeats", "median_ms", "min_ms", "max_ms", "tokens_per_s",
-    "accept_length", "ratio", "ratio_low", "ratio_high", "aa_band", "beyond_aa", "baseline",
+    "accept_length", "ratio", "ratio_low", "ratio_high", "aa_band", "beyond_aa",
+    "same_kernels_as_baseline", "baseline",
     "accuracy_verdict", "note", "server_warnings",
 ]  # fmt: skip
 
@@ -159,7 +169,8 @@ def _section(report: Report, key: tuple[str, ...], rows: list[SpeedRow]) -> Sect
     on = "SGLang not recorded" if release == "?" else f"SGLang {release}"
     title = f"Speed: {model} on {gpu}, {on}, KV {kv}, {skip}"
     cells = sorted({r.cell.id: r.cell for r in rows}.values(), key=sort_key)
-    said = " ".join([prompts_line(cells), report.restart.said(cells), *warning_lines(rows)])
+    same = [SAME_KERNELS_SAID] if any(r.same_kernels for r in rows) else []
+    said = " ".join([prompts_line(cells), report.restart.said(cells), *same, *warning_lines(rows)])
     section = Section(
         title, ["variant", "accuracy verdict", *columns], intro=f"{INTRO} {said}".strip()
     )

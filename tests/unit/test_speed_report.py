@@ -30,8 +30,11 @@ def point(times: list[float], phase: str = "prefill", batch: int = 1, tokens: in
     return found
 
 
-def cell(variant: str, points: list[dict] | None, kv: str = "auto") -> CellRecord:
+def cell(variant: str, points: list[dict] | None, kv: str = "auto",
+         runs: dict[str, str] | None = None) -> CellRecord:  # fmt: skip
     data: dict = {"status": "ok", "timing": {"ended_at": "2026-12-01T00:00:00"}}
+    if runs is not None:
+        data["runs"] = runs
     if points is not None:
         data["speed"] = {"method": "m", "warmup": 1, "repeats": 5, "spread": "min_max",
                          "notes": [], "points": points,
@@ -63,6 +66,45 @@ def test_a_variant_twice_as_slow_has_ratio_one_half_inside_its_interval() -> Non
     assert (
         rows[("fa3", "prefill")].ratio is None and rows[("fa3", "prefill")].note == "the baseline"
     )
+
+
+FA3_RUNS = {"prefill": "fa3", "decode": "fa3", "verify": "fa3", "draft": "fa3"}
+
+
+@pytest.mark.parametrize(
+    ("runs", "same_prefill", "same_decode"),
+    [
+        ({**FA3_RUNS, "prefill": "fmha_v2"}, False, True),  # 0.5.19's fmha_v2: FA3 decodes
+        ({"prefill": "fmha_v2", "decode": "xqa", "verify": "xqa", "draft": "xqa"}, False, False),
+        ({**FA3_RUNS, "decode": "flashinfer"}, True, False),  # prefill the baseline's own
+        (FA3_RUNS, False, False),  # every phase the same: an A/A, said by restart noise
+        (None, False, False),  # kernels not reported: nothing claimed
+        ({"prefill": "fmha_v2", "decode": "fa3"}, False, False),  # verify, draft unknown
+    ],
+)  # fmt: skip
+def test_a_phase_that_ran_the_baselines_kernels_is_marked_same_kernels(
+    runs: dict[str, str] | None, same_prefill: bool, same_decode: bool
+) -> None:
+    rows = rows_by_variant([cell("fa3", FA3, runs=FA3_RUNS), cell("fmha_v2", V2, runs=runs)])
+    assert rows[("fmha_v2", "prefill")].same_kernels is same_prefill
+    assert rows[("fmha_v2", "decode")].same_kernels is same_decode
+    assert rows[("fa3", "decode")].same_kernels is False  # the baseline itself
+
+
+def test_a_same_kernels_ratio_is_marked_in_the_table_summary_and_csv() -> None:
+    v2 = cell("fmha_v2", V2, runs={**FA3_RUNS, "prefill": "fmha_v2"})
+    report = _report([cell("fa3", FA3, runs=FA3_RUNS), v2])
+    (section,) = speed_sections(report)
+    row = next(r for r in section.rows if "fmha_v2" in r[0])
+    assert row[-1].endswith("(same kernels as the baseline)") and "same kernels" not in row[-2]
+    assert "measures two server starts, not a kernel" in section.intro
+    said = {(e["phase"], e["same_kernels_as_baseline"]) for e in speed_entries(report)
+            if e["variant"] == "fmha_v2"}  # fmt: skip
+    assert said == {("prefill", False), ("decode", True)}
+    text = render_speed_csv(report) or ""
+    marked = {r["phase"]: r["same_kernels_as_baseline"] for r in csv.DictReader(io.StringIO(text))
+              if r["variant"] == "fmha_v2"}  # fmt: skip
+    assert marked == {"prefill": "False", "decode": "True"}
 
 
 @pytest.mark.parametrize(
