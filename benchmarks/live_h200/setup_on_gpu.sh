@@ -11,6 +11,8 @@
 #      already unpacked from the same archive); an older single .gpu-bundle/*.tar.xz works too;
 #   1b. when every FA3 chunk has arrived: assembles, checks, unpacks flash_ops.abi3.so (sm_90a only)
 #      into sgl_kernel/ and checks its sha256, so backend=fa3 runs (else says what is missing);
+#   1c. puts SM90 stand-ins over what the site imports but cannot load here (0.5.23: CuTe DSL dual
+#      GEMM, FlashMLA; 0.5.19: a guard on the DSA backend's deep_gemm import), so graphs capture;
 #   2. writes the tiny random Llama to /tmp/tiny-llama with the machine's own python3, torch and
 #      transformers, BEFORE the bundle's transformers 5.12.1 shadows them (skipped when present);
 #   3. exports PYTHONPATH=/tmp/sgl-site:<repo>, SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK=1 (the bundle's
@@ -143,7 +145,6 @@ _mtp_jit_cache() {
     "($(find "$cache" -type f | wc -l) files)"
 }
 
-# SGLang's FA3 (sm_90a-only flash_ops.abi3.so) into the unpacked site, once all its chunks came.
 # SGLang 0.5.19's EAGLE v2 worker imports the DSA backend when it captures CUDA graphs (an
 # isinstance check), and that module imports deep_gemm at the top: sgl-deep-gemm is not in the
 # bundle (its _C.so needs a newer torch), so every speculative server died after "Capture draft
@@ -158,6 +159,7 @@ _mtp_guard_deep_gemm() {
   echo "setup_on_gpu: dsa_backend: deep_gemm import guarded (CUDA graphs capture on 0.5.19)"
 }
 
+# SGLang's FA3 (sm_90a-only flash_ops.abi3.so) into the unpacked site, once all its chunks came.
 _mtp_fa3() {
   local repo="$1" site="$2" chunks="${MTP_CHUNKS:-/tmp/mtp-chunks}" manifest so rc packed
   so="$site/sgl_kernel/flash_ops.abi3.so"
