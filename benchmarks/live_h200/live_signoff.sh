@@ -46,7 +46,8 @@ HF_PY=${LIVE_HF_PYTHON:-python3}
 N=${LIVE_REPEATS:-8}
 # The release the carried bundle holds (LIVE_PLAN=v23 needs the 0.5.23 bundle: wheels-0.5.23.txt).
 SGLANG=${LIVE_SGLANG:-0.5.19}
-[[ ${LIVE_PLAN:-signoff} == v23 || ${LIVE_PLAN:-} == speed ]] && SGLANG=${LIVE_SGLANG:-0.5.23}
+[[ ${LIVE_PLAN:-signoff} == v23 || ${LIVE_PLAN:-} == speed || ${LIVE_PLAN:-} == dependence ]] \
+  && SGLANG=${LIVE_SGLANG:-0.5.23}
 # A rehearsal's simulated server imitates the release the plan is for (its default is 0.5.19).
 SIM_ARGS=()
 [[ $SERVER_KIND == simulated ]] && SIM_ARGS=(server.simulated.sglang_version=$SGLANG)
@@ -88,7 +89,7 @@ launch() {
 
 sync_repo() {  # the call's copy of the repo -> $R (code only; outputs stay)
   mkdir -p "$R"
-  tar -C "$1" --exclude=./.gpu-bundle --exclude=./outputs --exclude=./.git -cf - . | tar -C "$R" -xf -
+  tar -C "$1" --exclude=./.gpu-bundle --exclude=./.gpu-bundle-cache --exclude=./outputs --exclude=./.git -cf - . | tar -C "$R" -xf -
 }
 
 stage_and_setup() {  # 0 when SGLang's site is usable; exports the environment then
@@ -124,6 +125,7 @@ start_phases() {
   fi
   [[ ${LIVE_PLAN:-signoff} == speed ]] && { start_speed; return; }
   [[ ${LIVE_PLAN:-signoff} == frontier ]] && { start_frontier; return; }
+  [[ ${LIVE_PLAN:-signoff} == dependence ]] && { start_dependence; return; }
   launch hf phase_hf
   if has site ready; then
     for w in "fmha_v2_fi auto" "fmha_v2_fi fp8_e4m3" "flashinfer auto" "flashinfer fp8_e4m3"; do
@@ -473,6 +475,59 @@ phase_frontier() {
   python3 -m pipeline.report.cli "$sweep-base" "$sweep-v2" "${aa[@]}" --baseline-dir "$sweep-base" \
     --skip-fractions "$checks/skip_fraction.json" --frontier-per-eval --out outputs/live/report
   echo "report exit $?"
+  tar -czf "$LIVE/live-results.tgz" -C outputs live
+}
+
+# LIVE_PLAN=dependence (the 0.5.23 bundle, carried as for v23): issue 37's A/As on the trained
+# model, two starts of one engine (fa3, fa3_repeat) at temperature 0 (greedy: a question's repeats
+# within a start are copies, starts differ by batch nondeterminism) and at 0.6 (sampled), each a
+# fixed design of LIVE_REPEATS repeats (no sequential stopping: every repeat is kept, so the report
+# sees the within-question dependence whole), the four in parallel once FA3 is installed. Beside
+# them a bare fa3 server records what the release sends for an aborted and a too-long request
+# (issue 36: record_aborts.py). Then one report per temperature (the report pairs by engine, not
+# by sampling), launched as "report" so the tick stops waiting once it is done.
+DEP_CELLS=("g0-a backend=fa3 model.sampling.temperature=0.0"
+  "g0-b backend=fa3_repeat model.sampling.temperature=0.0"
+  "t6-a backend=fa3 model.sampling.temperature=0.6"
+  "t6-b backend=fa3_repeat model.sampling.temperature=0.6")
+
+start_dependence() {
+  has fa3 ready || return 0
+  local cell name all=1
+  launch aborts phase_aborts
+  has aborts rc || all=0
+  for cell in "${DEP_CELLS[@]}"; do
+    set -- $cell
+    name=aa-$1; shift
+    launch "$name" phase_sweep "$name" kv_dtype=auto sequential.enabled=false "$@"
+    has "$name" rc || all=0
+  done
+  [[ $all == 1 ]] && launch report phase_dependence_report
+}
+
+phase_aborts() {  # a bare fa3 server with the cells' flags: the release's abort bodies
+  cd "$R" || return 1
+  local rc
+  bare_server aborts all "" "${COMMON[@]}" backend=fa3 kv_dtype=auto
+  rc=$?
+  if [[ $rc == 0 ]]; then
+    python3 benchmarks/live_h200/record_aborts.py "$BARE_URL" "$LIVE/bodies/aborts" 20480
+    rc=$?
+  fi
+  stop_bare
+  return $rc
+}
+
+phase_dependence_report() {
+  cd "$R" || return 1
+  local t
+  for t in g0 t6; do
+    python3 -m pipeline.report.cli "outputs/live/aa-$t-a" "outputs/live/aa-$t-b" \
+      --baseline-dir "outputs/live/aa-$t-a" --out "outputs/live/report-$t"
+    echo "report $t exit $?"
+  done
+  cp "$LIVE"/ready-*.txt outputs/live/ 2>/dev/null
+  [[ -d $LIVE/bodies ]] && cp -r "$LIVE/bodies" outputs/live/
   tar -czf "$LIVE/live-results.tgz" -C outputs live
 }
 

@@ -169,14 +169,16 @@ print(f"   ok: {len(have)} distributions, versions as pinned; sglang {have['sgla
 EOF
 }
 
-# SITE_PACK=zstd (zstd -19 --long=27, about 2 minutes for 0.5.23's 760 MB) or xz (-9e: smaller, but
-# over 10 minutes on 2 busy cores). setup_on_gpu.sh reads both.
+# SITE_PACK=zstd (zstd -$ZSTD_LEVEL --long=27) or xz (-9e: smaller, but over 10 minutes on 2 busy
+# cores). setup_on_gpu.sh reads both. ZSTD_LEVEL (default 19, the committed manifests' level): 19
+# took about 30 minutes for 0.5.23's 760 MB on the 2 busy cores; 9 takes under a minute and costs
+# a chunk more per archive, which the device checks by sha256 like any other.
 pack() {
   echo "== packing $(du -sh "$SITE" | cut -f1) into ${ARCHIVE#"$REPO"/}"
   local tmp="$ARCHIVE.partial"
   # Fixed order, owner and times: the same wheels give the same archive.
   tar -C "$CACHE" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - sgl-site \
-    | if [[ $ARCHIVE == *.zst ]]; then zstd -q -19 -T2 --long=27 -c; else
+    | if [[ $ARCHIVE == *.zst ]]; then zstd -q -"${ZSTD_LEVEL:-19}" -T2 --long=27 -c; else
         XZ_OPT="${XZ_OPT:--9e -T0}" xz -c; fi > "$tmp"
   if [[ $ARCHIVE == *.zst ]]; then zstd -q -t --long=27 "$tmp"; else xz -t "$tmp"; fi
   mv "$tmp" "$ARCHIVE"
@@ -208,7 +210,7 @@ pack_fa3() {
   if [[ ! -f "$FA3_SO.${ext/zstd/zst}" ]]; then
     echo "== FA3: packing with $ext"
     case "$ext" in
-      zstd) zstd -q -19 -T2 --long=27 -k -f "$FA3_SO" -o "$FA3_SO.zst" ;;
+      zstd) zstd -q -"${ZSTD_LEVEL:-19}" -T2 --long=27 -k -f "$FA3_SO" -o "$FA3_SO.zst" ;;
       xz) xz -9 -T0 -k -f "$FA3_SO" ;;
       *) echo "make_bundle: FA3_PACK must be zstd or xz, not $ext" >&2; return 1 ;;
     esac
