@@ -47,6 +47,33 @@ class AnswerKeyEntry(TypedDict):
 
 
 @dataclass(frozen=True)
+class QuestionText:
+    """What a reader of the report needs to see of a question, whatever the repeat.
+
+    Written once per question into its samples (``samples/<eval>.jsonl`` key ``question`` of the
+    repeat-0 line), so that the report shows the question instead of its hash id.
+    """
+
+    text: str  # the question (a multi-turn eval: this turn's user message)
+    options: tuple[str, ...] = ()  # multiple choice: in the dataset's order, see ``permuted``
+    gold: str | None = None  # the right answer as a reader reads it (an option's text, a number)
+    # True: each repeat's prompt shows the options reordered by its sample's ``permutation``
+    # (position i shows option permutation[i]), so a letter means another option per repeat.
+    permuted: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        """The sample line's ``question`` object (empty fields left out, to keep samples small)."""
+        out: dict[str, Any] = {"text": self.text}
+        if self.options:
+            out["options"] = list(self.options)
+        if self.gold is not None:
+            out["gold"] = self.gold
+        if self.permuted:
+            out["permuted"] = True
+        return out
+
+
+@dataclass(frozen=True)
 class EvalPrompt:
     """One request of an eval: a question at one repeat."""
 
@@ -55,6 +82,7 @@ class EvalPrompt:
     messages: list[dict[str, Any]]
     answer: str  # the correct letter / number
     meta: dict[str, Any]  # permutation etc.
+    question: QuestionText | None = None  # what the report shows of it (None: its hash id)
 
 
 # How the runner drives an eval: each prompt once (``single_turn``); turn by turn, later turns
