@@ -12,13 +12,14 @@ import csv
 import html
 import json
 import re
+import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 from evals.gpqa import COLUMNS
-from tests.helpers.cells import REPO
+from tests.helpers.cells import REPO, console_script
 from tests.helpers.sample_rewrites import INJECTED, rewritten_report, with_markup, without_question
 from tests.integration.conftest import DemoReport
 
@@ -149,3 +150,56 @@ def test_a_moved_sweep_shows_markup_in_questions_and_replies_as_text(
     assert worse.count(f'<div class="qtext">{escaped} ') == worse.count('<tr class="first">') > 0
     assert f"<pre>{escaped}\n" in worse
     assert "&lt;b&gt;" in worse  # an option's markup, shown as text
+
+
+@pytest.fixture(scope="module")
+def harness_sweep(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """fmha_v2 vs fa3 on an lm-eval task and two-turn conversations; fmha_v2 told to do worse."""
+    sweep = tmp_path_factory.mktemp("harness") / "sweep"
+    run = subprocess.run(
+        [console_script("mtp-eval"), "-m", "model=tiny_sim", "server=simulated",
+         "backend=fmha_v2,fa3", "evals=[lm_eval_sample,mtbench_sample]", "client.progress=false",
+         f"hydra.sweep.dir={sweep}", "server.simulated.startup_delay_s=0.1",
+         "server.simulated.effects=[{match:{prefill_attention_backend:trtllm_mha},"
+         "accuracy_delta:-0.5}]"],
+        cwd=REPO, capture_output=True, text=True, timeout=280, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    out = sweep / "report"
+    report = subprocess.run(
+        [console_script("mtp-eval-report"), str(sweep), "--out", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert report.returncode in (0, 1, 2), report.stderr
+    return sweep, (out / "report.html").read_text()
+
+
+def test_an_lm_eval_task_shows_its_documents_questions(harness_sweep: tuple[Path, str]):
+    _, page = harness_sweep
+    worse = _view(page, "fmha_v2/auto")
+    assert "lm_eval_sample vs tiny-sim/fa3/auto" in page
+    task = REPO / "evals" / "lm_eval_tasks" / "mtp_arith_sample" / "mtp_arith_sample.jsonl"
+    docs = {json.loads(line)["question"]: json.loads(line)["answer"]
+            for line in task.read_text().splitlines()}  # fmt: skip
+    questions = worse.split('<tr class="first">')[1:]
+    assert questions, "the worse candidate has questions that changed"
+    for question in questions:
+        # lm-eval's prompt as the task renders it (doc_to_text), and its target as the gold.
+        found = re.search(r'<div class="qtext">Question: ([^\n]+)\n', question)
+        assert found and found.group(1) in docs
+        assert f'<td rowspan="1">{docs[found.group(1)]}</td>' in question
+        assert re.search(r'<td class="(right|wrong)"><b>-?\d+</b> [✓✗]', question)
+
+
+def test_each_turn_of_a_conversation_keeps_its_text(harness_sweep: tuple[Path, str]):
+    sweep, page = harness_sweep
+    dataset = REPO / "evals" / "data" / "mtbench_sample.jsonl"
+    turns = {t for line in dataset.read_text().splitlines() for t in json.loads(line)["prompt"]}
+    for path in sweep.glob("*/samples/mtbench_sample.jsonl"):
+        records = [json.loads(line) for line in path.read_text().splitlines()]
+        for record in records:  # one repeat: every line is a repeat-0 line
+            turn = record["meta"]["turn"]
+            text = record["question"]["text"]
+            assert text.startswith(f"Turn {turn}: ") and text.split(": ", 1)[1] in turns
+    # Not graded: no accuracy check, so no part of the view (its figures are accept rates).
+    assert "mtbench_sample vs" not in page.split('<h2 id="changed-questions">', 1)[1]
