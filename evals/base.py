@@ -62,15 +62,35 @@ class QuestionText:
     permuted: bool = False
 
     def as_json(self) -> dict[str, Any]:
-        """The sample line's ``question`` object (empty fields left out, to keep samples small)."""
-        out: dict[str, Any] = {"text": self.text}
+        """The sample line's ``question`` object (empty fields left out, to keep samples small).
+
+        A text longer than ``KEPT_CHARS`` (a long-context haystack) keeps its start and its end,
+        where such a prompt asks its question, and says how much it left out.
+        """
+        out: dict[str, Any] = {"text": kept_text(self.text)}
         if self.options:
-            out["options"] = list(self.options)
+            out["options"] = [kept_text(o) for o in self.options]
         if self.gold is not None:
-            out["gold"] = self.gold
+            out["gold"] = kept_text(self.gold)
         if self.permuted:
             out["permuted"] = True
         return out
+
+
+# Of a question's text, the characters a sample line keeps: a multiple-choice or word problem
+# fits whole, while a retrieval prompt's haystack (synth_retrieval: up to 17k tokens), written
+# into every cell's samples, would more than double them for a part no reader triages by.
+KEPT_CHARS = 3000
+KEPT_TAIL = 800
+
+
+def kept_text(text: str) -> str:
+    """``text``, or its start and end around a line saying how many characters were left out."""
+    if len(text) <= KEPT_CHARS:
+        return text
+    head = KEPT_CHARS - KEPT_TAIL
+    left_out = len(text) - KEPT_CHARS
+    return f"{text[:head]}\n[... {left_out:,} characters left out ...]\n{text[-KEPT_TAIL:]}"
 
 
 @dataclass(frozen=True)

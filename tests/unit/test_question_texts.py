@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from evals.base import EvalPrompt, QuestionText
+from evals.base import KEPT_CHARS, KEPT_TAIL, EvalPrompt, QuestionText
 from evals.eval_conf import EvalConf
 from evals.gpqa import LETTERS, GpqaEval
 from evals.gsm8k import Gsm8kEval
@@ -101,3 +101,19 @@ def test_lm_eval_records_carry_the_question_on_repeat_0() -> None:
         {"text": "Question: 2 + 2?", "gold": "4"},
         None,
     ]
+
+
+@pytest.mark.parametrize(
+    ("length", "kept"),
+    [(10, 10), (KEPT_CHARS, KEPT_CHARS), (KEPT_CHARS + 1, None), (40_000, None)],
+)
+def test_a_haystack_keeps_its_start_and_end(length: int, kept: int | None) -> None:
+    text = "".join(chr(ord("a") + i % 26) for i in range(length))
+    written = QuestionText(text, (text,), gold=text).as_json()
+    for value in (written["text"], written["options"][0], written["gold"]):
+        if kept is not None:
+            assert value == text
+            continue
+        assert value.startswith(text[: KEPT_CHARS - KEPT_TAIL])
+        assert value.endswith(text[-KEPT_TAIL:])  # where a retrieval prompt asks its question
+        assert f"[... {length - KEPT_CHARS:,} characters left out ...]" in value
