@@ -47,6 +47,53 @@ class AnswerKeyEntry(TypedDict):
 
 
 @dataclass(frozen=True)
+class QuestionText:
+    """What a reader of the report needs to see of a question, whatever the repeat.
+
+    Written once per question into its samples (``samples/<eval>.jsonl`` key ``question`` of the
+    repeat-0 line), so that the report shows the question instead of its hash id.
+    """
+
+    text: str  # the question (a multi-turn eval: this turn's user message)
+    options: tuple[str, ...] = ()  # multiple choice: in the dataset's order, see ``permuted``
+    gold: str | None = None  # the right answer as a reader reads it (an option's text, a number)
+    # True: each repeat's prompt shows the options reordered by its sample's ``permutation``
+    # (position i shows option permutation[i]), so a letter means another option per repeat.
+    permuted: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        """The sample line's ``question`` object (empty fields left out, to keep samples small).
+
+        A text longer than ``KEPT_CHARS`` (a long-context haystack) keeps its start and its end,
+        where such a prompt asks its question, and says how much it left out.
+        """
+        out: dict[str, Any] = {"text": kept_text(self.text)}
+        if self.options:
+            out["options"] = [kept_text(o) for o in self.options]
+        if self.gold is not None:
+            out["gold"] = kept_text(self.gold)
+        if self.permuted:
+            out["permuted"] = True
+        return out
+
+
+# Of a question's text, the characters a sample line keeps: a multiple-choice or word problem
+# fits whole, while a retrieval prompt's haystack (synth_retrieval: up to 17k tokens), written
+# into every cell's samples, would more than double them for a part no reader triages by.
+KEPT_CHARS = 3000
+KEPT_TAIL = 800
+
+
+def kept_text(text: str) -> str:
+    """``text``, or its start and end around a line saying how many characters were left out."""
+    if len(text) <= KEPT_CHARS:
+        return text
+    head = KEPT_CHARS - KEPT_TAIL
+    left_out = len(text) - KEPT_CHARS
+    return f"{text[:head]}\n[... {left_out:,} characters left out ...]\n{text[-KEPT_TAIL:]}"
+
+
+@dataclass(frozen=True)
 class EvalPrompt:
     """One request of an eval: a question at one repeat."""
 
@@ -55,6 +102,7 @@ class EvalPrompt:
     messages: list[dict[str, Any]]
     answer: str  # the correct letter / number
     meta: dict[str, Any]  # permutation etc.
+    question: QuestionText | None = None  # what the report shows of it (None: its hash id)
 
 
 # How the runner drives an eval: each prompt once (``single_turn``); turn by turn, later turns

@@ -12,7 +12,15 @@ import random
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from evals.base import AnswerKeyEntry, AnswerKind, Eval, EvalPrompt, RowsEval, question_id
+from evals.base import (
+    AnswerKeyEntry,
+    AnswerKind,
+    Eval,
+    EvalPrompt,
+    QuestionText,
+    RowsEval,
+    question_id,
+)
 from evals.eval_conf import EvalConf
 from evals.grading import extract_mcq_letter
 
@@ -79,6 +87,9 @@ class GpqaEval(RowsEval):
             messages=[{"role": "user", "content": format_prompt(q["question"], options)}],
             answer=LETTERS[perm.index(0)],
             meta={"permutation": perm},
+            question=QuestionText(
+                q["question"], tuple(q["choices"]), gold=q["choices"][0], permuted=True
+            ),
         )
 
     def grade(self, prompt: EvalPrompt, content: str | None) -> tuple[str | None, bool]:

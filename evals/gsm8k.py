@@ -15,7 +15,15 @@ import re
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from evals.base import AnswerKeyEntry, AnswerKind, Eval, EvalPrompt, RowsEval, question_id
+from evals.base import (
+    AnswerKeyEntry,
+    AnswerKind,
+    Eval,
+    EvalPrompt,
+    QuestionText,
+    RowsEval,
+    question_id,
+)
 from evals.eval_conf import EvalConf
 from evals.grading import extract_number, normalize_number
 from evals.rows import row_error, skip_duplicate
@@ -90,6 +98,7 @@ class Gsm8kEval(RowsEval):
                 messages=[{"role": "user", "content": format_prompt(p["question"])}],
                 answer=p["gold"],
                 meta={},
+                question=QuestionText(p["question"], gold=p["gold"]),
             )
             for repeat in range(self.conf.repeats)
             for p in self.problems

@@ -16,13 +16,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from evals.base import AnswerKeyEntry, question_id
+from evals.base import AnswerKeyEntry, QuestionText, question_id
 from evals.grading import extract_number
 from evals.json_text import json_safe
 from evals.lm_eval_model import LoggedResponse, RequestLog
 from evals.metrics import prompt_hash
 
-__all__ = ["answer_entry", "build_records", "json_safe", "prompt_of"]
+__all__ = ["answer_entry", "build_records", "json_safe", "prompt_of", "question_of"]
 
 INVALID = ("[invalid]", "")  # lm-eval's regex filter fallback: nothing was extracted
 _LETTER = re.compile(r"^\(?([A-J])\)?$")
@@ -106,7 +106,7 @@ def _record(
     value = sample.get(graded_on[1])
     finish = result.finish_reason if result else None
     correct = binary and value == 1 and error_kind is None and finish != "length"
-    return {
+    record = {
         "question_id": question_id(f"{task}\x00{sample.get('doc_hash')}"),
         "repeat": repeat,
         "permutation": None,
@@ -128,6 +128,33 @@ def _record(
         "meta": {"task": task, "doc_id": sample.get("doc_id"), "filter": graded_on[0],
                  graded_on[1]: json_safe(value)},
     }  # fmt: skip
+    shown = question_of(prompt, sample.get("target")) if repeat == 0 else None
+    if shown is not None:  # once per document, as the runner writes it for its own evals
+        record["question"] = shown.as_json()
+    return record
+
+
+def question_of(prompt: str | None, target: object) -> QuestionText | None:
+    """What the report shows of a document: its last user message, and lm-eval's target.
+
+    Args:
+        prompt: the request's messages as JSON (a chat task), or its text (a completion task).
+        target: lm-eval's ``target`` of the document.
+    """
+    if prompt is None:
+        return None
+    text = prompt
+    try:
+        messages = json.loads(prompt)
+    except ValueError:
+        messages = None
+    if isinstance(messages, list):  # a chat task: the last user turn is the question
+        users = [
+            m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"
+        ]
+        text = str(users[-1]) if users else prompt
+    gold = json_safe(target)
+    return QuestionText(text, gold=None if gold is None else str(gold))
 
 
 def _hash_prompt(prompt: str | None) -> str | None:

@@ -17,7 +17,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
-from evals.base import AnswerKeyEntry, AnswerKind, Eval, EvalPrompt, RowsEval, question_id
+from evals.base import (
+    AnswerKeyEntry,
+    AnswerKind,
+    Eval,
+    EvalPrompt,
+    QuestionText,
+    RowsEval,
+    question_id,
+)
 from evals.eval_conf import EvalConf
 from evals.grading import extract_mcq_letter
 from evals.rows import answer_index, row_error, skip_duplicate, text_list
@@ -62,6 +70,7 @@ class MmluEval(RowsEval):
                 messages=[{"role": "user", "content": format_prompt(q["question"], q["options"])}],
                 answer=LETTERS[q["answer"]],
                 meta={"subject": q["subject"], "n_options": len(q["options"])},
+                question=_shown(q),
             )
             for repeat in range(self.conf.repeats)
             for q in self.questions
@@ -86,6 +95,10 @@ class MmluEval(RowsEval):
             block = question_block(q["question"], q["options"])
             entries.append({"question": block, "answer": answer, "kind": "mcq"})
         return entries
+
+
+def _shown(q: dict[str, Any]) -> QuestionText:
+    return QuestionText(q["question"], tuple(q["options"]), gold=q["options"][q["answer"]])
 
 
 def _options(row: dict[str, Any], conf: EvalConf, number: int) -> list[str]:

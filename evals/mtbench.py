@@ -22,6 +22,7 @@ from evals.base import (
     AnswerKind,
     EvalPrompt,
     MultiTurnEval,
+    QuestionText,
     RowsEval,
     RunShape,
     question_id,
@@ -133,6 +134,7 @@ class MtBenchEval(RowsEval):
                 "turn": turn,
                 "category": conversation["category"],
             },
+            question=QuestionText(f"Turn {turn}: {user['content']}"),
         )
 
 

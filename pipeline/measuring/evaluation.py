@@ -32,10 +32,17 @@ class EvalRun:
 
 
 def with_meta(record: dict[str, Any], prompt: EvalPrompt) -> dict[str, Any]:
-    """Add the prompt's meta (turn, subject, ...) to its record; the permutation has its own key."""
+    """Add the prompt's meta (turn, subject, ...) and, on repeat 0, its question to its record.
+
+    The permutation has its own key. The question (``question``: text, options, gold) is what
+    the report's "Questions that changed" view shows; it is the same at every repeat, so only the
+    repeat-0 line carries it (every run sends repeat 0, a sequential one in its first round).
+    """
     extra = {k: v for k, v in prompt.meta.items() if k != "permutation"}
     if extra:
         record["meta"] = extra
+    if prompt.repeat == 0 and prompt.question is not None:
+        record["question"] = prompt.question.as_json()
     return record
 
 

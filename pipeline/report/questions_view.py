@@ -1,20 +1,21 @@
 """The HTML report's "Questions that changed" view and the banner's failing checks.
 
 Per candidate and eval compared with the baseline, the questions whose correctness moved most
-(``changed_questions``), each side's extracted answers, and the responses folded in a
-``<details>`` so that the page stays short. Each view's anchor is ``tables.questions_anchor``,
+(``changed_questions``): the question, its options and right answer, each repeat's answer on
+either side, and the responses folded in a ``<details>`` so that the page stays short
+(``question_cells``). Each view's anchor is ``tables.questions_anchor``,
 which the verdict of the accuracy table links to.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable
 
 from pipeline.report.build import Report
-from pipeline.report.changed_questions import Answer, ChangedQuestion, changed_questions
+from pipeline.report.changed_questions import changed_questions
 from pipeline.report.check_kinds import ACCURACY_VS_BASELINE
 from pipeline.report.load import CellRecord
+from pipeline.report.question_cells import HEADERS, STYLE, question_rows
 from pipeline.report.samples import SampleError, read_samples
 from pipeline.report.tables import questions_anchor, sort_key
 from pipeline.report.verdicts import FAILING, UNDECIDED, Check
@@ -64,9 +65,13 @@ def questions_section(report: Report) -> str:
              for c in checks]  # fmt: skip
     intro = (
         f"Per candidate and eval, the {LIMIT} questions at most whose share of correct repeats "
-        "moved most between the baseline and the candidate; open a question for the responses."
+        "moved most between the baseline and the candidate, one row per repeat with both "
+        "sides' answers; open a long question, or a response, to read it whole."
     )
-    return f'<h2 id="changed-questions">Questions that changed</h2><p>{intro}</p>{"".join(parts)}'
+    return (
+        f'<style>{STYLE}</style><h2 id="changed-questions">Questions that changed</h2>'
+        f"<p>{intro}</p>{''.join(parts)}"
+    )
 
 
 def _part(check: Check, cell: CellRecord, base: CellRecord | None) -> str:
@@ -86,42 +91,18 @@ def _part(check: Check, cell: CellRecord, base: CellRecord | None) -> str:
         return head + f"<p>Samples unreadable: {html.escape(str(err))}</p>"
     if not found:
         return head + "<p>No question's correctness moved.</p>"
-    rows = "".join(_row(q) for q in found)
-    table_head = "question|gold|baseline right|candidate right|change|answers (base / cand)"
-    headers = "".join(f"<th>{h}</th>" for h in table_head.split("|"))
-    return f'{head}<table class="changed"><tr>{headers}</tr>{rows}</table>'
+    rows = "".join(question_rows(q) for q in found)
+    headers = "".join(f"<th>{html.escape(h)}</th>" for h in HEADERS)
+    note = _no_text_note(name) if any(q.question is None for q in found) else ""
+    return f'{head}{note}<table class="changed"><tr>{headers}</tr>{rows}</table>'
 
 
-def _row(q: ChangedQuestion) -> str:
-    cells = [q.question_id, q.gold or "", _right(q.baseline), _right(q.candidate),
-             f"{100 * q.change:+.1f} pts"]  # fmt: skip
-    tds = "".join(f"<td>{html.escape(c)}</td>" for c in cells)
-    answers = (
-        f"{html.escape(_extracted(q.baseline))} / {html.escape(_extracted(q.candidate))}"
-        f"<details><summary>responses</summary>{_responses('baseline', q.baseline)}"
-        f"{_responses('candidate', q.candidate)}</details>"
+def _no_text_note(eval_name: str) -> str:
+    # Samples written before the runner recorded each question's text (or by a harness that
+    # gave none): the reader still gets the id to join on, and how to get the text next time.
+    return (
+        '<p class="note">Some of these samples hold no question text (they were written before '
+        "mtp-eval recorded it): such a question is shown by its hash id, the "
+        f"<code>question_id</code> of <code>samples/{html.escape(eval_name)}.jsonl</code>. "
+        "Re-run the cells to record the questions.</p>"
     )
-    return f"<tr>{tds}<td>{answers}</td></tr>"
-
-
-def _right(answers: tuple[Answer, ...]) -> str:
-    return f"{sum(a.correct for a in answers)}/{len(answers)}"
-
-
-def _extracted(answers: Iterable[Answer]) -> str:
-    # Graded per repeat: a shuffled multiple-choice question has its own right letter each time.
-    marks = (f"{a.extracted if a.extracted is not None else '-'} {'✓' if a.correct else '✗'}"
-             for a in answers)  # fmt: skip
-    return ", ".join(marks)
-
-
-def _responses(side: str, answers: Iterable[Answer]) -> str:
-    items = []
-    for a in answers:
-        mark = "right" if a.correct else "wrong"
-        why = f", {a.error_kind}" if a.error_kind else ""
-        why += ", truncated" if a.finish_reason == "length" else ""
-        text = a.response if a.response is not None else "(no response)"
-        items.append(f"<p><b>{side}, repeat {a.repeat}</b> ({mark}{html.escape(why)}):</p>"
-                     f"<pre>{html.escape(text)}</pre>")  # fmt: skip
-    return "".join(items)

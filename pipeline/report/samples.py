@@ -24,6 +24,18 @@ class SampleRow:
     correct: bool
 
 
+@dataclass(frozen=True)
+class SampleQuestion:
+    """The ``question`` object a repeat-0 line carries (lines written before it have none).
+
+    Besides ``text``: ``options`` (a list of strings, in the dataset's order), ``gold`` (the
+    right answer as text) and ``permuted`` (each repeat shows the options in its line's
+    ``permutation``), each left out when empty.
+    """
+
+    text: str
+
+
 def read_samples(folder: Path, eval_name: str) -> dict[tuple[str, int], dict[str, Any]]:
     """Samples keyed by (question_id, repeat); a repeated key keeps its last line (a resume).
 
@@ -55,4 +67,9 @@ def _parse(path: Path, number: int, line: str) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise SampleError(f"{path}:{number}: expected a JSON object")
     check_record(SampleRow, record, f"{path}:{number}", SampleError)
+    question = record.get("question")
+    if question is not None:
+        if not isinstance(question, dict):
+            raise SampleError(f"{path}:{number}: question = {question!r} must be a JSON object")
+        check_record(SampleQuestion, question, f"{path}:{number}: question", SampleError)
     return record

@@ -118,13 +118,28 @@ def test_accept_pairs_by_question_when_the_repeat_indices_do_not_overlap():
         (['{"question_id": "a", "repeat": true, "correct": true}'], "repeat = True must be an int"),
         (['{"question_id": "a", "repeat": 0, "correct": 1}'], "correct = 1 must be true or false"),
         (["{oops"], r"a.jsonl:1: not valid JSON"),
+        (['{"question_id": "a", "repeat": 0, "correct": true, "question": "Q?"}'],
+         r"a.jsonl:1: question = 'Q\?' must be a JSON object"),
+        (['{"question_id": "a", "repeat": 0, "correct": true, "question": {"text": 1}}'],
+         r"a.jsonl:1: question: text = 1 must be a string"),
+        (['{"question_id": "a", "repeat": 0, "correct": true, "question": {}}'],
+         r"a.jsonl:1: question: text is missing"),
     ],
-)
+)  # fmt: skip
 def test_read_samples_names_file_line_and_field(tmp_path, lines, message):
     (tmp_path / "samples").mkdir()
     (tmp_path / "samples" / "a.jsonl").write_text("\n".join(lines) + "\n")
     with pytest.raises(SampleError, match=message):
         read_samples(tmp_path, "a")
+
+
+def test_read_samples_reads_lines_with_and_without_a_question(tmp_path):
+    (tmp_path / "samples").mkdir()
+    lines = [{**rec("a", 0, True), "question": {"text": "Q?", "options": ["x"], "gold": "x"}},
+             rec("a", 1, True)]  # fmt: skip
+    (tmp_path / "samples" / "e.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    out = read_samples(tmp_path, "e")
+    assert out[("a", 0)]["question"]["text"] == "Q?" and "question" not in out[("a", 1)]
 
 
 def test_read_samples_keeps_the_last_line_of_a_key(tmp_path):
