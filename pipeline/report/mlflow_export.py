@@ -36,14 +36,29 @@ class Exported:
     created: int  # runs created by this export (0 on a second export of the same sweep)
 
 
-def _client(uri: str) -> Any:
+def _open(uri: str, experiment: str) -> tuple[Any, str]:
+    """The client of the store at ``uri`` and the experiment's id (created when missing)."""
     try:
+        import mlflow
+        from mlflow.exceptions import MlflowException
         from mlflow.tracking import MlflowClient
     except ImportError as err:
         raise MlflowExportError(
             "--mlflow needs MLflow: pip install 'mtp-eval[mlflow]' (or mlflow itself)"
         ) from err
-    return MlflowClient(tracking_uri=uri)
+    try:
+        client = MlflowClient(tracking_uri=uri)
+        return client, _experiment(client, experiment)
+    except MlflowException as err:
+        if "database schema" not in str(err):
+            raise
+        # MLflow calls any other schema "out-of-date", also one a newer MLflow wrote.
+        raise MlflowExportError(
+            f"the MLflow store at {uri} has another schema than MLflow {mlflow.__version__} "
+            f"(this install) writes ({err.message.split('. ')[0]}): export with the MLflow that "
+            "wrote it, or take a backup and run `mlflow db upgrade URI` if it is older; the "
+            "mlflow extras pin client and UI to one version so that the UI opens the store"
+        ) from err
 
 
 def _experiment(client: Any, name: str) -> str:
@@ -122,10 +137,10 @@ def export_report(
         experiment: the MLflow experiment (created when missing).
 
     Raises:
-        MlflowExportError: MLflow is not installed, or the store holds a run it cannot update.
+        MlflowExportError: MLflow is not installed, the store has another MLflow's schema, or
+            it holds a run the export cannot update.
     """
-    client = _client(uri)
-    experiment_id = _experiment(client, experiment)
+    client, experiment_id = _open(uri, experiment)
     origins = {folder: sweep_origin(Path(folder)) for folder in {c.sweep for c in report.cells}}
     parent, made = write_run(client, experiment_id, sweep_run(report, origins))
     cells = [write_run(client, experiment_id, f) for f in cell_runs(report, origins, parent)]

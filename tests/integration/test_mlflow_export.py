@@ -12,12 +12,13 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import closing, contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -186,6 +187,24 @@ def test_the_sqlite_store_the_client_wrote_opens_in_mlflow_server(
     with mlflow_server(store, tmp_path) as url:
         check_store(url, tmp_path / "read")
         check_cells_as_a_team_sees_them(url, demo_report.sweep, tmp_path / "read")
+
+
+def test_a_store_of_another_mlflow_schema_is_refused_with_the_fix(
+    demo_report: DemoReport, tmp_path: Path
+):
+    """A store a newer MLflow migrated (3.18's head revision) is named, not a traceback."""
+    db = tmp_path / "mlflow.db"
+    mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{db}").search_experiments()
+    with closing(sqlite3.connect(db)) as store, store:
+        store.execute("UPDATE alembic_version SET version_num = 'f4a9b2c7d1e6'")
+    run = subprocess.run(
+        [console_script("mtp-eval-report"), str(demo_report.sweep), "--out",
+         str(tmp_path / "report"), "--mlflow", f"sqlite:///{db}"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]
+    assert f"the MLflow store at sqlite:///{db} has another schema than MLflow 3." in run.stderr
+    assert "found version f4a9b2c7d1e6" in run.stderr and "internal error" not in run.stderr
 
 
 def test_a_run_whose_params_changed_is_refused_with_the_fix(tmp_path: Path):
