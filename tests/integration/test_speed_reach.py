@@ -87,6 +87,7 @@ def test_a_single_speed_only_cell_says_the_same_at_its_end(tmp_path: Path):
     assert f"mtp-eval-report {cell}" in run.stdout
 
 
+@pytest.mark.mlflow
 def test_mlflow_gets_every_speed_entry_under_names_shared_across_runs(
     sweep: SpeedSweep, tmp_path: Path
 ):
