@@ -61,7 +61,7 @@ def _gate(root: ET.Element, report: Report) -> None:
     nothing = not judged(report.checks)
     counts = {"tests": "1", "failures": "0", "errors": str(int(nothing)),
               "skipped": str(int(not nothing))}  # fmt: skip
-    suite = ET.SubElement(root, "testsuite", name="mtp-eval.gate", **counts)
+    suite = ET.SubElement(root, "testsuite", {"name": "mtp-eval.gate", **counts})
     case = ET.SubElement(suite, "testcase", classname="gate", name="what was not judged", time="0")
     if nothing:
         message = f"{NOTHING_JUDGED}: {found[0]}"

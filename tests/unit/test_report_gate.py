@@ -1,4 +1,4 @@
-"""The gate's rules: nothing judged is not GO, speed bands, and --baseline-dir cells as baselines."""
+"""The gate's rules: nothing judged is not GO, speed bands, --baseline-dir cells as baselines."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from pipeline.report.load import CellRecord
 from pipeline.report.speed_gate import slowdown_verdict
 from pipeline.report.tolerance import SpeedTolerance, ToleranceError, load_tolerance
 from pipeline.report.verdicts import Check
+
+SHAPE_4K = ("prefill", 1, 4096)
 
 
 def _check(kind: str, verdict: str) -> Check:
@@ -64,8 +66,7 @@ def test_a_slowdown_interval_against_its_band(interval, band, verdict) -> None:
         (SpeedTolerance(max_slowdown=1.05), ("decode", 8, 512), 1.05),
         (SpeedTolerance(1.05, phases={"decode": 1.5}), ("decode", 8, 512), 1.5),
         (SpeedTolerance(1.05, phases={"decode": 1.5}), ("prefill", 8, 1024), 1.05),
-        (SpeedTolerance(phases={"prefill": 1.2}, shapes={"prefill 1x4096": 1.0}),
-         ("prefill", 1, 4096), 1.0),  # fmt: skip
+        (SpeedTolerance(phases={"prefill": 1.2}, shapes={"prefill 1x4096": 1.0}), SHAPE_4K, 1.0),
         (SpeedTolerance(phases={"prefill": 1.2}), ("decode", 1, 512), None),
     ],
 )
