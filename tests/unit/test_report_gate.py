@@ -8,11 +8,14 @@ import pytest
 
 from pipeline.report.build import under_test
 from pipeline.report.check_kinds import KINDS
-from pipeline.report.gate import gate_exit_code, judged
+from pipeline.report.gate import gate_exit_code, judged, not_judged
 from pipeline.report.load import CellRecord
 from pipeline.report.speed_gate import slowdown_verdict
+from pipeline.report.speed_table import SpeedRow
 from pipeline.report.tolerance import SpeedTolerance, ToleranceError, load_tolerance
 from pipeline.report.verdicts import Check
+from pipeline.results.result_types import CellResult
+from pipeline.results.speed_block import SpeedPoint
 
 SHAPE_4K = ("prefill", 1, 4096)
 
@@ -126,3 +129,34 @@ def test_baseline_dir_cells_outside_the_dirs_under_test_are_baselines_only(
     assert under_test(cell, [Path(p) for p in paths], [Path(b) for b in baseline_dirs]) is (
         judged_here
     )
+
+
+SPEED_LINE = "speed of 1 candidate cell(s) (v2): "
+NO_DECODE_BAND = "no speed band for decode 1x1024 in the policy"
+SPEED_ONLY = "no check judged it (speed only, no eval to compare)"
+
+
+def _row(cell: CellRecord, phase: str = "prefill") -> SpeedRow:
+    point = SpeedPoint(phase, 1, 1024, 0 if phase == "prefill" else 32, (10.0, 11.0))
+    return SpeedRow(cell, point, None, 0.5, (0.45, 0.55), "")
+
+
+@pytest.mark.parametrize(
+    ("checks", "expected"),
+    [
+        ([], [f"{SPEED_LINE}no speed band in the policy", f"fa3: {SPEED_ONLY}"]),
+        ([("v2", "prefill 1x1024")], [f"{SPEED_LINE}{NO_DECODE_BAND}"]),
+        ([("v2", "prefill 1x1024"), ("v2", "decode 1x1024")], []),
+    ],
+)
+def test_what_was_not_judged_is_said_once_per_cause(checks, expected) -> None:
+    base, cand = _cell("/r/A/0", "/r/A"), _cell("/r/A/1", "/r/A")
+    base.id, cand.id, cand.variant = "fa3", "v2", "v2"
+    base.result = cand.result = CellResult.from_json({"status": "ok", "speed": {"points": []}})
+    found = [Check(cand.id, cand.label, shape, KINDS["speed_vs_baseline"], "GO")
+             for _, shape in checks]  # fmt: skip
+    rows = [_row(cand), _row(cand, "decode")]
+    lines = [line.replace(cand.label, "v2").replace(base.label, "fa3")
+             for line in not_judged([base, cand], found, rows, "fa3")]  # fmt: skip
+    assert [line[: len(e)] for line, e in zip(lines, expected, strict=False)] == expected
+    assert len(lines) == len(expected)
