@@ -4,7 +4,7 @@ A Hydra callback cannot set a process's exit code (its exceptions become warning
 run when a job failed, so the gate a CI system needs is this wrapper: it runs
 ``mtp-eval experiment=release_signoff <overrides>`` into a known folder, then ``mtp-eval-report``
 on that folder, and exits 0 (all GO/PASS), 1 (a NO-GO/FAIL) or 2 (anything undecided, failed or
-missing; also when the sweep itself could not run).
+missing, or nothing judged; also when the sweep itself could not run).
 """
 
 from __future__ import annotations

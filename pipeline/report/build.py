@@ -8,15 +8,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pipeline.report.baseline_warnings import baseline_warnings
+from pipeline.report.check_kinds import SPEED_VS_BASELINE
 from pipeline.report.checks import cell_checks
+from pipeline.report.gate import gate_exit_code, not_judged
 from pipeline.report.load import CellRecord, load_cells
 from pipeline.report.pairing import Samples
 from pipeline.report.restart_noise import RestartNoise, restart_noise
 from pipeline.report.samples import SampleError, read_samples
 from pipeline.report.skip_fractions import FrontierInputs
+from pipeline.report.speed_gate import speed_checks
 from pipeline.report.speed_table import SpeedRow, speed_rows
 from pipeline.report.tolerance import Tolerance
-from pipeline.report.verdicts import Check, exit_code, finalize, overall, verdict_note, worst
+from pipeline.report.verdicts import Check, finalize, overall, verdict_note, worst
 
 
 @dataclass
@@ -34,11 +37,19 @@ class Report:
     # What the skip-softmax frontier reads beside the cells (mtp-eval-report --skip-fractions)
     frontier_inputs: FrontierInputs = field(default_factory=FrontierInputs)
     restart: RestartNoise = field(default_factory=RestartNoise)  # the A/A bands of the speed rows
+    # Cells read from --baseline-dir outside the DIRs under test: baselines only, never judged.
+    baselines: list[CellRecord] = field(default_factory=list)
+    baseline_dirs: list[str] = field(default_factory=list)  # --baseline-dir, as given
 
     @property
     def exit_code(self) -> int:
-        """0 all GO / PASS, 1 any NO-GO / FAIL, 2 anything undecided, failed or missing."""
-        return exit_code(self.checks)
+        """0 all GO / PASS, 1 any NO-GO / FAIL, 2 undecided, failed, missing or nothing judged."""
+        return gate_exit_code(self.checks)
+
+    @property
+    def not_judged(self) -> list[str]:
+        """What the report measured and did not judge (``gate.not_judged``)."""
+        return not_judged(self.cells, self.checks, self.speed, self.tolerance.baseline)
 
     @property
     def verdict(self) -> str:
@@ -57,6 +68,10 @@ class Report:
     def cell_verdict(self, cell: CellRecord) -> str:
         """The most severe verdict among the cell's checks."""
         return worst(c.verdict for c in self.checks_of(cell))
+
+    def accuracy_verdict(self, cell: CellRecord) -> str:
+        """The most severe verdict among the cell's checks other than speed."""
+        return worst(c.verdict for c in self.checks_of(cell) if c.kind != SPEED_VS_BASELINE)
 
     def cell_note(self, cell: CellRecord) -> str:
         """A note beside the cell's verdict (e.g. GO without a reference), or empty."""
@@ -90,6 +105,31 @@ def _under(folder: Path | None, roots: Sequence[Path]) -> bool:
     return any(mine.is_relative_to(root.resolve()) for root in roots)
 
 
+def _once(cells: list[CellRecord]) -> list[CellRecord]:
+    # A DIR inside a --baseline-dir is read twice: each folder counts once.
+    seen: set[Path] = set()
+    out = []
+    for cell in cells:
+        key = (cell.folder or Path(cell.sweep) / Path(cell.id).name).resolve()
+        if key not in seen:
+            seen.add(key)
+            out.append(cell)
+    return out
+
+
+def under_test(cell: CellRecord, paths: Sequence[Path], baseline_dirs: Sequence[Path]) -> bool:
+    """Whether ``cell`` is judged: read from a DIR, and not from a ``--baseline-dir`` inside it.
+
+    A baseline folder that is itself a DIR (or holds one) leaves that DIR's cells under test.
+    """
+    where = cell.folder or Path(cell.sweep)  # a MISSING cell: its sweep
+    for path in paths:
+        inside = [b for b in baseline_dirs if b.resolve() != path.resolve() and _under(b, [path])]
+        if _under(where, [path]) and not _under(where, inside):
+            return True
+    return False
+
+
 def build_report(
     paths: Sequence[Path], tol: Tolerance, baseline_dirs: Sequence[Path] = ()
 ) -> Report:
@@ -99,11 +139,15 @@ def build_report(
         paths: multirun folders, cell folders or folders above them.
         tol: the policy.
         baseline_dirs: where baselines come from (``--baseline-dir``); empty: any input, the
-            candidate's own sweep first. One not under ``paths`` is read as an input too.
+            candidate's own sweep first. Their cells outside the DIRs under test (or in a
+            folder of one named apart) are baselines only: never judged, listed as such.
     """
     extra = [d for d in baseline_dirs if not any(_under(d, [p]) for p in paths)]
-    cells, warnings, ignored = load_cells([*paths, *extra])
-    pool = [c for c in cells if _under(c.folder, baseline_dirs)] if baseline_dirs else cells
+    loaded, warnings, ignored = load_cells([*paths, *extra])
+    loaded = _once(loaded)
+    pool = [c for c in loaded if _under(c.folder, baseline_dirs)] if baseline_dirs else loaded
+    cells = [c for c in loaded if under_test(c, paths, baseline_dirs)]
+    baselines = [c for c in loaded if not under_test(c, paths, baseline_dirs)]
     warnings += baseline_warnings(cells, pool, tol, named=bool(baseline_dirs))
     warnings += [
         f"{cell.label}: {warning}"
@@ -114,13 +158,15 @@ def build_report(
     read = _reader()
     checks = [check for cell in cells for check in cell_checks(cell, pool, tol, read)]
     finalize(checks, tol.alpha, tol.power, tol.multiplicity)
-    for check in checks:
-        check.message = check.kind.describe(check)
     stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    inputs = [str(p) for p in [*paths, *extra]]
-    restart = restart_noise(cells)
+    restart = restart_noise(loaded)
     speed = [
         replace(row, aa_band=restart.band(row.cell, row.point.key))
         for row in speed_rows(cells, pool, tol.baseline, tol.match)
     ]
-    return Report(cells, checks, tol, inputs, warnings, stamp, ignored, speed, restart=restart)
+    checks += speed_checks(speed, tol.speed, tol.baseline)
+    for check in checks:
+        check.message = check.kind.describe(check)
+    inputs = [str(p) for p in paths]
+    return Report(cells, checks, tol, inputs, warnings, stamp, ignored, speed, restart=restart,
+                  baselines=baselines, baseline_dirs=[str(d) for d in baseline_dirs])  # fmt: skip

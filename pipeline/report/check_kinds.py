@@ -219,6 +219,24 @@ class BrokenPrompts(CheckKind):
         )
 
 
+@dataclass(frozen=True)
+class SpeedVsBaseline(CheckKind):
+    """A speed shape's slowdown against the baseline, its interval widened by the A/A band."""
+
+    null_reasons: ClassVar[dict[str, str]] = {"aa_band": "no A/A measured this shape"}
+
+    def describe(self, check: Check) -> str:
+        """Slowdown, its widened interval against the band, and what widened it."""
+        n = check.numbers
+        if "slowdown" not in n:
+            return check.message
+        aa = f"A/A band {n['aa_band']:.3f}" if n.get("aa_band") else "no A/A at this shape"
+        same = "; same kernels as the baseline in this phase" if n.get("same_kernels") else ""
+        return (f"time {n['slowdown']:.3f}x the baseline's (ratio {n['ratio']:.3f}); interval "
+                f"[{n['slowdown_low']:.3f}, {n['slowdown_high']:.3f}] with the repeats' 95% "
+                f"bootstrap and the {aa}, vs band {n['max_slowdown']:g}x{same}")  # fmt: skip
+
+
 STATUS = CheckKind("status", "cell status")
 ACCEPT_METRIC = CheckKind("accept_metric", "accept metric present")
 ACCURACY_VS_BASELINE = AccuracyVsBaseline(
@@ -237,8 +255,10 @@ ACCEPT_VS_REFERENCE = AcceptVsReference(
 )  # fmt: skip
 MCNEMAR = McNemar("mcnemar", "McNemar (1 repeat) vs {baseline}")
 BROKEN_PROMPTS = BrokenPrompts("broken_prompts", "broken prompts vs {baseline}")
+SPEED_VS_BASELINE = SpeedVsBaseline("speed_vs_baseline", "speed vs {baseline}")
 
 BASELINE_KINDS = (ACCURACY_VS_BASELINE, ACCEPT_VS_BASELINE)
 REFERENCE_KINDS = (ACCURACY_VS_REFERENCE, ACCEPT_VS_REFERENCE)
 STAT_KINDS = (*BASELINE_KINDS, *REFERENCE_KINDS)
-KINDS = {k.name: k for k in (STATUS, ACCEPT_METRIC, *STAT_KINDS, MCNEMAR, BROKEN_PROMPTS)}
+KINDS = {k.name: k for k in (STATUS, ACCEPT_METRIC, *STAT_KINDS, MCNEMAR, BROKEN_PROMPTS,
+                             SPEED_VS_BASELINE)}  # fmt: skip

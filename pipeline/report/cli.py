@@ -2,8 +2,9 @@
 
 Reads cell folders (a multirun folder, several, single cells, or a folder above them), writes
 report.md, report.html, junit.xml, summary.json and cells.csv, prints the verdict and exits
-0 (all GO / PASS), 1 (any NO-GO / FAIL) or 2 (anything undecided, failed or missing; also bad
-input).
+0 (all GO / PASS), 1 (any NO-GO / FAIL) or 2 (anything undecided, failed or missing; nothing
+judged at all, e.g. speed-only cells without a speed band; also bad input). Cells of a
+``--baseline-dir`` outside the DIRs are baselines only: never judged.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         prog="mtp-eval-report",
         description=__doc__.splitlines()[0],
         epilog="Exit codes: 0 all GO/PASS, 1 any NO-GO/FAIL, 2 "
-        "anything undecided, failed or missing.",
+        "anything undecided, failed or missing, or nothing judged at all.",
     )
     parser.add_argument(
         "dirs",
@@ -50,9 +51,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         action="append",
         default=[],
         metavar="DIR",
-        help="take baselines only from this sweep or cell folder (repeatable; read as an "
-        "input too). Default: any input, each candidate's own sweep first, with a warning "
-        "when one comes from another sweep",
+        help="take baselines only from this sweep or cell folder (repeatable). Its cells "
+        "outside the DIRs are baselines only: not judged, not in the verdict. Default: any "
+        "input, each candidate's own sweep first, with a warning when one comes from another "
+        "sweep",
     )
     parser.add_argument(
         "--tolerance",
@@ -142,6 +144,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for cell in report.cells:
         note = report.cell_note(cell)
         print(f"  {report.cell_verdict(cell):<13} {cell.label}" + (f"  ({note})" if note else ""))
+    for cell in report.baselines:
+        print(
+            f"  {'BASELINE':<13} {cell.label}  (from --baseline-dir: a baseline only, not judged)"
+        )
+    for line in report.not_judged:
+        print(f"  {'NOT JUDGED':<13} {line}")
     for line in report.ignored:
         print(f"  {'IGNORED':<13} {line}")
     for line in report.warnings:

@@ -17,22 +17,27 @@ import csv
 import io
 import json
 import math
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from evals.json_text import strict_dumps
+from pipeline.report.baselines_view import baseline_entries
 from pipeline.report.build import Report
 from pipeline.report.check_kinds import (
     ACCEPT_VS_BASELINE,
     ACCEPT_VS_REFERENCE,
     ACCURACY_VS_BASELINE,
     ACCURACY_VS_REFERENCE,
+    SPEED_VS_BASELINE,
     STAT_KINDS,
     CheckKind,
 )
 from pipeline.report.frontier_view import frontier_entries
+from pipeline.report.gate import judged
 from pipeline.report.load import CellRecord
 from pipeline.report.speed_costs_view import speed_cost_entries
+from pipeline.report.speed_gate import SPEED_COLUMNS, speed_fields
 from pipeline.report.speed_view import speed_entries
 from pipeline.report.tables import sort_key
 from pipeline.report.verdicts import Check
@@ -138,10 +143,14 @@ def render_summary(report: Report) -> str:
             "multiplicity": tol.multiplicity,
             "reference_variance": tol.reference_variance,
             "match": list(tol.match),
+            "speed": asdict(tol.speed),
         },
         "counts": counts,
+        "judged": judged(report.checks),
+        "not_judged": report.not_judged,
         "warnings": report.warnings,
         "ignored": report.ignored,
+        "baselines": baseline_entries(report),
         "cells": [_cell(report, c) for c in sorted(report.cells, key=sort_key)],
         "speed": speed_entries(report),
         "frontier": frontier_entries(report),
@@ -190,7 +199,8 @@ def render_csv(report: Report) -> str:
     """cells.csv text."""
     out = io.StringIO()
     timed = any(e.mean_prefill_s is not None for c in report.cells for e in c.evals.values())
-    columns = CSV_COLUMNS + (PREFILL_COLUMNS if timed else [])
+    banded = any(k.kind == SPEED_VS_BASELINE for k in report.checks)
+    columns = CSV_COLUMNS + (PREFILL_COLUMNS if timed else []) + (SPEED_COLUMNS if banded else [])
     writer = csv.DictWriter(out, columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for cell in sorted(report.cells, key=sort_key):
@@ -206,6 +216,7 @@ def render_csv(report: Report) -> str:
             "simulated": cell.simulated,
             "verdict": report.cell_verdict(cell),
             "folder": str(cell.folder or ""),
+            **speed_fields(report.checks_of(cell)),
         }
         for name, summary in (cell.evals or {"": EvalSummary.from_json({})}).items():
             accept = summary.accept or AcceptBlock()

@@ -1,7 +1,8 @@
 """``junit.xml``: one test case per cell and check; failures and errors carry the numbers.
 
 NO-GO / FAIL -> <failure>; undecided (INCONCLUSIVE, MISSING, FAILED cell, no baseline, error)
--> <error>; UNSUPPORTED and NO REFERENCE -> <skipped>; the rest pass. One test suite per GPU.
+-> <error>; UNSUPPORTED and NO REFERENCE -> <skipped>; the rest pass. One test suite per GPU,
+and ``mtp-eval.gate`` when something was not judged: an <error> when nothing was (exit 2).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from pipeline.report.build import Report
+from pipeline.report.gate import NOTHING_JUDGED, judged
 from pipeline.report.tables import sort_key
 from pipeline.report.verdicts import FAILING, NO_REFERENCE, UNDECIDED, UNSUPPORTED, Check
 
@@ -51,6 +53,23 @@ def _testcase(
         ET.SubElement(case, "system-out").text = f"{check.verdict}: {check.message}"
 
 
+def _gate(root: ET.Element, report: Report) -> None:
+    """A ``mtp-eval.gate`` suite listing what was not judged: an error when nothing was."""
+    found = report.not_judged
+    if not found:
+        return
+    nothing = not judged(report.checks)
+    counts = {"tests": "1", "failures": "0", "errors": str(int(nothing)),
+              "skipped": str(int(not nothing))}  # fmt: skip
+    suite = ET.SubElement(root, "testsuite", {"name": "mtp-eval.gate", **counts})
+    case = ET.SubElement(suite, "testcase", classname="gate", name="what was not judged", time="0")
+    if nothing:
+        message = f"{NOTHING_JUDGED}: {found[0]}"
+        ET.SubElement(case, "error", type="NOT JUDGED", message=message).text = "\n".join(found)
+    else:
+        ET.SubElement(case, "skipped", message=f"not judged: {'; '.join(found)}")
+
+
 def render_junit(report: Report) -> bytes:
     """The JUnit XML document."""
     root = ET.Element(
@@ -70,6 +89,7 @@ def render_junit(report: Report) -> bytes:
             suite.set(key, str(value))
         for cell, check in checks:
             _testcase(suite, check, cell.label, report, cell.simulated)
+    _gate(root, report)
     for key in ("tests", "failures", "errors", "skipped"):
         root.set(key, str(sum(int(s.get(key, "0")) for s in root)))
     ET.indent(root)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import html  # kept over a template engine: one page, every value through html.escape
 
+from pipeline.report.baselines_view import baselines_section
 from pipeline.report.build import Report
 from pipeline.report.frontier_view import frontier_sections
 from pipeline.report.plots import COLOURS, GREY, metric_plot, paired_plot, verdict_grid
@@ -63,11 +64,20 @@ def _table(section: Section) -> str:
     return f"<h2>{html.escape(section.title)}</h2>{intro}<table><tr>{head}</tr>{body}</table>"
 
 
+def _not_judged(report: Report) -> str:
+    """The banner's list of what the report did not judge (empty when everything was)."""
+    found = report.not_judged
+    if not found:
+        return ""
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in found)
+    return f"<br>Not judged:<ul>{items}</ul>"
+
+
 def render_html(report: Report) -> str:
     """The whole HTML page."""
     lines = headline(report)
     colour = COLOURS.get(report.verdict, GREY)
-    banner = f"{html.escape(lines[0])}{banner_items(report)}"
+    banner = f"{html.escape(lines[0])}{banner_items(report)}{_not_judged(report)}"
     parts = [f'<div class="banner" id="verdict" style="background:{colour}">{banner}</div>']
     if report.warnings:  # under the verdict, before anything a reader might stop at
         items = "".join(f"<li>{html.escape(w)}</li>" for w in report.warnings)
@@ -90,7 +100,7 @@ def render_html(report: Report) -> str:
     ]
     tables = [
         *sections(report), *speed_sections(report), *cost_sections(report),
-        *frontier_sections(report),
+        *frontier_sections(report), *baselines_section(report),
     ]  # fmt: skip
     parts += [_table(s) for s in tables]
     parts.append(questions_section(report))

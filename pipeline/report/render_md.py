@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from pipeline.report.baselines_view import baselines_line, baselines_section
 from pipeline.report.build import Report
 from pipeline.report.frontier_view import frontier_sections
+from pipeline.report.gate import NOTHING_JUDGED, judged
 from pipeline.report.speed_costs_view import cost_sections
 from pipeline.report.speed_view import speed_sections
 from pipeline.report.tables import Section, sections
@@ -16,12 +18,13 @@ EXIT_MEANING = {
 
 
 def headline(report: Report) -> list[str]:
-    """Verdict, simulated warning, inputs and policy (shared with the HTML page)."""
+    """Verdict, simulated warning, inputs, policy, what was not judged (shared with the HTML)."""
     tol = report.tolerance
-    lines = [
-        f"Verdict: {report.verdict} (exit code {report.exit_code}: "
-        f"{EXIT_MEANING[report.exit_code]})"
-    ]
+    code = report.exit_code
+    meaning = EXIT_MEANING[code]
+    if code == 2 and not judged(report.checks):
+        meaning = f"{NOTHING_JUDGED}: no check compared a cell with a baseline, reference or band"
+    lines = [f"Verdict: {report.verdict} (exit code {code}: {meaning})"]
     if report.simulated:
         lines.append(
             "SIMULATED: results come from the simulated SGLang server; they exercise the "
@@ -32,6 +35,10 @@ def headline(report: Report) -> list[str]:
         f"Policy: {tol.path} (baseline {tol.baseline}, one-sided alpha {tol.alpha}, "
         f"multiplicity {tol.multiplicity}, reference variance {tol.reference_variance}).",
     ]
+    if report.not_judged:
+        lines.append(f"Not judged: {'; '.join(report.not_judged)}.")
+    if report.baselines:
+        lines.append(baselines_line(report))
     if report.warnings:
         lines.append(f"Warnings: {len(report.warnings)}, listed under Warnings; read them first.")
     if report.ignored:
@@ -94,12 +101,14 @@ def render_md(report: Report) -> str:
     lines = [title, ""]
     for i, line in enumerate(headline(report)):
         lines += [
-            f"**{line}**" if i == 0 or line.startswith(("SIMULATED", "Warnings:")) else line,
+            f"**{line}**"
+            if i == 0 or line.startswith(("SIMULATED", "Warnings:", "Not judged:"))
+            else line,
             "",
         ]
     lines += [METHOD, ""]
     speed = [*speed_sections(report), *cost_sections(report), *frontier_sections(report)]
-    for section in [*sections(report), *speed]:
+    for section in [*sections(report), *speed, *baselines_section(report)]:
         lines += table(section)
     if report.ignored:
         lines += ["## Ignored folders", "", *(f"- {w}" for w in report.ignored), ""]

@@ -74,7 +74,7 @@ def speed_entry(report: Report, row: SpeedRow) -> dict[str, Any]:
         "ratio": row.ratio, "ratio_ci95": list(row.ratio_ci) if row.ratio_ci else None,
         "aa_band": row.aa_band, "beyond_aa": beyond(row.ratio_ci, row.aa_band),
         "same_kernels_as_baseline": row.same_kernels,
-        "note": row.note, "accuracy_verdict": report.cell_verdict(cell),
+        "note": row.note, "accuracy_verdict": report.accuracy_verdict(cell),
         "server_warnings": [str(w.get("kind")) for w in speed_warnings(cell)],
         "sglang_version": release_of(cell), "kv_pool_tokens": kv_pool(cell),
         "mem_fraction_static": mem_fraction_of(cell),
@@ -177,7 +177,7 @@ def _section(report: Report, key: tuple[str, ...], rows: list[SpeedRow]) -> Sect
     for cell in cells:
         mine = {r.point.key: r for r in rows if r.cell.id == cell.id}
         texts = [_ratio_text(mine[p.key]) if p.key in mine else "-" for p in shapes]
-        section.rows.append([_row_label(cell, cells), report.cell_verdict(cell), *texts])
+        section.rows.append([_row_label(cell, cells), report.accuracy_verdict(cell), *texts])
     return section
 
 

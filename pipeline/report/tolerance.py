@@ -9,6 +9,7 @@ with ``_`` are YAML anchors and ignored. The first matching entry wins.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,9 @@ class ToleranceError(ConfigFileError):
 
 
 MARGIN = Check(0.0, 1.0, open_high=True, hint="(a fraction: 0.02 = 2 points)")
+SLOWDOWN = Check(0.0, open_low=True, hint="(a ratio of times: 1.05 = at most 5% slower)")
+SPEED_PHASES = ("prefill", "decode")
+SHAPE_FORMAT = "'PHASE BATCHxTOKENS', e.g. 'prefill 1x4096' or 'decode 8x512'"
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,29 @@ class EvalTolerance:
     reference_accept_band: float = checked(0.05, MARGIN)
     # Share of the baseline's questions a candidate may lack (never asked) and still be GO.
     max_absent_questions: float = checked(0.0, MARGIN)
+
+
+@dataclass(frozen=True)
+class SpeedTolerance:
+    """Speed bands: the largest slowdown (candidate time / baseline time) a shape may show.
+
+    The most specific that is set applies: ``shapes`` (``prefill 1x4096``), then ``phases``
+    (``prefill``, ``decode``), then ``max_slowdown``; none set: speed is not judged.
+    """
+
+    max_slowdown: float | None = checked(None, SLOWDOWN)
+    phases: dict[str, float] = field(default_factory=dict)
+    shapes: dict[str, float] = field(default_factory=dict)
+
+    def band(self, phase: str, batch: int, tokens: int) -> float | None:
+        """The largest slowdown allowed at a shape (None: speed is not judged there)."""
+        found = self.shapes.get(f"{phase} {batch}x{tokens}")
+        return found if found is not None else self.phases.get(phase, self.max_slowdown)
+
+    @property
+    def judged(self) -> bool:
+        """Whether any band is set."""
+        return self.max_slowdown is not None or bool(self.phases) or bool(self.shapes)
 
 
 @dataclass(frozen=True)
@@ -55,6 +82,7 @@ class PolicyFile:
     defaults: EvalTolerance = field(default_factory=EvalTolerance)
     # Per-eval margins over ``defaults`` (each block is an EvalTolerance; unset keys inherit).
     evals: dict[str, Any] = field(default_factory=dict)
+    speed: SpeedTolerance = field(default_factory=SpeedTolerance)  # unset: speed informational
 
 
 @dataclass(frozen=True)
@@ -72,6 +100,7 @@ class Tolerance:
     defaults: EvalTolerance = EvalTolerance()
     evals: dict[str, EvalTolerance] = field(default_factory=dict)
     references: tuple[Reference, ...] = ()
+    speed: SpeedTolerance = SpeedTolerance()
 
     def for_eval(self, name: str) -> EvalTolerance:
         """The margins of eval ``name`` (its own block, else the defaults)."""
@@ -118,6 +147,7 @@ def load_tolerance(
         for k, v in policy.evals.items()
     }
     ref_dir = references_dir or path.parent / policy.references
+    _check_speed(policy.speed, str(path))
     return Tolerance(
         name=path.stem,
         path=path,
@@ -130,4 +160,20 @@ def load_tolerance(
         defaults=policy.defaults,
         evals=evals,
         references=tuple(load_references(ref_dir)) if ref_dir.is_dir() else (),
+        speed=policy.speed,
     )
+
+
+def _check_speed(speed: SpeedTolerance, source: str) -> None:
+    """Phases and shapes the report knows, each band above 0 (raises ``ToleranceError``)."""
+    for key, value in [*speed.phases.items(), *speed.shapes.items()]:
+        if not SLOWDOWN.within(value):
+            problem = SLOWDOWN.problem(value)
+            raise ToleranceError(f"{source}: speed band {key!r} = {value} {problem}")
+    for phase in speed.phases:
+        if phase not in SPEED_PHASES:
+            raise ToleranceError(f"{source}: speed.phases.{phase}: use one of "
+                                 f"{', '.join(SPEED_PHASES)}")  # fmt: skip
+    for shape in speed.shapes:
+        if not re.fullmatch(r"(prefill|decode) [1-9][0-9]*x[1-9][0-9]*", shape):
+            raise ToleranceError(f"{source}: speed.shapes key {shape!r}: write {SHAPE_FORMAT}")

@@ -2,6 +2,7 @@
 
 Exit codes (what CI gates on): 0 when every check is GO / PASS (or says nothing to check),
 1 when any is NO-GO / FAIL, 2 when none fails but something is undecided, failed or missing.
+The report's own code (``gate.gate_exit_code``) is 2, not 0, when no check judged anything.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
@@ -121,7 +122,32 @@ def test_the_user_names_the_baseline_folder(three_sweeps):
     assert c_cand["numbers"]["baseline_folder"].startswith("A/")
     assert c_cand["verdict"] == "GO"  # fmha_v2 at 0.72 against A's fa3 at 0.72
     assert not [w for w in summary["warnings"] if "another sweep" in w]
-    assert "A" in summary["inputs"]  # read as an input too
+    assert summary["inputs"] == ["B", "C"]  # A is read for its baselines only
+
+
+def test_baseline_dir_cells_are_baselines_only_never_judged(three_sweeps):
+    # A's own fmha_v2 is 30 points worse (NO-GO in a report of A): read from --baseline-dir it
+    # serves A's fa3 to C and is neither judged nor counted, so C's GO is the exit code.
+    run, summary = _report(["C", "--baseline-dir", "A"], three_sweeps)
+    assert run.returncode == 0, run.stdout
+    assert summary["verdict"] == "GO" and summary["judged"] is True
+    assert {Path(c["folder"]).parts[-2] for c in summary["cells"]} == {"C"}
+    assert "NO-GO" not in summary["counts"]
+    shown = {Path(b["folder"]).name: b for b in summary["baselines"]}
+    fa3 = next(b for name, b in shown.items() if "_fa3_" in name)
+    v2 = next(b for name, b in shown.items() if "_fmha_v2_" in name)
+    (c_cell,) = summary["cells"]
+    assert fa3["baseline_for"] == [c_cell["label"]] and v2["baseline_for"] == []
+    assert all(f"{'BASELINE':<13} " + b["label"] in run.stdout for b in summary["baselines"])
+    md = (three_sweeps / "report-out" / "report.md").read_text()
+    assert "Baselines from elsewhere: 2 cell(s) of --baseline-dir A" in md
+    assert "## Baselines from elsewhere (not judged)" in md
+    junit = ET.parse(three_sweeps / "report-out" / "junit.xml").getroot()
+    assert junit.get("failures") == "0"
+    assert not [c for c in junit.iter("testcase") if "[sweep A]" in c.get("classname", "")]
+    # The same folders named as a DIR under test are judged: A's NO-GO is then the exit code.
+    run, summary = _report(["A", "C", "--baseline-dir", "A"], three_sweeps)
+    assert run.returncode == 1 and summary["baselines"] == []
 
 
 def test_a_baseline_other_than_the_one_the_looks_used_is_warned_about(three_sweeps):

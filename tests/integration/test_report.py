@@ -4,6 +4,7 @@ shapes, summaries from the real evals.metrics and accept_stats code)."""
 from __future__ import annotations
 
 import csv
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -103,16 +104,24 @@ def test_missing_and_failed_cells_give_exit_2(tmp_path: Path):
     assert gpus["fmha_v2"] == GPU  # guessed from the sweep's other cells
     errors = [c for c in ET.parse(tmp_path / "r" / "junit.xml").getroot().iter("testcase")
               if c.find("error") is not None]  # fmt: skip
-    assert {e.find("error").get("type") for e in errors} == {"MISSING", "FAILED"}
+    # and the baseline alone judged nothing: said in the gate suite (issue 36)
+    assert {e.find("error").get("type") for e in errors} == {"MISSING", "FAILED", "NOT JUDGED"}
 
 
 def test_unsupported_cells_are_skipped_not_failed(tmp_path: Path):
     root = tmp_path / "multirun"
-    write_multirun(root, ["fmha_v2", "fa3"])
+    write_multirun(root, ["fmha_v2", "fa3", "triton"])
     write_cell(root / "0_m_fmha_v2", "fmha_v2", None, status="unsupported")
     write_cell(root / "1_m_fa3", "fa3", records(baseline_outcomes()))
+    write_cell(root / "2_m_triton", "triton", records(baseline_outcomes()))
     code, summary = run_report([root], tmp_path / "r")
     assert code == 0 and summary["verdict"] == "GO"
+    # Without the judged candidate, the baseline alone judges nothing: exit 2, not GO (issue 36).
+    shutil.rmtree(root / "2_m_triton")
+    write_multirun(root, ["fmha_v2", "fa3"])
+    code, summary = run_report([root], tmp_path / "r")
+    assert code == 2 and summary["judged"] is False
+    assert any("fa3" in line and "no check judged it" in line for line in summary["not_judged"])
     cases = list(ET.parse(tmp_path / "r" / "junit.xml").getroot().iter("testcase"))
     skipped = [c for c in cases if c.find("skipped") is not None]
     assert any("UNSUPPORTED" in c.find("skipped").get("message") for c in skipped)

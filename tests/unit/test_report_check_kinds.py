@@ -23,7 +23,7 @@ from pipeline.report.verdicts import Check
 def test_every_kind_has_one_name_and_distinct_columns() -> None:
     assert set(KINDS) == {"status", "accept_metric", "accuracy_vs_baseline", "accept_vs_baseline",
                           "accuracy_vs_reference", "accept_vs_reference", "mcnemar",
-                          "broken_prompts"}  # fmt: skip
+                          "broken_prompts", "speed_vs_baseline"}  # fmt: skip
     columns = [c for kind in STAT_KINDS for c in kind.columns]
     assert len(columns) == len(set(columns)) == 2 * 9 + 2 * 7
 
@@ -73,3 +73,14 @@ def test_a_check_without_numbers_has_no_fields_and_shows_its_message() -> None:
 def test_why_a_number_is_missing() -> None:
     assert "no GO test" in BROKEN_PROMPTS.null_reason("p_go_adjusted")
     assert ACCURACY_VS_BASELINE.null_reason("accuracy_baseline") == UNDEFINED
+
+
+def test_a_speed_check_reads_its_slowdown_against_the_band() -> None:
+    numbers = {"slowdown": 2.02, "slowdown_low": 1.9, "slowdown_high": 2.1, "ratio": 0.495,
+               "max_slowdown": 1.05, "aa_band": None, "same_kernels": False}  # fmt: skip
+    check = Check("c", "l", "prefill 1x1024", KINDS["speed_vs_baseline"], "NO-GO", numbers=numbers)
+    text = check.kind.describe(check)
+    assert "time 2.020x the baseline's" in text and "[1.900, 2.100]" in text
+    assert "no A/A at this shape" in text and "vs band 1.05x" in text
+    assert check.title("fa3") == "prefill 1x1024: speed vs fa3"
+    assert check.kind.null_reason("aa_band") == "no A/A measured this shape"
