@@ -140,7 +140,7 @@ async def http_error(response: aiohttp.ClientResponse) -> Attempt:
 def finished(result: ChatResult, status: int) -> Attempt:
     """A 2xx reply: an answer, or ``unfinished`` / ``aborted`` (no answer).
 
-    What SGLang sends for an aborted request: ``tests/data/aborted/README.md``.
+    What SGLang sends for an aborted request: ``tests/data/sglang-abort/README.md``.
     """
     if result.finish_reason is None:
         return Attempt(None, "unfinished", "the reply carries no finish_reason", status)
