@@ -163,7 +163,8 @@ def combine(windows: Sequence[Window]) -> Window:
         server = weighted[0][0]  # exactly what the server said, no rounding through weights
     ways = [w.server_weighting for w in windows if w.server_weighting]
     unweighted = [way for way in ways if way.startswith("unweighted")]
-    return Window(new, server, deltas, (unweighted or ways or [None])[0])
+    chosen = (unweighted or ways)[0] if ways else None
+    return Window(new, server, deltas, chosen)
 
 
 def _verify_weight(window: Window) -> float:

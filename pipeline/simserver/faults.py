@@ -87,7 +87,7 @@ def rate_fault(faults: Faults, seed: int, prompt: str, attempt: int) -> str | No
     """The rate fault that hits this request, or None."""
     if not faults.any_rate:
         return None
-    units = hash_units(str(seed), "fault", prompt, str(attempt))
+    units: tuple[float, ...] = hash_units(str(seed), "fault", prompt, str(attempt))
     units += hash_units(str(seed), "fault2", prompt, str(attempt))
     units += hash_units(str(seed), "fault3", prompt, str(attempt))
     for name, rate, u in zip(RATE_FAULT_ORDER, faults.rates, units, strict=False):

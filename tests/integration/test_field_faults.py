@@ -56,9 +56,7 @@ def ledger_faults(folder: Path, fault: str) -> int:
 def test_two_servers_of_equal_answers_with_1_in_9_aborts_give_go(tmp_path, stream):
     common = ["evals.mcq_sample.repeats=4", f"client.stream={stream}"]
     base = cell(tmp_path / "m" / "fa3", *common)
-    cand = cell(
-        tmp_path / "m" / "fi", *common, "backend=flashinfer", f"{FAULT}abort_rate=0.111"
-    )
+    cand = cell(tmp_path / "m" / "fi", *common, "backend=flashinfer", f"{FAULT}abort_rate=0.111")
     assert base.returncode == 0 and cand.returncode == 0, cand.stdout + cand.stderr
     aborted = ledger_faults(tmp_path / "m" / "fi", "abort")
     assert aborted >= 15  # 232 requests and their retries, 1 in 9 aborted
@@ -190,7 +188,7 @@ def test_replies_without_meta_info_are_counted_and_fail_the_accept_check_beyond_
     assert failed.returncode != 0
     loose = tmp_path / "loose.yaml"
     loose.write_text("baseline: fa3\ndefaults:\n  accept_max_unmeasured: 0.2\n")
-    passed, summary = report(tmp_path / "m", tmp_path / "r2", "--tolerance", str(loose))
+    _, summary = report(tmp_path / "m", tmp_path / "r2", "--tolerance", str(loose))
     check = check_of(summary, "fa3", "accept_metric")
     assert check["verdict"] == "PASS" and "without accept statistics" in check["message"]
 
