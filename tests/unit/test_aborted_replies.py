@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from evals.replies import SseBuffer, finished
-from evals.responses import StreamError, parse_chat_response, parse_chat_stream
+from evals.responses import StreamError, abort_detail, parse_chat_response, parse_chat_stream
 from evals.retry_policy import RetryBudget, rate_limit_spent, retry_after_s, retry_wait
 from pipeline.simserver import aborts, payloads
 from pipeline.simserver.faults import RATE_FAULT_ORDER, Faults, rate_fault
@@ -25,12 +25,10 @@ from pipeline.simserver.spec import draw_spec, thresholds
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 DERIVED = DATA / "sglang-abort"
-BODIES = sorted(DERIVED.glob("abort-chat-0.5.*.json")) + sorted(
-    DATA.glob("live-sglang-*/abort-chat*.json")
-)
-STREAMS = sorted(DERIVED.glob("abort-chat-stream-0.5.*.txt")) + sorted(
-    DATA.glob("live-sglang-*/abort-chat-stream*.txt")
-)
+# Derived bodies and any recorded from a live server (a chat completion, an HTTP error body or a
+# /generate answer; a chat or /generate stream).
+BODIES = sorted(DERIVED.glob("abort-*.json")) + sorted(DATA.glob("live-sglang-*/abort-*.json"))
+STREAMS = sorted(DERIVED.glob("abort-*.txt")) + sorted(DATA.glob("live-sglang-*/abort-*.txt"))
 
 
 def events(path: Path) -> list[object]:
@@ -43,25 +41,33 @@ def events(path: Path) -> list[object]:
 
 
 @pytest.mark.parametrize("path", BODIES, ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_a_graceful_abort_is_no_answer_and_a_retry_can_cure_it(path: Path) -> None:
+def test_an_aborted_body_is_never_an_answer(path: Path) -> None:
     body = json.loads(path.read_text())
-    if "choices" not in body:  # a live body of an abort with a status: an HTTP error body
-        assert body["object"] == "error" and body["code"] >= 400
+    if body.get("object") == "error":  # an abort with a status, not streamed: an HTTP error
+        assert isinstance(body["message"], str) and body["code"] >= 400
+        return
+    if "choices" not in body:  # /generate: the abort object in meta_info, HTTP 200
+        assert abort_detail(body["meta_info"])[0] is not None
         return
     result = parse_chat_response(body)
-    assert result.finish_reason == "abort" and result.finish_status is None
+    assert result.finish_reason == "abort"
     got = finished(result, 200)
-    assert got.result is None and got.error_kind == "aborted" and got.curable
-    assert "Aborted" in str(got.error)
+    assert got.result is None and got.error_kind == "aborted"
+    assert got.curable == (result.finish_status is None or result.finish_status >= 500)
+    assert "the server aborted the reply" in str(got.error)
 
 
 @pytest.mark.parametrize("path", STREAMS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_a_streamed_abort_is_an_abort_or_an_error_object(path: Path) -> None:
     chunks = events(path)
-    if "error-" in path.name:
+    errors = [c for c in chunks if isinstance(c, dict) and isinstance(c.get("error"), dict)]
+    if errors:
         with pytest.raises(StreamError) as err:
             parse_chat_stream(chunks)
-        assert err.value.code == int(path.name.split("error-")[1][:3])
+        assert err.value.code == errors[0]["error"]["code"]
+        return
+    if not any(isinstance(c, dict) and "choices" in c for c in chunks):  # a /generate stream
+        assert abort_detail(chunks[-1]["meta_info"])[0] is not None  # type: ignore[index]
         return
     got = finished(parse_chat_stream(chunks), 200)
     assert got.error_kind == "aborted" and got.result is None and got.curable
