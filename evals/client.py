@@ -2,12 +2,17 @@
 
 One aiohttp session whose connection pool matches the concurrency; ``run`` drives a fixed set
 of worker tasks over the items (cheaper than one task per item behind a semaphore when there
-are thousands). HTTP 5xx, connection failures and unfinished replies are retried: a 4xx will
-fail again, a timeout has already cost the full budget, and a malformed body is a server bug to
-report. A reply is *unfinished* when it carries no finish reason: a stream that ends without a
-finish chunk or without ``[DONE]`` (a load balancer's idle timeout closes it cleanly), or a body
-whose JSON stops mid-document. Its partial text is never graded; every retry's cause is kept on
-the outcome, so an eval can say how many 5xx, dropped connections and cut replies it absorbed.
+are thousands). Which failures are retried, how often and after how long is
+``evals.retry_policy``: HTTP 5xx, connection failures, unfinished and aborted replies with
+doubling back-off; HTTP 429 after the server's ``Retry-After``; an error object inside a stream
+and a body that is not UTF-8 once. A 4xx will fail again, a timeout has already cost the full
+budget, and a malformed body is a server bug to report. A reply is *unfinished* when it carries
+no finish reason: a stream that ends without a finish chunk or without ``[DONE]`` (a load
+balancer's idle timeout closes it cleanly), or a body whose JSON stops mid-document. It is
+*aborted* when its finish reason is SGLang's ``abort`` (the request was cancelled or evicted
+before it finished: ``evals.responses.abort_detail``). Neither's partial text is ever graded;
+every retry's cause is kept on the outcome, so an eval can say how many 5xx, dropped
+connections, cut and aborted replies it absorbed.
 """
 
 from __future__ import annotations
@@ -24,13 +29,20 @@ import aiohttp
 
 from evals.eval_conf import ClientConf, SamplingConf
 from evals.progress import progress_bar
-from evals.replies import Unfinished, body_result, stream_result
-from evals.responses import ChatResult, ResponseFormatError, stats_request_flags
+from evals.replies import (
+    ERROR_TEXT_LIMIT,
+    Attempt,
+    Unfinished,
+    body_result,
+    finished,
+    http_error,
+    stream_result,
+)
+from evals.responses import ChatResult, ResponseFormatError, StreamError, stats_request_flags
+from evals.retry_policy import RATE_LIMITED, RetryBudget, rate_limit_spent, retry_wait
 
 T = TypeVar("T")
-RETRYABLE = frozenset({"http_5xx", "connection", "unfinished"})
 _SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "max_tokens", "seed")
-_ERROR_TEXT_LIMIT = 500
 
 
 @dataclass(frozen=True)
@@ -38,7 +50,9 @@ class RequestOutcome:
     """The result of one request after retries, or why it failed."""
 
     result: ChatResult | None
-    error_kind: str | None  # http_5xx | http_4xx | connection | timeout | malformed | unfinished
+    # http_5xx | http_4xx | connection | timeout | malformed | unfinished | aborted |
+    # rate_limited | stream_error | invalid_utf8
+    error_kind: str | None
     error: str | None
     status: int | None
     attempts: int
@@ -86,14 +100,6 @@ def chat_url(base_url: str) -> str:
     return f"{base}/chat/completions" if base.endswith("/v1") else f"{base}/v1/chat/completions"
 
 
-@dataclass(frozen=True)
-class _Attempt:
-    result: ChatResult | None
-    error_kind: str | None = None
-    error: str | None = None
-    status: int | None = None
-
-
 class ChatClient:
     """Async OpenAI-compatible chat client; use as ``async with ChatClient(...) as client``."""
 
@@ -112,6 +118,9 @@ class ChatClient:
         self.conf = conf
         self._session: aiohttp.ClientSession | None = None
         self._slots = asyncio.Semaphore(conf.concurrency)
+        self._budget = RetryBudget(
+            conf.max_retries, conf.retry_backoff_s, conf.rate_limit_retries, conf.rate_limit_wait_s
+        )
 
     async def __aenter__(self) -> ChatClient:
         headers = {"Content-Type": "application/json"}
@@ -148,22 +157,24 @@ class ChatClient:
         body = json.dumps({"model": self.model, **payload}).encode()
         stream = bool(payload.get("stream"))
         start = time.perf_counter()
-        attempt = 1
         retried: list[str] = []
-        # Kept over tenacity/backoff: six lines, and each retry's cause lands on the outcome.
+        waited_429 = 0.0
+        # Kept over tenacity/backoff: a few lines, and each retry's cause lands on the outcome.
         while True:
             got = await self._attempt(body, stream)
-            if got.error_kind not in RETRYABLE or attempt > self.conf.max_retries:
+            budget = rate_limit_spent(self._budget, waited_429)
+            wait = retry_wait(got.error_kind, retried, budget, got.retry_after, got.curable)
+            if wait is None:
                 latency = time.perf_counter() - start
                 return RequestOutcome(
-                    got.result, got.error_kind, got.error, got.status, attempt, latency,
+                    got.result, got.error_kind, got.error, got.status, len(retried) + 1, latency,
                     tuple(retried),
                 )  # fmt: skip
             retried.append(str(got.error_kind))
-            await asyncio.sleep(self.conf.retry_backoff_s * 2 ** (attempt - 1))
-            attempt += 1
+            waited_429 += wait if got.error_kind == RATE_LIMITED else 0.0
+            await asyncio.sleep(wait)
 
-    async def _attempt(self, body: bytes, stream: bool) -> _Attempt:
+    async def _attempt(self, body: bytes, stream: bool) -> Attempt:
         if self._session is None:
             raise RuntimeError("ChatClient is not open: use `async with ChatClient(...)`.")
         status = None
@@ -171,19 +182,23 @@ class ChatClient:
             async with self._session.post(self.url, data=body) as response:
                 status = response.status
                 if not 200 <= status < 300:
-                    return await _http_error(response)
+                    return await http_error(response)
                 if stream:
-                    return _finished(await stream_result(response), status)
-                return _finished(body_result(await response.read()), status)
+                    return finished(await stream_result(response), status)
+                return finished(body_result(await response.read()), status)
         except asyncio.TimeoutError:  # before ClientError: ServerTimeoutError is both
             limit = self.conf.request_timeout_s
-            return _Attempt(None, "timeout", f"no complete response within {limit} s", status)
+            return Attempt(None, "timeout", f"no complete response within {limit} s", status)
         except (aiohttp.ClientError, ConnectionError) as exc:
-            return _Attempt(None, "connection", f"{type(exc).__name__}: {exc}", status)
+            return Attempt(None, "connection", f"{type(exc).__name__}: {exc}", status)
         except Unfinished as exc:
-            return _Attempt(None, "unfinished", str(exc), status)
+            return Attempt(None, "unfinished", str(exc), status)
+        except StreamError as exc:
+            return Attempt(None, "stream_error", str(exc)[:ERROR_TEXT_LIMIT], status)
+        except UnicodeDecodeError as exc:  # before ValueError, of which it is one
+            return Attempt(None, "invalid_utf8", f"the reply is not UTF-8: {exc}"[:500], status)
         except (ResponseFormatError, ValueError) as exc:  # ValueError: JSON or UTF-8 decoding
-            return _Attempt(None, "malformed", f"{type(exc).__name__}: {exc}"[:500], status)
+            return Attempt(None, "malformed", f"{type(exc).__name__}: {exc}"[:500], status)
 
     async def run(
         self,
@@ -220,22 +235,3 @@ class ChatClient:
                 for task in tasks:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
-
-
-async def _http_error(response: aiohttp.ClientResponse) -> _Attempt:
-    text = (await response.read()).decode("utf-8", errors="replace")
-    kind = (
-        "http_5xx"
-        if response.status >= 500
-        else "http_4xx"
-        if response.status >= 400
-        else "malformed"
-    )
-    message = f"HTTP {response.status}: {text[:_ERROR_TEXT_LIMIT]}"
-    return _Attempt(None, kind, message, response.status)
-
-
-def _finished(result: ChatResult, status: int) -> _Attempt:
-    if result.finish_reason is None:
-        return _Attempt(None, "unfinished", "the reply carries no finish_reason", status)
-    return _Attempt(result, status=status)

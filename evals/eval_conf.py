@@ -32,8 +32,13 @@ class ClientConf:
     follow_server: bool = True
     max_concurrency: int = 1024
     request_timeout_s: float = 3600.0
-    max_retries: int = 4  # only for HTTP 5xx, connection errors and unfinished replies
+    # HTTP 5xx, connection errors, unfinished and aborted replies (evals/retry_policy.py)
+    max_retries: int = 4
     retry_backoff_s: float = 0.5  # first back-off; doubles each retry
+    # HTTP 429: waits the server's Retry-After (or the back-off), at most this many times and
+    # this many seconds in all per request; then the request errors as rate_limited
+    rate_limit_retries: int = 8
+    rate_limit_wait_s: float = 120.0
     progress: bool = True
     # Off a terminal (SLURM logs, CI) the bar is hidden: a line per eval every this many seconds.
     progress_every_s: float = 30.0

@@ -9,10 +9,15 @@ like a dropped connection and records ``unfinished`` when retries do not cure it
 from __future__ import annotations
 
 import json
+import time
+from dataclasses import dataclass
 
 import aiohttp
 
-from evals.responses import ChatResult, parse_chat_response, parse_chat_stream
+from evals.responses import ABORT, ChatResult, parse_chat_response, parse_chat_stream
+from evals.retry_policy import RATE_LIMITED, retry_after_s
+
+ERROR_TEXT_LIMIT = 500
 
 
 class Unfinished(Exception):
@@ -99,3 +104,53 @@ async def _read_sse(response: aiohttp.ClientResponse) -> tuple[list[object], boo
                 raise
             raise Unfinished(f"the stream stops mid-event after {len(chunks)} chunks") from exc
     return chunks, buffer.done
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One attempt's result, or why it failed and whether a retry can help."""
+
+    result: ChatResult | None
+    error_kind: str | None = None
+    error: str | None = None
+    status: int | None = None
+    retry_after: float | None = None  # HTTP 429's Retry-After, in seconds
+    curable: bool = True  # False: the reply says a retry cannot help
+
+
+async def http_error(response: aiohttp.ClientResponse) -> Attempt:
+    """A non-2xx reply as a failed attempt: 429 (with its Retry-After), 5xx, 4xx."""
+    text = (await response.read()).decode("utf-8", errors="replace")
+    message = f"HTTP {response.status}: {text[:ERROR_TEXT_LIMIT]}"
+    if response.status == 429:
+        header = response.headers.get("Retry-After")
+        wait = retry_after_s(header, time.time())
+        said = f" (Retry-After {header!r})" if header is not None else " (no Retry-After)"
+        return Attempt(None, RATE_LIMITED, message + said, 429, retry_after=wait)
+    kind = (
+        "http_5xx"
+        if response.status >= 500
+        else "http_4xx"
+        if response.status >= 400
+        else "malformed"
+    )
+    return Attempt(None, kind, message, response.status)
+
+
+def finished(result: ChatResult, status: int) -> Attempt:
+    """A 2xx reply: an answer, or ``unfinished`` / ``aborted`` (no answer).
+
+    What SGLang sends for an aborted request: ``tests/data/sglang-abort/README.md``.
+    """
+    if result.finish_reason is None:
+        return Attempt(None, "unfinished", "the reply carries no finish_reason", status)
+    if result.finish_reason == ABORT:
+        # SGLang's abort without an error status (0.5.19 and 0.5.23 answer 200 with it): the
+        # request was cancelled or evicted; its partial text is no answer. A 4xx abort (0.5.19
+        # passes those through too) will abort again.
+        code = result.finish_status
+        said = f" (status {code})" if code is not None else ""
+        message = f"the server aborted the reply{said}: {result.finish_message or 'no message'}"
+        curable = code is None or code >= 500
+        return Attempt(None, "aborted", message[:ERROR_TEXT_LIMIT], status, curable=curable)
+    return Attempt(result, status=status)

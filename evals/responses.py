@@ -16,6 +16,7 @@ Structural garbage raises ``ResponseFormatError`` naming the field; nothing else
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -54,6 +55,9 @@ class SpecStats:
     accept_rate: float
     histogram: tuple[int, ...]
     source: str  # "meta_info" | "sglext"
+    # The DP rank that served the request (meta_info.dp_rank, 0.5.19 tokenizer_manager.py line
+    # 2324, 0.5.23 line 2617); None with one rank or without meta_info (a stream).
+    dp_rank: int | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,9 @@ class ChatResult:
     completion_tokens: int | None
     spec: SpecStats | None
     prefill_s: float | None = None  # see ``prefill_seconds``
+    # ``meta_info.finish_reason``'s message and HTTP status of an aborted reply (``FINISH_ABORT``)
+    finish_message: str | None = None
+    finish_status: int | None = None
 
 
 # Canonical key first, then the 0.5.17-0.5.20 alias that 0.5.21 removed.
@@ -177,6 +184,24 @@ def prefill_seconds(meta: object) -> float | None:
     return end - start
 
 
+# SGLang's ``FINISH_ABORT.to_json`` (srt/managers/schedule_batch.py: 0.5.19 line 289, 0.5.23 line
+# 332, alike in both): {"type": "abort", "message": ..., "status_code": ..., "err_type": ...}.
+ABORT = "abort"
+
+
+def abort_detail(meta: object) -> tuple[str | None, int | None]:
+    """The message and HTTP status of an aborted reply's ``meta_info.finish_reason``.
+
+    Returns ``(None, None)`` when the reply has no meta_info (a stream) or did not abort; a
+    graceful abort (``/abort_request``, a client gone) carries no status.
+    """
+    finish = meta.get("finish_reason") if type(meta) is dict else None
+    if type(finish) is not dict or finish.get("type") != ABORT:
+        return None, None
+    message = finish.get("message")
+    return (str(message) if message is not None else None), _int(finish.get("status_code"))
+
+
 def _details_for_choice(sglext: object, choice: int) -> object:
     if type(sglext) is not dict:
         return None
@@ -246,20 +271,46 @@ def parse_chat_response(body: object, choice: int = 0) -> ChatResult:
     message = _require_dict(picked.get("message"), f"{field}.message")
     meta = picked.get("meta_info")
     prompt_tokens, completion_tokens = _tokens(body.get("usage"), meta)
+    finish_message, finish_status = abort_detail(meta)
+    spec = _spec(body.get("sglext"), meta, choice, completion_tokens)
+    if spec is not None and type(meta) is dict and _int(meta.get("dp_rank")) is not None:
+        spec = dataclasses.replace(spec, dp_rank=_int(meta.get("dp_rank")))
     return ChatResult(
         content=_optional_str(message, "content", f"{field}.message"),
         reasoning_content=_optional_str(message, "reasoning_content", f"{field}.message"),
         finish_reason=_optional_str(picked, "finish_reason", field),
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
-        spec=_spec(body.get("sglext"), meta, choice, completion_tokens),
+        spec=spec,
         prefill_s=prefill_seconds(meta),
+        finish_message=finish_message,
+        finish_status=finish_status,
     )
 
 
+class StreamError(ResponseFormatError):
+    """The server put an error object into a stream instead of (more) chunks.
+
+    SGLang does so for an abort that carries an HTTP status (a timeout, memory pressure, a
+    validation failure: ``serving_chat.py`` 0.5.19 lines 1627-1642, 0.5.23 lines 2562-2579)
+    and for an exception once the stream has started (0.5.19 lines 1801-1805):
+    ``data: {"error": {"object": "error", "message": ..., "type": ..., "param": null,
+    "code": 503}}`` (``serving_base.create_streaming_error_response``), then ``[DONE]``.
+    """
+
+    def __init__(self, message: str, code: int | None) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 def _stream_error(chunk: dict[str, Any], index: int) -> ResponseFormatError:
-    # SGLang reports a failure inside a stream as a chunk with a message and no choices.
-    detail = chunk.get("message") or chunk.get("error")
+    # SGLang reports a failure inside a stream as a chunk with an error object and no choices.
+    error = chunk.get("error")
+    if type(error) is dict:
+        code = _int(error.get("code"))
+        said = f"{error.get('message')!s:.200}"
+        return StreamError(f"chunks[{index}]: the server sent an error (code {code}): {said}", code)
+    detail = chunk.get("message") or error
     suffix = f" (server said: {detail!s:.200})" if detail else ""
     return ResponseFormatError(f"chunks[{index}].choices: missing{suffix}")
 

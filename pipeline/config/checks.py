@@ -83,6 +83,8 @@ RULES = (
     Rule("client.max_concurrency", _at_least(1), COUNT),
     Rule("client.request_timeout_s", _above(0), SECONDS),
     Rule("client.max_retries", _at_least(0), "an integer >= 0"),
+    Rule("client.rate_limit_retries", _at_least(0), "an integer >= 0"),
+    Rule("client.rate_limit_wait_s", _at_least(0), "seconds >= 0"),
     Rule("client.max_error_rate", _share, "0 to 1"),
     Rule("client.progress_every_s", _above(0), SECONDS),
     Rule("server.startup_timeout_s", _above(0), SECONDS),

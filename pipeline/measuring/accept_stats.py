@@ -111,6 +111,60 @@ def server_accept_length(
     return float(np.mean(list(values.values())))
 
 
+# Why the ranks' figures cannot be weighted by SGLang's counters: spec_verify_calls_total is the
+# tokenizer's, labelled model_name and engine_type only (0.5.19 tokenizer_manager.py lines
+# 706-716; 0.5.23 observability/metrics_collector.py lines 1804-1819, 1865-1869); the per-rank
+# series (sglang:spec_accept_length with dp_rank, metrics_collector.py lines 1382-1392) are gauges
+# of the last decode log interval, and internal_states[i].avg_spec_accept_length is a ratio without
+# its denominator (scheduler_components/internal_state.py lines 119-126, 243-253).
+NO_RANK_COUNTERS = (
+    "SGLang's spec_verify_calls_total carries no dp_rank label and /server_info gives each rank's "
+    "ratio without its verify steps"
+)
+
+
+def server_accept(
+    server_info: ServerInfo,
+    verify_by_rank: Mapping[str, float] | None,
+    records: Iterable[Mapping[str, Any]],
+) -> tuple[float | None, str | None]:
+    """The server's accept length over its DP ranks, and how the ranks were weighted.
+
+    Weights, first that exists: each rank's verify steps from a ``dp_rank``-labelled counter
+    (``verify_by_rank``), else those of the window's requests by their ``meta_info.dp_rank``
+    (``spec.dp_rank`` of ``records``: every request must carry one, so not streams). Otherwise
+    the plain mean, and the second value says so and why.
+
+    Returns:
+        (the figure, the weighting in words); the weighting is None with one rank.
+    """
+    ranks = server_info.accept_length_by_rank
+    if len(ranks) <= 1:
+        return server_accept_length(server_info), None
+    if verify_by_rank and sum(verify_by_rank.values()) > 0:
+        return server_accept_length(server_info, verify_by_rank), "verify steps per dp_rank label"
+    by_request = request_verify_by_rank(records)
+    if by_request and sum(by_request.values()) > 0:
+        weighted = server_accept_length(server_info, by_request)
+        return weighted, "verify steps of the window's requests per meta_info.dp_rank"
+    why = (
+        f"unweighted mean of {len(ranks)} DP ranks: {NO_RANK_COUNTERS}, and the window's replies "
+        "carry no meta_info.dp_rank (streamed, or meta_info missing)"
+    )
+    return server_accept_length(server_info), why
+
+
+def request_verify_by_rank(records: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Verify steps per ``spec.dp_rank`` over ``records``; empty when any lacks its rank."""
+    out: dict[str, float] = {}
+    for spec in spec_records(records):
+        rank = spec.get("dp_rank")
+        if not isinstance(rank, int):
+            return {}
+        out[str(rank)] = out.get(str(rank), 0.0) + float(spec["verify_ct"])
+    return out
+
+
 def cross_check(
     per_request: Mapping[str, Any], server_value: float | None, rel_tolerance: float
 ) -> dict[str, Any]:

@@ -45,6 +45,8 @@ class Window:
     new: list[dict[str, Any]]  # records of requests sent in the window (not resumed ones)
     server_value: float | None  # avg_spec_accept_length read at its end
     deltas: dict[str, Any]  # metric_deltas of the window
+    # How server_value weighted the DP ranks (accept_stats.server_accept); None: one rank
+    server_weighting: str | None = None
 
 
 def metric_deltas(before: str | None, after: str | None) -> dict[str, Any]:
@@ -126,8 +128,23 @@ def window_accept(
         cross_check=cross_check(sent, window.server_value, rel_tolerance),
         metrics_cross_check=counters_check(sent, window.deltas, rel_tolerance),
         traffic=traffic(window.new, window.deltas),
+        server_window=server_window(records, window.new),
     )
+    if window.server_weighting is not None:
+        out["server_accept_weighting"] = window.server_weighting
     return AcceptBlock.from_json(out)
+
+
+def server_window(
+    records: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Which of an eval's requests the server-side figures cover.
+
+    After a resume only those sent in this run (``resumed``): the kept ones were counted by a
+    server long gone. The per-request figures cover every request.
+    """
+    covers = "resumed" if len(new) < len(records) else "all"
+    return {"covers": covers, "requests": len(new), "of": len(records)}
 
 
 def combine(windows: Sequence[Window]) -> Window:
@@ -144,7 +161,10 @@ def combine(windows: Sequence[Window]) -> Window:
     server = sum(v * weight for v, weight in weighted) / total if total else None
     if len(weighted) == 1:
         server = weighted[0][0]  # exactly what the server said, no rounding through weights
-    return Window(new, server, deltas)
+    ways = [w.server_weighting for w in windows if w.server_weighting]
+    unweighted = [way for way in ways if way.startswith("unweighted")]
+    chosen = (unweighted or ways)[0] if ways else None
+    return Window(new, server, deltas, chosen)
 
 
 def _verify_weight(window: Window) -> float:
@@ -170,6 +190,10 @@ def accept_warnings(scope: str, accept: AcceptBlock) -> list[str]:
         "more than the log-interval effect",
     )
     out += _no_server_figure(scope, accept)
+    out += _without_statistics(scope, accept)
+    weighting = accept.data.get("server_accept_weighting")
+    if isinstance(weighting, str) and weighting.startswith("unweighted") and scope != "cell":
+        out.append(f"{scope}: the server-level accept length is the {weighting}")
     seen = accept.traffic
     if seen is not None and seen.foreign and scope != "cell":  # each eval's window says it
         out.append(
@@ -217,6 +241,19 @@ def _no_server_figure(scope: str, accept: AcceptBlock) -> list[str]:
         f"{scope}: the server reported no avg_spec_accept_length at the end of the eval "
         f"although its requests were verified ({why}); the per-request figures stand, the "
         "server-level one is missing"
+    ]
+
+
+def _without_statistics(scope: str, accept: AcceptBlock) -> list[str]:
+    """A warning when answered requests came back without accept statistics."""
+    lacking = accept.without_statistics
+    if not lacking or scope == "cell":  # each eval's window says it
+        return []
+    return [
+        f"{scope}: {lacking} of {accept.n_requests} answered requests carried no accept "
+        "statistics (no meta_info / sglext in a 200 reply: a proxy that strips SGLang's fields?); "
+        f"the accept figures are over the other {accept.n_with_spec}, and mtp-eval-report fails "
+        "the accept check beyond the tolerance's accept_max_unmeasured share"
     ]
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from backends.server_info import LATEST, ServerInfo, metric_total
-from pipeline.measuring.accept_stats import server_accept_length
+from pipeline.measuring.accept_stats import server_accept
 from pipeline.measuring.accept_windows import VERIFY_BY_RANK, Window, metric_deltas
 from pipeline.results.accept_block import Traffic
 from pipeline.results.cell_error import CellError
@@ -72,7 +72,8 @@ def close_window(
     after = server_api.metrics_text(server.base_url, api_key)
     deltas = metric_deltas(before, after)
     info = server_api.server_info(server.base_url, api_key)
-    return Window(new, server_accept_length(info, deltas.get(VERIFY_BY_RANK)), deltas), info
+    value, weighting = server_accept(info, deltas.get(VERIFY_BY_RANK), new)
+    return Window(new, value, deltas, weighting), info
 
 
 def check_traffic(eval_name: str, traffic: Traffic | None, policy: str) -> None:

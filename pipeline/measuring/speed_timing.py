@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from evals.responses import PREFILL_END_KEY, PREFILL_START_KEY
+from evals.responses import PREFILL_END_KEY, PREFILL_START_KEY, abort_detail
 
 
 class SpeedTimingError(ValueError):
@@ -53,10 +53,15 @@ def request_timing(meta: object) -> RequestTiming:
     """The timing of one request from its ``meta_info``.
 
     Raises:
-        SpeedTimingError: a timestamp is missing (a server without ``--enable-metrics``).
+        SpeedTimingError: a timestamp is missing (a server without ``--enable-metrics``), or
+            SGLang aborted the request (``/generate`` answers an abort without a status with
+            HTTP 200: ``tests/data/sglang-abort/README.md``), whose times measure a cut request.
     """
     if not isinstance(meta, dict):
         raise SpeedTimingError("a /generate answer without meta_info")
+    message, status = abort_detail(meta)
+    if message is not None or status is not None:
+        raise SpeedTimingError(f"SGLang aborted a /generate request (status {status}): {message}")
     start, end = _number(meta, PREFILL_START_KEY), _number(meta, PREFILL_END_KEY)
     e2e, tokens = _number(meta, "e2e_latency"), meta.get("completion_tokens")
     if start is None or end is None or e2e is None or type(tokens) is not int:

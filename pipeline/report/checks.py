@@ -27,6 +27,7 @@ from pipeline.report.verdicts import (
 )  # fmt: skip
 from pipeline.report.versus_baseline import baseline_checks
 from pipeline.report.versus_reference import reference_checks
+from pipeline.results.accept_block import AcceptBlock
 from pipeline.results.cell_paths import result_path
 from pipeline.results.result_types import UNREADABLE
 
@@ -71,20 +72,30 @@ def _cell_checks(
     for name, summary in cell.evals.items():
         margins = tol.for_eval(name)
         if cell.speculative:
-            out.append(accept_metric(cell, name))
+            out.append(accept_metric(cell, name, margins.accept_max_unmeasured))
         if cell.variant != tol.baseline:
             out += baseline_checks(cell, baseline, note, name, margins, tol.alpha, read)
         out += reference_checks(cell, name, summary, margins, tol, read)
     return out
 
 
-def accept_metric(cell: CellRecord, name: str) -> Check:
-    """PASS when a speculative cell measured its accept length, else FAIL."""
+def accept_metric(cell: CellRecord, name: str, max_unmeasured: float = 1.0) -> Check:
+    """PASS when a speculative cell measured its accept length over enough of its requests.
+
+    FAIL without an accept metric, or when more than ``max_unmeasured`` of the answered requests
+    came back without accept statistics (they would drop out of the figure unseen).
+    """
     accept = cell.evals[name].accept or cell.result.accept  # the eval's window, else the cell's
     value = accept.accept_length
     if accept.status == "ok" and value:
         requests = "?" if accept.n_with_spec is None else accept.n_with_spec
-        message = f"accept length {value:.3f} over {requests} requests"
+        message = f"accept length {value:.3f} over {requests} requests" + _window_note(accept)
+        lacking, answered = accept.without_statistics, accept.n_requests or 0
+        if lacking and answered:
+            message += f"; {lacking} of {answered} answered requests without accept statistics"
+            if lacking / answered > max_unmeasured:
+                message += f", beyond the {max_unmeasured:.0%} accept_max_unmeasured allows"
+                return make_check(cell, name, ACCEPT_METRIC, FAIL, message, accept_length=value)
         return make_check(cell, name, ACCEPT_METRIC, PASS, message, accept_length=value)
     algorithm = (cell.speculative or {}).get("algorithm")
     message = (
@@ -92,3 +103,17 @@ def accept_metric(cell: CellRecord, name: str) -> Check:
         f"(accept status {accept.status!r}): a missing metric is a failure, not a pass"
     )
     return make_check(cell, name, ACCEPT_METRIC, FAIL, message)
+
+
+def _window_note(accept: AcceptBlock) -> str:
+    # Which requests the server-side figures cover, and how they weighted the DP ranks.
+    window, note = accept.window, ""
+    if window.get("covers") == "resumed":
+        note += (
+            f" (server-side figures: the resumed window, {window.get('requests')} of "
+            f"{window.get('of')} requests)"
+        )
+    weighting = accept.data.get("server_accept_weighting")
+    if isinstance(weighting, str) and weighting.startswith("unweighted"):
+        note += f"; server accept length: {weighting}"
+    return note

@@ -42,7 +42,17 @@ def error_rates(n: dict[str, Any]) -> str:
     return (
         f"errors {100 * n.get('base_error', 0):.1f}% baseline / {100 * n.get('cand_error', 0):.1f}%"
         f" candidate (no answer), truncated {100 * n.get('base_truncated', 0):.1f}% / "
-        f"{100 * n.get('cand_truncated', 0):.1f}% (counted wrong)"
+        f"{100 * n.get('cand_truncated', 0):.1f}% (counted wrong)" + aborted_note(n)
+    )
+
+
+def aborted_note(n: dict[str, Any]) -> str:
+    """``; aborted B / C (...)`` when a side had aborted replies, else nothing."""
+    if not (n.get("base_aborted") or n.get("cand_aborted")):
+        return ""
+    return (
+        f"; aborted {n.get('base_aborted', 0)} / {n.get('cand_aborted', 0)} replies "
+        "(retried or counted as errors, never graded)"
     )
 
 

@@ -146,6 +146,22 @@ def _rates(samples: Samples) -> tuple[float, float]:
     return errors / n, truncated / n
 
 
+def aborted_counts(base: Samples, cand: Samples) -> dict[str, int]:
+    """Requests SGLang aborted on each side (retried or errored, never graded); empty if none.
+
+    Only when a side had one, so that reports of sweeps without aborts read as before.
+    """
+    counts = {"base_aborted": _aborted(base), "cand_aborted": _aborted(cand)}
+    return counts if any(counts.values()) else {}
+
+
+def _aborted(samples: Samples) -> int:
+    return sum(
+        (r.get("error_kind") == "aborted") + list(r.get("retried") or []).count("aborted")
+        for r in samples.values()
+    )
+
+
 def _matrix(samples: Samples, rows: dict[str, int], columns: dict[int, int]) -> np.ndarray:
     out = np.full((len(rows), max(1, len(columns))), np.nan)
     for (q, r), record in samples.items():
@@ -192,6 +208,7 @@ def pair_samples(base: Samples, cand: Samples) -> Paired:
     (be, bt), (ce, ct) = _rates(base), _rates(cand)
     extra = len({q for q, _ in cand} - set(rows))
     rates = {"base_error": be, "base_truncated": bt, "cand_error": ce, "cand_truncated": ct}
+    rates.update(aborted_counts(base, cand))
     return Paired(questions, Outcomes(b, c, asked, by_repeat, errored), rb, rc, extra, rates)
 
 

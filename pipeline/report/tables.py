@@ -14,7 +14,7 @@ from pipeline.report.check_kinds import (
     REFERENCE_KINDS,
     STATUS,
 )
-from pipeline.report.describe import pts, rel
+from pipeline.report.describe import aborted_note, pts, rel
 from pipeline.report.load import CellRecord
 from pipeline.report.verdicts import OK, Check
 from pipeline.results.json_values import as_map
@@ -184,6 +184,7 @@ def _paired_set(n: dict[str, Any]) -> str:
         f"{n['n_questions']} q x {n['repeats']} ({how}); errors "
         f"{100 * n.get('base_error', 0):.1f}% / {100 * n.get('cand_error', 0):.1f}%, truncated "
         f"{100 * n.get('base_truncated', 0):.1f}% / {100 * n.get('cand_truncated', 0):.1f}%"
+        + aborted_note(n)
         + (f"; baseline: {n['note']}" if n.get("note") else "")
     )
 

@@ -43,6 +43,9 @@ class EvalTolerance:
     reference_accept_band: float = checked(0.05, MARGIN)
     # Share of the baseline's questions a candidate may lack (never asked) and still be GO.
     max_absent_questions: float = checked(0.0, MARGIN)
+    # Share of a speculative eval's answered requests that may lack accept statistics (a 200
+    # without meta_info / sglext) and still PASS its accept check.
+    accept_max_unmeasured: float = checked(0.05, MARGIN)
 
 
 @dataclass(frozen=True)

@@ -101,6 +101,21 @@ class AcceptBlock:
             data=data,
         )
 
+    @property
+    def without_statistics(self) -> int:
+        """Answered requests whose reply carried no accept statistics (no meta_info, no sglext).
+
+        They drop out of every per-request figure; 0 where the block does not say.
+        """
+        if self.status != "ok" or self.n_requests is None or self.n_with_spec is None:
+            return 0
+        return max(0, self.n_requests - self.n_with_spec)
+
+    @property
+    def window(self) -> Mapping[str, Any]:
+        """``server_window``: which requests the server-side figures cover (empty: all, or old)."""
+        return as_map(self.data.get("server_window"))
+
     def to_json(self) -> AcceptJson:
         """The block as written (``from_json(x).to_json() == x``, key order included)."""
         return cast(AcceptJson, dict(self.data))

@@ -33,6 +33,18 @@ class TrafficJson(TypedDict):
     foreign: float
 
 
+class ServerWindowJson(TypedDict):
+    """``accept.server_window``: the requests the server-side figures cover.
+
+    Those are server_avg_spec_accept_length, metrics, cross_check, metrics_cross_check and
+    traffic; the per-request figures cover every request of the eval.
+    """
+
+    covers: str  # all | resumed (only the requests sent after a resume: the rest were kept)
+    requests: int  # requests sent in the window
+    of: int  # the eval's requests (kept and sent)
+
+
 class AcceptJson(TypedDict, total=False):
     """``accept`` of the cell and of each eval (``pipeline.measuring.accept_windows``)."""
 
@@ -56,6 +68,9 @@ class AcceptJson(TypedDict, total=False):
     cross_check: CrossCheckJson
     metrics_cross_check: CrossCheckJson
     traffic: TrafficJson
+    server_window: ServerWindowJson
+    # How the server figure weighted its DP ranks (absent with one); "unweighted ..." says why
+    server_accept_weighting: str
 
 
 class SequentialJson(TypedDict, total=False):

@@ -8,6 +8,7 @@ count the request, write the ledger, then answer (or break the answer as the fau
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import json
 import logging
@@ -18,7 +19,7 @@ from typing import Any
 
 from aiohttp import web
 
-from pipeline.simserver import payloads
+from pipeline.simserver import aborts, payloads
 from pipeline.simserver.faults import rate_fault, stop_fault
 from pipeline.simserver.jobs import BadRequest, Job, parse_chat, parse_generate
 from pipeline.simserver.model import Completion
@@ -80,9 +81,14 @@ class CompletionHandlers:
             key = job.items[0].prompt
             attempt = state.attempt(key)
             fault = rate_fault(rt.faults, rt.conf.seed, key, attempt)
+            if fault == "rate_limit":  # a gateway's refusal: nothing generated or counted
+                return _rate_limited(rt.faults.retry_after)
             if rt.latency_s:
                 await asyncio.sleep(rt.latency_s)
-            served = await self._generate(job, fault == "truncation", received, attempt)
+            cut = fault in ("truncation", "abort")
+            served = await self._generate(job, cut, received, attempt)
+            if fault == "abort":  # cut where the abort reached it, no answer stated
+                served = [_aborted(s) for s in served]
             stop = stop_fault(rt.faults, state.completed)
             if stop is not None:
                 self._log_rows(served, job, stop)
@@ -90,7 +96,8 @@ class CompletionHandlers:
             if fault == "http_5xx":
                 self._log_rows(served, job, fault)
                 return json_response(_INTERNAL_ERROR, 500)
-            state.record(served, job.stream)
+            rank = state.record(served, job.stream)
+            served = [dataclasses.replace(s, dp_rank=rank) for s in served]
             state.completed += 1
             self._log_rows(served, job, fault or self._spec_fault())
             response = await self._respond(request, job, served, fault)
@@ -169,6 +176,11 @@ class CompletionHandlers:
     async def _respond(
         self, request: web.Request, job: Job, served: list[Served], fault: str | None
     ) -> web.StreamResponse:
+        status = self.rt.faults.abort_status
+        if fault == "abort" and status is not None and not job.stream:
+            return json_response(aborts.abort_http_body(status), status)
+        if fault == "missing_meta_info":
+            job = dataclasses.replace(job, want_meta=False, want_spec=False)
         if fault == "connection_reset" and not job.stream:
             if request.transport is not None:
                 request.transport.abort()
@@ -177,7 +189,8 @@ class CompletionHandlers:
             return web.Response(body=_MALFORMED, content_type="application/json")
         flavour = self.rt.flavour
         if job.stream and job.endpoint == "chat":
-            return await stream_chat(request, served, flavour, job, fault)
+            error = aborts.stream_error_event(status) if fault == "abort" and status else None
+            return await stream_chat(request, served, flavour, job, fault, error)
         if job.stream:
             return await stream_generate(request, served[0], flavour, fault)
         sent = time.time()
@@ -187,7 +200,21 @@ class CompletionHandlers:
         body = payloads.chat_response(
             served, flavour, job.model, job.want_meta, job.want_spec, sent
         )
+        if fault == "invalid_utf8":
+            raw = aborts.not_utf8(json.dumps(body).encode())
+            return web.Response(body=raw, content_type="application/json")
         return json_response(body)
+
+
+def _aborted(s: Served) -> Served:
+    completion = dataclasses.replace(s.completion, finish_reason="abort", correct=None, answer=None)
+    return dataclasses.replace(s, completion=completion)
+
+
+def _rate_limited(retry_after: str | None) -> web.Response:
+    headers = {"Retry-After": retry_after} if retry_after is not None else {}
+    body = json.dumps(aborts.rate_limited_body()).encode()
+    return web.Response(body=body, status=429, content_type="application/json", headers=headers)
 
 
 async def _json_body(request: web.Request) -> dict[str, Any]:

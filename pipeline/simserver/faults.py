@@ -13,15 +13,25 @@ from typing import Any
 
 from pipeline.simserver.model import hash_units
 
-# Checked in this order; the name is what the ledger's "fault" field says.
-RATE_FAULT_ORDER = ("connection_reset", "http_5xx", "malformed_json", "truncation")
+# Checked in this order; the name is what the ledger's "fault" field says. The first four draw
+# from one hash, as before the others existed, so a seeded run of those alone sees what it saw.
+# abort: SGLang's finish reason "abort" (``aborts.py``: its body per ``abort_status``);
+# rate_limit: HTTP 429 with ``Retry-After: retry_after``; stream_error: an error object inside a
+# stream (streams only); invalid_utf8: a reply that is not UTF-8; missing_meta_info: a 200
+# without meta_info and sglext (a gateway that passes only OpenAI's fields).
+RATE_FAULT_ORDER = (
+    "connection_reset", "http_5xx", "malformed_json", "truncation",
+    "abort", "rate_limit", "stream_error", "invalid_utf8", "missing_meta_info",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Faults:
     """The ``faults`` object of ``--sim-config`` with its defaults filled in."""
 
-    rates: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)  # in RATE_FAULT_ORDER
+    rates: tuple[float, ...] = (0.0,) * len(RATE_FAULT_ORDER)  # in RATE_FAULT_ORDER
+    abort_status: int | None = None  # the HTTP status an abort carries (None: a graceful one)
+    retry_after: str | None = "1"  # HTTP 429's Retry-After header (None: none sent)
     crash_after_requests: int | None = None
     hang_after_requests: int | None = None
     missing_spec_keys: bool = False
@@ -42,7 +52,9 @@ class Faults:
         """Build from the (already validated) ``faults`` object."""
         rates = tuple(float(raw.get(f"{name}_rate") or 0.0) for name in RATE_FAULT_ORDER)
         return cls(
-            rates=rates,  # type: ignore[arg-type]
+            rates=rates,
+            abort_status=raw.get("abort_status"),
+            retry_after=raw.get("retry_after", "1"),
             crash_after_requests=raw.get("crash_after_requests"),
             hang_after_requests=raw.get("hang_after_requests"),
             missing_spec_keys=bool(raw.get("missing_spec_keys")),
@@ -75,8 +87,10 @@ def rate_fault(faults: Faults, seed: int, prompt: str, attempt: int) -> str | No
     """The rate fault that hits this request, or None."""
     if not faults.any_rate:
         return None
-    units = hash_units(str(seed), "fault", prompt, str(attempt))
-    for name, rate, u in zip(RATE_FAULT_ORDER, faults.rates, units, strict=True):
+    units: tuple[float, ...] = hash_units(str(seed), "fault", prompt, str(attempt))
+    units += hash_units(str(seed), "fault2", prompt, str(attempt))
+    units += hash_units(str(seed), "fault3", prompt, str(attempt))
+    for name, rate, u in zip(RATE_FAULT_ORDER, faults.rates, units, strict=False):
         if u < rate:
             return name
     return None

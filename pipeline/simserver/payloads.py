@@ -14,6 +14,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.simserver.aborts import abort_finish
 from pipeline.simserver.model import Completion
 from pipeline.simserver.spec import SpecDraw
 from pipeline.simserver.surface import SPEC_ALIAS_RELEASES, SimSurface, surface_for
@@ -53,6 +54,7 @@ class Served:
     forward_entry: float  # time.time() when its prefill began (after the configured latency)
     prefill_finished: float  # forward_entry + its prompt's simulated prefill time
     finished: float  # time.time() when generation ended
+    dp_rank: int | None = None  # the DP rank that served it (None with one rank)
 
     @property
     def completion_tokens(self) -> int:
@@ -66,7 +68,9 @@ class Served:
 
 
 def finish_reason_obj(s: Served) -> dict[str, Any]:
-    """``meta_info.finish_reason``: ``{"type": "stop", "matched": id}`` or ``length``."""
+    """``meta_info.finish_reason``: ``{"type": "stop", "matched": id}``, ``length`` or ``abort``."""
+    if s.completion.finish_reason == "abort":
+        return abort_finish()
     if s.completion.finish_reason == "length":
         return {"type": "length", "length": s.completion_tokens}
     return {"type": "stop", "matched": EOS_TOKEN_ID}
@@ -109,7 +113,7 @@ def meta_info(s: Served, f: Flavour, sent: float) -> dict[str, Any]:
         m["queue_time"] = s.forward_entry - dispatched
     m.update(reasoning_tokens=0, completion_tokens=n, cached_tokens=0)
     m["weight_versions"] = [{"version": "default", "start": 0, "end": n}]
-    m.update(cached_tokens_details=None, dp_rank=None, e2e_latency=e2e)
+    m.update(cached_tokens_details=None, dp_rank=s.dp_rank, e2e_latency=e2e)
     m.update(spec_meta(s, f))
     if f.timing_fields:
         m["request_received_ts"] = s.received

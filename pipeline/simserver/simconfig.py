@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.config_file import Check, ConfigFileError, checked, load_structured
+from pipeline.simserver.aborts import ABORT_STATUSES
 from pipeline.simserver.surface import SUPPORTED_VERSIONS
 
 RATE = Check(0.0, 1.0, hint="(a rate: 0.1 = one request in ten)")
@@ -56,6 +57,15 @@ class FaultFlags:
     http_5xx_rate: float | None = checked(None, RATE)
     malformed_json_rate: float | None = checked(None, RATE)
     truncation_rate: float | None = checked(None, RATE)
+    # SGLang's finish reason "abort", with the body of abort_status (None: a graceful abort,
+    # HTTP 200; 400, 500 or 503: the error SGLang answers with; pipeline/simserver/aborts.py)
+    abort_rate: float | None = checked(None, RATE)
+    abort_status: int | None = None  # one of ABORT_STATUSES
+    rate_limit_rate: float | None = checked(None, RATE)  # HTTP 429 with Retry-After
+    retry_after: str | None = "1"  # seconds or an HTTP date; None: a 429 without the header
+    stream_error_rate: float | None = checked(None, RATE)  # data: {"error": ...} (streams only)
+    invalid_utf8_rate: float | None = checked(None, RATE)  # a reply that is not UTF-8
+    missing_meta_info_rate: float | None = checked(None, RATE)  # a 200 without meta_info/sglext
 
 
 @dataclass(frozen=True)
@@ -103,6 +113,12 @@ def load_sim_config(path: str | Path) -> SimConfig:
     except (OSError, json.JSONDecodeError) as exc:
         raise SimConfigError(f"{where}: cannot read a JSON object: {exc}") from exc
     conf = load_structured(SimConfig, raw, where, error=SimConfigError)
+    status = conf.faults.abort_status
+    if status is not None and status not in ABORT_STATUSES:
+        allowed = ", ".join(map(str, ABORT_STATUSES))
+        raise SimConfigError(
+            f"{where}: faults.abort_status is {status}; use null (a graceful abort) or {allowed}"
+        )
     for index, effect in enumerate(conf.effects):
         if not effect.match:
             raise SimConfigError(

@@ -114,14 +114,19 @@ class ServerState:
         """Requests counted by the Prometheus counters (every rank, other clients' included)."""
         return sum(sum(c.requests.values()) for c in self.counters)
 
-    def record(self, served: Sequence[Served], streaming: bool) -> None:
-        """Count one generated request (all its choices) on one DP rank."""
-        self._count(served, streaming)
+    def record(self, served: Sequence[Served], streaming: bool) -> int | None:
+        """Count one generated request (all its choices) on one DP rank.
+
+        Returns:
+            The DP rank that served it, as ``meta_info.dp_rank`` says (None with one rank).
+        """
+        rank = self._count(served, streaming)
         if self.foreign_left > 0:  # another client sent the same request at the same time
             self.foreign_left -= 1
             self._count(served, streaming)
+        return rank if len(self.ranks) > 1 else None
 
-    def _count(self, served: Sequence[Served], streaming: bool) -> None:
+    def _count(self, served: Sequence[Served], streaming: bool) -> int:
         index = self.served_requests % len(self.ranks)
         rank, counters = self.ranks[index], self.counters[index]
         self.served_requests += 1
@@ -146,6 +151,7 @@ class ServerState:
         iv = self.interval
         if iv.verify >= self.log_interval and time.monotonic() - iv.started >= MIN_INTERVAL_S:
             self._close_interval()
+        return index
 
     def _close_interval(self) -> None:
         iv = self.interval
@@ -202,8 +208,10 @@ def metrics_text(
     """Prometheus exposition of the counters and gauges SGLang's collector names.
 
     As with prometheus_client's labelled counters, a counter has no sample line before the first
-    request (only its HELP and TYPE); with several DP ranks each rank has its own samples,
-    labelled ``dp_rank`` (SGLang adds that label when the scheduler has a DP rank).
+    request (only its HELP and TYPE). The counters are the tokenizer's (one process over every
+    DP rank), so they carry no ``dp_rank`` label, in 0.5.19 and 0.5.23 alike
+    (``TokenizerMetricsCollector``'s labels: 0.5.19 tokenizer_manager.py lines 706-716, 0.5.23
+    observability/metrics_collector.py lines 1804-1819 and 1865-1869).
 
     Args:
         state: the server's counters.
@@ -215,9 +223,7 @@ def metrics_text(
     served = state.num_requests > 0
     counter_labels = {**labels, **dict.fromkeys(surface.counter_rank_labels, "0")}
     gauge = _labels({**labels, **dict.fromkeys(surface.gauge_rank_labels, "0")}, 0, 1)
-    ranks = [
-        (_labels(counter_labels, i, len(state.counters)), c) for i, c in enumerate(state.counters)
-    ] if served else []  # fmt: skip
+    ranks = [(_labels(counter_labels, 0, 1), _summed(state.counters))] if served else []
 
     def metric(name: str, kind: str, help_: str, samples: Sequence[tuple[str, str, float]]) -> None:
         lines.append(f"# HELP sglang:{name} {help_}")
@@ -253,6 +259,20 @@ def metrics_text(
         for name, value in gauges:
             metric(name, "gauge", f"The {name.replace('_', ' ')}.", [("", gauge, value)])
     return "\n".join(lines) + "\n"
+
+
+def _summed(counters: Sequence[RankCounters]) -> RankCounters:
+    out = RankCounters()
+    for c in counters:
+        for mine, theirs in (
+            (out.requests, c.requests),
+            (out.prompt_tokens, c.prompt_tokens),
+            (out.generation_tokens, c.generation_tokens),
+        ):
+            for key, value in theirs.items():
+                mine[key] += value
+        out.verify_calls += c.verify_calls
+    return out
 
 
 def _labels(labels: dict[str, str], rank: int, ranks: int) -> str:

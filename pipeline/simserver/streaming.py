@@ -3,7 +3,10 @@
 A chat stream sends a role chunk, content chunks (the finish reason on the last one per choice),
 then ``{"choices": [], "sglext": ...}`` when spec details were asked for, the usage chunk when
 ``stream_options.include_usage`` is set, and ``data: [DONE]``. Faults: ``malformed_json`` sends a
-chunk that is not JSON and stops; ``connection_reset`` drops the connection after the first chunk.
+chunk that is not JSON and stops; ``connection_reset`` drops the connection after the first chunk;
+``stream_error`` sends an error object after it and ends with ``[DONE]``; ``invalid_utf8`` makes
+the first content chunk invalid UTF-8. An abort with an HTTP status sends the content so far, the
+error object in place of the finish chunk, then usage and ``[DONE]`` (``aborts.py``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
-from pipeline.simserver import payloads
+from pipeline.simserver import aborts, payloads
 from pipeline.simserver.jobs import Job
 from pipeline.simserver.payloads import Flavour, Served
 
@@ -42,6 +45,11 @@ async def _fault_break(request: web.Request, resp: web.StreamResponse, fault: st
     if fault == "connection_reset":
         if request.transport is not None:
             request.transport.abort()
+        return True
+    if fault == "stream_error":
+        await resp.write(_event(aborts.stream_error_event(500, "simulated stream_error")))
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
         return True
     return False
 
@@ -72,17 +80,28 @@ async def stream_chat(
     flavour: Flavour,
     job: Job,
     fault: str | None,
+    error: dict[str, Any] | None = None,
 ) -> web.StreamResponse:
-    """Stream a chat completion (all choices, one after the other)."""
+    """Stream a chat completion (all choices, one after the other).
+
+    ``error``: the error object that replaces the finish chunks (an abort with a status).
+    """
     resp = await _open(request)
     rid, created, model = served[0].rid, int(served[0].received), job.model
     first = [payloads.delta_choice(i, "", True, None, flavour) for i in range(len(served))]
     await resp.write(_event(payloads.chunk(rid, created, model, first, flavour)))
     if await _fault_break(request, resp, fault):
         return resp
+    broken = fault == "invalid_utf8"
     for i, s in enumerate(served):
         for choice in _content_choices(i, s, flavour):
-            await resp.write(_event(payloads.chunk(rid, created, model, [choice], flavour)))
+            if error is not None and choice["finish_reason"] is not None:
+                break  # SGLang sends the error object instead of the finish chunk
+            event = payloads.chunk(rid, created, model, [choice], flavour)
+            await resp.write(aborts.event_not_utf8(event) if broken else _event(event))
+            broken = False
+    if error is not None:
+        await resp.write(_event(error))
     if job.want_spec:
         ext = payloads.sglext(served, flavour)
         if ext is not None:

@@ -8,6 +8,7 @@ from pipeline.measuring.accept_stats import (
     cross_check,
     per_position_acceptance,
     ratio_stderr,
+    server_accept,
     server_accept_length,
     summarize_accept,
 )
@@ -108,3 +109,37 @@ def test_server_accept_length_of_dp_ranks_is_weighted_by_their_verify_steps():
     assert server_accept_length(info) == 2.5  # no weights known: the plain mean
     one_rank = ServerInfo.parse({"internal_states": [{"avg_spec_accept_length": 2.7}]})
     assert server_accept_length(one_rank) == 2.7
+
+
+TWO_RANKS = ServerInfo.parse(
+    {"internal_states": [{"avg_spec_accept_length": 2.0}, {"avg_spec_accept_length": 3.0}]}
+)
+
+
+def ranked(verify, rank):
+    return {"spec": {"verify_ct": verify, "dp_rank": rank}, "error_kind": None}
+
+
+@pytest.mark.parametrize(
+    ("info", "by_label", "records", "value", "how"),
+    [
+        (ServerInfo.parse({"internal_states": [{"avg_spec_accept_length": 2.7}]}), None, [],
+         2.7, None),  # one rank: nothing to weight
+        (TWO_RANKS, {"0": 300.0, "1": 100.0}, [], 2.25, "verify steps per dp_rank label"),
+        (TWO_RANKS, None, [ranked(300, 0), ranked(100, 1)], 2.25,
+         "verify steps of the window's requests per meta_info.dp_rank"),
+        (TWO_RANKS, {}, [ranked(100, 0), ranked(300, 1), ranked(0, None)], 2.75,
+         "verify steps of the window's requests per meta_info.dp_rank"),  # no spec: no weight
+        (TWO_RANKS, None, [ranked(300, 0), ranked(100, None)], 2.5, "unweighted"),  # a stream
+        (TWO_RANKS, None, [], 2.5, "unweighted"),
+    ],
+)  # fmt: skip
+def test_server_accept_says_how_it_weighted_the_dp_ranks(info, by_label, records, value, how):
+    got, weighting = server_accept(info, by_label, records)
+    assert got == pytest.approx(value, abs=1e-15)
+    if how is None:
+        assert weighting is None
+    else:
+        assert weighting is not None and weighting.startswith(how)
+    if how == "unweighted":
+        assert "no dp_rank label" in weighting and "2 DP ranks" in weighting

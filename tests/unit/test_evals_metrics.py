@@ -39,7 +39,7 @@ def test_sample_record_fields() -> None:
         "attempts": 1, "error_kind": None, "error": None, "retried": [],
         "spec": {"verify_ct": 29, "num_correct_drafts": 34, "num_proposed_drafts": 87,
                  "completion_tokens": 64, "accept_length": 2.2, "accept_rate": 0.39,
-                 "histogram": (10, 11, 1, 7), "source": "sglext"},
+                 "histogram": (10, 11, 1, 7), "source": "sglext", "dp_rank": None},
     }  # fmt: skip
 
 

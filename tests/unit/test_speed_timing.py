@@ -72,3 +72,11 @@ def test_accept_length_is_none_without_speculation() -> None:
 def test_spread_is_the_median_min_and_max() -> None:
     found = spread([3.0, 1.0, 2.0, 10.0])
     assert (found.median, found.low, found.high) == (2.5, 1.0, 10.0)
+
+
+def test_an_aborted_generate_request_is_no_timing() -> None:
+    derived = Path(__file__).resolve().parents[1] / "data" / "sglang-abort"
+    for release in ("0.5.19", "0.5.23"):
+        body = json.loads((derived / f"abort-generate-{release}.json").read_text())
+        with pytest.raises(SpeedTimingError, match="aborted a /generate request"):
+            request_timing(body["meta_info"])
