@@ -214,3 +214,13 @@ def test_new_fault_rates_leave_the_first_four_draws_as_they_were() -> None:
     hits = sum(b == "abort" for _, b in draws)
     assert 0.1 * 400 < hits < 0.3 * 400  # 0.3 of what the old faults leave
     assert len(RATE_FAULT_ORDER) == len(old.rates)
+
+
+def test_the_live_0523_abort_has_the_derived_shape_and_finish_reason() -> None:
+    """What a real 0.5.23 server sent for /abort_request (H200, 2026-12-04) is the derived body."""
+    live = json.loads((DATA / "live-sglang-0.5.23/abort-chat.json").read_text())
+    derived = json.loads((DERIVED / "abort-chat-0.5.23.json").read_text())
+    assert shape(live) == shape(derived)
+    finish = live["choices"][0]["meta_info"]["finish_reason"]
+    assert finish == derived["choices"][0]["meta_info"]["finish_reason"]
+    assert live["choices"][0]["message"]["content"]  # text came back: graded, were it not refused
