@@ -100,9 +100,8 @@ def register_slurm_launcher() -> None:
 def main() -> None:
     """Entry point of the ``mtp-eval`` console script.
 
-    A single run exits 1 when its cell failed; a multirun exits 0 once any cell produced a
-    result (``mtp-eval-report`` is the gate for sweeps) and 1 when none did
-    (``pipeline.cli.sweep_outcome``). A problem every cell would hit before its server starts
+    A single run exits 1 when its cell failed; a multirun exits 0 when every cell produced its
+    result and 1 when any cell failed or none produced one (``pipeline.cli.sweep_outcome``). A problem every cell would hit before its server starts
     (no GPU, no SGLang version, a dataset that does not load) exits 2 before the first cell
     (``pipeline.cli.preflight``). An override whose key the schema lacks, with
     or without ``+``, or an ``MTP_EVAL_COMMIT`` that is no commit id, exits 2 before anything
