@@ -287,3 +287,21 @@ class SweepCheckCallback(Callback):
         node = {str(k): v for k, v in hydra.items()} if isinstance(hydra, dict) else {}
         for line in keep_other_sweep(Path(str(config.hydra.sweep.dir)), node):
             print(f"mtp-eval: {line}", file=sys.stderr)
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Called by Hydra before a single run, before it creates the run's folder.
+
+        The same checks as the app's, refused here so that a failed compose leaves no empty
+        ``outputs/runs/<time>_.../`` behind (exit code 2, one line per problem).
+        """
+        from pipeline.config.schema import to_cell_config
+
+        job = config.copy()
+        with read_write(job), open_dict(job):
+            del job["hydra"]
+        try:
+            to_cell_config(job)
+        except ConfigError as err:
+            for line in err.problems:
+                print(f"mtp-eval: {line}", file=sys.stderr)
+            raise SystemExit(2) from None  # passes Hydra's callback guard
