@@ -27,8 +27,10 @@ _single_run_failed: list[bool] = []
 _resume_with: list[str] = []  # the override that resumes this run, once a cell started
 CONFIG_ERROR = 2  # a value out of range: nothing started
 INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
-CELL_GROUPS = ("model", "backend", "kv_dtype", "gpu", "evals", "server", "client", "experiment")
-CELL_GROUPS += ("hydra/launcher",)
+CELL_GROUPS = (  # the --help page's groups, in the order a user picks them
+    *("model", "backend", "kv_dtype", "gpu", "evals", "server", "client", "experiment"),
+    "hydra/launcher",
+)
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")

@@ -1,7 +1,7 @@
 """The exit code of a sweep: 0 when every cell produced its result, 1 when any cell failed.
 
 A CI job trusts the exit code, so a sweep in which a cell failed (a port held by another
-server, a crash, an interrupted job) exits 1 even when other cells ran: a pinned-port sweep
+server, a crash, an interrupted job, a job that left no result) exits 1 even when other cells ran: a pinned-port sweep
 that lost 7 of 8 cells used to exit 0. The cells that ran keep their results, and
 ``mtp-eval-report`` still judges them; a rerun of the same command retries only the failed
 cells. Cells refused by SGLang's own rules (``unsupported``) are an outcome, not a failure: a
@@ -20,7 +20,8 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from pipeline.report.load import sweep_folders
+from pipeline.report.expected import expected_jobs
+from pipeline.report.load import MULTIRUN, sweep_folders
 from pipeline.results.cell_paths import RESULT_FILE
 from pipeline.results.store import read_result
 
@@ -55,7 +56,19 @@ def sweep_outcomes(sweep_dir: Path) -> list[CellOutcome]:
             continue
         kind = result.error.kind if result.error is not None else ""
         outcomes.append(CellOutcome(result.cell.name, result.status, kind))
-    return outcomes
+    return outcomes + _without_result(sweep_dir, len(outcomes) if own is not None else None)
+
+
+def _without_result(sweep_dir: Path, found: int | None) -> list[CellOutcome]:
+    """A failed outcome per job of the sweep that left no result (a SLURM job cancelled early).
+
+    ``found``: how many of the sweep's own jobs have a result; None when its jobs are unknown.
+    """
+    if found is None or not (sweep_dir / MULTIRUN).is_file():
+        return []
+    jobs, _ = expected_jobs(sweep_dir / MULTIRUN)
+    left = len(jobs) - found
+    return [CellOutcome("a job", "failed", "left no result.json")] * max(left, 0)
 
 
 def sweep_statuses(sweep_dir: Path) -> Counter[str]:

@@ -13,6 +13,7 @@ import psutil
 import pytest
 
 from pipeline.cell.guards import GuardError, check_port_free
+from pipeline.cli.sweep_outcome import sweep_end_line, sweep_outcomes
 from tests.helpers.cells import processes_mentioning, result_of, run_script
 from tests.helpers.sim import free_port
 
@@ -75,6 +76,9 @@ def test_a_sweep_on_one_pinned_port_runs_every_cell(tmp_path, fast_sim):
     assert sorted(_cells(sweep).values()) == ["ok", "ok", "ok"], _cells(sweep)
     assert "another" not in run.stdout + run.stderr
     assert processes_mentioning(str(sweep)) == []
+    (sweep / "1_tiny-sim_fa3_auto_exact" / "result.json").unlink()  # a job that left nothing
+    line = sweep_end_line(sweep_outcomes(sweep))
+    assert line is not None and line.startswith("1 of 3 cells failed (a job: left no result.json)")
 
 
 def test_a_held_port_fails_its_cell_by_name_and_the_sweep_exits_1(tmp_path, fast_sim, listener):
