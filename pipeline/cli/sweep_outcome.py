@@ -1,12 +1,12 @@
 """The exit code of a sweep: 0 when every cell produced its result, 1 when any cell failed.
 
 A CI job trusts the exit code, so a sweep in which a cell failed (a port held by another
-server, a crash, an interrupted job, a job that left no result) exits 1 even when other cells ran: a pinned-port sweep
-that lost 7 of 8 cells used to exit 0. The cells that ran keep their results, and
-``mtp-eval-report`` still judges them; a rerun of the same command retries only the failed
-cells. Cells refused by SGLang's own rules (``unsupported``) are an outcome, not a failure: a
-sweep over every variant and GPU expects some. A sweep in which no cell produced a result
-says so in its own words.
+server, a crash, an interrupted job, a job that left no result) exits 1 even when other cells
+ran: a pinned-port sweep that lost 7 of 8 cells used to exit 0. The cells that ran keep their
+results, and ``mtp-eval-report`` still judges them; a rerun of the same command retries only
+the failed cells. Cells refused by SGLang's own rules (``unsupported``) are an outcome, not a
+failure: a sweep over every variant and GPU expects some. A sweep in which no cell produced a
+result says so in its own words.
 """
 
 from __future__ import annotations
