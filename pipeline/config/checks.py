@@ -276,9 +276,15 @@ class SweepCheckCallback(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Called by Hydra before the first job of a multirun."""
+        from hydra.errors import HydraException
+
         from pipeline.config.sweep_folder import keep_other_sweep
 
-        problems = sweep_problems(config)
+        try:
+            problems = sweep_problems(config)
+        except HydraException as err:  # a job Hydra cannot compose: said before any folder
+            cause = str(err.__cause__ or "").strip().splitlines()
+            problems = [f"{err}: {cause[0]}" if cause else str(err)]
         for line in problems:
             print(f"mtp-eval: {line}", file=sys.stderr)
         if problems:  # SystemExit passes Hydra's callback guard (it catches Exception only)

@@ -69,11 +69,18 @@ def test_hydras_own_help_is_still_there(tmp_path):
     assert run.returncode == 0 and "--multirun" in run.stdout, run.stdout + run.stderr
 
 
-@pytest.mark.parametrize("args", [["client.concurrency=0"], ["-m", "client.concurrency=0,4"]])
-def test_a_failed_compose_leaves_no_run_folder(tmp_path, fast_sim, args):
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["client.concurrency=0"], "client.concurrency=0 is out of range"),
+        (["-m", "client.concurrency=0,4"], "client.concurrency=0 is out of range"),
+        (["-m", "skip_softmax.prefill=abc,0"], "'abc' of type 'str' could not be converted"),
+    ],
+)
+def test_a_failed_compose_leaves_no_run_folder(tmp_path, fast_sim, args, said):
     run = run_script("mtp-eval", *args, *fast_sim, timeout=120, cwd=tmp_path)
     assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]
-    assert "client.concurrency=0 is out of range" in run.stderr
+    assert said in run.stderr
     assert not (tmp_path / "outputs").exists(), sorted(tmp_path.rglob("*"))
 
 
