@@ -151,3 +151,18 @@ def test_exact_softmax_is_one_name_and_the_report_pairs_it(tmp_path, fast_sim):
     kinds = {check["kind"]: check for check in candidate["checks"]}
     assert "accuracy_vs_baseline" in kinds, candidate["checks"]
     assert "sp=0.0" not in (out / "report.md").read_text()
+
+
+def test_an_offline_node_fails_an_lm_eval_task_without_retries(tmp_path, fast_sim):
+    port = free_port()  # nothing listens there
+    environ = {**os.environ, "HF_ENDPOINT": f"http://127.0.0.1:{port}", "HF_HOME": str(tmp_path)}
+    run = subprocess.run(
+        [console_script("mtp-eval"), "evals=[lm_eval_gsm8k]", "dry_run=true", *fast_sim,
+         f"hydra.run.dir={tmp_path / 'cell'}"],
+        cwd=tmp_path, env=environ, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    said = run.stdout + run.stderr
+    assert run.returncode == 1, said[-3000:]
+    assert "lm-eval task 'gsm8k': its dataset is not in this node's cache" in said
+    assert f"http://127.0.0.1:{port} did not answer" in said
+    assert "Retrying" not in said and "thrown while requesting" not in said
