@@ -134,7 +134,13 @@ def build_matrix(
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="mtp-eval-matrix",
-        description="Which attention-backend variants run on which GPU family (no GPU needed).",
+        description="Which attention-backend variants run on which GPU family, as SGLang's own\n"
+        "rules decide (ok, adjust, no-effect, reject, crash-at-start) for one SGLang release,\n"
+        "and which kernels run in each phase; no GPU needed. Prints the table to stdout.",
+        epilog="examples:\n  mtp-eval-matrix --sglang-version 0.5.19\n"
+        "  mtp-eval-matrix --families SM90,SM100 --variants fa3,fmha_v2 --format markdown\n"
+        "  mtp-eval-matrix --model llama3_1_8b_eagle3 --format json > matrix.json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--sglang-version", default=DEFAULT_VERSION, help="default %(default)s")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import json
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.eval_conf import DatasetConf
+from evals.hub import cache_only, hub_unreachable, not_cached_message
 
 DATA_DIR = Path(__file__).parent / "data"
 _SUFFIXES = (".csv", ".jsonl", ".parquet")
@@ -213,9 +215,16 @@ def _hf(conf: DatasetConf) -> tuple[str, list[dict[str, Any]]]:
 
     where = f"HF dataset {conf.path!r} (subset={conf.subset!r}, split={conf.split!r})"
     token = os.environ.get("HF_TOKEN") or None
+    # A local folder needs no hub; otherwise ask the hub once, quickly, before datasets
+    # retries for ~23 s: out of reach, the cache alone answers (at once, either way).
+    why = None if Path(conf.path).expanduser().exists() else hub_unreachable()
     try:
-        loaded = datasets.load_dataset(conf.path, conf.subset, split=conf.split, token=token)
+        with cache_only() if why is not None else contextlib.nullcontext():
+            loaded = datasets.load_dataset(conf.path, conf.subset, split=conf.split, token=token)
     except Exception as exc:  # datasets raises many types; every one becomes a DatasetError
+        if why is not None:
+            hint = not_cached_message(conf.path, conf.subset, conf.split, why)
+            raise DatasetError(f"{where}: {hint}") from exc
         raise DatasetError(f"{where}: {hf_fix_hint(exc, conf.path, token is not None)}") from exc
     return where, [dict(row) for row in loaded]
 

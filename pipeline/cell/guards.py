@@ -6,6 +6,8 @@ import errno
 import socket
 from collections.abc import Mapping
 
+import psutil
+
 from pipeline.results.cell_error import CellError
 from pipeline.results.eval_block import EvalSummary
 from pipeline.results.json_values import as_map
@@ -16,8 +18,14 @@ class GuardError(CellError):
 
 
 def check_port_free(host: str, port: int) -> None:
-    """Fail before launching when ``server.port`` is already taken by another process."""
+    """Fail before launching when another listener holds ``server.port`` on ``host``.
+
+    The port is tried as SGLang binds it (uvicorn sets ``SO_REUSEADDR``): the previous cell's
+    server, stopped a moment ago, leaves connections in TIME_WAIT that would refuse a plain
+    bind but not the server's, so a sweep on one pinned port runs every cell.
+    """
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError as err:
@@ -25,9 +33,22 @@ def check_port_free(host: str, port: int) -> None:
                 raise
             raise GuardError(
                 "port_in_use",
-                f"server.port={port} on {host} is taken by another process; free it, choose "
-                "another, or leave server.port unset for a free one",
+                f"server.port={port} on {host} is held by another listener{_holder(port)}; "
+                "stop it, choose another port, or leave server.port unset for a free one",
             ) from err
+
+
+def _holder(port: int) -> str:
+    """`` (pid N, NAME)`` of the process listening on ``port`` when this user may see it."""
+    try:
+        pids = {
+            c.pid
+            for c in psutil.net_connections(kind="tcp")
+            if c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN and c.pid
+        }
+        return "".join(f" (pid {pid}, {psutil.Process(pid).name()})" for pid in sorted(pids)[:1])
+    except (psutil.Error, OSError):  # another user's process, or no /proc to read
+        return ""
 
 
 def check_error_rates(evals: Mapping[str, EvalSummary], max_error_rate: float) -> None:

@@ -14,6 +14,7 @@ from hydra.types import RunMode
 from omegaconf import DictConfig
 
 from pipeline.cell.provenance import commit_problem
+from pipeline.cli.help_text import MTP_EVAL, help_page, wants_help
 from pipeline.cluster.slurm_job import StopSignal, in_submitit_job, install_stop_handlers
 from pipeline.config.checks import ConfigError
 from pipeline.config.schema import CONF_DIR, register_configs, to_cell_config
@@ -26,6 +27,10 @@ _single_run_failed: list[bool] = []
 _resume_with: list[str] = []  # the override that resumes this run, once a cell started
 CONFIG_ERROR = 2  # a value out of range: nothing started
 INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for Ctrl-C
+CELL_GROUPS = (  # the --help page's groups, in the order a user picks them
+    *("model", "backend", "kv_dtype", "gpu", "evals", "server", "client", "experiment"),
+    "hydra/launcher",
+)
 
 
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
@@ -100,16 +105,18 @@ def register_slurm_launcher() -> None:
 def main() -> None:
     """Entry point of the ``mtp-eval`` console script.
 
-    A single run exits 1 when its cell failed; a multirun exits 0 once any cell produced a
-    result (``mtp-eval-report`` is the gate for sweeps) and 1 when none did
-    (``pipeline.cli.sweep_outcome``). A problem every cell would hit before its server starts
-    (no GPU, no SGLang version, a dataset that does not load) exits 2 before the first cell
-    (``pipeline.cli.preflight``). An override whose key the schema lacks, with
-    or without ``+``, or an ``MTP_EVAL_COMMIT`` that is no commit id, exits 2 before anything
-    is composed. Ctrl-C ends it with one line and
-    exit code 130: the cell's ``result.json`` says ``interrupted`` and its answered samples are
-    kept.
+    A single run exits 1 when its cell failed; a multirun exits 0 when every cell produced its
+    result and 1 when any cell failed or none produced one (``pipeline.cli.sweep_outcome``). A
+    problem every cell would hit before its server starts (no GPU, no SGLang version, a dataset
+    that does not load) exits 2 before the first cell (``pipeline.cli.preflight``). An override
+    whose key the schema lacks, with or without ``+``, a group choice no config folder has, or
+    an ``MTP_EVAL_COMMIT`` that is no commit id, exits 2 before anything is composed. Ctrl-C
+    ends it with one line and exit code 130: the cell's ``result.json`` says ``interrupted``
+    and its answered samples are kept. ``--help`` prints ``pipeline.cli.help_text.MTP_EVAL``.
     """
+    if wants_help(sys.argv[1:]):  # ours, not Hydra's (--hydra-help is still Hydra's)
+        print(help_page(MTP_EVAL, CELL_GROUPS, sys.argv[1:]))
+        return
     register_slurm_launcher()
     problems = override_problems(sys.argv[1:])  # before Hydra, whose message suggests a "+"
     problems += [bad] if (bad := commit_problem(os.environ)) else []

@@ -24,9 +24,12 @@ from omegaconf import DictConfig, OmegaConf
 
 from backends.backend_conf import BackendConf, KvDtypeConf, SkipSoftmaxConf
 from backends.probe.probe_conf import ProbeConf
+from pipeline.cli.help_text import PROBE, help_page, wants_help
+from pipeline.config.group_choices import group_problems
 from pipeline.config.schema import CONF_DIR, CellModelConf
 
 _exit_codes: list[int] = []
+PROBE_GROUPS = ("model", "backend", "kv_dtype", "probe")
 
 
 @dataclass
@@ -75,7 +78,19 @@ def _app(cfg: DictConfig) -> int:
 
 
 def main() -> None:
-    """Entry point of ``mtp-eval-probe``: exit 0 pass, 1 a kernel failed, 2 cannot run here."""
+    """Entry point of ``mtp-eval-probe``: exit 0 pass, 1 a kernel failed, 2 cannot run here.
+
+    A group choice no config folder has (``backend=fmha2``) exits 2 naming the choices.
+    """
+    argv = sys.argv[1:]
+    if wants_help(argv):  # ours, not Hydra's (--hydra-help is still Hydra's)
+        print(help_page(PROBE, PROBE_GROUPS, argv))
+        return
+    problems = group_problems(argv, PROBE_GROUPS)
+    for line in problems:
+        print(f"mtp-eval-probe: {line}", file=sys.stderr)
+    if problems:
+        sys.exit(2)
     _app()
     sys.exit(max(_exit_codes, default=0))
 

@@ -19,10 +19,36 @@ from pathlib import Path
 from pipeline.config.schema_keys import override_problems
 from pipeline.report.cli import main as report_main
 
+DESCRIPTION = """\
+The release sign-off in one command: runs the sweep of an experiment preset (default
+release_signoff: every variant x KV dtype x skip-softmax factor against a real SGLang, fa3
+the baseline), then mtp-eval-report on it, and exits with the report's verdict. Every argument
+that is not one of the options below is a Hydra override of the sweep, as mtp-eval takes it
+(model=..., gpu=..., server=sglang, evals=[...])."""
+EPILOG = """\
+examples:
+  mtp-eval-signoff model=qwen3_next_80b_a3b server=sglang
+  mtp-eval-signoff --sweep-dir outputs/multirun/signoff-rc1 model=llama3_1_8b_eagle3
+  mtp-eval-signoff --experiment compare_backends server=simulated      (no GPU)
+
+where results go: the sweep's cells in --sweep-dir (default outputs/multirun/signoff-<time>),
+the report (report.md, report.html, summary.json, cells.csv, junit.xml) in its report/ folder.
+The same --sweep-dir again resumes an interrupted sign-off.
+
+exit codes: 0 every check GO / PASS; 1 a NO-GO / FAIL; 2 anything undecided, failed or missing,
+or the sweep could not run; 130 Ctrl-C."""
+
 
 def parse_args(argv: Sequence[str] | None) -> tuple[argparse.Namespace, list[str]]:
     """Own options, then every other argument is a Hydra override for the sweep."""
-    parser = argparse.ArgumentParser(prog="mtp-eval-signoff", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="mtp-eval-signoff",
+        usage="mtp-eval-signoff [--sweep-dir DIR] [--experiment NAME] [--tolerance NAME] "
+        "[OVERRIDE ...]",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument(
         "--sweep-dir",
         help="where the sweep goes (default outputs/multirun/"

@@ -12,6 +12,7 @@ from omegaconf import DictConfig
 from pipeline.cli.speed_summary import ratio_pointer, speed_column, speed_lines
 from pipeline.results.cell_paths import RESULT_FILE, job_order, result_path
 from pipeline.results.result_types import CellResult
+from pipeline.results.resume import resumed_line
 from pipeline.results.store import read_result
 
 MISCONFIGURED = "MISCONFIGURED"
@@ -116,6 +117,11 @@ def cell_report(result: CellResult, cell_dir: Path, since: str | None = None) ->
     """What a single run (or one job of a sweep) prints at its end."""
     lines = [*skip_lines([result], since), table([row(result, since)]), *full_notes([result])]
     lines += request_lines(result)
+    lines += [
+        resumed_line(name, ev.resumed_samples, ev.n_samples or ev.resumed_samples)
+        for name, ev in result.evals.items()
+        if ev.resumed_samples
+    ]
     lines += speed_lines(result) + ratio_pointer([result], str(cell_dir))
     lines += [f"warning: {w}" for w in result.warnings]
     lines.append(f"results: {result_path(cell_dir)}")

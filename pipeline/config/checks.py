@@ -278,9 +278,15 @@ class SweepCheckCallback(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Called by Hydra before the first job of a multirun."""
+        from hydra.errors import HydraException
+
         from pipeline.config.sweep_folder import keep_other_sweep
 
-        problems = sweep_problems(config)
+        try:
+            problems = sweep_problems(config)
+        except HydraException as err:  # a job Hydra cannot compose: said before any folder
+            cause = str(err.__cause__ or "").strip().splitlines()
+            problems = [f"{err}: {cause[0]}" if cause else str(err)]
         for line in problems:
             print(f"mtp-eval: {line}", file=sys.stderr)
         if problems:  # SystemExit passes Hydra's callback guard (it catches Exception only)
@@ -289,3 +295,21 @@ class SweepCheckCallback(Callback):
         node = {str(k): v for k, v in hydra.items()} if isinstance(hydra, dict) else {}
         for line in keep_other_sweep(Path(str(config.hydra.sweep.dir)), node):
             print(f"mtp-eval: {line}", file=sys.stderr)
+
+    def on_run_start(self, config: DictConfig, **kwargs: Any) -> None:
+        """Called by Hydra before a single run, before it creates the run's folder.
+
+        The same checks as the app's, refused here so that a failed compose leaves no empty
+        ``outputs/runs/<time>_.../`` behind (exit code 2, one line per problem).
+        """
+        from pipeline.config.schema import to_cell_config
+
+        job = config.copy()
+        with read_write(job), open_dict(job):
+            del job["hydra"]
+        try:
+            to_cell_config(job)
+        except ConfigError as err:
+            for line in err.problems:
+                print(f"mtp-eval: {line}", file=sys.stderr)
+            raise SystemExit(2) from None  # passes Hydra's callback guard

@@ -17,6 +17,7 @@ from dataclasses import is_dataclass
 from pathlib import Path
 from typing import Any, Union, get_args, get_origin, get_type_hints
 
+from pipeline.config.group_choices import group_problems
 from pipeline.config.schema import CONF_DIR, RootConf
 
 
@@ -77,12 +78,14 @@ def key_message(key: str, siblings: Sequence[str]) -> str:
 
 
 def override_problems(overrides: Sequence[str]) -> list[str]:
-    """One line per command-line override whose key the schema lacks (``+`` or not).
+    """One line per command-line override the config lacks: a key or a group choice.
 
-    Group choices (``backend=fa3``, ``hydra/launcher=local``), ``hydra.*`` keys and packaged
-    overrides (``key@pkg=...``) are Hydra's own and left to it.
+    A key outside the schema is named with or without ``+``; a group choice no config folder
+    has (``backend=fmha2``) with the choices there are (``pipeline.config.group_choices``).
+    Nested groups (``hydra/launcher=local``), ``hydra.*`` keys and packaged overrides
+    (``key@pkg=...``) are Hydra's own and left to it.
     """
-    problems = []
+    problems = group_problems(overrides, config_groups())
     for override in overrides:
         if override.startswith("-") or ("=" not in override and not override.startswith("~")):
             continue

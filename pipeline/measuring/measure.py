@@ -40,7 +40,7 @@ from pipeline.results.cell_paths import samples_dir, samples_path
 from pipeline.results.eval_block import EvalHead, EvalSummary, eval_block
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_types import CellResult
-from pipeline.results.resume import kept_samples
+from pipeline.results.resume import kept_samples, resuming_line
 from pipeline.serving import server_api
 from pipeline.serving.server import RunningServer
 
@@ -195,6 +195,8 @@ def _run_one(
     kept = kept_samples(path, need_spec=plan.speculative)
     done = {(r["question_id"], r["repeat"]) for r in kept}
     todo = longest_first([p for p in ev.prompts() if (p.question_id, p.repeat) not in done], kept)
+    if kept:
+        print(resuming_line(name, len(kept), len(todo)), flush=True)
     run = EvalRun(ev, target, path)
     sequential = None
     if is_multi_turn(ev):

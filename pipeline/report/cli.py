@@ -28,7 +28,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     """Command-line arguments."""
     parser = argparse.ArgumentParser(
         prog="mtp-eval-report",
-        description=__doc__.splitlines()[0],
+        description=" ".join(__doc__.split("\n\n", 1)[1].split()),  # what it reads and writes
         epilog="Exit codes: 0 all GO/PASS, 1 any NO-GO/FAIL, 2 "
         "anything undecided, failed or missing, or nothing judged at all.",
     )

@@ -20,7 +20,7 @@ from typing import Any
 
 from evals.json_text import strict_dumps
 from pipeline.results.accept_block import Traffic
-from pipeline.results.cell_paths import HASH_FILE, samples_dir
+from pipeline.results.cell_paths import HASH_FILE, SAMPLES_DIR, samples_dir
 from pipeline.results.result_types import CellResult, Resumed
 from pipeline.results.store import read_result, write_result
 
@@ -188,6 +188,20 @@ def kept_note(cell_dir: Path) -> str:
             except ValueError:  # a line torn by the interrupt
                 continue
     return f"{answered} answered samples kept in samples/; a rerun asks only for the rest"
+
+
+def resuming_line(eval_name: str, kept: int, left: int) -> str:
+    """What a rerun says before an eval it resumes: the samples kept, the prompts left to ask."""
+    return (
+        f"{eval_name}: resuming: {kept} answered samples kept from "
+        f"{SAMPLES_DIR}/{eval_name}.jsonl, {left} of {kept + left} left to ask"
+    )
+
+
+def resumed_line(eval_name: str, kept: int, total: int) -> str:
+    """What a resumed cell's summary says of one eval: kept from the earlier run, asked now."""
+    asked = total - kept
+    return f"resumed: {eval_name} kept {kept} answered samples of an earlier run, asked {asked}"
 
 
 def _free_name(path: Path) -> Path:

@@ -226,4 +226,5 @@ def test_hf_source_offline_without_cache_says_what_to_do(tmp_path: Path) -> None
     done = run_hf(tmp_path, "Idavidrein/gpqa")
     assert done.returncode != 0
     assert "DatasetError: HF dataset 'Idavidrein/gpqa'" in done.stderr
-    assert "HF_DATASETS_OFFLINE=1 reads it offline" in done.stderr
+    assert "not in this node's cache" in done.stderr and "offline mode is on" in done.stderr
+    assert "datasets.load_dataset('Idavidrein/gpqa', split='train')" in done.stderr
