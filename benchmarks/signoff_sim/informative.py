@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-
+FloatArray = np.ndarray
 MODES = ("all", "weighted", "skip")
 KELLY = 0.5  # share of the plug-in Kelly bet
 CAP = 0.5  # largest bet, as a share of the one that could lose everything on one pair
@@ -55,7 +55,6 @@ def log_wealth(y: FloatArray, margin: float, go: bool, reach: float = 1.0) -> Fl
         count = count + seen.sum(-1)
         out[..., r] = total
     return out
-
 
 
 @dataclass(frozen=True)

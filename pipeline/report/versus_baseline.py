@@ -17,6 +17,7 @@ from pipeline.report.check_kinds import (
     BROKEN_PROMPTS,
     MCNEMAR,
 )
+from pipeline.report.dependence_view import dependence_numbers
 from pipeline.report.describe import pts
 from pipeline.report.load import CellRecord
 from pipeline.report.pairing import Paired, SampleReader, Samples, pair_samples
@@ -191,6 +192,7 @@ def accuracy_check(
     check.p_nogo = float(on_family_scale(check.p_nogo, mean_share))
     if paired.outcomes.by_repeat:
         check.components = variance_components(paired.diffs)
+    check.numbers.update(dependence_numbers(paired, margins.max_drop, alpha))
     return check
 
 

@@ -58,7 +58,7 @@ class Broken:
     better: FloatArray
 
     def flagged(self, level: float) -> FloatArray:
-        """``(..., n)`` questions that break at ``level`` (they show the pattern, the check broke)."""
+        """``(..., n)`` questions that break at ``level`` (showing the pattern; the check broke)."""
         flags: FloatArray = self.p_question <= level
         return flags
 

@@ -9,8 +9,9 @@ instead (Farrington-Manning, Miettinen-Nurminen); this is that idea for the clus
 design: the gap between the observed drop and the margin is moved, half on each side (the
 candidate's accuracy down in proportion to its accuracy, the baseline's up in proportion to its
 room, for GO's null; the reverse for NO-GO's), and each question's binomial variance
-``p (1 - p) / k`` is re-evaluated there (``k = 1`` when the repeats are copies: greedy). The SE only grows (never below the observed one), and
-hardly at all where the drop is already near the margin or the questions are uncertain.
+``p (1 - p) / k`` is re-evaluated there (``k = 1`` when the repeats are copies: greedy). The SE
+only grows (never below the observed one), and hardly at all where the drop is already near the
+margin or the questions are uncertain.
 """
 
 from __future__ import annotations
