@@ -69,10 +69,9 @@ def _row(check: Check) -> list[str]:
 
 def dependence_section(rows: list[tuple[CellRecord, Check]]) -> Any:
     """The table of every accuracy-vs-baseline check that carries the numbers."""
-    from pipeline.report.tables import Section, who
+    from pipeline.report.tables import WHO, Section, who
 
-    sec = Section(TITLE, (*["GPU", "model", "KV dtype", "skip-softmax", "variant"],
-                          *HEADERS.split("|")), intro=INTRO)  # fmt: skip
+    sec = Section(TITLE, (WHO + HEADERS).split("|"), intro=INTRO)
     for cell, check in rows:
         if check.kind == ACCURACY_VS_BASELINE and "icc" in check.numbers:
             sec.rows.append([*who(cell), *_row(check)])

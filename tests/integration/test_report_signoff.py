@@ -229,7 +229,7 @@ def test_ten_questions_always_wrong_are_named(tmp_path: Path):
     cand = truth.copy()
     # A question is one observation whatever its repeats (issue 37): ten broken, none the
     # other way, is p = 2^-10 in the sign test over questions (five would be 2^-5).
-    broken = np.flatnonzero(truth[:, 0])[:10]
+    broken = np.flatnonzero(truth.all(axis=1))[:10]
     cand[broken] = False  # a certain 5-point loss on this set
     root = tmp_path / "m"
     pair_sweep(root, records(truth, accept=None), records(cand, accept=None))

@@ -51,7 +51,7 @@ def test_questions_needed_from_the_spread_of_per_question_differences(spread, ex
     # Greedy A/A: 3.6% of questions flip, half each way: differences -1 / 0 / +1.
     d = np.zeros(1000)
     flips = round(1000 * spread**2)
-    d[:flips // 2], d[flips // 2:flips] = -1, 1
+    d[: flips // 2], d[flips // 2 : flips] = -1, 1
     found = questions_needed(d, 0.02, 0.05)
     assert found == expected if expected is None else abs(found - expected) < 15
 
