@@ -24,13 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
-from pipeline.stats.anytime import (
-    AnytimeEvidence,
-    anytime_verdict,
-    bet_outcomes,
-    log_wealth,
-    look_share,
-)
+from pipeline.stats.anytime import AnytimeEvidence, anytime_verdict, look_share, look_weight
 from pipeline.stats.nogo_split import nogo_shares, on_family_scale
 from pipeline.stats.noninferiority import GO, NO_GO
 from pipeline.stats.release import family_pvalues, family_verdicts, release_verdict
@@ -253,30 +247,27 @@ def _anytime(
     design: SequentialDesign, base: np.ndarray, cand: np.ndarray, margin: float, alpha: float
 ) -> tuple[np.ndarray, ...]:
     # sequential_run.look at every look: ``anytime_evidence`` on the first k repeats, decided
-    # by ``anytime_verdict``; the report reads the same evidence. The wealth is causal (repeat
-    # r's bet reads repeats < r only), so the full run's first k columns are the look's, and the
-    # broken check's running minimum is ``broken_over_looks`` (a unit test checks both).
+    # by ``anytime_verdict``; the report reads the same evidence. Each look reads the fixed
+    # design's check on the first k repeats at its share of alpha (``look_weight``); the
+    # running minima are ``look_pvalues``' and ``broken_over_looks``' (a unit test checks both).
     shape = cand.shape[:2]
-    o = Outcomes(base, cand, np.ones(cand.shape[:-1], dtype=bool), True)
-    wealth = {go: np.maximum.accumulate(log_wealth(bet_outcomes(o, margin, go), margin, go), -1)
-              for go in (True, False)}  # fmt: skip
+    asked = np.ones(cand.shape[:-1], dtype=bool)
     p_go, p_nogo, p_br = (np.ones(shape) for _ in range(3))
     stopped_at = np.full(shape, design.n_looks)
     decision = np.full(shape, "INCONCLUSIVE", dtype=object)
     open_ = np.ones(shape, dtype=bool)
-    running = np.ones(shape)
+    running = [np.ones(shape) for _ in range(3)]
     for look in range(1, design.n_looks + 1):
         k = design.repeats_at(look)
-        # Only cells still running look again (the CPU: the check is most of a look's cost).
-        part = Outcomes(base[open_][..., :k], cand[open_][..., :k], o.cand_asked[open_], True)
-        share = look_share(look)
-        running[open_] = np.minimum(running[open_],
-                                    broken_prompts(part, alpha * share).p_cell / share)  # fmt: skip
-        ev = AnytimeEvidence(
-            np.exp(-np.maximum(wealth[True][..., k - 1], 0.0)),
-            np.exp(-np.maximum(wealth[False][..., k - 1], 0.0)),
-            np.minimum(running, 1.0), np.full(shape, float(k)),
-        )  # fmt: skip
+        # Only cells still running look again (the CPU).
+        part = Outcomes(base[open_][..., :k], cand[open_][..., :k], asked[open_], True)
+        ev_look = accuracy_evidence(part, margin, alpha)
+        share, weight = look_share(look), look_weight(look, design.n_looks)
+        found = (ev_look.p_go / weight, ev_look.p_nogo / weight,
+                 broken_prompts(part, alpha * share).p_cell / share)  # fmt: skip
+        for arr, new in zip(running, found, strict=True):
+            arr[open_] = np.fmin(arr[open_], new)
+        ev = AnytimeEvidence(*(np.minimum(r, 1.0) for r in running), np.full(shape, float(k)))
         decided = anytime_verdict(ev, alpha, design.family, design.broken_share)
         stop = open_ & ((decided != "INCONCLUSIVE") | (look == design.n_looks))
         for arr, value in zip((p_go, p_nogo, p_br), (ev.p_go, ev.p_nogo, ev.p_broken),

@@ -104,7 +104,8 @@ def look(
         return None
     o = pair_samples(_keyed(baseline), _keyed(records)).outcomes
     if design.statistic == "eprocess":
-        ev = anytime_evidence(o, design.margin, design.alpha, design.repeats_per_round)
+        ev = anytime_evidence(o, design.margin, design.alpha, design.repeats_per_round,
+                              design.n_looks)  # fmt: skip
         found = str(anytime_verdict(ev, design.alpha, design.family, design.broken_share)[()])
     else:
         found = str(look_verdict(o, design, look_index)[()])

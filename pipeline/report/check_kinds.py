@@ -213,8 +213,9 @@ class BrokenPrompts(CheckKind):
         adjusted = n.get("p_nogo_adjusted", math.nan)
         return (
             f"{found if ids else 'no question broke'} (questions {n['baseline']} gets right in "
-            f"most repeats and the candidate in none; one-sided Fisher exact tests, Bonferroni "
-            f"over the {n['testable']} questions that could break (Tarone)); p {n['p']:.3g}"
+            f"most repeats and the candidate in none, against the mirror pattern: an exact "
+            f"sign test over questions, a question counted once whatever its repeats; "
+            f"{n['testable']} questions could show either); p {n['p']:.3g}"
             f", adjusted {adjusted:.3g}"
         )
 

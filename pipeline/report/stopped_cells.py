@@ -58,9 +58,10 @@ def look_words(look: Look) -> str:
 def anytime_p(
     paired: Paired, margins: EvalTolerance, design: SequentialDesign
 ) -> tuple[float, float]:
-    """GO's and NO-GO's e-process p-values: what the cell's looks stopped on."""
+    """GO's and NO-GO's anytime p-values (question-level e-values): what the looks stopped on."""
     ev = anytime_evidence(paired.outcomes, margins.max_drop, design.alpha,
-                          design.repeats_per_round, margins.max_absent_questions)  # fmt: skip
+                          design.repeats_per_round, design.n_looks,
+                          margins.max_absent_questions)  # fmt: skip
     return float(ev.p_go), float(ev.p_nogo)
 
 

@@ -56,7 +56,8 @@ def skip_text(cell: CellRecord) -> str:
     return f"p={cell.skip_prefill} d={cell.skip_decode}"
 
 
-def _who(cell: CellRecord) -> list[str]:
+def who(cell: CellRecord) -> list[str]:
+    """The columns that say which cell a row is (``WHO``)."""
     sim = " (simulated)" if cell.simulated and "simulated" not in cell.gpu else ""
     variant = f"{cell.variant} ({cell.layout})" if cell.layout else cell.variant
     return [cell.gpu + sim, cell.model, cell.kv_dtype, skip_text(cell), variant]
@@ -93,9 +94,11 @@ def sections(report: Report) -> list[Section]:
     checks = sorted(report.checks, key=lambda k: (sort_key(by_id[k.cell_id]), k.eval or ""))
     rows = [(by_id[c.cell_id], c) for c in checks]
     base = report.tolerance.baseline
+    from pipeline.report.dependence_view import dependence_section
+
     found = [_cells(report, cells), what_ran(cells), _prefill(cells), _accuracy(rows, base),
-             _accept(rows, base), _references(rows, base), _other(rows, base),
-             _problems(cells)]  # fmt: skip
+             dependence_section(rows), _accept(rows, base), _references(rows, base),
+             _other(rows, base), _problems(cells)]  # fmt: skip
     return [s for s in found if s.rows]
 
 
@@ -109,7 +112,7 @@ def _cells(report: Report, cells: list[CellRecord]) -> Section:
         verdict += f" ({note})" if note else ""
         unverified = "; ".join(cell.unverified) or "-"
         folder = str(cell.folder or "(none)")
-        sec.rows.append([*_who(cell), str(spec), status, verdict, unverified, folder])
+        sec.rows.append([*who(cell), str(spec), status, verdict, unverified, folder])
     return sec
 
 
@@ -137,7 +140,7 @@ def what_ran(cells: list[CellRecord]) -> Section:
         commit += f" ({git.git_source})" if git.git_source not in (None, "git") else ""
         kernels = [str(runs.get(role) or "-") for role in KERNEL_ROLES]
         versions = [str(sglang or "?"), str(flashinfer or "not installed"), commit]
-        sec.rows.append([*_who(cell), *kernels, *versions])
+        sec.rows.append([*who(cell), *kernels, *versions])
     return sec
 
 
@@ -161,7 +164,7 @@ def _prefill(cells: list[CellRecord]) -> Section:
                 values = [_number(ev.mean_prefill_s, ".4f"),
                           _number(ev.prefill_s_per_1k_prompt_tokens, ".4f"),
                           _number(tokens, ".0f"), _compiled(cell)]  # fmt: skip
-                sec.rows.append([*_who(cell), name, *values])
+                sec.rows.append([*who(cell), name, *values])
     return sec
 
 
@@ -201,7 +204,7 @@ def _accuracy(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
             values = [pts(-n["drop"], True), ci, _pts_bounds(n), pts(n["margin"]), _p(c)]
             why = str(n.get("undecided_because") or "") if c.verdict == "INCONCLUSIVE" else ""
             sec.links[len(sec.rows)] = questions_anchor(c)
-            sec.rows.append([*_who(cell), str(c.eval), *values, c.verdict, _paired_set(n),
+            sec.rows.append([*who(cell), str(c.eval), *values, c.verdict, _paired_set(n),
                              _extra(c), why])  # fmt: skip
     return sec
 
@@ -215,7 +218,7 @@ def _accept(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
             n = c.numbers
             lengths = [f"{n['accept_length_candidate']:.3f}", f"{n['accept_length_baseline']:.3f}"]
             values = [f"{100 * rel(n['drop']):.2f}%", _rel_bounds(n), f"{100 * n['band']:g}%"]
-            sec.rows.append([*_who(cell), str(c.eval), *lengths, *values, _p(c), c.verdict])
+            sec.rows.append([*who(cell), str(c.eval), *lengths, *values, _p(c), c.verdict])
     return sec
 
 
@@ -233,7 +236,7 @@ def _references(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
         else:
             values = [f"{n['accept_length']:.3f}", f"{n['reference']:.3f}", _rel_bounds(n),
                       f"{100 * n['band']:g}%"]  # fmt: skip
-        sec.rows.append([*_who(cell), c.title(base), *values, c.verdict, _extra(c), source])
+        sec.rows.append([*who(cell), c.title(base), *values, c.verdict, _extra(c), source])
     return sec
 
 
@@ -247,7 +250,7 @@ def _other(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
             continue
         if c.kind == STATUS and cell.status != "ok":
             continue
-        sec.rows.append([*_who(cell), c.title(base), c.verdict, c.message])
+        sec.rows.append([*who(cell), c.title(base), c.verdict, c.message])
     return sec
 
 
@@ -256,5 +259,5 @@ def _problems(cells: list[CellRecord]) -> Section:
     sec = Section(title, (WHO + "status|why|overrides").split("|"))
     for cell in cells:
         if cell.status != "ok":
-            sec.rows.append([*_who(cell), cell.status.upper(), cell.note, " ".join(cell.overrides)])
+            sec.rows.append([*who(cell), cell.status.upper(), cell.note, " ".join(cell.overrides)])
     return sec

@@ -17,9 +17,11 @@ from pipeline.report.check_kinds import (
     BROKEN_PROMPTS,
     MCNEMAR,
 )
+from pipeline.report.dependence_view import dependence_numbers
 from pipeline.report.describe import pts
 from pipeline.report.load import CellRecord
 from pipeline.report.pairing import Paired, SampleReader, Samples, pair_samples
+from pipeline.report.reruns import earlier_runs, rerun_note
 from pipeline.report.samples import SampleError
 from pipeline.report.stopped_cells import (
     Look,
@@ -152,7 +154,7 @@ def accuracy_check(
 ) -> Check:  # fmt: skip
     """Paired non-inferiority of accuracy on answered pairs (``pipeline.stats.signoff``).
 
-    A candidate of the anytime design is read through the e-processes its looks stopped on
+    A candidate of the anytime design is read through the anytime p-values its looks stopped on
     (``anytime_evidence`` of the same pairs, ``anytime_p``); one of the group-sequential design
     through its stagewise p-values, which are <= alpha exactly when its look stopped it.
     """
@@ -189,8 +191,13 @@ def accuracy_check(
         check.numbers["nogo_family"] = design.family
     # The mean test's NO-GO has its share of the cell's NO-GO alpha (the broken check the rest).
     check.p_nogo = float(on_family_scale(check.p_nogo, mean_share))
+    if look is None and (runs := earlier_runs(cell.folder, name)):
+        check.p_go = check.p_nogo = 1.0  # a fixed design rerun until it decides: no verdict
+        check.numbers["undecided_because"] = rerun_note(runs, paired.repeats)
+        check.numbers["earlier_runs"] = runs
     if paired.outcomes.by_repeat:
         check.components = variance_components(paired.diffs)
+    check.numbers.update(dependence_numbers(paired, margins.max_drop, alpha))
     return check
 
 

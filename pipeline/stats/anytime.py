@@ -1,39 +1,31 @@
-"""Anytime-valid sign-off: betting e-processes on the paired per-question difference.
+"""Anytime-valid sign-off: the question-level check at every look, alpha spent over looks.
 
-The data of a candidate against its baseline are pairs ``x = c - b`` in {-1, 0, 1}, one per
-(question, repeat). Repeat ``r`` of every question is one *step*: given everything seen at
-earlier repeats, its pairs are independent with means ``delta_i`` (the question set is fixed: it
-is the eval), whose average ``mu`` is the difference the sign-off is about. Each of the two
-one-sided nulls is tested by a wealth process (Waudby-Smith & Ramdas 2023, betting on a bounded
-mean), with ``m = -margin``:
+The unit of evidence is the **question**, not the repeat. A question's repeats may be copies
+(greedy decoding within one server start), sticky, or independent, and nothing here assumes
+which: each look reads the fixed design's paired check (``signoff.accuracy_evidence``: every
+question's mean difference over its pairs so far, the standard error taken across questions, the
+candidate's lost pairs at their worst for GO and best for NO-GO), whose level rests only on the
+questions' answers being independent of each other. What the older rule did instead, bet on
+every (question, repeat) pair as a new observation, is valid only when repeats are independent
+draws: on two greedy starts of one engine (3.6% of answers flipped) it said NO-GO 6.8% and GO
+33.4% with a real 2-point drop (``benchmarks/results/signoff_dependence.md``).
 
-- GO rejects ``mu <= m``: wealth ``W = prod_r prod_i (1 + lam_r (x_ri - m))``;
-- NO-GO rejects ``mu >= m``: ``W = prod_r prod_i (1 + lam_r (m - x_ri))``.
+Why stopping anywhere, and extending past the plan, keeps the level: look ``j``'s p-values
+``p_j`` are read at ``alpha s_j`` (``look_weight``) with ``sum_j s_j <= 1`` over *every* look,
+planned or not, so by the union bound the chance that any look ever rejects a true null is at
+most ``alpha``; the reported ``p = min_j p_j / s_j`` is at most ``alpha`` exactly when some look
+rejected. This holds whatever the correlation between looks (copies make look ``j + 1`` repeat
+look ``j``), which is why no group-sequential spending (it assumes independent increments) is
+used here. ``PLANNED_SHARE`` of alpha goes to the planned looks, weighted toward the later ones
+(more repeats, smaller SE under independent sampling); the rest to looks past the plan.
 
-Why it is valid: ``lam_r`` is one bet for every question of step ``r``, chosen from earlier
-steps only (predictable), and ``0 <= lam_r (1 +- m) < 1`` keeps every factor positive. Given the
-past, the step's factor has expectation ``prod_i (1 + lam_r (delta_i - m)) <= exp(lam_r n (mu -
-m)) <= 1`` under GO's null (the same for NO-GO's), so ``W`` is a nonnegative supermartingale
-and by Ville's inequality ``P(sup_r W_r >= 1/a) <= a``. Hence ``p = 1 / max_{s <= r} W_s`` is a
-p-value at *any* stopping time: a look may stop on it, the report may read it after the run
-stopped wherever it did, and a run extended past its planned ``max_repeats`` keeps it valid.
-NO-GO is read at ``alpha / family`` (Bonferroni over the sweep's candidates x evals, fixed
-before the first look); GO at ``alpha`` per cell (the release is GO only if every cell is).
-
-The bet is half the predictable plug-in Kelly bet, ``lam = KELLY max(mean_y, margin) / mean_y2``
-over earlier steps (``y`` the bet's outcome), starting from a prior worth ``PRIOR_PAIRS`` pairs
-and capped at ``CAP``: it aims at the alternative a sign-off needs power for (a clean candidate
-for GO, one a margin beyond it for NO-GO) and grows with the evidence. Half Kelly because the
-plug-in's own noise makes the full bet overshoot: on the issue's 198-question set a clean
-candidate reaches GO by 32 repeats in 99.9% of runs at half Kelly, 98.2% at full Kelly.
-
-Errors are not random: GO's wealth counts the candidate's lost pairs (the baseline answered, the
-candidate's request errored) as wrong, NO-GO's as right. Pairs the baseline lost are left out.
-NO-GO's ``alpha / family`` is split between NO-GO's e-process and the broken-prompt check
-(``pipeline.stats.nogo_split``: four fifths and one fifth), so the cell's NO-GO checks together
-are level ``alpha / family``. Broken prompts (``pipeline.stats.breaks``) are tested at every
-look ``j`` at their share times ``1 / (j (j + 1))``: these sum to the share over any number of
-looks.
+NO-GO is read at ``alpha / family`` (Bonferroni over the sweep's candidates x evals, fixed before
+the first look), split between the mean check and the broken-prompt check
+(``pipeline.stats.nogo_split``); GO at ``alpha`` per cell (the release is GO only if every cell
+is). Broken prompts (``pipeline.stats.breaks``, a question-level test) are tested at every look
+``j`` at their share times ``1 / (j (j + 1))``: these sum to the share over any number of looks.
+The statistic keeps its recorded name ``eprocess`` (cells written under the older per-repeat
+bet are read by this rule too: its p-values are valid wherever those cells stopped).
 """
 
 from __future__ import annotations
@@ -48,18 +40,15 @@ from pipeline.stats.nogo_split import BROKEN_SHARE, nogo_shares
 from pipeline.stats.outcomes import Outcomes
 
 FloatArray = np.ndarray
-KELLY = 0.5  # share of the plug-in Kelly bet (see the module docstring)
-CAP = 0.5  # largest bet, as a share of the one that could lose everything on one pair
-PRIOR_PAIRS = 20.0  # pairs' worth of prior belief in the bet's first step
-PRIOR_SQUARE = 0.25  # the prior's mean squared outcome (a quarter of pairs discordant)
+PLANNED_SHARE = 0.9  # alpha's share spent over the planned looks; the rest past the plan
 
 
 @dataclass(frozen=True)
 class AnytimeEvidence:
-    """Both e-processes and the broken-prompt check after the data seen so far.
+    """Both checks' p-values over the looks so far, and the broken-prompt check's.
 
     Attributes:
-        p_go: ``(...)`` ``1 / max wealth`` of GO's bet (the lost pairs counted wrong).
+        p_go: ``(...)`` ``min_j p_j / s_j`` of GO's check (the lost pairs counted wrong).
         p_nogo: ``(...)`` the same of NO-GO's (the lost pairs counted right).
         p_broken: ``(...)`` the broken-prompt check's p-value over looks (``alpha``'s scale:
             ``min_j p_j (j (j + 1))``).
@@ -72,57 +61,47 @@ class AnytimeEvidence:
     steps: FloatArray
 
 
-def bet_outcomes(o: Outcomes, margin: float, go: bool) -> FloatArray:
-    """``(..., n, k)`` outcome ``y`` of each pair for GO's bet (``x + margin``) or NO-GO's.
+def look_weight(look: int, planned: int) -> float:
+    """``s_j``: the share of alpha look ``look`` (1-based) is read at; sums to 1 over all looks.
 
-    NaN where there is no pair: the baseline gave no answer, or the candidate was not asked
-    (absent, or a later round not run yet). A lost pair counts wrong for GO, right for NO-GO.
+    ``PLANNED_SHARE`` over the ``planned`` looks in proportion to the look's number (a later
+    look has more repeats), the rest over looks past the plan (``1 / (e (e + 1))`` of it at the
+    ``e``-th extra look), so a run extended past ``max_repeats`` stays valid.
     """
-    cand = np.where(o.lost(), 0.0 if go else 1.0, o.cand) if o.by_repeat else o.cand
-    x: FloatArray = cand - o.base
-    shifted: FloatArray = x + margin if go else -margin - x
-    return shifted
+    planned = max(planned, 1)
+    if look <= planned:
+        return PLANNED_SHARE * look / (planned * (planned + 1) / 2)
+    extra = look - planned
+    return (1.0 - PLANNED_SHARE) / (extra * (extra + 1))
 
 
-def log_wealth(y: FloatArray, margin: float, go: bool, reach: float = 1.0) -> FloatArray:
-    """``(..., k)`` log wealth after each repeat of the bet with outcomes ``y`` (``bet_outcomes``).
+def look_pvalues(
+    o: Outcomes, margin: float, alpha: float, per_round: int, planned: int,
+    max_absent: float = 0.0,
+) -> tuple[FloatArray, FloatArray]:  # fmt: skip
+    """``(p_go, p_nogo)``: ``min_j p_j / s_j`` over the looks a run in rounds made on these pairs.
 
-    ``reach`` is the largest ``|x|`` a pair can show (1; more when pairs are importance-weighted),
-    which bounds the bet. A repeat without any pair leaves wealth and bet as they were.
+    Each look is the fixed design's check on the first ``k_j`` repeats (``look_repeats``).
+    NaN (no verdict) when the sides are not paired by repeat: the looks need repeat indices.
     """
-    cap = CAP / (reach - margin if go else reach + margin)
-    lead = y.shape[:-2]
-    total = np.zeros(lead)
-    sum_y = np.full(lead, PRIOR_PAIRS * margin)
-    sum_y2 = np.full(lead, PRIOR_PAIRS * PRIOR_SQUARE)
-    count = np.full(lead, PRIOR_PAIRS)
-    out = np.empty((*lead, y.shape[-1]))
-    for r in range(y.shape[-1]):
-        col = y[..., r]
-        seen = np.isfinite(col)
-        lam = np.clip(KELLY * np.maximum(sum_y / count, margin) * count / sum_y2, 0.0, cap)
-        step = np.log1p(lam[..., None] * np.where(seen, col, 0.0))
-        total = total + step.sum(-1)
-        filled = np.where(seen, col, 0.0)
-        sum_y, sum_y2 = sum_y + filled.sum(-1), sum_y2 + (filled**2).sum(-1)
-        count = count + seen.sum(-1)
-        out[..., r] = total
-    return out
+    from pipeline.stats.signoff import accuracy_evidence
 
-
-def eprocess_p(o: Outcomes, margin: float, go: bool) -> FloatArray:
-    """``(...)`` the anytime-valid p-value ``1 / max_r W_r`` of GO's null (or NO-GO's).
-
-    NaN (no verdict) when the sides are not paired by repeat: the bet needs one step per repeat.
-    """
+    lead = o.cand.shape[:-2]
     if not o.by_repeat:
-        return np.full(o.cand.shape[:-2], np.nan)
-    y = bet_outcomes(o, margin, go)
-    if y.shape[-1] == 0:
-        return np.ones(y.shape[:-2])
-    best = np.maximum(np.max(log_wealth(y, margin, go), axis=-1), 0.0)
-    p: FloatArray = np.exp(-best)
-    return p
+        return np.full(lead, np.nan), np.full(lead, np.nan)
+    steps = paired_steps(o)
+    width = int(np.max(steps)) if np.size(steps) else 0
+    out = [np.ones(lead), np.ones(lead)]
+    for j, k in enumerate(look_repeats(width, per_round), start=1):
+        ev = accuracy_evidence(_first(o, k), margin, alpha, max_absent)
+        for i, p in enumerate((ev.p_go, ev.p_nogo)):
+            out[i] = np.fmin(out[i], np.asarray(p) / look_weight(j, planned))
+    return np.minimum(out[0], 1.0), np.minimum(out[1], 1.0)
+
+
+def _first(o: Outcomes, k: int) -> Outcomes:
+    errored = None if o.cand_errored is None else o.cand_errored[..., :k]
+    return Outcomes(o.base[..., :k], o.cand[..., :k], o.cand_asked, o.by_repeat, errored)
 
 
 def look_share(look: int) -> float:
@@ -138,8 +117,7 @@ def broken_over_looks(o: Outcomes, alpha: float, rounds: list[int]) -> FloatArra
     """
     out = np.ones(o.cand.shape[:-2])
     for j, k in enumerate(rounds, start=1):
-        part = Outcomes(o.base[..., :k], o.cand[..., :k], o.cand_asked, o.by_repeat,
-                        None if o.cand_errored is None else o.cand_errored[..., :k])  # fmt: skip
+        part = _first(o, k)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             p = broken_prompts(part, alpha * look_share(j)).p_cell
@@ -168,17 +146,16 @@ def broken_p(o: Outcomes, alpha: float, per_round: int) -> FloatArray:
 
 
 def anytime_evidence(
-    o: Outcomes, margin: float, alpha: float, per_round: int, max_absent: float = 0.0
-) -> AnytimeEvidence:
-    """Both e-processes' p-values and the broken check's, on the data seen so far.
+    o: Outcomes, margin: float, alpha: float, per_round: int, planned: int,
+    max_absent: float = 0.0,
+) -> AnytimeEvidence:  # fmt: skip
+    """Both checks' p-values over the looks and the broken check's, on the data seen so far.
 
-    GO is impossible (p 1) when more of the baseline's questions were never asked of the
-    candidate than ``max_absent`` allows.
+    ``planned``: the design's looks (``SequentialDesign.n_looks``). GO is impossible (p 1) when
+    more of the baseline's questions were never asked of the candidate than ``max_absent``
+    allows (``signoff.mean_check``).
     """
-    asked = np.asarray(o.cand_asked, dtype=bool)
-    blocked = (~asked).sum(-1) > max_absent * asked.shape[-1] + 1e-9
-    p_go = np.where(blocked, 1.0, eprocess_p(o, margin, True))
-    p_nogo = eprocess_p(o, margin, False)
+    p_go, p_nogo = look_pvalues(o, margin, alpha, per_round, planned, max_absent)
     steps = paired_steps(o).astype(float)
     return AnytimeEvidence(p_go, p_nogo, broken_p(o, alpha, per_round), steps)
 

@@ -9,15 +9,16 @@ instead (Farrington-Manning, Miettinen-Nurminen); this is that idea for the clus
 design: the gap between the observed drop and the margin is moved, half on each side (the
 candidate's accuracy down in proportion to its accuracy, the baseline's up in proportion to its
 room, for GO's null; the reverse for NO-GO's), and each question's binomial variance
-``p (1 - p) / k`` is re-evaluated there. The SE only grows (never below the observed one), and
-hardly at all where the drop is already near the margin or the questions are uncertain.
+``p (1 - p) / k`` is re-evaluated there (``k = 1`` when the repeats are copies: greedy). The SE
+only grows (never below the observed one), and hardly at all where the drop is already near the
+margin or the questions are uncertain.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from pipeline.stats.outcomes import Outcomes, paired_masks, row_mean
+from pipeline.stats.outcomes import Outcomes, paired_masks, repeats_vary, row_mean
 
 FloatArray = np.ndarray
 
@@ -48,7 +49,9 @@ def null_se(
         go: True for GO's null (the candidate worse than observed), False for NO-GO's.
     """
     base, cand = paired_masks(o)
-    kb, kc = np.isfinite(base).sum(-1), np.isfinite(cand).sum(-1)
+    # Copies (no question's repeats vary on either side: greedy) are one answer per question.
+    vary = repeats_vary(base, cand)[..., None]
+    kb, kc = (np.where(vary, np.isfinite(s).sum(-1), 1) for s in (base, cand))
     with np.errstate(invalid="ignore", divide="ignore"):
         pb, pc = row_mean(base), row_mean(cand)
         ok = np.isfinite(pb) & np.isfinite(pc)

@@ -6,6 +6,7 @@ the simulation (thousands of replications at once) share the code.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,8 +81,22 @@ def question_diffs(o: Outcomes) -> FloatArray:
     return diffs
 
 
+def repeats_vary(*sides: FloatArray) -> FloatArray:
+    """``(...)``: whether any question of any side has answers that differ across repeats."""
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # rows with no answer at all
+        spread = [np.nanmax(s, -1) > np.nanmin(s, -1) for s in sides]
+    vary: FloatArray = np.any(np.logical_or.reduce(spread), axis=-1)
+    return vary
+
+
 def answers_per_question(o: Outcomes) -> FloatArray:
-    """``(...)`` most answered pairs (by repeat) or candidate answers any question has, >= 1."""
-    _, cand = paired_masks(o)
+    """``(...)`` most answered pairs (by repeat) or candidate answers any question has, >= 1.
+
+    1 where no question's answers vary across repeats on either side (greedy copies: a
+    question's repeats are one answer, not ``k``).
+    """
+    base, cand = paired_masks(o)
     most: FloatArray = np.maximum(np.isfinite(cand).sum(-1).max(-1), 1)
-    return most
+    one: FloatArray = np.where(repeats_vary(base, cand), most, 1)
+    return one

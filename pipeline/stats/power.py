@@ -86,7 +86,9 @@ def repeats_to_decide(
     # few questions need enough repeats for that floor alone to be decided.
     floor = math.ceil(z / (abs(distance) * max(components.n_questions, 1)) - 1e-9)
     if components.within <= 0:
-        return max(1, floor)
+        # No repeat-to-repeat variation (greedy copies): repeats add nothing (the SE floor
+        # counts such a question once, signoff.mean_check), only more questions can.
+        return 1 if floor <= 1 else None
     return max(1, floor, math.ceil(components.within / room))
 
 

@@ -84,8 +84,8 @@ def test_the_report_says_what_the_look_that_stopped_the_cell_said(tmp_path, drop
 
 def test_a_cell_extended_past_max_repeats_is_read_on_all_its_repeats(tmp_path):
     # Undecided at its planned 4 repeats; a second run with max_repeats 32 extends it (the
-    # same e-process continues: its looks at repeats 6, 8, ... are as valid as the first two).
-    b, c = truth(0.0, seed=4)
+    # looks at repeats 6, 8, ... are read at shares of alpha the first two left: as valid).
+    b, c = truth(0.0, seed=6)
     base = records(b, accept=None)
     short = SequentialConf(max_repeats=4, repeats_per_round=2)
     _, j, decision = first_stop(base, c[:, :4], short, family=8)
@@ -98,7 +98,7 @@ def test_a_cell_extended_past_max_repeats_is_read_on_all_its_repeats(tmp_path):
 
 
 def test_a_stopped_no_go_stays_no_go_when_the_run_goes_on(tmp_path):
-    # The p-value is 1 / the running maximum of the wealth: more repeats never take it back.
+    # The p-value is the running minimum over looks: more repeats never take it back.
     b, c = truth(0.15, seed=5)
     base = records(b, accept=None)
     design, j, decision = first_stop(base, c, SequentialConf(max_repeats=16, repeats_per_round=2),

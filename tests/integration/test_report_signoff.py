@@ -223,19 +223,21 @@ def test_each_candidates_go_is_read_at_alpha_without_holm(tmp_path: Path):
 
 
 # 7. A few prompts that break are caught and named.
-def test_five_questions_always_wrong_are_named(tmp_path: Path):
+def test_ten_questions_always_wrong_are_named(tmp_path: Path):
     truth = np.tile(np.arange(200)[:, None] % 10 < 7, (1, 8))  # noise-free: 70% right
     truth[9, :3] = True  # sampled, not greedy: a question's repeats can differ
     cand = truth.copy()
-    broken = np.flatnonzero(truth[:, 0])[:5]
-    cand[broken] = False  # a certain 2.5-point loss on this set
+    # A question is one observation whatever its repeats (issue 37): ten broken, none the
+    # other way, is p = 2^-10 in the sign test over questions (five would be 2^-5).
+    broken = np.flatnonzero(truth.all(axis=1))[:10]
+    cand[broken] = False  # a certain 5-point loss on this set
     root = tmp_path / "m"
     pair_sweep(root, records(truth, accept=None), records(cand, accept=None))
     code, summary = run_report([root], tmp_path / "r")
     check = check_of(summary, "fmha_v2", "broken_prompts")
     assert code == 1 and check["verdict"] == "FAIL"
     assert check["numbers"]["broken_questions"] == [f"q{i:03d}" for i in broken]
-    assert "q000" in check["message"] and "Fisher" in check["message"]
+    assert "q000" in check["message"] and "sign test" in check["message"]
 
 
 # 8. A cell stopped with GO is not INCONCLUSIVE for its reference check's want of repeats.

@@ -1,4 +1,4 @@
-"""The anytime-valid design: betting e-processes on the paired difference (``stats.anytime``)."""
+"""The anytime-valid design: the question-level check at every look, alpha spent over looks."""
 
 import numpy as np
 import pytest
@@ -7,12 +7,11 @@ from pipeline.stats.anytime import (
     AnytimeEvidence,
     anytime_evidence,
     anytime_verdict,
-    bet_outcomes,
     broken_over_looks,
-    eprocess_p,
-    log_wealth,
+    look_pvalues,
     look_repeats,
     look_share,
+    look_weight,
 )
 from pipeline.stats.breaks import broken_prompts
 from pipeline.stats.outcomes import Outcomes
@@ -34,28 +33,40 @@ def at_the_margin(n=60):
     return p, p - MARGIN
 
 
-def test_wealth_is_causal_a_prefix_is_the_looks_own():
-    # A look sees the first k repeats only: the full run's first k values must be its values.
-    rng = np.random.default_rng(3)
-    p = np.linspace(0.05, 0.95, 40)
-    o = outcomes(draw(rng, p, 5, 12), draw(rng, p, 5, 12))
-    for go in (True, False):
-        full = log_wealth(bet_outcomes(o, MARGIN, go), MARGIN, go)
-        for k in (1, 4, 7):
-            part = outcomes(o.base[..., :k], o.cand[..., :k])
-            head = log_wealth(bet_outcomes(part, MARGIN, go), MARGIN, go)
-            np.testing.assert_allclose(head, full[..., :k])
+def copies(rng, p, reps, k):
+    """Greedy-like: every repeat a copy of the first."""
+    return np.repeat(draw(rng, p, reps, 1), k, axis=-1)
+
+
+def test_look_weights_sum_to_at_most_one_over_every_look_planned_or_not():
+    for planned in (1, 4, 16):
+        total = sum(look_weight(j, planned) for j in range(1, 20_000))
+        assert total <= 1 + 1e-12
+        assert sum(look_weight(j, planned) for j in range(1, planned + 1)) == pytest.approx(0.9)
+    assert look_weight(16, 16) > look_weight(1, 16)  # later looks have more repeats
 
 
 @pytest.mark.parametrize("go", [True, False])
-def test_a_false_verdict_stays_below_alpha_even_run_four_times_as_long(go):
-    # Ville's inequality over every repeat up to 64 (a 16-repeat plan extended 4x), at the
-    # boundary of the null: the rate must be at most alpha (it is about half of it).
+@pytest.mark.parametrize("draws", [draw, copies])
+def test_a_false_verdict_stays_below_alpha_even_run_past_its_plan(go, draws):
+    # At the boundary of the null, over every look up to 32 repeats of an 8-look plan of 16
+    # (extended 2x): independent repeats, and repeats that are copies of one answer (greedy).
     rng = np.random.default_rng(11 if go else 12)
     p_base, p_cand = at_the_margin()
-    o = outcomes(draw(rng, p_base, 3000, 64), draw(rng, p_cand, 3000, 64))
-    p = eprocess_p(o, MARGIN, go)
-    assert np.mean(p <= 0.05) <= 0.05
+    o = outcomes(draws(rng, p_base, 1500, 32), draws(rng, p_cand, 1500, 32))
+    p_go, p_nogo = look_pvalues(o, MARGIN, 0.05, 2, 8)
+    assert np.mean((p_go if go else p_nogo) <= 0.05) <= 0.05
+
+
+def test_copies_are_one_observation_per_question():
+    # The same answers copied 8 times carry what one repeat carries: every look reads the same
+    # question means, so the p-value is the first look's, only read at a smaller share.
+    rng = np.random.default_rng(4)
+    p = np.linspace(0.05, 0.95, 100)
+    base, cand = copies(rng, p, 1, 8), copies(rng, p, 1, 8)
+    once, eight = (look_pvalues(outcomes(base[..., :k], cand[..., :k]), MARGIN, 0.05, k, 1)
+                   for k in (1, 8))  # fmt: skip
+    np.testing.assert_allclose(once, eight)
 
 
 def test_a_clean_candidate_reaches_go_and_a_bad_one_no_go():
@@ -64,42 +75,34 @@ def test_a_clean_candidate_reaches_go_and_a_bad_one_no_go():
     p = np.concatenate([np.linspace(0.15, 0.85, 40), np.full(110, 0.98), np.full(48, 0.02)])
     base = draw(rng, p, 200, 32)
     clean, bad = draw(rng, p, 200, 32), draw(rng, np.clip(p - 0.06, 0, 1), 200, 32)
-    assert np.mean(eprocess_p(outcomes(base, clean), MARGIN, True) <= 0.05) > 0.95
-    assert np.mean(eprocess_p(outcomes(base, bad), MARGIN, False) <= 0.05 / 8) > 0.95
+    assert np.mean(look_pvalues(outcomes(base, clean), MARGIN, 0.05, 2, 16)[0] <= 0.05) > 0.95
+    assert np.mean(look_pvalues(outcomes(base, bad), MARGIN, 0.05, 2, 16)[1] <= 0.05 / 8) > 0.95
 
 
-def test_running_max_keeps_a_verdict_once_reached():
-    # Wealth after a crossing may fall; the p-value (1 / running max) never rises again.
+def test_running_minimum_keeps_a_verdict_once_reached():
     rng = np.random.default_rng(8)
     p = np.linspace(0.2, 0.9, 100)
     o = outcomes(draw(rng, p, 50, 20), draw(rng, p, 50, 20))
-    ps = [eprocess_p(outcomes(o.base[..., :k], o.cand[..., :k]), MARGIN, True) for k in
-          range(1, 21)]  # fmt: skip
+    ps = [look_pvalues(outcomes(o.base[..., :k], o.cand[..., :k]), MARGIN, 0.05, 2, 10)[0]
+          for k in range(2, 21, 2)]  # fmt: skip
     assert (np.diff(np.stack(ps), axis=0) <= 1e-12).all()
 
 
-@pytest.mark.parametrize(("go", "value"), [(True, 0.0), (False, 1.0)])
-def test_lost_pairs_count_wrong_for_go_and_right_for_no_go(go, value):
-    base = np.ones((4, 3))
-    cand = np.array([[1.0, np.nan, 1.0]] * 4)
-    o = Outcomes(base, cand, np.ones(4, dtype=bool), True)
-    y = bet_outcomes(o, MARGIN, go)
-    x = value - 1.0
-    assert y[0, 1] == pytest.approx(x + MARGIN if go else -MARGIN - x)
-
-
-def test_not_yet_run_repeats_leave_the_wealth_alone():
-    base = np.ones((3, 4))
-    cand = np.array([[1.0, 1.0, np.nan, np.nan]] * 3)
-    errored = np.zeros(cand.shape, dtype=bool)  # later rounds not run, not errors
-    o = Outcomes(base, cand, np.ones(3, dtype=bool), True, errored)
-    w = log_wealth(bet_outcomes(o, MARGIN, True), MARGIN, True)
-    assert w[1] > 0 and w[1] == w[2] == w[3]
+def test_lost_pairs_count_wrong_for_go_and_right_for_no_go():
+    rng = np.random.default_rng(6)
+    p = np.linspace(0.3, 0.9, 80)
+    base = draw(rng, p, 1, 8)[0]
+    cand = base.copy()
+    lost = cand.copy()
+    lost[:8, :4] = np.nan  # the candidate's requests errored on 8 questions
+    answered = look_pvalues(outcomes(base, cand), MARGIN, 0.05, 2, 4)
+    errored = look_pvalues(outcomes(base, lost), MARGIN, 0.05, 2, 4)
+    assert errored[0] > answered[0]
 
 
 def test_pairing_by_question_gives_no_verdict():
     o = Outcomes(np.ones((3, 4)), np.ones((3, 2)), np.ones(3, dtype=bool), False)
-    assert np.isnan(eprocess_p(o, MARGIN, True))
+    assert np.isnan(look_pvalues(o, MARGIN, 0.05, 2, 2)[0])
 
 
 @pytest.mark.parametrize(("answered", "per_round", "expected"), [
@@ -140,11 +143,11 @@ def test_no_go_is_read_at_the_familys_share_go_at_alpha(p_go, p_nogo, p_broken, 
 
 
 def test_questions_never_asked_block_go():
-    base = np.ones((100, 8))
+    base = draw(np.random.default_rng(1), np.full(100, 0.97), 1, 8)[0]
     cand = base.copy()
     asked = np.ones(100, dtype=bool)
     asked[:10] = False
     cand[:10] = np.nan
     o = Outcomes(base, cand, asked, True, np.zeros(cand.shape, dtype=bool))
-    assert anytime_evidence(o, MARGIN, 0.05, 2).p_go == 1.0
-    assert anytime_evidence(o, MARGIN, 0.05, 2, max_absent=0.1).p_go < 0.05
+    assert anytime_evidence(o, MARGIN, 0.05, 2, 4).p_go == 1.0
+    assert anytime_evidence(o, MARGIN, 0.05, 2, 4, max_absent=0.1).p_go < 0.05

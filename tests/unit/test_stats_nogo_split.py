@@ -51,12 +51,13 @@ def _at_the_boundary_on_uncertain_questions(reps: int) -> Outcomes:
 
 
 def test_a_candidate_at_its_no_go_boundary_is_no_go_at_most_alpha():
-    # Each check at alpha, the union is not level alpha (the mean test's NO-GO or a broken
-    # prompt: over 5.5% here); split, the two together stay under 5%.
+    # Each check at alpha, the union is not level alpha in general (with the Fisher test
+    # pooling repeats it was over 5.5% here; the question-level sign test, issue 37, rarely
+    # fires at the boundary); split, the two together stay under 5%.
     o = _at_the_boundary_on_uncertain_questions(3000)
     ev = accuracy_evidence(o, 0.02, 0.05)
     broken = broken_prompts(o, 0.05).p_cell
-    assert np.mean((ev.p_nogo <= 0.05) | (broken <= 0.05)) > 0.055
+    assert np.mean((ev.p_nogo <= 0.05) | (broken <= 0.05)) <= 0.055
     assert np.mean(cell_verdict(o, 0.02, 0.05, 0.05) == "NO-GO") <= 0.05
 
 

@@ -42,7 +42,8 @@ def test_questions_without_an_answered_pair_are_taken_at_their_worst():
     cand[:3] = NAN  # three always-right questions with no candidate answer
     ev = accuracy_evidence(outcomes(base, cand), 0.02, 0.05)
     assert float(ev.worst_shift) == pytest.approx(0.03)  # could all be wrong: 3 points
-    assert float(ev.p_go) > 0.5 and float(ev.p_go_paired) < 1e-9
+    # Paired alone (copies: each question one answer, SE floored at 1 / n) it would be GO.
+    assert float(ev.p_go) > 0.5 and float(ev.p_go_paired) < 0.05
     assert float(ev.go_bound) > 0.03  # the errored ones counted wrong: above the margin
 
 
@@ -55,6 +56,7 @@ def test_one_lost_question_in_a_thousand_still_allows_go():
 
 def test_absent_questions_block_go_unless_allowed():
     base = np.ones((50, 4))
+    base[1, 0] = 0  # repeats vary: draws, not greedy copies
     asked = np.arange(50) >= 1
     cand = np.where(asked[:, None], base, NAN)
     assert float(accuracy_evidence(outcomes(base, cand, asked), 0.02, 0.05).p_go) == 1.0
@@ -69,18 +71,37 @@ def test_pairing_by_question_compares_means():
     assert float(ev.drop) == pytest.approx(0.125)
 
 
-def test_broken_prompts_fisher_and_tarone():
+def test_broken_prompts_is_a_sign_test_over_questions():
     base = np.ones((40, 8))
-    base[20:] = 0  # always wrong on both sides: can never break, not counted
+    base[20:] = 0  # always wrong on both sides
     base[39, 0] = 1  # one question varies: the repeats are draws, not greedy copies
     cand = base.copy()
-    cand[0] = 0  # 8/8 -> 0/8
+    cand[0] = 0  # 8/8 -> 0/8: one question, not 8 observations
     found = broken_prompts(outcomes(base, cand), 0.05)
-    assert found.p_question[0] == pytest.approx(1 / 12870)  # C(8,8) / C(16,8)
-    # Questions 1..19 (8/8 on both) could never show a break either: K = 16 > nb.
-    assert int(found.testable) == 1
-    assert list(np.flatnonzero(found.flagged(0.05))) == [0]
+    assert float(found.p_cell) == pytest.approx(0.5) and int(found.worse) == 1
+    cand[:10] = 0  # ten questions break, none the other way: 2^-10
+    found = broken_prompts(outcomes(base, cand), 0.05)
+    assert float(found.p_cell) == pytest.approx(2.0**-10)
+    assert list(np.flatnonzero(found.flagged(0.01))) == list(range(10))
     assert cell_verdict(outcomes(base, cand), 0.02, 0.05, 0.05)[()] == "NO-GO"
+    cand[30:33] = 1  # three questions the other way: P(Bin(13, 1/2) >= 10)
+    found = broken_prompts(outcomes(base, cand), 0.05)
+    assert float(found.p_cell) == pytest.approx((286 + 78 + 13 + 1) / 2**13)
+
+
+def test_broken_prompts_keep_their_level_when_repeats_are_sticky():
+    # The case: a clean candidate, each repeat a copy of the first with probability 0.8.
+    # Fisher pooling the repeats flagged it 99.8% of the time at fixed 8.
+    rng = np.random.default_rng(9)
+    p = np.concatenate([np.linspace(0.15, 0.85, 40), np.full(110, 0.98), np.full(48, 0.02)])
+
+    def sticky():
+        first = rng.random((2000, len(p), 1)) < p[:, None]
+        fresh = rng.random((2000, len(p), 8)) < p[:, None]
+        return np.where(rng.random(fresh.shape) < 0.8, first, fresh).astype(float)
+
+    found = broken_prompts(outcomes(sticky(), sticky()), 0.01)
+    assert np.mean(found.p_cell <= 0.01) <= 0.01 + 3 * np.sqrt(0.01 * 0.99 / 2000)
 
 
 def test_release_is_go_only_when_every_cell_is_and_holm_only_for_alarms():
