@@ -34,6 +34,7 @@ from simserver_fixture import ROOT
 
 OUT = ROOT / "benchmarks" / "results" / "signoff_dependence.md"
 DESIGNS = ("fixed 8", "anytime")
+LONGER = ("fixed 16", "fixed 24")  # what a fixed design needs where 8 repeats fall short
 MARGIN = 0.02
 
 
@@ -48,7 +49,7 @@ def conditions() -> Iterator[Dependent]:
                 yield Dependent("copied" if rho else "independent", rho, drop, design=design)
     for shape in SETS[1:]:
         for drop in (0.0, MARGIN, 0.05):
-            for design in DESIGNS:
+            for design in (*DESIGNS, *LONGER):
                 yield Dependent(drop=drop, questions=shape, design=design)
 
 
@@ -158,12 +159,26 @@ def powers(res: dict[Dependent, tuple[np.ndarray, np.ndarray]]) -> list[str]:
     lines = ["| questions | design | GO at no drop | NO-GO at 5 pts | repeats used (clean) |",
              "|---|---|---|---|---|"]  # fmt: skip
     for shape in SETS:
-        for design in DESIGNS:
+        for design in (*DESIGNS, *(LONGER if shape != SETS[0] else ())):
             clean = res[Dependent(questions=shape, design=design)]
             bad = res[Dependent(drop=0.05, questions=shape, design=design)]
             lines.append(f"| {shape} | {design} | {pct(rate(clean[0], GO))} | "
                          f"{pct(rate(bad[0], NO_GO))} | {clean[1].mean():.1f} |")  # fmt: skip
     return lines
+
+
+POWER_NOTES = [
+    "- The release preset (`experiment=release_signoff`, anytime) reaches GO >= 80% at no drop "
+    "and NO-GO >= 90% at 5 points on every shape, spending repeats where the shape needs them.",
+    "- The fixed 8 of `conf/evals/gpqa_diamond.yaml` reaches them on issue 14's shape (GPQA "
+    "as measured). On bimodal difficulty it needs 16 repeats and on 48 near-certain questions "
+    "24 (the rows above): there an INCONCLUSIVE fixed cell's `extra repeats` column names the "
+    "repeats that would decide it, and the release preset is the one to sign off with.",
+    "- Greedy (temperature 0): no number of repeats reaches 80% on 198 questions (GO about a "
+    "quarter of the time at 3.6% flips, whatever the repeats): the report says so and how many "
+    'questions the margin needs ("What a repeat is worth"); the anytime design now spends 2 '
+    "repeats there instead of 32.",
+]
 
 
 def options() -> argparse.Namespace:
@@ -198,10 +213,13 @@ def main() -> None:
         f"{start_flip():.4f} (two starts disagree on {100 * FLIPS:g}%), repeats within a start "
         "are copies; a drop turns the candidate start's right answers wrong in proportion. "
         "Copied: each later repeat is the first repeat's copy w.p. rho, else a fresh draw.",
-        "- Decided as the report decides: fixed 8 by `signoff.accuracy_evidence` + "
+        "- Decided as the report decides: fixed K by `signoff.accuracy_evidence` + "
         "`breaks.broken_prompts` + `verdict_of`; anytime (rounds of 2 up to 32) by "
         "`release_sim._anytime`, the look's `anytime_verdict` on the question-level check at "
-        "every look. Before issue 37 the greedy A/A was NO-GO 6.8% (anytime), a greedy 2-point "
+        "every look; at temperature 0 (the greedy rows) the design plans one look and a cell "
+        "whose repeats vary on neither side ends there (`sequential_run.design_of`, "
+        "`copies_only`), as the runner does. Before issue 37 the greedy A/A was NO-GO 6.8% "
+        "(anytime), a greedy 2-point "
         "drop GO 33.4%, copied 0.8 at the margin GO 12.3%, a clean candidate copied 0.8 "
         "NO-GO 99.8% (fixed 8, Fisher pooling repeats).",
         "",
@@ -212,6 +230,8 @@ def main() -> None:
         "## Power of the shipped designs (independent repeats)",
         "",
         *powers(res),
+        "",
+        *POWER_NOTES,
         "",
         "## A fixed design rerun until GO (fixed 8 at the margin, then 16, 24, 32)",
         "",

@@ -18,7 +18,7 @@ whatever the dependence:
 from __future__ import annotations
 
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -93,6 +93,9 @@ class Dependent:
 
 
 ANYTIME = SequentialDesign(32, 2, 0.05, 0.02, statistic="eprocess", broken_share=BROKEN_SHARE)
+# At temperature 0 the runner plans one look (``sequential_run.design_of``) and ends an undecided
+# cell whose repeats are copies on both sides (``copies_only``).
+GREEDY_ANYTIME = replace(ANYTIME, planned_looks=1)
 
 
 def draw_pair(c: Dependent, rng: np.random.Generator, reps: int, k: int,
@@ -109,8 +112,10 @@ def draw_pair(c: Dependent, rng: np.random.Generator, reps: int, k: int,
 def decide(c: Dependent, base: np.ndarray, cand: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(verdicts, repeats used)`` through the report's functions (``release_sim``'s paths)."""
     if c.design == "anytime":
-        _, _, _, _, used, verdict = _anytime(ANYTIME, base[:, None], cand[:, None], MARGIN, ALPHA)
-        return verdict[:, 0], used[:, 0]
+        greedy = c.dependence == "greedy"
+        design = GREEDY_ANYTIME if greedy else ANYTIME
+        found = _anytime(design, base[:, None], cand[:, None], MARGIN, ALPHA, greedy)
+        return found[5][:, 0], found[4][:, 0]
     k = int(c.design.split()[1])
     o = Outcomes(base[..., :k], cand[..., :k], np.ones(cand.shape[:-1], dtype=bool), True)
     ev = accuracy_evidence(o, MARGIN, ALPHA)

@@ -27,6 +27,7 @@ from scipy import stats
 from pipeline.stats.anytime import AnytimeEvidence, anytime_verdict, look_share, look_weight
 from pipeline.stats.nogo_split import nogo_shares, on_family_scale
 from pipeline.stats.noninferiority import GO, NO_GO
+from pipeline.stats.outcomes import repeats_vary
 from pipeline.stats.release import family_pvalues, family_verdicts, release_verdict
 from pipeline.stats.sequential import SequentialDesign
 from pipeline.stats.sequential_pvalues import bonferroni_over_looks, stagewise
@@ -244,12 +245,15 @@ def _sequential(
 
 
 def _anytime(
-    design: SequentialDesign, base: np.ndarray, cand: np.ndarray, margin: float, alpha: float
-) -> tuple[np.ndarray, ...]:
+    design: SequentialDesign, base: np.ndarray, cand: np.ndarray, margin: float, alpha: float,
+    greedy: bool = False,
+) -> tuple[np.ndarray, ...]:  # fmt: skip
     # sequential_run.look at every look: ``anytime_evidence`` on the first k repeats, decided
     # by ``anytime_verdict``; the report reads the same evidence. Each look reads the fixed
-    # design's check on the first k repeats at its share of alpha (``look_weight``); the
-    # running minima are ``look_pvalues``' and ``broken_over_looks``' (a unit test checks both).
+    # design's check on the first k repeats at its share of alpha (``look_weight``, over the
+    # design's planned looks); the running minima are ``look_pvalues``' and
+    # ``broken_over_looks``' (a unit test checks both). ``greedy``: the runner's copies stop
+    # (``sequential_run.copies_only``): an undecided cell whose repeats vary on neither side ends.
     shape = cand.shape[:2]
     asked = np.ones(cand.shape[:-1], dtype=bool)
     p_go, p_nogo, p_br = (np.ones(shape) for _ in range(3))
@@ -262,7 +266,7 @@ def _anytime(
         # Only cells still running look again (the CPU).
         part = Outcomes(base[open_][..., :k], cand[open_][..., :k], asked[open_], True)
         ev_look = accuracy_evidence(part, margin, alpha)
-        share, weight = look_share(look), look_weight(look, design.n_looks)
+        share, weight = look_share(look), look_weight(look, design.planned)
         found = (ev_look.p_go / weight, ev_look.p_nogo / weight,
                  broken_prompts(part, alpha * share).p_cell / share)  # fmt: skip
         for arr, new in zip(running, found, strict=True):
@@ -270,6 +274,10 @@ def _anytime(
         ev = AnytimeEvidence(*(np.minimum(r, 1.0) for r in running), np.full(shape, float(k)))
         decided = anytime_verdict(ev, alpha, design.family, design.broken_share)
         stop = open_ & ((decided != "INCONCLUSIVE") | (look == design.n_looks))
+        if greedy and k >= 2:
+            stop |= open_ & ~repeats_vary(base[..., :k], cand[..., :k])
+        if greedy and k >= 2:
+            stop |= open_ & ~repeats_vary(base[..., :k], cand[..., :k])
         for arr, value in zip((p_go, p_nogo, p_br), (ev.p_go, ev.p_nogo, ev.p_broken),
                               strict=True):  # fmt: skip
             arr[stop] = value[stop]

@@ -36,10 +36,23 @@ if TYPE_CHECKING:  # scipy.stats/optimize cost a second of import: loaded only w
 P = TypeVar("P")
 NO_BASELINE = "no baseline cell found: fixed design, all repeats"
 BASELINE_STOPPED = "stopped: every candidate paired with it had stopped"
+COPIES = (
+    "stopped: repeats are copies (greedy decoding, no question's answers vary across its "
+    "repeats on either side): more repeats cannot inform, more questions or server starts can"
+)
 
 
-def design_of(conf: SequentialConf, family: int = 1) -> SequentialDesign:
-    """The statistical design behind the config (validates it); ``family``: see the design."""
+def greedy(sampling: Any) -> bool:
+    """Whether the eval's sampling settings make the server decode greedily."""
+    return float(sampling.temperature) == 0.0 or sampling.top_k == 1
+
+
+def design_of(conf: SequentialConf, family: int = 1, is_greedy: bool = False) -> SequentialDesign:
+    """The statistical design behind the config (validates it); ``family``: see the design.
+
+    Under greedy decoding the anytime design plans a single look (its alpha nearly whole at the
+    first round): repeats within a start are copies, so later looks would mostly repeat it.
+    """
     from pipeline.stats.nogo_split import BROKEN_SHARE
     from pipeline.stats.sequential import SequentialDesign
 
@@ -47,9 +60,10 @@ def design_of(conf: SequentialConf, family: int = 1) -> SequentialDesign:
     # The anytime design splits NO-GO's alpha between its checks; group-sequential cells read
     # each at the full level, as they always have (their looks' boundaries are spent per test).
     share = BROKEN_SHARE if statistic == "eprocess" else None
+    planned = 1 if is_greedy and statistic == "eprocess" else None
     return SequentialDesign(
         conf.max_repeats, conf.repeats_per_round, conf.alpha, conf.margin, conf.spending, family,
-        statistic, share,
+        statistic, share, planned,
     )  # fmt: skip
 
 
@@ -105,11 +119,24 @@ def look(
     o = pair_samples(_keyed(baseline), _keyed(records)).outcomes
     if design.statistic == "eprocess":
         ev = anytime_evidence(o, design.margin, design.alpha, design.repeats_per_round,
-                              design.n_looks)  # fmt: skip
+                              design.planned)  # fmt: skip
         found = str(anytime_verdict(ev, design.alpha, design.family, design.broken_share)[()])
     else:
         found = str(look_verdict(o, design, look_index)[()])
     return found if found in ("GO", "NO-GO") else None
+
+
+def copies_only(records: Sequence[dict[str, Any]], baseline: Sequence[dict[str, Any]]) -> bool:
+    """Whether 2+ repeats are paired and no question's answers vary on either side."""
+    from pipeline.report.pairing import pair_samples
+    from pipeline.stats.dependence import within_question
+
+    if not records or not baseline:
+        return False
+    o = pair_samples(_keyed(baseline), _keyed(records)).outcomes
+    if o.base.shape[-1] < 2:
+        return False
+    return not within_question(o.base, o.cand).repeats_vary
 
 
 def run_sequential(
@@ -136,7 +163,8 @@ def run_sequential(
 
     beside = conf.baseline_runs == "beside"  # checked at compose time (config/checks.py)
     is_baseline = cell.variant == conf.baseline
-    design = design_of(conf, 1 if is_baseline else family_size(cell_dir, conf, evals))
+    family = 1 if is_baseline else family_size(cell_dir, conf, evals)
+    design = design_of(conf, family, greedy(run.target.sampling))
     # A design key left unset (None) is not written: such cells read as the older ones did.
     fields = {k: getattr(design, k) for k in DESIGN_KEYS if getattr(design, k) is not None}
     if is_baseline and beside:
@@ -203,6 +231,12 @@ def _candidate_rounds(
         decision = look([*kept, *sent], baseline, design, look_index)
         # A baseline beside it that stopped short of this round gives no more pairs.
         short = live is not None and decision is None and repeats_of(baseline) < need
+        if (
+            decision is None
+            and greedy(run.target.sampling)
+            and copies_only([*kept, *sent], baseline)
+        ):
+            decision = COPIES
         if live:
             live.say("candidate", RUNNING if decision is None and not short else STOPPED, need)
         if decision is not None or short:

@@ -13,11 +13,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from pipeline.report.check_kinds import ACCURACY_VS_BASELINE
 from pipeline.report.load import CellRecord
 from pipeline.report.pairing import Paired
 from pipeline.report.verdicts import Check
-from pipeline.stats.dependence import questions_needed, within_question
+from pipeline.stats.dependence import (
+    questions_for_identical_answers,
+    questions_needed,
+    within_question,
+)
 from pipeline.stats.outcomes import question_diffs
 
 TITLE = "What a repeat is worth (within-question dependence of the answers)"
@@ -39,7 +45,11 @@ HEADERS = (
 def dependence_numbers(paired: Paired, margin: float, alpha: float) -> dict[str, Any]:
     """The numbers an accuracy check carries about its answers' dependence."""
     dep = within_question(paired.outcomes.base, paired.outcomes.cand)
-    needed = questions_needed(question_diffs(paired.outcomes), margin, alpha)
+    diffs = question_diffs(paired.outcomes)
+    needed = questions_needed(diffs, margin, alpha)
+    if needed is None and np.isfinite(diffs).sum() >= 2 and np.nanmax(np.abs(diffs)) == 0:
+        base = paired.outcomes.base
+        needed = questions_for_identical_answers(float(np.nanmean(base)), margin, alpha)
     return {
         "identical_share": dep.identical_share,
         "icc": dep.icc,

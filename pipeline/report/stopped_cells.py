@@ -51,7 +51,8 @@ def look_words(look: Look) -> str:
     if look is None:
         return ""
     if look[0].statistic == "eprocess":
-        return f"anytime-valid look {look[1]} (rounds of {look[0].repeats_per_round})"
+        plan = "; one look planned: greedy" if look[0].planned_looks == 1 else ""
+        return f"anytime-valid look {look[1]} (rounds of {look[0].repeats_per_round}{plan})"
     return f"sequential look {look[1]} of {look[0].n_looks}"
 
 
@@ -60,7 +61,7 @@ def anytime_p(
 ) -> tuple[float, float]:
     """GO's and NO-GO's anytime p-values (question-level e-values): what the looks stopped on."""
     ev = anytime_evidence(paired.outcomes, margins.max_drop, design.alpha,
-                          design.repeats_per_round, design.n_looks,
+                          design.repeats_per_round, design.planned,
                           margins.max_absent_questions)  # fmt: skip
     return float(ev.p_go), float(ev.p_nogo)
 

@@ -126,6 +126,8 @@ def finalize(checks: list[Check], alpha: float, power: float, multiplicity: str)
                 needed = repeats_to_decide(check.distance, check.components, alpha, power)
                 done = int(check.numbers.get("repeats") or 0)
                 check.numbers["extra_repeats"] = None if needed is None else max(1, needed - done)
+            if v == INCONCLUSIVE and (note := copies_note(check.numbers)):
+                check.numbers["undecided_because"] = note
 
 
 def _name(kind: CheckKind, verdict: str) -> str:
@@ -178,3 +180,22 @@ def stat_check(
     check.p_go, check.p_nogo, check.level = float(test.p_go), float(test.p_nogo), level
     check.distance = abs(est.drop - margin)
     return check
+
+
+def copies_note(numbers: dict[str, Any]) -> str:
+    """Why more repeats cannot decide a check whose repeats are copies ('' otherwise).
+
+    Only when nothing else explains the undecided verdict: no question's answers vary across
+    its repeats on either side (greedy decoding), so power comes from questions or starts.
+    """
+    repeats = int(numbers.get("repeats") or 0)
+    if numbers.get("repeats_vary") is not False or repeats < 2 or numbers.get("undecided_because"):
+        return ""
+    needed = numbers.get("questions_needed")
+    more = f"about {needed} questions" if needed else "more questions"
+    return (
+        f"repeats are copies (no question's answers vary across its {repeats} repeats on either "
+        f"side: greedy decoding), so more repeats cannot decide it; {more} can (what a clean "
+        f"candidate needs to be GO at this margin: the 'questions for the margin' column), or "
+        f"more server starts"
+    )

@@ -84,6 +84,7 @@ class SequentialJson(TypedDict, total=False):
     family: str
     statistic: str
     broken_share: float  # anytime cells since the NO-GO split (pipeline.stats.nogo_split)
+    planned_looks: int  # a greedy server's anytime design plans one look (issue 37)
     role: str  # baseline | candidate | why the fixed design ran
     baseline_dir: str
     look: int

@@ -13,7 +13,9 @@ more repeats add nothing and only more questions (or more server starts) can.
 
 The questions a margin needs: the sign-off's SE is ``s_d / sqrt(n)`` with ``s_d`` the spread of
 the per-question differences at these repeats; a clean candidate is GO with probability
-``power`` when ``margin >= (z_{1 - alpha} + z_power) s_d / sqrt(n)``.
+``power`` when ``margin >= (z_{1 - alpha} + z_power) s_d / sqrt(n)``. When the two sides answer
+every question alike there is no spread, and the sign-off's own floor on the SE decides:
+``questions_for_identical_answers`` finds the smallest question count at which that rule says GO.
 """
 
 from __future__ import annotations
@@ -119,3 +121,29 @@ def questions_needed(diffs: FloatArray, margin: float, alpha: float, power: floa
         return None
     z = float(stats.norm.ppf(1 - alpha) + stats.norm.ppf(power))
     return math.ceil((z * spread / margin) ** 2)
+
+
+def questions_for_identical_answers(accuracy: float, margin: float, alpha: float,
+                                    limit: int = 1 << 17) -> int | None:  # fmt: skip
+    """The fewest questions on which two sides that answer every question alike are GO.
+
+    Decided by the sign-off's own check (``signoff.accuracy_evidence``: its SE floor and the SE
+    grown to where GO's null holds) on one answer per question at ``accuracy``; repeats of
+    copies count once there, so they do not change the answer. None beyond ``limit``.
+    """
+    from pipeline.stats.outcomes import Outcomes
+    from pipeline.stats.signoff import accuracy_evidence
+
+    def go(n: int) -> bool:
+        right = np.zeros((n, 1))
+        right[: round(min(max(accuracy, 0.0), 1.0) * n)] = 1.0
+        ev = accuracy_evidence(Outcomes(right, right.copy(), np.ones(n, bool)), margin, alpha)
+        return bool(float(ev.p_go) <= alpha)
+
+    if margin <= 0 or not go(limit):
+        return None
+    low, high = 2, limit  # go(high) holds; bisect for the first n that is GO
+    while low < high:
+        mid = (low + high) // 2
+        low, high = (low, mid) if go(mid) else (mid + 1, high)
+    return low

@@ -62,6 +62,9 @@ class SequentialDesign:
         broken_share: the broken-prompt check's share of NO-GO's alpha, the mean test getting
             the rest (``pipeline.stats.nogo_split``); None: no split (cells written before it,
             and the group-sequential design), each check at the full NO-GO level.
+        planned_looks: the looks the anytime design plans its alpha over (``anytime.look_weight``;
+            later looks share what is left); None: every look (``n_looks``). A greedy server's
+            repeats are copies within a start, so its design plans one look (``planned``).
     """
 
     max_repeats: int
@@ -72,6 +75,7 @@ class SequentialDesign:
     family: int = 1
     statistic: str = "observed"
     broken_share: float | None = None
+    planned_looks: int | None = None
 
     def __post_init__(self) -> None:
         if self.repeats_per_round < 1 or self.max_repeats < self.repeats_per_round:
@@ -96,6 +100,11 @@ class SequentialDesign:
             raise ValueError(f"family={self.family!r} must be an integer >= 1 (candidates)")
         if self.broken_share is not None and not 0 < self.broken_share < 1:
             raise ValueError(f"broken_share={self.broken_share!r} must be in (0, 1) or absent")
+        planned = self.planned_looks
+        if planned is not None and (
+            isinstance(planned, bool) or not isinstance(planned, int) or planned < 1
+        ):
+            raise ValueError(f"planned_looks={planned!r} must be an integer >= 1 or absent")
 
     def side(self, go: bool) -> SequentialDesign:
         """The one-family design of GO's test (``alpha``) or NO-GO's (``alpha / family``)."""
@@ -104,13 +113,18 @@ class SequentialDesign:
         alpha = self.alpha if go else self.alpha / self.family
         return SequentialDesign(
             self.max_repeats, self.repeats_per_round, alpha, self.margin, self.spending, 1,
-            self.statistic, self.broken_share,
+            self.statistic, self.broken_share, self.planned_looks,
         )  # fmt: skip
 
     @property
     def n_looks(self) -> int:
         """Number of looks (rounds)."""
         return self.max_repeats // self.repeats_per_round
+
+    @property
+    def planned(self) -> int:
+        """Looks the anytime design spreads its planned alpha over (``planned_looks``)."""
+        return self.n_looks if self.planned_looks is None else min(self.planned_looks, self.n_looks)
 
     def repeats_at(self, look: int) -> int:
         """Repeats per question after round ``look`` (1-based)."""

@@ -101,3 +101,46 @@ def test_a_baseline_per_kv_dtype_each_beside_its_own_candidates(tmp_path):
     own = {k: c["sequential"]["decision"] for k, c in cells.items() if k[0] != "fa3"}
     assert report_verdicts(sweep, ("variant", "kv_dtype")) == own
     assert set(own.values()) == {"GO", "NO-GO"}
+
+
+# Two engines that answer alike, greedily: gsm8k_sample asks each question the same way at every
+# repeat, so the simulated server's answers are copies within a start (as SGLang's at
+# temperature 0); fa3 and triton differ on a few questions.
+GREEDY = (
+    "-m", "backend=fa3,triton", "evals=[gsm8k_sample]", "sequential.enabled=true",
+    "sequential.baseline_runs=beside", "sequential.max_repeats=16",
+    "sequential.repeats_per_round=2", "client.progress=false",
+    "server.simulated.startup_delay_s=0.1", "hydra/launcher=local",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("temperature", [0.0, 0.6])
+def test_greedy_copies_end_both_cells_after_one_round(tmp_path, temperature):
+    """At temperature 0 repeats that are copies cannot inform: the candidate stops after its
+    first round and says why, its baseline with it, and the report says how many questions the
+    margin needs. At 0.6 the same copies are not presumed to be copies: the rounds go on."""
+    sweep = tmp_path / f"t{temperature}"
+    proc = mtp_eval(*GREEDY, f"model.sampling.temperature={temperature}", f"hydra.sweep.dir={sweep}",
+                    timeout=280)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    cells = cells_of(sweep)
+    base, cand = (cells[v]["evals"]["gsm8k_sample"] for v in ("fa3", "triton"))
+    report = subprocess.run([console_script("mtp-eval-report"), str(sweep)], text=True,
+                            capture_output=True, timeout=120, check=False)  # fmt: skip
+    summary = json.loads((sweep / "report" / "summary.json").read_text())
+    (acc,) = [k for c in summary["cells"] for k in c["checks"]
+              if k["kind"] == "accuracy_vs_baseline"]  # fmt: skip
+    if temperature:
+        assert "planned_looks" not in cand["sequential"]
+        assert cand["n_repeats"] > 2 and "copies" not in str(cand["sequential"]["decision"])
+        return
+    assert cand["sequential"]["planned_looks"] == 1 and cand["sequential"]["look"] == 1
+    assert cand["sequential"]["decision"].startswith("stopped: repeats are copies")
+    assert cand["n_repeats"] == base["n_repeats"] == 2
+    assert base["sequential"]["decision"] == "stopped: every candidate paired with it had stopped"
+    assert report.returncode == 2, report.stdout + report.stderr
+    numbers = acc["numbers"]
+    assert acc["verdict"] == "INCONCLUSIVE" and numbers["repeats_vary"] is False
+    assert numbers["questions_needed"] > numbers["n_questions"]
+    assert f"about {numbers['questions_needed']} questions can" in numbers["undecided_because"]
+    assert "one look planned: greedy" in numbers["sequential"]
