@@ -120,8 +120,8 @@ def test_greedy_copies_end_both_cells_after_one_round(tmp_path, temperature):
     first round and says why, its baseline with it, and the report says how many questions the
     margin needs. At 0.6 the same copies are not presumed to be copies: the rounds go on."""
     sweep = tmp_path / f"t{temperature}"
-    proc = mtp_eval(*GREEDY, f"model.sampling.temperature={temperature}", f"hydra.sweep.dir={sweep}",
-                    timeout=280)  # fmt: skip
+    sampling = f"model.sampling.temperature={temperature}"
+    proc = mtp_eval(*GREEDY, sampling, f"hydra.sweep.dir={sweep}", timeout=280)
     assert proc.returncode == 0, proc.stderr[-3000:]
     cells = cells_of(sweep)
     base, cand = (cells[v]["evals"]["gsm8k_sample"] for v in ("fa3", "triton"))
