@@ -59,7 +59,8 @@ def run(out: Path) -> dict[str, float]:
     from hydra import compose, initialize_config_dir
 
     from pipeline.cell.job import run_cell
-    from pipeline.config.schema import register_configs, to_cell_config
+    from pipeline.config.cell_config import to_cell_config
+    from pipeline.config.schema import register_configs
 
     out.mkdir(parents=True, exist_ok=True)
     data = out / "load_questions.csv"

@@ -16,8 +16,9 @@ from omegaconf import DictConfig
 from pipeline.cell.provenance import commit_problem
 from pipeline.cli.help_text import MTP_EVAL, help_page, wants_help
 from pipeline.cluster.slurm_job import StopSignal, in_submitit_job, install_stop_handlers
+from pipeline.config.cell_config import to_cell_config
 from pipeline.config.checks import ConfigError
-from pipeline.config.schema import CONF_DIR, register_configs, to_cell_config
+from pipeline.config.schema import CONF_DIR, register_configs
 from pipeline.config.schema_keys import override_problems
 from pipeline.results.result_types import CellResult
 from pipeline.results.store import read_result

@@ -22,9 +22,10 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from evals.base import make_eval
 from evals.chat_tokens import tokenizer_problem
 from evals.datasets import DatasetError
-from pipeline.config.checks import config_problems, sweep_job_configs, typed_config
+from pipeline.config.checks import config_problems
 from pipeline.config.prompt_source import eval_name, tokenizer_source
 from pipeline.config.schema import RootConf
+from pipeline.config.sweep_checks import sweep_job_configs, typed_config
 from pipeline.results.cell_error import CellError
 from pipeline.serving.keys import with_api_key
 from pipeline.serving.server_api import ServerApiError

@@ -1,7 +1,8 @@
 """The config schema: dataclasses registered in Hydra's ConfigStore under the YAML in ``conf/``.
 
 A wrong key or type in any YAML file or override fails when Hydra composes the config, before a
-server starts. ``to_cell_config`` turns the composed DictConfig into these typed objects once.
+server starts. ``pipeline.config.cell_config.to_cell_config`` turns the composed DictConfig into
+these typed objects once.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hydra.core.config_store import ConfigStore
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import OmegaConf
 
 from backends.backend_conf import BackendConf, GpuConf, KvDtypeConf, ModelConf, SkipSoftmaxConf
 from evals.eval_conf import ClientConf, EvalConf, SamplingConf
@@ -235,24 +236,3 @@ def register_configs() -> None:
     OmegaConf.register_new_resolver("skip_softmax_name", skip_softmax_name, replace=True)
     # The launchers' GPUs per node: hydra/launcher=slurm asks each node for tp / nodes GPUs.
     OmegaConf.register_new_resolver("gpus_per_node", gpus_per_node, replace=True)
-
-
-def to_cell_config(cfg: DictConfig) -> RootConf:
-    """Convert the composed config into typed objects.
-
-    Raises:
-        ConfigError: a key the schema lacks (added with ``+``), an eval without a dataset, or
-            a value out of its allowed range (``pipeline.config.checks``), one line per
-            problem, before anything starts.
-    """
-    from pipeline.config.checks import ConfigError, check_config, phantom_evals
-    from pipeline.config.schema_keys import config_key_problems
-
-    container = OmegaConf.to_container(cfg, resolve=False)
-    assert isinstance(container, dict), type(container)
-    problems = config_key_problems(container) + phantom_evals(cfg)
-    if problems:
-        raise ConfigError(problems)
-    obj = OmegaConf.to_object(cfg)
-    assert isinstance(obj, RootConf), type(obj)
-    return check_config(obj)

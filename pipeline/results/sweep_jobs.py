@@ -2,7 +2,7 @@
 
 The report works out from them which cells a sweep should have (``pipeline.report.expected``);
 the sweep check reads every job's values before the first cell starts
-(``pipeline.config.checks``). Hydra's own parser and splitter are used, so job ``i`` here is
+(``pipeline.config.sweep_checks``). Hydra's own parser and splitter are used, so job ``i`` here is
 Hydra's job number ``i``.
 """
 

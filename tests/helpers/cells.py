@@ -16,7 +16,8 @@ from typing import Any
 import psutil
 from hydra import compose, initialize_config_dir
 
-from pipeline.config.schema import RootConf, register_configs, to_cell_config
+from pipeline.config.cell_config import to_cell_config
+from pipeline.config.schema import RootConf, register_configs
 from pipeline.results.result_types import CellResult
 from pipeline.results.store import read_result
 

@@ -7,7 +7,8 @@ from hydra import compose, initialize_config_dir
 from hydra.errors import ConfigCompositionException
 from omegaconf.errors import ConfigKeyError, ValidationError
 
-from pipeline.config.schema import RootConf, register_configs, to_cell_config
+from pipeline.config.cell_config import to_cell_config
+from pipeline.config.schema import RootConf, register_configs
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 register_configs()

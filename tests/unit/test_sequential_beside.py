@@ -4,8 +4,9 @@ import time
 
 import pytest
 
+from pipeline.config.cell_config import to_cell_config
 from pipeline.config.checks import ConfigError
-from pipeline.config.schema import SequentialConf, to_cell_config
+from pipeline.config.schema import SequentialConf
 from pipeline.measuring.live_looks import (
     answered_records,
     eval_entry,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from pipeline.cell.cell_result import measured_config
+from pipeline.config.cell_config import to_cell_config
 from pipeline.config.checks import ConfigError
-from pipeline.config.schema import SpeedConf, to_cell_config
+from pipeline.config.schema import SpeedConf
 from pipeline.serving.server_kind import ServerPlan
 from tests.unit.test_config import compose_cell
 

@@ -13,9 +13,10 @@ from evals.base import make_eval
 from evals.chat_tokens import TokenizerError, chat_ids, load_tokenizer, tokenizer_problem
 from evals.eval_conf import DatasetConf, EvalConf
 from pipeline.cell.cell_result import measured_config
+from pipeline.config.cell_config import to_cell_config
 from pipeline.config.checks import ConfigError
 from pipeline.config.prompt_source import eval_name, source_problems, tokenizer_source
-from pipeline.config.schema import SpeedConf, to_cell_config
+from pipeline.config.schema import SpeedConf
 from pipeline.measuring.speed_plan import DECODE, PREFILL, SpeedShape, TokenRange, prompt_ids
 from pipeline.measuring.speed_prompts import (
     PromptPool,
