@@ -28,7 +28,8 @@ from pipeline.stats.sequential import SequentialDesign
 
 OUT = ROOT / "benchmarks" / "results" / "signoff_simulation.md"
 # The anytime-valid design cells run by default (statistic: eprocess): rounds of 2, planned to 32.
-SEQ = SequentialDesign(32, 2, 0.05, 0.02, statistic="eprocess", broken_share=BROKEN_SHARE)
+SEQ = SequentialDesign(32, 2, 0.05, 0.02, statistic="eprocess", broken_share=BROKEN_SHARE,
+                       alpha_looks="doubling")  # fmt: skip
 SHAPES = ("diffuse", "uncertain", "few break")
 # (baseline, candidate) error rates and where the candidate's fall: "random" (each request
 # alone) or "on wrong" (only on requests it got wrong: timeouts on runaway generations).
@@ -311,8 +312,10 @@ def main() -> None:
         "errored pairs counted wrong, NO-GO with them counted right.",
         f"- Designs: fixed K repeats (paired t on question means, the SE read where each null "
         f"holds: pipeline/stats/null_variance.py); anytime: the default sequential design "
-        f"(pipeline/stats/anytime.py), betting e-processes on the paired difference, a look "
-        f"after every {SEQ.repeats_per_round} repeats, planned to {SEQ.max_repeats}; valid "
+        f"(pipeline/stats/anytime.py), the question-level paired check at every look (after "
+        f"every {SEQ.repeats_per_round} repeats, planned to {SEQ.max_repeats}), alpha spent at "
+        "the looks whose repeats double (pipeline/stats/look_schedule.py: GO by look, NO-GO's "
+        "mean check mostly at the plan's end, the broken check once at 8 repeats); valid "
         "wherever it stops and if extended. Its baselines either run all "
         f"{SEQ.max_repeats} first (sequential.baseline_runs=first) or beside their candidates, "
         "each stopping on the round its last paired candidate stopped at (beside, "

@@ -92,7 +92,8 @@ class Dependent:
     design: str = "fixed 8"  # fixed K | anytime (rounds of 2 up to 32)
 
 
-ANYTIME = SequentialDesign(32, 2, 0.05, 0.02, statistic="eprocess", broken_share=BROKEN_SHARE)
+ANYTIME = SequentialDesign(32, 2, 0.05, 0.02, statistic="eprocess", broken_share=BROKEN_SHARE,
+                           alpha_looks="doubling")  # fmt: skip
 # At temperature 0 the runner plans one look (``sequential_run.design_of``) and ends an undecided
 # cell whose repeats are copies on both sides (``copies_only``).
 GREEDY_ANYTIME = replace(ANYTIME, planned_looks=1)

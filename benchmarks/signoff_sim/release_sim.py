@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy import stats
 
-from pipeline.stats.anytime import AnytimeEvidence, anytime_verdict, look_share, look_weight
+from pipeline.stats.anytime import AnytimeEvidence, anytime_verdict
 from pipeline.stats.nogo_split import nogo_shares, on_family_scale
 from pipeline.stats.noninferiority import GO, NO_GO
 from pipeline.stats.outcomes import repeats_vary
@@ -250,8 +250,8 @@ def _anytime(
 ) -> tuple[np.ndarray, ...]:  # fmt: skip
     # sequential_run.look at every look: ``anytime_evidence`` on the first k repeats, decided
     # by ``anytime_verdict``; the report reads the same evidence. Each look reads the fixed
-    # design's check on the first k repeats at its share of alpha (``look_weight``, over the
-    # design's planned looks); the running minima are ``look_pvalues``' and
+    # design's check on the first k repeats at its share of alpha (``design.schedule``: which
+    # looks spend, how much per check); the running minima are ``look_pvalues``' and
     # ``broken_over_looks``' (a unit test checks both). ``greedy``: the runner's copies stop
     # (``sequential_run.copies_only``): an undecided cell whose repeats vary on neither side ends.
     shape = cand.shape[:2]
@@ -261,21 +261,21 @@ def _anytime(
     decision = np.full(shape, "INCONCLUSIVE", dtype=object)
     open_ = np.ones(shape, dtype=bool)
     running = [np.ones(shape) for _ in range(3)]
+    plan = design.schedule
     for look in range(1, design.n_looks + 1):
         k = design.repeats_at(look)
-        # Only cells still running look again (the CPU).
-        part = Outcomes(base[open_][..., :k], cand[open_][..., :k], asked[open_], True)
-        ev_look = accuracy_evidence(part, margin, alpha)
-        share, weight = look_share(look), look_weight(look, design.planned)
-        found = (ev_look.p_go / weight, ev_look.p_nogo / weight,
-                 broken_prompts(part, alpha * share).p_cell / share)  # fmt: skip
-        for arr, new in zip(running, found, strict=True):
-            arr[open_] = np.fmin(arr[open_], new)
+        # Only cells still running look again (the CPU), and only where the look spends.
+        shares = (plan.go(look), plan.nogo(look), plan.broken(look))
+        if any(shares):
+            part = Outcomes(base[open_][..., :k], cand[open_][..., :k], asked[open_], True)
+            ev_look = accuracy_evidence(part, margin, alpha)
+            found = (ev_look.p_go, ev_look.p_nogo, broken_prompts(part, alpha * shares[2]).p_cell)
+            for arr, new, share in zip(running, found, shares, strict=True):
+                if share > 0:
+                    arr[open_] = np.fmin(arr[open_], new / share)
         ev = AnytimeEvidence(*(np.minimum(r, 1.0) for r in running), np.full(shape, float(k)))
         decided = anytime_verdict(ev, alpha, design.family, design.broken_share)
         stop = open_ & ((decided != "INCONCLUSIVE") | (look == design.n_looks))
-        if greedy and k >= 2:
-            stop |= open_ & ~repeats_vary(base[..., :k], cand[..., :k])
         if greedy and k >= 2:
             stop |= open_ & ~repeats_vary(base[..., :k], cand[..., :k])
         for arr, value in zip((p_go, p_nogo, p_br), (ev.p_go, ev.p_nogo, ev.p_broken),

@@ -61,9 +61,11 @@ def design_of(conf: SequentialConf, family: int = 1, is_greedy: bool = False) ->
     # each at the full level, as they always have (their looks' boundaries are spent per test).
     share = BROKEN_SHARE if statistic == "eprocess" else None
     planned = 1 if is_greedy and statistic == "eprocess" else None
+    # Anytime cells spend alpha at the looks whose repeats double (pipeline.stats.look_schedule).
+    looks = "doubling" if statistic == "eprocess" else None
     return SequentialDesign(
         conf.max_repeats, conf.repeats_per_round, conf.alpha, conf.margin, conf.spending, family,
-        statistic, share, planned,
+        statistic, share, planned, looks,
     )  # fmt: skip
 
 
@@ -118,8 +120,7 @@ def look(
         return None
     o = pair_samples(_keyed(baseline), _keyed(records)).outcomes
     if design.statistic == "eprocess":
-        ev = anytime_evidence(o, design.margin, design.alpha, design.repeats_per_round,
-                              design.planned)  # fmt: skip
+        ev = anytime_evidence(o, design.margin, design.alpha, design.schedule)
         found = str(anytime_verdict(ev, design.alpha, design.family, design.broken_share)[()])
     else:
         found = str(look_verdict(o, design, look_index)[()])

@@ -16,7 +16,7 @@ import numpy as np
 from pipeline.report.pairing import Paired
 from pipeline.report.tolerance import EvalTolerance
 from pipeline.results.result_types import EvalSummary
-from pipeline.stats.anytime import anytime_evidence, broken_p, look_share
+from pipeline.stats.anytime import anytime_evidence, broken_p
 from pipeline.stats.nogo_split import nogo_shares, on_family_scale
 from pipeline.stats.sequential import SequentialDesign
 from pipeline.stats.sequential_pvalues import bonferroni_over_looks, increment
@@ -60,8 +60,7 @@ def anytime_p(
     paired: Paired, margins: EvalTolerance, design: SequentialDesign
 ) -> tuple[float, float]:
     """GO's and NO-GO's anytime p-values (question-level e-values): what the looks stopped on."""
-    ev = anytime_evidence(paired.outcomes, margins.max_drop, design.alpha,
-                          design.repeats_per_round, design.planned,
+    ev = anytime_evidence(paired.outcomes, margins.max_drop, design.alpha, design.schedule,
                           margins.max_absent_questions)  # fmt: skip
     return float(ev.p_go), float(ev.p_nogo)
 
@@ -79,16 +78,19 @@ def broken_reading(paired: Paired, p_cell: float, alpha: float, look: Look) -> t
     """The level a question is flagged at and the check's p-value, as the cell's looks read it.
 
     The level is the broken check's share of the cell's NO-GO alpha (``nogo_split_of``); a look
-    spends its part of that: the anytime design ``1 / (j (j + 1))`` of it at look ``j``
-    (``anytime.broken_p`` over every look), the group-sequential one its spending increment
-    (``sequential_pvalues``). The p-value is on the NO-GO family's alpha scale.
+    spends its part of that: the anytime design its schedule's share at look ``j``
+    (``look_schedule``; a look that spends none: the largest share of the looks before it), the
+    group-sequential one its spending increment (``sequential_pvalues``). The p-value is on the
+    NO-GO family's alpha scale.
     """
     share = nogo_split_of(look)[1]
     if look is None:
         return alpha * share, float(on_family_scale(p_cell, share))
     design, j = look
     if design.statistic == "eprocess":
-        p = broken_p(paired.outcomes, alpha, design.repeats_per_round)
-        return alpha / design.family * look_share(j) * share, float(on_family_scale(p, share))
+        p = broken_p(paired.outcomes, alpha, design.schedule)
+        schedule = design.schedule
+        spent = schedule.broken(j) or max(schedule.broken(i) for i in range(1, j + 1))
+        return alpha / design.family * spent * share, float(on_family_scale(p, share))
     p = bonferroni_over_looks(design.side(False), j, np.asarray(p_cell))
     return increment(design.side(False), j) * share, float(on_family_scale(p, share))

@@ -16,7 +16,7 @@ from pipeline.results.eval_schema import EvalJson, SequentialJson
 from pipeline.results.json_values import as_list, as_map, as_optional_text, as_seconds
 
 DESIGN_KEYS = ("max_repeats", "repeats_per_round", "alpha", "margin", "spending", "family",
-               "statistic", "broken_share", "planned_looks")  # fmt: skip
+               "statistic", "broken_share", "planned_looks", "alpha_looks")  # fmt: skip
 RATES = ("no_answer_rate", "truncated_rate", "error_rate")
 # Retried attempts (HTTP 5xx, dropped connections, unfinished replies) per request above which the
 # console and the report warn: the figures are still exact, but the server or what stands in

@@ -85,6 +85,7 @@ class SequentialJson(TypedDict, total=False):
     statistic: str
     broken_share: float  # anytime cells since the NO-GO split (pipeline.stats.nogo_split)
     planned_looks: int  # a greedy server's anytime design plans one look (issue 37)
+    alpha_looks: str  # "doubling": anytime looks that spend alpha (pipeline.stats.look_schedule)
     role: str  # baseline | candidate | why the fixed design ran
     baseline_dir: str
     look: int

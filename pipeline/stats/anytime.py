@@ -11,19 +11,18 @@ draws: on two greedy starts of one engine (3.6% of answers flipped) it said NO-G
 33.4% with a real 2-point drop (``benchmarks/results/signoff_dependence.md``).
 
 Why stopping anywhere, and extending past the plan, keeps the level: look ``j``'s p-values
-``p_j`` are read at ``alpha s_j`` (``look_weight``) with ``sum_j s_j <= 1`` over *every* look,
-planned or not, so by the union bound the chance that any look ever rejects a true null is at
-most ``alpha``; the reported ``p = min_j p_j / s_j`` is at most ``alpha`` exactly when some look
-rejected. This holds whatever the correlation between looks (copies make look ``j + 1`` repeat
-look ``j``), which is why no group-sequential spending (it assumes independent increments) is
-used here. ``PLANNED_SHARE`` of alpha goes to the planned looks, weighted toward the later ones
-(more repeats, smaller SE under independent sampling); the rest to looks past the plan.
+``p_j`` are read at ``alpha s_j`` with ``sum_j s_j <= 1`` over *every* look, planned or not, for
+each check (``pipeline.stats.look_schedule``: which looks spend, and how much), so by the union
+bound the chance that any look ever rejects a true null is at most ``alpha``; the reported
+``p = min_j p_j / s_j`` is at most ``alpha`` exactly when some look rejected. This holds whatever
+the correlation between looks (copies make look ``j + 1`` repeat look ``j``), which is why no
+group-sequential spending (it assumes independent increments) is used here.
 
 NO-GO is read at ``alpha / family`` (Bonferroni over the sweep's candidates x evals, fixed before
 the first look), split between the mean check and the broken-prompt check
 (``pipeline.stats.nogo_split``); GO at ``alpha`` per cell (the release is GO only if every cell
-is). Broken prompts (``pipeline.stats.breaks``, a question-level test) are tested at every look
-``j`` at their share times ``1 / (j (j + 1))``: these sum to the share over any number of looks.
+is). Broken prompts (``pipeline.stats.breaks``, a question-level test) are read at the
+schedule's share of theirs.
 The statistic keeps its recorded name ``eprocess`` (cells written under the older per-repeat
 bet are read by this rule too: its p-values are valid wherever those cells stopped).
 """
@@ -31,16 +30,21 @@ bet are read by this rule too: its p-values are valid wherever those cells stopp
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from pipeline.stats.breaks import broken_prompts
+from pipeline.stats.look_schedule import PLANNED_SHARE, LookSchedule, look_share, look_weight
 from pipeline.stats.nogo_split import BROKEN_SHARE, nogo_shares
 from pipeline.stats.outcomes import Outcomes
 
 FloatArray = np.ndarray
-PLANNED_SHARE = 0.9  # alpha's share spent over the planned looks; the rest past the plan
+# Re-exported: the schedule's shares were defined here before it had a module of its own.
+__all__ = ["PLANNED_SHARE", "AnytimeEvidence", "LookSchedule", "anytime_evidence",
+           "anytime_verdict", "broken_over_looks", "broken_p", "look_pvalues", "look_repeats",
+           "look_share", "look_weight", "paired_steps"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -61,28 +65,14 @@ class AnytimeEvidence:
     steps: FloatArray
 
 
-def look_weight(look: int, planned: int) -> float:
-    """``s_j``: the share of alpha look ``look`` (1-based) is read at; sums to 1 over all looks.
-
-    ``PLANNED_SHARE`` over the ``planned`` looks in proportion to the look's number (a later
-    look has more repeats), the rest over looks past the plan (``1 / (e (e + 1))`` of it at the
-    ``e``-th extra look), so a run extended past ``max_repeats`` stays valid.
-    """
-    planned = max(planned, 1)
-    if look <= planned:
-        return PLANNED_SHARE * look / (planned * (planned + 1) / 2)
-    extra = look - planned
-    return (1.0 - PLANNED_SHARE) / (extra * (extra + 1))
-
-
 def look_pvalues(
-    o: Outcomes, margin: float, alpha: float, per_round: int, planned: int,
-    max_absent: float = 0.0,
+    o: Outcomes, margin: float, alpha: float, schedule: LookSchedule, max_absent: float = 0.0,
 ) -> tuple[FloatArray, FloatArray]:  # fmt: skip
     """``(p_go, p_nogo)``: ``min_j p_j / s_j`` over the looks a run in rounds made on these pairs.
 
-    Each look is the fixed design's check on the first ``k_j`` repeats (``look_repeats``).
-    NaN (no verdict) when the sides are not paired by repeat: the looks need repeat indices.
+    Each look is the fixed design's check on the first ``k_j`` repeats (``look_repeats``), read
+    at the schedule's share of each side (a look that spends nothing is skipped). NaN (no
+    verdict) when the sides are not paired by repeat: the looks need repeat indices.
     """
     from pipeline.stats.signoff import accuracy_evidence
 
@@ -92,10 +82,14 @@ def look_pvalues(
     steps = paired_steps(o)
     width = int(np.max(steps)) if np.size(steps) else 0
     out = [np.ones(lead), np.ones(lead)]
-    for j, k in enumerate(look_repeats(width, per_round), start=1):
+    for j, k in enumerate(look_repeats(width, schedule.per_round), start=1):
+        shares = (schedule.go(j), schedule.nogo(j))
+        if not any(shares):
+            continue
         ev = accuracy_evidence(_first(o, k), margin, alpha, max_absent)
-        for i, p in enumerate((ev.p_go, ev.p_nogo)):
-            out[i] = np.fmin(out[i], np.asarray(p) / look_weight(j, planned))
+        for i, (p, share) in enumerate(zip((ev.p_go, ev.p_nogo), shares, strict=True)):
+            if share > 0:
+                out[i] = np.fmin(out[i], np.asarray(p) / share)
     return np.minimum(out[0], 1.0), np.minimum(out[1], 1.0)
 
 
@@ -104,24 +98,23 @@ def _first(o: Outcomes, k: int) -> Outcomes:
     return Outcomes(o.base[..., :k], o.cand[..., :k], o.cand_asked, o.by_repeat, errored)
 
 
-def look_share(look: int) -> float:
-    """The share of the broken-prompt check's alpha spent at look ``look`` (1-based)."""
-    return 1.0 / (look * (look + 1))
-
-
-def broken_over_looks(o: Outcomes, alpha: float, rounds: list[int]) -> FloatArray:
+def broken_over_looks(
+    o: Outcomes, alpha: float, rounds: list[int], share: Callable[[int], float] = look_share
+) -> FloatArray:
     """The broken-prompt check's p-value over looks after ``rounds`` repeats each (cumulative).
 
-    ``min_j p_j / share_j``: at most ``alpha`` exactly when some look's check broke at its
-    share of ``alpha``.
+    ``min_j p_j / share(j)``: at most ``alpha`` exactly when some look's check broke at its
+    share of ``alpha`` (a look with no share is skipped).
     """
     out = np.ones(o.cand.shape[:-2])
     for j, k in enumerate(rounds, start=1):
+        if share(j) <= 0:
+            continue
         part = _first(o, k)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            p = broken_prompts(part, alpha * look_share(j)).p_cell
-        out = np.minimum(out, p / look_share(j))
+            p = broken_prompts(part, alpha * share(j)).p_cell
+        out = np.minimum(out, p / share(j))
     return np.minimum(out, 1.0)
 
 
@@ -138,26 +131,25 @@ def paired_steps(o: Outcomes) -> FloatArray:
     return steps
 
 
-def broken_p(o: Outcomes, alpha: float, per_round: int) -> FloatArray:
-    """The broken check over the looks a run in rounds of ``per_round`` made on these pairs."""
+def broken_p(o: Outcomes, alpha: float, schedule: LookSchedule) -> FloatArray:
+    """The broken check over the looks a run in the schedule's rounds made on these pairs."""
     steps = paired_steps(o)
     width = int(np.max(steps)) if np.size(steps) else 0
-    return broken_over_looks(o, alpha, look_repeats(width, per_round))
+    return broken_over_looks(o, alpha, look_repeats(width, schedule.per_round), schedule.broken)
 
 
 def anytime_evidence(
-    o: Outcomes, margin: float, alpha: float, per_round: int, planned: int,
-    max_absent: float = 0.0,
+    o: Outcomes, margin: float, alpha: float, schedule: LookSchedule, max_absent: float = 0.0,
 ) -> AnytimeEvidence:  # fmt: skip
     """Both checks' p-values over the looks and the broken check's, on the data seen so far.
 
-    ``planned``: the design's looks (``SequentialDesign.n_looks``). GO is impossible (p 1) when
+    ``schedule``: the design's (``SequentialDesign.schedule``). GO is impossible (p 1) when
     more of the baseline's questions were never asked of the candidate than ``max_absent``
     allows (``signoff.mean_check``).
     """
-    p_go, p_nogo = look_pvalues(o, margin, alpha, per_round, planned, max_absent)
+    p_go, p_nogo = look_pvalues(o, margin, alpha, schedule, max_absent)
     steps = paired_steps(o).astype(float)
-    return AnytimeEvidence(p_go, p_nogo, broken_p(o, alpha, per_round), steps)
+    return AnytimeEvidence(p_go, p_nogo, broken_p(o, alpha, schedule), steps)
 
 
 def anytime_verdict(

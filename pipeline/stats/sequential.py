@@ -34,6 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
+from pipeline.stats.look_schedule import ALPHA_LOOKS, LookSchedule
+
 SPENDING = ("obrien_fleming", "pocock")
 STATISTICS = ("eprocess", "null", "observed")
 _GRID_POINTS = 2001
@@ -65,6 +67,9 @@ class SequentialDesign:
         planned_looks: the looks the anytime design plans its alpha over (``anytime.look_weight``;
             later looks share what is left); None: every look (``n_looks``). A greedy server's
             repeats are copies within a start, so its design plans one look (``planned``).
+        alpha_looks: which looks of the anytime design spend alpha (``look_schedule``):
+            "doubling" (what cells write since: rounds 1, 2, 4, ... and the plan's last);
+            None: "every" look, as cells written before it ran.
     """
 
     max_repeats: int
@@ -76,6 +81,7 @@ class SequentialDesign:
     statistic: str = "observed"
     broken_share: float | None = None
     planned_looks: int | None = None
+    alpha_looks: str | None = None
 
     def __post_init__(self) -> None:
         if self.repeats_per_round < 1 or self.max_repeats < self.repeats_per_round:
@@ -105,6 +111,8 @@ class SequentialDesign:
             isinstance(planned, bool) or not isinstance(planned, int) or planned < 1
         ):
             raise ValueError(f"planned_looks={planned!r} must be an integer >= 1 or absent")
+        if self.alpha_looks is not None and self.alpha_looks not in ALPHA_LOOKS:
+            raise ValueError(f"alpha_looks={self.alpha_looks!r}: one of {ALPHA_LOOKS} or absent")
 
     def side(self, go: bool) -> SequentialDesign:
         """The one-family design of GO's test (``alpha``) or NO-GO's (``alpha / family``)."""
@@ -113,7 +121,7 @@ class SequentialDesign:
         alpha = self.alpha if go else self.alpha / self.family
         return SequentialDesign(
             self.max_repeats, self.repeats_per_round, alpha, self.margin, self.spending, 1,
-            self.statistic, self.broken_share, self.planned_looks,
+            self.statistic, self.broken_share, self.planned_looks, self.alpha_looks,
         )  # fmt: skip
 
     @property
@@ -125,6 +133,11 @@ class SequentialDesign:
     def planned(self) -> int:
         """Looks the anytime design spreads its planned alpha over (``planned_looks``)."""
         return self.n_looks if self.planned_looks is None else min(self.planned_looks, self.n_looks)
+
+    @property
+    def schedule(self) -> LookSchedule:
+        """Where the anytime design spends each check's alpha (``pipeline.stats.look_schedule``)."""
+        return LookSchedule(self.repeats_per_round, self.planned, self.alpha_looks or "every")
 
     def repeats_at(self, look: int) -> int:
         """Repeats per question after round ``look`` (1-based)."""

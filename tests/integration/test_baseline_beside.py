@@ -130,6 +130,8 @@ def test_greedy_copies_end_both_cells_after_one_round(tmp_path, temperature):
     summary = json.loads((sweep / "report" / "summary.json").read_text())
     (acc,) = [k for c in summary["cells"] for k in c["checks"]
               if k["kind"] == "accuracy_vs_baseline"]  # fmt: skip
+    # What the report reads the looks with travels in the cell (pipeline.stats.look_schedule).
+    assert cand["sequential"]["alpha_looks"] == "doubling"
     if temperature:
         assert "planned_looks" not in cand["sequential"]
         assert cand["n_repeats"] > 2 and "copies" not in str(cand["sequential"]["decision"])

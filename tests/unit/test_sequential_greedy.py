@@ -12,6 +12,7 @@ from pipeline.measuring.sequential_run import SequentialConf, copies_only, desig
 from pipeline.report.verdicts import copies_note
 from pipeline.stats.anytime import anytime_evidence
 from pipeline.stats.dependence import questions_for_identical_answers
+from pipeline.stats.look_schedule import LookSchedule
 from pipeline.stats.outcomes import Outcomes
 from pipeline.stats.sequential import SequentialDesign
 from pipeline.stats.signoff import accuracy_evidence
@@ -106,6 +107,6 @@ def test_the_report_reads_a_greedy_cell_with_the_design_it_ran():
     right[::3] = 1.0
     o = Outcomes(right, right.copy(), np.ones(n, bool))
     one = SequentialDesign(32, 2, statistic="eprocess", planned_looks=1)
-    p_one = float(anytime_evidence(o, 0.02, 0.05, 2, one.planned).p_go)
-    p_all = float(anytime_evidence(o, 0.02, 0.05, 2, 16).p_go)
+    p_one = float(anytime_evidence(o, 0.02, 0.05, one.schedule).p_go)
+    p_all = float(anytime_evidence(o, 0.02, 0.05, LookSchedule(2, 16)).p_go)
     assert p_one <= 0.05 < p_all

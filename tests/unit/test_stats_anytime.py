@@ -5,6 +5,7 @@ import pytest
 
 from pipeline.stats.anytime import (
     AnytimeEvidence,
+    LookSchedule,
     anytime_evidence,
     anytime_verdict,
     broken_over_looks,
@@ -46,15 +47,16 @@ def test_look_weights_sum_to_at_most_one_over_every_look_planned_or_not():
     assert look_weight(16, 16) > look_weight(1, 16)  # later looks have more repeats
 
 
+@pytest.mark.parametrize("looks", ["every", "doubling"])
 @pytest.mark.parametrize("go", [True, False])
 @pytest.mark.parametrize("draws", [draw, copies])
-def test_a_false_verdict_stays_below_alpha_even_run_past_its_plan(go, draws):
+def test_a_false_verdict_stays_below_alpha_even_run_past_its_plan(go, draws, looks):
     # At the boundary of the null, over every look up to 32 repeats of an 8-look plan of 16
     # (extended 2x): independent repeats, and repeats that are copies of one answer (greedy).
     rng = np.random.default_rng(11 if go else 12)
     p_base, p_cand = at_the_margin()
     o = outcomes(draws(rng, p_base, 1500, 32), draws(rng, p_cand, 1500, 32))
-    p_go, p_nogo = look_pvalues(o, MARGIN, 0.05, 2, 8)
+    p_go, p_nogo = look_pvalues(o, MARGIN, 0.05, LookSchedule(2, 8, looks))
     assert np.mean((p_go if go else p_nogo) <= 0.05) <= 0.05
 
 
@@ -64,8 +66,8 @@ def test_copies_are_one_observation_per_question():
     rng = np.random.default_rng(4)
     p = np.linspace(0.05, 0.95, 100)
     base, cand = copies(rng, p, 1, 8), copies(rng, p, 1, 8)
-    once, eight = (look_pvalues(outcomes(base[..., :k], cand[..., :k]), MARGIN, 0.05, k, 1)
-                   for k in (1, 8))  # fmt: skip
+    once, eight = (look_pvalues(outcomes(base[..., :k], cand[..., :k]), MARGIN, 0.05,
+                                LookSchedule(k, 1)) for k in (1, 8))  # fmt: skip
     np.testing.assert_allclose(once, eight)
 
 
@@ -75,16 +77,22 @@ def test_a_clean_candidate_reaches_go_and_a_bad_one_no_go():
     p = np.concatenate([np.linspace(0.15, 0.85, 40), np.full(110, 0.98), np.full(48, 0.02)])
     base = draw(rng, p, 200, 32)
     clean, bad = draw(rng, p, 200, 32), draw(rng, np.clip(p - 0.06, 0, 1), 200, 32)
-    assert np.mean(look_pvalues(outcomes(base, clean), MARGIN, 0.05, 2, 16)[0] <= 0.05) > 0.95
-    assert np.mean(look_pvalues(outcomes(base, bad), MARGIN, 0.05, 2, 16)[1] <= 0.05 / 8) > 0.95
+    assert (
+        np.mean(look_pvalues(outcomes(base, clean), MARGIN, 0.05, LookSchedule(2, 16))[0] <= 0.05)
+        > 0.95
+    )
+    assert (
+        np.mean(look_pvalues(outcomes(base, bad), MARGIN, 0.05, LookSchedule(2, 16))[1] <= 0.05 / 8)
+        > 0.95
+    )
 
 
 def test_running_minimum_keeps_a_verdict_once_reached():
     rng = np.random.default_rng(8)
     p = np.linspace(0.2, 0.9, 100)
     o = outcomes(draw(rng, p, 50, 20), draw(rng, p, 50, 20))
-    ps = [look_pvalues(outcomes(o.base[..., :k], o.cand[..., :k]), MARGIN, 0.05, 2, 10)[0]
-          for k in range(2, 21, 2)]  # fmt: skip
+    ps = [look_pvalues(outcomes(o.base[..., :k], o.cand[..., :k]), MARGIN, 0.05,
+                       LookSchedule(2, 10))[0] for k in range(2, 21, 2)]  # fmt: skip
     assert (np.diff(np.stack(ps), axis=0) <= 1e-12).all()
 
 
@@ -95,14 +103,14 @@ def test_lost_pairs_count_wrong_for_go_and_right_for_no_go():
     cand = base.copy()
     lost = cand.copy()
     lost[:8, :4] = np.nan  # the candidate's requests errored on 8 questions
-    answered = look_pvalues(outcomes(base, cand), MARGIN, 0.05, 2, 4)
-    errored = look_pvalues(outcomes(base, lost), MARGIN, 0.05, 2, 4)
+    answered = look_pvalues(outcomes(base, cand), MARGIN, 0.05, LookSchedule(2, 4))
+    errored = look_pvalues(outcomes(base, lost), MARGIN, 0.05, LookSchedule(2, 4))
     assert errored[0] > answered[0]
 
 
 def test_pairing_by_question_gives_no_verdict():
     o = Outcomes(np.ones((3, 4)), np.ones((3, 2)), np.ones(3, dtype=bool), False)
-    assert np.isnan(look_pvalues(o, MARGIN, 0.05, 2, 2)[0])
+    assert np.isnan(look_pvalues(o, MARGIN, 0.05, LookSchedule(2, 2))[0])
 
 
 @pytest.mark.parametrize(("answered", "per_round", "expected"), [
@@ -149,5 +157,5 @@ def test_questions_never_asked_block_go():
     asked[:10] = False
     cand[:10] = np.nan
     o = Outcomes(base, cand, asked, True, np.zeros(cand.shape, dtype=bool))
-    assert anytime_evidence(o, MARGIN, 0.05, 2, 4).p_go == 1.0
-    assert anytime_evidence(o, MARGIN, 0.05, 2, 4, max_absent=0.1).p_go < 0.05
+    assert anytime_evidence(o, MARGIN, 0.05, LookSchedule(2, 4)).p_go == 1.0
+    assert anytime_evidence(o, MARGIN, 0.05, LookSchedule(2, 4), max_absent=0.1).p_go < 0.05
