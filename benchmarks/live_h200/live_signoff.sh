@@ -48,6 +48,18 @@ N=${LIVE_REPEATS:-8}
 SGLANG=${LIVE_SGLANG:-0.5.19}
 [[ ${LIVE_PLAN:-signoff} == v23 || ${LIVE_PLAN:-} == speed || ${LIVE_PLAN:-} == dependence ]] \
   && SGLANG=${LIVE_SGLANG:-0.5.23}
+# The carried bundle's release must be the plan's: a phase run without LIVE_PLAN against a 0.5.23
+# bundle planned for 0.5.19 and its servers died on their first request (issue 41). Checked before
+# anything starts; lease_ready.py checks the same on the CPU machine before the lease.
+if [[ $SERVER_KIND != simulated ]]; then
+  carried=$(ls -1 "${MTP_CHUNKS:-/tmp/mtp-chunks}"/sgl-site-*.manifest .gpu-bundle/sgl-site-*.manifest \
+    2>/dev/null | sed -n 's/.*sgl-site-\([0-9][0-9.]*[0-9]\)\.tar.*/\1/p' | sort -u | tr '\n' ' ')
+  if [[ -n $carried && ${carried% } != "$SGLANG" ]]; then
+    echo "live_signoff: LIVE_PLAN=${LIVE_PLAN:-signoff} plans SGLang $SGLANG, the carried bundle is" \
+      "SGLang ${carried% }: set LIVE_PLAN to a plan of that release or LIVE_SGLANG=${carried% }" >&2
+    exit 2
+  fi
+fi
 # A rehearsal's simulated server imitates the release the plan is for (its default is 0.5.19).
 SIM_ARGS=()
 [[ $SERVER_KIND == simulated ]] && SIM_ARGS=(server.simulated.sglang_version=$SGLANG)

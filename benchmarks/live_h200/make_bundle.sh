@@ -170,15 +170,15 @@ EOF
 }
 
 # SITE_PACK=zstd (zstd -$ZSTD_LEVEL --long=27) or xz (-9e: smaller, but over 10 minutes on 2 busy
-# cores). setup_on_gpu.sh reads both. ZSTD_LEVEL (default 19, the committed manifests' level): 19
-# took about 30 minutes for 0.5.23's 760 MB on the 2 busy cores; 9 takes under a minute and costs
-# a chunk more per archive, which the device checks by sha256 like any other.
+# cores). setup_on_gpu.sh reads both. ZSTD_LEVEL (default 7; the committed manifests were packed
+# at 19): 19 took about 30 minutes for 0.5.23's 760 MB on the 2 busy cores, 6-9 take 22-35 s and
+# cost a chunk more per archive, which the device checks by sha256 like any other.
 pack() {
   echo "== packing $(du -sh "$SITE" | cut -f1) into ${ARCHIVE#"$REPO"/}"
   local tmp="$ARCHIVE.partial"
   # Fixed order, owner and times: the same wheels give the same archive.
   tar -C "$CACHE" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf - sgl-site \
-    | if [[ $ARCHIVE == *.zst ]]; then zstd -q -"${ZSTD_LEVEL:-19}" -T2 --long=27 -c; else
+    | if [[ $ARCHIVE == *.zst ]]; then zstd -q -"${ZSTD_LEVEL:-7}" -T2 --long=27 -c; else
         XZ_OPT="${XZ_OPT:--9e -T0}" xz -c; fi > "$tmp"
   if [[ $ARCHIVE == *.zst ]]; then zstd -q -t --long=27 "$tmp"; else xz -t "$tmp"; fi
   mv "$tmp" "$ARCHIVE"

@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Before a lease: is everything a live plan needs here, whole, and for the right SGLang release?
+
+    python3 benchmarks/live_h200/lease_ready.py --plan dependence [--allow-cold-jit]
+
+A lease starts its 30 minutes at the first call, so every missing or mismatched piece found on
+the device is device time spent staging (issue 41 item 6: a phase run without ``LIVE_PLAN``
+planned for 0.5.19 against a 0.5.23 bundle and its servers died on their first request; a fresh
+checkout has no JIT cache, so its first lease paid a 6-12 minute cold compile). Checked here, on
+the CPU machine, in seconds:
+
+- the plan's release (``live_signoff.sh``'s rule, ``LIVE_SGLANG`` over it) has its site archive's
+  manifest in ``.gpu-bundle/`` and every chunk it lists, each of the size and sha256 it names;
+- SGLang's FA3 build (``flash_ops*.manifest``) is there and whole;
+- a FlashInfer JIT cache (``jit-cache-*.tgz.manifest``) is there and whole, or ``--allow-cold-jit``
+  says the lease may pay the compile;
+- the repo and the largest chunk fit one device call (64 MiB), so no call is refused midway.
+
+Prints the calls the staging takes (one chunk a call); exit 0 when ready, 1 naming each missing
+piece and its fix, 2 on bad arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from chunks import ChunkError, read_manifest, sha256
+
+DEVICE_CALL_BYTES = 64 * 2**20
+MARGIN_BYTES = 2 * 2**20  # untracked files and the carried manifests
+# live_signoff.sh: the plans that run SGLang 0.5.23 (the others 0.5.19), unless LIVE_SGLANG says.
+PLANS_0523 = ("v23", "speed", "dependence", "frontier", "shapes")
+PLANS = ("signoff", "two-gpu", "two-gpu-fmha", *PLANS_0523)
+
+
+def plan_release(plan: str, override: str | None) -> str:
+    """The SGLang release a live plan runs: ``LIVE_SGLANG`` if set, else the plan's own."""
+    if plan not in PLANS:
+        raise ValueError(f"--plan {plan!r}: one of {', '.join(PLANS)}")
+    return override or ("0.5.23" if plan in PLANS_0523 else "0.5.19")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One archive the lease needs: its manifest glob, and what to do when it is missing."""
+
+    what: str
+    pattern: str
+    fix: str
+
+
+def pieces(release: str, allow_cold_jit: bool) -> list[Piece]:
+    """What a lease of this release carries."""
+    wheels = "wheels-0.5.23.txt" if release == "0.5.23" else "wheels.txt"
+    build = (f"WHEELS_TXT=benchmarks/live_h200/{wheels} SITE_PACK=zstd "
+             "bash benchmarks/live_h200/make_bundle.sh")  # fmt: skip
+    need = [
+        Piece(f"SGLang {release}'s site archive", f"sgl-site-{release}.tar.*.manifest", build),
+        Piece("SGLang's FA3 build (flash_ops)", "flash_ops*.manifest", build),
+    ]
+    if not allow_cold_jit:
+        need.append(Piece(
+            "a FlashInfer JIT cache", "jit-cache-*.tgz.manifest",
+            "cut the jit-cache tarball an earlier lease brought back into .gpu-bundle/ with "
+            "chunks.py split (setup_on_gpu.sh unpacks it), or pass --allow-cold-jit to accept a "
+            "6-12 minute cold compile on the first call",
+        ))  # fmt: skip
+    return need
+
+
+def piece_problems(bundle: Path, piece: Piece) -> tuple[list[str], list[int]]:
+    """What is wrong with one piece (empty: whole), and its chunks' sizes."""
+    found = sorted(bundle.glob(piece.pattern))
+    if not found:
+        return [f"{piece.what}: no {bundle.name}/{piece.pattern}; {piece.fix}"], []
+    try:
+        chunks, _ = read_manifest(found[-1])
+    except ChunkError as exc:
+        return [f"{piece.what}: {exc}; {piece.fix}"], []
+    problems = []
+    for digest, size, name in chunks:
+        part = bundle / name
+        if not part.is_file():
+            problems.append(f"{piece.what}: chunk {name} is missing; {piece.fix}")
+        elif part.stat().st_size != size or sha256(part) != digest:
+            problems.append(f"{piece.what}: chunk {name} differs from {found[-1].name}; rebuild it")
+    return problems, [size for _, size, _ in chunks]
+
+
+def repo_bytes(repo: Path) -> int:
+    """Bytes of the tracked files: what every device call carries besides its chunk."""
+    listed = subprocess.run(["git", "ls-files", "-z"], cwd=repo, capture_output=True, check=True)
+    names = [n for n in listed.stdout.decode().split("\0") if n]
+    return sum((repo / n).stat().st_size for n in names if (repo / n).is_file())
+
+
+def fit_problem(repo_size: int, largest_chunk: int) -> str | None:
+    """Why one call cannot carry the repo and the largest chunk (None: it can)."""
+    total = repo_size + largest_chunk + MARGIN_BYTES
+    if total <= DEVICE_CALL_BYTES:
+        return None
+    return (f"the repo ({repo_size / 2**20:.1f} MiB) and the largest chunk "
+            f"({largest_chunk / 2**20:.1f} MiB) exceed one device call (64 MiB): rebuild with a "
+            "smaller CHUNK_MIB")  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Check the bundle for a plan; print the staging calls or what is missing."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--plan", default=os.environ.get("LIVE_PLAN", "signoff"))
+    parser.add_argument("--sglang", default=os.environ.get("LIVE_SGLANG"))
+    parser.add_argument("--allow-cold-jit", action="store_true")
+    parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parents[2])
+    args = parser.parse_args(argv)
+    try:
+        release = plan_release(args.plan, args.sglang)
+    except ValueError as exc:
+        parser.error(str(exc))
+    bundle = args.repo / ".gpu-bundle"
+    problems, sizes = [], []
+    for piece in pieces(release, args.allow_cold_jit):
+        found, chunk_sizes = piece_problems(bundle, piece)
+        problems += found
+        sizes += chunk_sizes
+    fit = fit_problem(repo_bytes(args.repo), max(sizes, default=0))
+    problems += [fit] if fit else []
+    if problems:
+        print(
+            f"lease_ready: LIVE_PLAN={args.plan} (SGLang {release}) is not ready:", file=sys.stderr
+        )
+        print("\n".join(f"  - {p}" for p in problems), file=sys.stderr)
+        return 1
+    print(f"lease_ready: LIVE_PLAN={args.plan} (SGLang {release}): {len(sizes)} chunks, "
+          f"{sum(sizes) / 2**20:.0f} MiB, one a call: {len(sizes)} staging calls")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""Before a lease: the bundle a live plan needs is checked on the CPU machine, not on the device.
+
+``lease_ready.py`` and ``live_signoff.sh`` run for real (subprocess, real chunk files cut by
+``chunks.py``, a real git repo).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LIVE = Path(__file__).resolve().parents[2] / "benchmarks" / "live_h200"
+
+pytestmark = pytest.mark.integration
+
+
+def _run(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None):
+    return subprocess.run([*map(str, args)], capture_output=True, text=True, timeout=120,
+                          check=False, cwd=cwd, env={**os.environ, **(env or {})})  # fmt: skip
+
+
+def _repo(tmp_path: Path, archives: list[str]) -> Path:
+    repo = tmp_path / "repo"
+    (repo / ".gpu-bundle").mkdir(parents=True)
+    (repo / "code.py").write_text("print('tracked')\n")
+    _run("git", "init", "-q", cwd=repo)
+    _run("git", "add", "code.py", cwd=repo)
+    for name in archives:
+        big = tmp_path / name
+        big.write_bytes(os.urandom(300_000))
+        cut = _run(sys.executable, LIVE / "chunks.py", "split", big, repo / ".gpu-bundle",
+                   "--chunk-mib", "0.1")  # fmt: skip
+        assert cut.returncode == 0, cut.stderr
+    return repo
+
+
+def _ready(repo: Path, *args: str):
+    return _run(sys.executable, LIVE / "lease_ready.py", "--repo", repo, *args)
+
+
+FULL = ["sgl-site-0.5.23.tar.zst", "flash_ops.sm90a.so.zst", "jit-cache-fi.tgz"]
+
+
+def test_a_whole_bundle_is_ready_and_says_how_many_calls_staging_takes(tmp_path):
+    done = _ready(_repo(tmp_path, FULL), "--plan", "dependence")
+    assert done.returncode == 0, done.stderr
+    assert "SGLang 0.5.23" in done.stdout and "9 chunks" in done.stdout
+    assert "9 staging calls" in done.stdout
+
+
+def test_a_plan_of_another_release_names_the_archive_and_how_to_build_it(tmp_path):
+    got = _ready(_repo(tmp_path, FULL), "--plan", "signoff")
+    assert got.returncode == 1
+    assert (
+        "SGLang 0.5.19's site archive: no .gpu-bundle/sgl-site-0.5.19.tar.*.manifest" in got.stderr
+    )
+    assert "WHEELS_TXT=benchmarks/live_h200/wheels.txt" in got.stderr
+    assert (
+        _ready(_repo(tmp_path / "b", FULL), "--plan", "signoff", "--sglang", "0.5.23").returncode
+        == 0
+    )
+
+
+def test_no_jit_cache_is_refused_unless_a_cold_compile_is_accepted(tmp_path):
+    repo = _repo(tmp_path, FULL[:2])
+    got = _ready(repo, "--plan", "frontier")
+    assert got.returncode == 1 and "a FlashInfer JIT cache: no .gpu-bundle/jit-cache" in got.stderr
+    assert "--allow-cold-jit" in got.stderr
+    assert _ready(repo, "--plan", "frontier", "--allow-cold-jit").returncode == 0
+
+
+def test_a_missing_or_altered_chunk_is_named(tmp_path):
+    repo = _repo(tmp_path, FULL)
+    (repo / ".gpu-bundle" / "flash_ops.sm90a.so.zst.part-01").unlink()
+    part = repo / ".gpu-bundle" / "sgl-site-0.5.23.tar.zst.part-00"
+    part.write_bytes(b"x" + part.read_bytes()[1:])
+    got = _ready(repo, "--plan", "v23")
+    assert got.returncode == 1
+    assert "chunk flash_ops.sm90a.so.zst.part-01 is missing" in got.stderr
+    assert "chunk sgl-site-0.5.23.tar.zst.part-00 differs from" in got.stderr
+
+
+def test_an_unknown_plan_is_a_usage_error(tmp_path):
+    got = _ready(_repo(tmp_path, FULL), "--plan", "speeed")
+    assert got.returncode == 2 and "--plan 'speeed': one of signoff" in got.stderr
+
+
+def test_live_signoff_refuses_a_plan_of_another_release_than_the_carried_bundle(tmp_path):
+    repo = _repo(tmp_path, FULL[:1])
+    env = {"LIVE": str(tmp_path / "live"), "MTP_CHUNKS": str(tmp_path / "none")}
+    got = _run("bash", LIVE / "live_signoff.sh", "tick", "0", cwd=repo, env=env)
+    assert got.returncode == 2
+    assert (
+        "LIVE_PLAN=signoff plans SGLang 0.5.19, the carried bundle is SGLang 0.5.23" in got.stderr
+    )
+    assert not (tmp_path / "live").exists()  # nothing started
