@@ -13,19 +13,11 @@ from evals.datasets import DatasetError
 from evals.eval_conf import ClientConf
 from pipeline.results.cell_error import CellError
 from pipeline.results.result_draft import ResultDraft
-from pipeline.results.result_types import NodeResult, ResultError
+from pipeline.results.result_types import ResultError
 from pipeline.results.resume import kept_note
 from pipeline.serving import server_api
 from pipeline.serving.keys import auth_hint
 from pipeline.serving.server import ExternalServerError, ServerStartError
-
-
-class WorkerNodeDone(Exception):
-    """A non-zero node of a multi-node cell finished; it writes only its own node result."""
-
-    def __init__(self, outcome: NodeResult) -> None:
-        super().__init__(outcome.status)
-        self.outcome = outcome
 
 
 def record_failure(
