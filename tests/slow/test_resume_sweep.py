@@ -4,6 +4,7 @@ identical to an uninterrupted run's; the first two cells are not rerun, the thir
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -82,9 +83,21 @@ def test_killed_sweep_resumes_to_the_same_report(tmp_path):
 
     done = sweep(clean)
     done.communicate(timeout=180)
-    assert report(killed) == report(clean)
+    # The resumed cell's server counted only the requests after the restart: its accept check
+    # says so (the window); everything else reads as the uninterrupted sweep's report.
+    resumed = results["2"]["evals"]["mcq_sample"]
+    total = resumed["n_samples"]
+    text = json.dumps(report(killed))
+    said = rf" \(server-side figures: the resumed window, (\d+) of {total} requests\)"
+    windows = re.findall(said, text)
+    assert windows == [str(total - resumed["resumed_samples"])], windows
+    window = f" (server-side figures: the resumed window, {windows[0]} of {total} requests)"
+    assert json.loads(text.replace(window, "")) == report(clean)
 
-    start = time.monotonic()  # a finished sweep costs seconds to rerun
+    # A finished sweep run again starts no server: every cell is skipped as already ok (a
+    # behaviour, not a timing: the 2-core CI machine's load decides seconds).
     again = sweep(killed)
     again.communicate(timeout=120)
-    assert time.monotonic() - start < 30
+    assert again.returncode == 0
+    for path in killed.glob("*/result.json"):
+        assert json.loads(path.read_text())["resumed"][-1]["action"] == "skipped: already ok"
