@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from live_index import Report, lay_out, reports  # noqa: E402
+from live_index import Report, lay_out, reports
 
 COPIED = ("report.md", "summary.json", "cells.csv", "speed.csv")
 

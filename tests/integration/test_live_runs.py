@@ -24,7 +24,7 @@ from tests.helpers.cells import REPO, console_script
 
 sys.path.insert(0, str(REPO / "benchmarks/live_h200"))
 
-import live_index  # noqa: E402
+import live_index
 
 pytestmark = pytest.mark.integration
 
