@@ -81,7 +81,7 @@ COMMON=(model=synth_llama server=$SERVER_KIND server.sglang_version=$SGLANG gpu=
 
 # The two-GPU cells: COMMON less sequential stopping, on a two-GPU host. The two nodes of
 # g-nodes share one host: SGLang disables its custom all-reduce by itself only across hosts, so
-# the flag keeps them on the NCCL path a two-host run takes (README section 6).
+# the flag keeps them on the NCCL path a two-host run takes (benchmarks/results/live-h200/two-gpu/README.md).
 TWO_GPU=("${COMMON[@]}" sequential.enabled=false gpu.count=2 kv_dtype=auto)
 NODES_ARGS="server.extra_args=[$EXTRA_ARGS,--disable-custom-all-reduce]"
 
@@ -377,7 +377,7 @@ start_speed() {
 }
 
 # LIVE_SPEED_SKIP="sp-aa sp-shape sp-pool" (any of them): a lease running short drops them; the
-# report is made of the cells that ran (0.5.19's lease dropped sp-aa and sp-shape, section 11).
+# report is made of the cells that ran (0.5.19's lease dropped sp-aa and sp-shape, benchmarks/results/live-h200/speed-pipeline-0.5.19/README.md).
 skip_or_launch() {
   local name=$1
   if [[ " ${LIVE_SPEED_SKIP:-} " == *" $name "* ]] && ! has "$name" started; then
@@ -445,7 +445,7 @@ phase_speed_report() {
 # each factor's fmha_v2 cell against the factor-0 one, all run alone. Launched as "report", so the
 # tick stops waiting once it is done. LIVE_FRONTIER_FACTORS=0,10000 runs those factors; two A/A
 # cells follow them (fa3_repeat, fmha_v2 at factor 0 again), as the 2026-12-02 lease ran them.
-# Device time: benchmarks/live_h200/README.md, section 10.
+# Device time: benchmarks/results/live-h200/frontier-0.5.23/README.md.
 # The speed phase's prompts: the synth_retrieval eval's own (chat template, the model's byte-level
 # tokenizer: the ids skip_fraction.py measured the skipped shares on), cut to each length, so the
 # speed column times the inputs the skipped-share column counts (random bytes, the earlier plan,

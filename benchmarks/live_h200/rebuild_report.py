@@ -1,20 +1,19 @@
-"""Remake a committed live run's report with this checkout's ``mtp-eval-report``.
+"""Remake committed live reports with this checkout's ``mtp-eval-report``, as the index lists them.
 
-    python benchmarks/live_h200/rebuild_report.py benchmarks/results/live-h200/signoff-0.5.23
-    python benchmarks/live_h200/rebuild_report.py RUN -- --baseline-dir frontier-base ...
+    python benchmarks/live_h200/rebuild_report.py signoff-0.5.23/report
+    python benchmarks/live_h200/rebuild_report.py --all
 
 When a rule of the report changes, the committed reports must say what the new rule says of the
-same measurements. The run's ``cells/`` and ``samples.tar.xz`` are unpacked into a scratch
-folder at the paths the committed ``report/summary.json`` names as its inputs (so the cell
-folders read as they did), the report is made with those inputs in their order and the options
-after ``--`` (the ones the run's README or test names), and ``report.md``, ``summary.json``,
-``cells.csv``, ``speed.csv`` (when made) and ``html-junit.tar.xz`` replace the committed ones.
-Prints the report's exit code; what changed is for ``git diff`` to show.
+same measurements. Each report's sources (``benchmarks/results/live-h200/index.json``) are laid
+out in a scratch folder at the paths its committed ``summary.json`` names as inputs
+(``live_index.lay_out``), the report is made with those inputs in their order and the index's
+options, and ``report.md``, ``summary.json``, ``cells.csv``, ``speed.csv`` (when made) and
+``html-junit.tar.xz`` replace the committed ones. Prints each report's exit code; what changed
+is for ``git diff`` to show (a rebuild changes ``generated_at`` and the checkout's path, no more).
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -22,47 +21,51 @@ import tarfile
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from live_index import Report, lay_out, reports
+
 COPIED = ("report.md", "summary.json", "cells.csv", "speed.csv")
 
 
-def scratch_inputs(run: Path, work: Path) -> list[str]:
-    """Lay the run's sweeps out under ``work`` as the committed report read them."""
-    inputs = [str(p) for p in json.loads((run / "report/summary.json").read_text())["inputs"]]
-    unpacked = work / ".unpacked"
-    shutil.copytree(run / "cells", unpacked)
-    with tarfile.open(run / "samples.tar.xz") as tar:
-        tar.extractall(unpacked, filter="data")
-    for given in inputs:
-        target = work / given
-        target.parent.mkdir(parents=True, exist_ok=True)
-        (unpacked / Path(given).name).rename(target)
-    return inputs
+def make(report: Report, work: Path) -> tuple[int, Path]:
+    """Run ``mtp-eval-report`` over the report's inputs laid out in ``work``; its exit and out."""
+    inputs = lay_out(report, work)
+    script = str(Path(sys.executable).with_name("mtp-eval-report"))
+    out = work / "report-out"
+    argv = [script, *inputs, *report.options, "--out", str(out)]
+    code = subprocess.run(argv, cwd=work, check=False).returncode
+    return code, out
 
 
-def rebuild(run: Path, options: list[str]) -> int:
+def rebuild(report: Report) -> int:
     """Make the report in a scratch folder and copy its files over the committed ones."""
     with tempfile.TemporaryDirectory() as tmp:
-        work = Path(tmp)
-        inputs = scratch_inputs(run, work)
-        report = str(Path(sys.executable).with_name("mtp-eval-report"))
-        out = work / "report-out"
-        argv = [report, *inputs, *options, "--out", str(out)]
-        code = subprocess.run(argv, cwd=work, check=False).returncode
+        code, out = make(report, Path(tmp))
         for name in COPIED:
             if (out / name).exists():
-                shutil.copy(out / name, run / "report" / name)
-        with tarfile.open(run / "report/html-junit.tar.xz", "w:xz") as tar:
+                shutil.copy(out / name, report.path / name)
+        with tarfile.open(report.path / "html-junit.tar.xz", "w:xz") as tar:
             for name in ("report.html", "junit.xml"):
                 tar.add(out / name, arcname=name)
     return code
 
 
-def main() -> None:
-    args = sys.argv[1:]
-    split = args.index("--") if "--" in args else len(args)
-    run, options = Path(args[0]).resolve(), args[split + 1 :]
-    print(f"mtp-eval-report exit code {rebuild(run, options)}")
+def main(argv: list[str]) -> int:
+    """Rebuild the reports named (``RUN/REPORT``), or every rebuildable one with ``--all``."""
+    listed = {r.label: r for r in reports()}
+    chosen = [r for r in listed.values() if r.rebuild] if argv == ["--all"] else []
+    for label in [] if chosen else argv:
+        if label.rstrip("/") not in listed:
+            print(f"{label}: not in index.json; one of {sorted(listed)}", file=sys.stderr)
+            return 2
+        chosen.append(listed[label.rstrip("/")])
+    for report in chosen:
+        code = rebuild(report)
+        ok = "as committed" if code == report.exit_code else f"committed {report.exit_code}"
+        print(f"{report.label}: mtp-eval-report exit code {code} ({ok})")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main(sys.argv[1:]))

@@ -5,7 +5,7 @@
 Prints markdown: every cell (accuracy per eval with the repeats it ran, accept length, launch to
 ready, eval time), the skip-softmax estimate per prompt length and factor, the prefill time of each
 long prompt sent alone, and the greedy checks against HF. Every live figure quoted in
-``benchmarks/live_h200/README.md`` and the README's GPU section is printed here.
+a sign-off folder's ``README.md`` (``signoff/``, ``signoff-0.5.23/``) is printed here.
 """
 
 from __future__ import annotations

@@ -113,7 +113,10 @@ def render(signoffs: tuple[tuple[str, Path], ...] = SIGNOFFS, shares_path: Path 
              "16-bit KV, 256 at fp8). This model's prefill is 8-22 ms of scheduler time up to "
              "16,384 tokens, overhead more than attention: no gain here is beyond the A/A but "
              "slowdowns of single cells, which the factor that skips more does not share "
-             "(benchmarks/live_h200/README.md, section 10).", "",
+             "(benchmarks/results/live-h200/frontier-0.5.23/README.md). The prefill gain "
+             "compares FlashInfer 0.7.2's fmha_v2 prefill at each factor with the same build at "
+             "factor 0 (SGLang 0.5.23, torch 2.11); fa3 (sglang-kernel 0.4.5's FA3 build, not "
+             "the 0.4.10 0.5.23 pins) is the accuracy baseline only.", "",
              *takeaways(rows), "",
              "| " + " | ".join(headers) + " |", "|---" * len(headers) + "|",
              *("| " + " | ".join(r) + " |" for r in rows)]  # fmt: skip

@@ -24,7 +24,7 @@ mkdir -p "$OUT_DIR" "$MODEL"
 cp "$HERE/shapes/llama3_1_8b/config.json" "$MODEL/"
 cp "$HERE"/../results/live-h200/trained-model/target/{tokenizer.json,tokenizer_config.json} "$MODEL/"
 export SGLANG_ALLOW_OVERWRITE_LONGER_CONTEXT_LEN=1  # 131,072 prompt tokens + 1 output token
-# 0.5.23 on torch 2.11: the wheel's Rust radix-tree core misreads torch 2.11 tensors (README section 7).
+# 0.5.23 on torch 2.11: the wheel's Rust radix-tree core misreads torch 2.11 tensors (benchmarks/results/live-h200/first-try-0.5.23/README.md).
 export SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python
 
 lens_repeated() {  # every length REPEATS times (3 above 16k: a 128k prefill alone takes ~10 s)

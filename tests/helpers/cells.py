@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import shutil
 import subprocess
 import sys
 import tarfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import psutil
 from hydra import compose, initialize_config_dir
@@ -103,37 +100,3 @@ def unpack(archive: Path, into: Path) -> Path:
         else:
             tar.extractall(into)  # the project's own committed archive
     return into
-
-
-def rebuild_committed_report(
-    signoff: Path,
-    work: Path,
-    keep: Callable[[str], bool] = lambda _: True,
-    options: Sequence[str] = (),
-) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
-    """Run ``mtp-eval-report`` over a committed live sign-off's cells and samples.
-
-    Args:
-        signoff: the committed folder (``cells/``, ``samples.tar.xz``).
-        work: an empty folder the cells are copied and unpacked into.
-        keep: which sweep folders (by name) the report reads.
-        options: more arguments, as the committed report was made with (paths from ``live/``).
-
-    Returns:
-        The finished report process and the ``summary.json`` it wrote.
-    """
-    cells = work / "live"
-    shutil.copytree(signoff / "cells", cells)
-    unpack(signoff / "samples.tar.xz", cells)
-    sweeps = sorted(p.name for p in cells.iterdir() if keep(p.name))
-    out = work / "report"
-    run = subprocess.run(
-        [console_script("mtp-eval-report"), *sweeps, *options, "--out", str(out)],
-        cwd=cells,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    summary = json.loads((out / "summary.json").read_text()) if out.exists() else {}
-    return run, summary
