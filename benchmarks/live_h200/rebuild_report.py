@@ -1,7 +1,7 @@
 """Remake a committed live run's report with this checkout's ``mtp-eval-report``.
 
-    python benchmarks/live_h200/rebuild_report.py benchmarks/results/live-h200/signoff-0.5.23
-    python benchmarks/live_h200/rebuild_report.py RUN -- --baseline-dir frontier-base ...
+    python -m benchmarks.live_h200.rebuild_report benchmarks/results/live-h200/signoff-0.5.23
+    python -m benchmarks.live_h200.rebuild_report RUN -- --baseline-dir frontier-base ...
 
 When a rule of the report changes, the committed reports must say what the new rule says of the
 same measurements. The run's ``cells/`` and ``samples.tar.xz`` are unpacked into a scratch

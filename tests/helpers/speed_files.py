@@ -23,6 +23,7 @@ def verdicts(summary: dict[str, Any]) -> list[tuple[str, str, str]]:
 
 def readme_rows(summary: Path) -> list[str]:
     """The Markdown rows ``pipeline_speed_rows.py`` prints for the README from ``summary``."""
-    script = REPO / "benchmarks/live_h200/pipeline_speed_rows.py"
-    return subprocess.run([sys.executable, str(script), str(summary)], capture_output=True,
-                          text=True, timeout=60, check=True).stdout.splitlines()  # fmt: skip
+    script = "benchmarks.live_h200.pipeline_speed_rows"
+    return subprocess.run([sys.executable, "-m", script, str(summary)], cwd=REPO,
+                          capture_output=True, text=True, timeout=60,
+                          check=True).stdout.splitlines()  # fmt: skip

@@ -34,7 +34,8 @@ def _check_verdicts(summary: dict) -> dict[tuple[str, str], str]:
 def _script(name: str, *args: str) -> str:
     """The standard output of one of the live write-up's table scripts."""
     return subprocess.run(
-        [sys.executable, str(REPO / "benchmarks/live_h200" / name), *args],
+        [sys.executable, "-m", f"benchmarks.live_h200.{name}", *args],
+        cwd=REPO,
         capture_output=True,
         text=True,
         timeout=120,
@@ -81,8 +82,8 @@ def test_the_sign_off_has_every_variant_at_both_kv_dtypes_and_an_a_a():
 
 def test_the_write_ups_quote_the_committed_tables():
     live = (REPO / "benchmarks/live_h200/README.md").read_text()
-    table = _script("signoff_table.py", str(SIGNOFF))
-    rows = _script("speed_table.py", str(SPEED))
+    table = _script("signoff_table", str(SIGNOFF))
+    rows = _script("speed_table", str(SPEED))
     for line in (*table.splitlines(), *rows.splitlines()):
         if line.startswith("| ") and "---" not in line:
             assert line in live, f"README section 7 differs from the committed files: {line}"
@@ -102,7 +103,7 @@ def _grid_0_5_19() -> list[str]:
 
 def test_the_readme_speed_rows_come_from_the_committed_files():
     readme = (REPO / "README.md").read_text()
-    grid = _script("speed_table.py", str(SPEED), "--grid", "0.5.23").splitlines()
+    grid = _script("speed_table", str(SPEED), "--grid", "0.5.23").splitlines()
     assert len(grid) == 2 and len(_grid_0_5_19()) == 2
     for line in (*grid, *_grid_0_5_19()):
         assert line in readme, f"README's speed table differs from the committed files: {line}"

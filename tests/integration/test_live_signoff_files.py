@@ -33,7 +33,8 @@ def test_the_report_rebuilt_from_committed_files_gives_the_committed_verdicts(tm
 
 def test_the_write_up_tables_print_from_the_committed_files():
     out = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks/live_h200/signoff_table.py"), str(SIGNOFF)],
+        [sys.executable, "-m", "benchmarks.live_h200.signoff_table", str(SIGNOFF)],
+        cwd=REPO,
         capture_output=True,
         text=True,
         timeout=120,

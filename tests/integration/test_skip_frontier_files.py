@@ -9,15 +9,15 @@ from pathlib import Path
 from pipeline.report.frontier_view import factor_text
 from tests.helpers.cells import REPO, rebuild_committed_report
 
-SCRIPT = REPO / "benchmarks" / "live_h200" / "skip_frontier_table.py"
+SCRIPT = "benchmarks.live_h200.skip_frontier_table"
 TABLE = REPO / "benchmarks" / "results" / "live-h200" / "skip_frontier.md"
 
 
 def test_the_committed_table_is_what_the_script_prints() -> None:
-    run = subprocess.run([sys.executable, str(SCRIPT)], cwd=REPO, capture_output=True, text=True,
+    run = subprocess.run([sys.executable, "-m", SCRIPT], cwd=REPO, capture_output=True, text=True,
                          timeout=120, check=True)  # fmt: skip
     assert run.stdout == TABLE.read_text(encoding="utf-8"), (
-        "skip_frontier.md is stale: python benchmarks/live_h200/skip_frontier_table.py > "
+        "skip_frontier.md is stale: python -m benchmarks.live_h200.skip_frontier_table > "
         f"{TABLE.relative_to(REPO)}"
     )
 
