@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 BASE   := $(VENV)/.installed-base
 
-.PHONY: demo test test-mlflow test-browser test-slurm test-tiers lint install clean
+.PHONY: demo test test-services test-mlflow test-browser test-slurm test-tiers lint install clean
 
 # Tests and lint: the base install plus the dev extra (pytest, ruff, mypy, the CPU torch).
 $(STAMP): pyproject.toml
@@ -43,6 +43,10 @@ demo: $(BASE)
 ## (tests/tiers.py; `make test-tiers` lists them)
 test: $(STAMP) lint
 	$(BIN)/python -m tests.tiers unit integration slow serial
+
+## test-services: the `mlflow` and `browser` tiers in one run (they share the demo sweep)
+test-services: $(STAMP)
+	$(BIN)/python -m tests.tiers services
 
 ## test-mlflow: the `mlflow` tier, a real `mlflow server` and sqlite stores
 test-mlflow: $(STAMP)
