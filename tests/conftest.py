@@ -31,14 +31,14 @@ def _shared_fixture_group(item: pytest.Item) -> str | None:
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return None
-    for name in info.names_closure:
-        for fixture in info.name2fixturedefs.get(name, ()):
-            if not fixture.baseid.startswith("tests"):
-                continue
-            if fixture.scope == "session":
-                return name
-            if fixture.scope in ("package", "module"):
-                return item.nodeid.split("::", 1)[0]
+    ours = [(name, fixture.scope) for name in info.names_closure
+            for fixture in info.name2fixturedefs.get(name, ())
+            if fixture.baseid.startswith("tests")]  # fmt: skip
+    sessions = sorted(name for name, scope in ours if scope == "session")
+    if sessions:  # before a module's: the demo's users in other files share its worker
+        return sessions[0]
+    if any(scope in ("package", "module") for _, scope in ours):
+        return item.nodeid.split("::", 1)[0]
     return None
 
 
