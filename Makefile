@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 BASE   := $(VENV)/.installed-base
 
-.PHONY: demo test test-slurm lint install clean
+.PHONY: demo test test-services test-mlflow test-browser test-slurm test-tiers lint install clean
 
 # Tests and lint: the base install plus the dev extra (pytest, ruff, mypy, the CPU torch).
 $(STAMP): pyproject.toml
@@ -38,14 +38,31 @@ demo: $(BASE)
 	  echo "mtp-eval-report exit code $$rc (0 all GO, 1 a NO-GO: the demo's fmha_v2+fp8_e4m3, 2 undecided)"; \
 	  echo "report: $(DEMO_DIR)/report/report.html"; [ $$rc -le 2 ]
 
-## test: lint, type-check, then every test tier but `gpu` and `slurm`
+## test: lint, type-check, then the tiers unit, integration and slow (two xdist workers each),
+## then the `serial` tests alone; each tier's wall time is printed against its budget
+## (tests/tiers.py; `make test-tiers` lists them)
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -m "not gpu and not slurm" -q
+	$(BIN)/python -m tests.tiers unit integration slow serial
+
+## test-services: the `mlflow` and `browser` tiers in one run (they share the demo sweep)
+test-services: $(STAMP)
+	$(BIN)/python -m tests.tiers services
+
+## test-mlflow: the `mlflow` tier, a real `mlflow server` and sqlite stores
+test-mlflow: $(STAMP)
+	$(BIN)/python -m tests.tiers mlflow
+
+## test-browser: the `browser` tier, the report in headless Chromium (Debian's `chromium`)
+test-browser: $(STAMP)
+	$(BIN)/python -m tests.tiers browser
 
 ## test-slurm: the `slurm` tier against a real single-node SLURM that its session fixture brings
 ## up and down (.ci/slurm/cluster: root, installs Debian's slurmctld/slurmd/munge if missing)
 test-slurm: $(STAMP)
-	$(BIN)/python -m pytest -m slurm -q tests/slurm
+	$(BIN)/python -m tests.tiers slurm
+
+test-tiers: $(STAMP)
+	$(BIN)/python -m tests.tiers --list
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -1,6 +1,6 @@
 """One client's run for ``client_throughput.py``, in its own process (so imports count).
 
-``python benchmarks/bench_workers.py CLIENT URL FOLDER CONCURRENCY`` prints one JSON line:
+``python -m benchmarks.bench_workers CLIENT URL FOLDER CONCURRENCY`` prints one JSON line:
 ``ok`` (answers received), ``request_s`` (first request to last graded answer) and
 ``cpu_request_s`` (the process's CPU, all threads, over that phase).
 """

@@ -15,7 +15,7 @@ response = (result.json - last response) - (stopped - evals_done)``. ``timing.pi
 times the suspects one by one in fresh interpreters: imports, the git provenance subprocess,
 package metadata, dataset loading.
 
-Usage: ``python benchmarks/cell_overhead.py [--rounds 3] [--write]``.
+Usage: ``python -m benchmarks.cell_overhead [--rounds 3] [--write]``.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from client_throughput import publish
-from simserver_fixture import ROOT
+from benchmarks.client_throughput import publish
+from benchmarks.simserver_fixture import ROOT
 
 OUT = ROOT / "benchmarks" / "results" / "cell_overhead.md"
 CONFIGS = {

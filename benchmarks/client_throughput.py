@@ -16,7 +16,7 @@ lm-eval runs ``simple_evaluate`` with ``local-chat-completions`` on a task read 
 (``TaskManager(include_defaults=False)``: no indexing of its built-in tasks); sgl-eval runs its
 ``gpqa`` benchmark with ``--from-dataset``; the bare client only sends and JSON-decodes.
 
-Usage: ``python benchmarks/client_throughput.py [--requests 2000] [--rounds 3] [--write]``.
+Usage: ``python -m benchmarks.client_throughput [--requests 2000] [--rounds 3] [--write]``.
 """
 
 from __future__ import annotations
@@ -34,9 +34,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_workers import WORKERS
-from simserver_fixture import ROOT, SimServer, write_gpqa_workload
+from benchmarks.bench_workers import WORKERS
+from benchmarks.simserver_fixture import ROOT, SimServer, write_gpqa_workload
 
 CLIENTS = ("ours-client", "ours", "bare", "lm-eval", "sgl-eval")
 OUT = ROOT / "benchmarks" / "results" / "client_throughput.md"
@@ -44,7 +43,7 @@ OUT = ROOT / "benchmarks" / "results" / "client_throughput.md"
 
 def run_worker(client: str, url: str, folder: Path, concurrency: int) -> dict[str, Any]:
     """One client process; its request-phase figures, wall time and CPU from wait4."""
-    argv = [sys.executable, str(Path(__file__).with_name("bench_workers.py")), client, url]
+    argv = [sys.executable, "-m", "benchmarks.bench_workers", client, url]  # PYTHONPATH: ROOT
     argv += [str(folder), str(concurrency)]
     env = {
         **os.environ,

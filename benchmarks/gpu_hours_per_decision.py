@@ -17,7 +17,7 @@ GPU-hours = repeats x 2 arms (baseline and candidate) x the hours one repeat of 
 takes; ``--hours-per-repeat`` (default: 198 questions x 8,000 tokens at 3,000 tokens/s, an
 illustrative reasoning model) scales them, the ratios do not depend on it.
 
-Usage: ``python benchmarks/gpu_hours_per_decision.py [--reps 4000] [--write]``.
+Usage: ``python -m benchmarks.gpu_hours_per_decision [--reps 4000] [--write]``.
 """
 
 from __future__ import annotations
@@ -28,9 +28,10 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from client_throughput import publish
 from scipy import stats
-from signoff_sim.simulation import (
+
+from benchmarks.client_throughput import publish
+from benchmarks.signoff_sim.simulation import (
     PAIRED,
     UNPAIRED,
     Benchmark,
@@ -42,9 +43,8 @@ from signoff_sim.simulation import (
     simulate,
     with_drop,
 )
-from signoff_sim.threshold import trtllm_samples_for_theta
-from simserver_fixture import ROOT
-
+from benchmarks.signoff_sim.threshold import trtllm_samples_for_theta
+from benchmarks.simserver_fixture import ROOT
 from pipeline.stats.noninferiority import GO
 from pipeline.stats.sequential import SequentialDesign
 

@@ -1,6 +1,6 @@
 """What asking only the still-informative questions saves under the anytime design.
 
-    python benchmarks/informative_questions.py [--reps 600] [--write]
+    python -m benchmarks.informative_questions [--reps 600] [--write]
 
 One candidate against one baseline on the issue's 198-question set (``signoff_sim.release_sim``),
 anytime e-processes up to 32 repeats (``pipeline.stats.anytime``), each plan of
@@ -14,12 +14,12 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from client_throughput import publish
-from signoff_sim.informative import Plan, stop_and_cost
-from signoff_sim.release_sim import beta_questions, rate, with_drop
-from signoff_simulation import options, pct
-from simserver_fixture import ROOT
 
+from benchmarks.client_throughput import publish
+from benchmarks.signoff_sim.informative import Plan, stop_and_cost
+from benchmarks.signoff_sim.release_sim import beta_questions, rate, with_drop
+from benchmarks.signoff_simulation import options, pct
+from benchmarks.simserver_fixture import ROOT
 from pipeline.stats.nogo_split import nogo_shares
 
 OUT = ROOT / "benchmarks" / "results" / "informative_questions.md"
@@ -40,7 +40,7 @@ def main() -> None:
     lines = [
         "# Asking only the still-informative questions (anytime design)",
         "",
-        f"    python benchmarks/informative_questions.py --reps {opts.reps} --write",
+        f"    python -m benchmarks.informative_questions --reps {opts.reps} --write",
         "",
         f"One candidate against one baseline (layout: 1 on one baseline), the issue's {len(p)} "
         f"questions, anytime e-processes to {K} repeats, margin {100 * MARGIN:g} pts, alpha "

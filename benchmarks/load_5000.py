@@ -1,7 +1,7 @@
 """A cell of 5,000 requests at concurrency 256 against the simulated server.
 
 Prints wall time, request rate, the pipeline process's peak memory and the number of samples on
-disk. Run: `python benchmarks/load_5000.py [--out DIR]`; tests/slow/test_load.py asserts on it.
+disk. Run: `python -m benchmarks.load_5000 [--out DIR]`; tests/slow/test_load.py asserts on it.
 """
 
 from __future__ import annotations

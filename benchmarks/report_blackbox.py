@@ -13,7 +13,7 @@ accuracy SD 1.5 points), 8 repeats (0-based unless asked). Shapes of a drop: dif
 question in proportion), uncertain (only 0.15 < p < 0.85), few (near-certain questions go to
 always wrong). ``--condition`` names are listed in ``CONDITIONS``.
 
-    nice python benchmarks/report_blackbox.py --reps 200 --out benchmarks/results/report_blackbox.md
+    nice python -m benchmarks.report_blackbox --reps 200 --out benchmarks/results/report_blackbox.md
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ first; repeats 1-3 then run in file order, or longest first by repeat 0's length
 (``pipeline.measuring.concurrency.longest_first``). The scheduler logs every change of its
 running count.
 
-Usage: ``python benchmarks/saturation.py [--write]``.
+Usage: ``python -m benchmarks.saturation [--write]``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ import argparse
 import asyncio
 import dataclasses
 import http.client
+import itertools
 import random
-import sys
 import tempfile
 import threading
 import time
@@ -32,14 +32,10 @@ from typing import Any
 from urllib.parse import urlparse
 
 from aiohttp import web
-from simserver_fixture import ROOT, SimServer, write_gpqa_workload
-
-sys.path.insert(0, str(ROOT))
-import itertools
-
-from client_throughput import publish
 
 from backends.server_info import LATEST, ServerInfo
+from benchmarks.client_throughput import publish
+from benchmarks.simserver_fixture import ROOT, SimServer, write_gpqa_workload
 from evals.base import EvalPrompt, make_eval
 from evals.client import ChatClient, RequestOutcome, build_chat_payload
 from evals.eval_conf import ClientConf, DatasetConf, EvalConf, SamplingConf

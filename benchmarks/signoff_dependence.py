@@ -1,6 +1,6 @@
 """The sign-off when a question's repeats are not independent: greedy starts, copied repeats.
 
-    python benchmarks/signoff_dependence.py [--reps 1000] [--margin-reps 10000] [--write]
+    python -m benchmarks.signoff_dependence [--reps 1000] [--margin-reps 10000] [--write]
 
 Issue 37's conditions, one candidate against its baseline, decided by the report's own functions
 (``signoff_sim/dependence.py`` says how each row's answers are drawn and decided): greedy A/A
@@ -19,8 +19,9 @@ import time
 from collections.abc import Iterator
 
 import numpy as np
-from client_throughput import publish
-from signoff_sim.dependence import (
+
+from benchmarks.client_throughput import publish
+from benchmarks.signoff_sim.dependence import (
     FLIPS,
     SETS,
     Dependent,
@@ -29,8 +30,8 @@ from signoff_sim.dependence import (
     run_dependent,
     start_flip,
 )
-from signoff_sim.release_sim import GO, NO_GO, rate
-from simserver_fixture import ROOT
+from benchmarks.signoff_sim.release_sim import GO, NO_GO, rate
+from benchmarks.simserver_fixture import ROOT
 
 OUT = ROOT / "benchmarks" / "results" / "signoff_dependence.md"
 DESIGNS = ("fixed 8", "anytime")
@@ -202,7 +203,7 @@ def main() -> None:
     lines = [
         "# Sign-off when repeats are not independent (issue 37)",
         "",
-        f"    python benchmarks/signoff_dependence.py --reps {opts.reps} --margin-reps "
+        f"    python -m benchmarks.signoff_dependence --reps {opts.reps} --margin-reps "
         f"{opts.margin_reps} --seq-margin-reps {opts.seq_margin_reps} --rerun-reps "
         f"{opts.rerun_reps} --jobs {opts.jobs} --write",
         "",

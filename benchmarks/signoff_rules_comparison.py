@@ -1,6 +1,6 @@
 """Monte Carlo validation of the sign-off rules; prints the tables.
 
-    python benchmarks/signoff_rules_comparison.py [--reps 20000] [--write]
+    python -m benchmarks.signoff_rules_comparison [--reps 20000] [--write]
 
 ``--write`` also writes benchmarks/results/signoff_rules_comparison.md with the machine it ran on.
 The statistics are pipeline/stats/*; the scenario is the docstring of
@@ -18,8 +18,9 @@ from pathlib import Path
 
 import numpy as np
 import scipy
-from signoff_sim.requirements import Results, check, run_all
-from signoff_sim.simulation import (
+
+from benchmarks.signoff_sim.requirements import Results, check, run_all
+from benchmarks.signoff_sim.simulation import (
     PAIRED,
     TRT_QUESTIONS,
     TRT_SAMPLES,
@@ -32,8 +33,7 @@ from signoff_sim.simulation import (
     one_repeat_sd,
     sequential_key,
 )
-from signoff_sim.threshold import trtllm_band, trtllm_samples_for_theta
-
+from benchmarks.signoff_sim.threshold import trtllm_band, trtllm_samples_for_theta
 from pipeline.stats.noninferiority import GO, INCONCLUSIVE, NO_GO
 from pipeline.stats.sequential import boundaries
 

@@ -1,6 +1,6 @@
 """The release sign-off by simulation: a table per condition, Wilson intervals.
 
-    python benchmarks/signoff_simulation.py [--reps 2000] [--write]
+    python -m benchmarks.signoff_simulation [--reps 2000] [--write]
 
 Every replication is decided by the report's own functions
 (``benchmarks/signoff_sim/release_sim.py`` says which); ``--write`` writes
@@ -18,11 +18,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
-from client_throughput import publish
-from signoff_sim.release_sim import GO, NO_GO, Condition, Outcome, beta_questions, rate
-from signoff_sim.release_sim import run_condition as simulate
-from simserver_fixture import ROOT
 
+from benchmarks.client_throughput import publish
+from benchmarks.signoff_sim.release_sim import GO, NO_GO, Condition, Outcome, beta_questions, rate
+from benchmarks.signoff_sim.release_sim import run_condition as simulate
+from benchmarks.simserver_fixture import ROOT
 from pipeline.stats.nogo_split import BROKEN_SHARE
 from pipeline.stats.sequential import SequentialDesign
 
@@ -288,7 +288,7 @@ def main() -> None:
     lines = [
         "# Release sign-off by simulation",
         "",
-        f"    python benchmarks/signoff_simulation.py --reps {opts.reps} --margin-reps "
+        f"    python -m benchmarks.signoff_simulation --reps {opts.reps} --margin-reps "
         f"{opts.margin_reps} --seq-margin-reps {opts.seq_margin_reps} --release-reps "
         f"{opts.release_reps} --jobs {opts.jobs} --write",
         "",

@@ -1,6 +1,6 @@
 """The release sign-off by simulation on question sets shaped as the live H200 measured them.
 
-    python benchmarks/signoff_simulation_measured.py [--reps 2000] [--write]
+    python -m benchmarks.signoff_simulation_measured [--reps 2000] [--write]
 
 ``signoff_simulation.py`` draws 198 questions of mean 0.70 and one-repeat SD 1.5 pts (ICC 0.79).
 The live sign-off (benchmarks/results/live-h200/aa_spread.md) measured noisier questions: per
@@ -18,11 +18,12 @@ import time
 from collections.abc import Iterator
 
 import numpy as np
-from client_throughput import publish
-from signoff_sim.release_sim import GO, NO_GO, QUESTIONS, Condition, beta_questions, rate
-from signoff_sim.release_sim import run_condition as simulate
-from signoff_simulation import MARGIN, SEQ, design_name, options, pct, truth
-from simserver_fixture import ROOT
+
+from benchmarks.client_throughput import publish
+from benchmarks.signoff_sim.release_sim import GO, NO_GO, QUESTIONS, Condition, beta_questions, rate
+from benchmarks.signoff_sim.release_sim import run_condition as simulate
+from benchmarks.signoff_simulation import MARGIN, SEQ, design_name, options, pct, truth
+from benchmarks.simserver_fixture import ROOT
 
 OUT = ROOT / "benchmarks" / "results" / "signoff_simulation_measured.md"
 # (label, questions, mean accuracy, one repeat's binomial SD): aa_spread.json, fa3 (r2-base).
@@ -60,7 +61,7 @@ def main() -> None:
     lines = [
         "# Release sign-off by simulation, on question sets shaped as measured live",
         "",
-        f"    python benchmarks/signoff_simulation_measured.py --reps {opts.reps} --margin-reps "
+        f"    python -m benchmarks.signoff_simulation_measured --reps {opts.reps} --margin-reps "
         f"{opts.margin_reps} --write",
         "",
         f"One candidate against one baseline (layout: 1 on one baseline), margin "

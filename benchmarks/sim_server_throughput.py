@@ -5,7 +5,7 @@ key), sends 2,000 chat requests at concurrency 64 with a bare aiohttp client, th
 prints the median requests/s, plus the server's CPU time per request (which does not depend on
 what else the machine is doing).
 
-Usage: ``python benchmarks/sim_server_throughput.py [--requests N] [--concurrency C]``.
+Usage: ``python -m benchmarks.sim_server_throughput [--requests N] [--concurrency C]``.
 """
 
 from __future__ import annotations

@@ -31,7 +31,6 @@ def free_port() -> int:
 def write_gpqa_workload(folder: Path, questions: int, repeats: int) -> None:
     """``gpqa.csv`` (our eval's input), ``prompts.jsonl`` (every rendered prompt, repeat-major,
     for the other clients) and ``key.jsonl`` (the simulated server's answer key)."""
-    sys.path.insert(0, str(ROOT))
     from evals.base import make_eval
     from evals.eval_conf import DatasetConf, EvalConf
 

@@ -18,7 +18,7 @@ lines; about a minute, most of it the pruned fmha_v2 compile)::
 
     timeout 200 bash -c 'python3 -m pip install -q --no-index --no-deps --no-compile \
       --no-cache-dir --upgrade --target /tmp/probe-site .probe-bundle/*.whl && \
-      PYTHONPATH=$PWD:/tmp/probe-site python3 benchmarks/kernel_probe/diagnose_fmha_v2.py'
+      PYTHONPATH=$PWD:/tmp/probe-site python3 -m benchmarks.kernel_probe.diagnose_fmha_v2'
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ import time
 from pathlib import Path
 
 import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 # None of these imports FlashInfer: it must be imported after _setup_env.
 from backends.probe.fmha_v2_call import fmha_v2_kwargs, read_as_fmha_v2

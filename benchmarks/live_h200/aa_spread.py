@@ -1,6 +1,6 @@
 """Repeat-to-repeat spread of the live sign-off, and the A/A difference.
 
-    python benchmarks/live_h200/aa_spread.py [--write]
+    python -m benchmarks.live_h200.aa_spread [--write]
 
 Reads the committed samples (``signoff/samples.tar.xz``, extracted to a temporary folder) of the
 fa3 cells (``r2-base``: 24 repeats, ``base-auto``: 8) and of their A/A partners (``fa3_repeat``,
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tarfile
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -26,12 +25,11 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT))
+from benchmarks.signoff_sim.release_sim import beta_questions
+from benchmarks.signoff_sim.simulation import gpqa_like
+from pipeline.stats.clustered import question_means, within_question_se
 
-from benchmarks.signoff_sim.release_sim import beta_questions  # noqa: E402
-from benchmarks.signoff_sim.simulation import gpqa_like  # noqa: E402
-from pipeline.stats.clustered import question_means, within_question_se  # noqa: E402
+ROOT = Path(__file__).resolve().parents[2]
 
 SIGNOFF = ROOT / "benchmarks" / "results" / "live-h200" / "signoff"
 OUT = ROOT / "benchmarks" / "results" / "live-h200" / "aa_spread"
@@ -250,7 +248,7 @@ def main() -> None:
     parser.add_argument("--archive", type=Path, default=SIGNOFF / "samples.tar.xz")
     parser.add_argument("--write", action="store_true", help=f"also write {OUT}.md and .json")
     opts = parser.parse_args()
-    from aa_spread_md import markdown  # the tables import this module
+    from benchmarks.live_h200.aa_spread_md import markdown  # the tables import this module
 
     with tempfile.TemporaryDirectory(prefix="aa-spread-") as tmp:
         result = measure(extracted(opts.archive, Path(tmp)))
@@ -259,7 +257,7 @@ def main() -> None:
     if opts.write:
         OUT.with_suffix(".md").write_text(text, encoding="utf-8")
         payload = {
-            "command": "python benchmarks/live_h200/aa_spread.py --write",
+            "command": "python -m benchmarks.live_h200.aa_spread --write",
             "evals": to_json(result),
             "assumed": {"K=24": assumed(24), "K=8": assumed(8)},
         }

@@ -6,7 +6,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
-from aa_spread import PairedDifference, Spread, assumed, simulated_se
+
+from benchmarks.live_h200.aa_spread import PairedDifference, Spread, assumed, simulated_se
 
 Result = Mapping[str, Mapping[str, object]]
 
@@ -133,7 +134,7 @@ def markdown(result: Result) -> str:
     return "\n".join([
         "# Repeat-to-repeat spread and the A/A difference, live H200 sign-off (issue 15, item 4)",
         "",
-        "    python benchmarks/live_h200/aa_spread.py --write",
+        "    python -m benchmarks.live_h200.aa_spread --write",
         "",
         "SGLang 0.5.19, synth-llama (9M), temperature 0.6, no per-request sampling seed (each"
         " server starts with --random-seed 0; synth_mcq's option order is seeded per (question,"

@@ -26,9 +26,6 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-
 PER_EVAL = {"synth_arith": 12, "synth_mcq": 12, "synth_retrieval": 8}
 MAX_NEW_TOKENS = 320
 
@@ -43,8 +40,7 @@ def spread(items: list[Any], count: int) -> list[Any]:
 
 def hf_reference(target: Path, out: Path) -> None:
     """Write the prompts and HF's greedy completions of the check set to ``out``."""
-    import model_eval as me
-
+    from benchmarks.live_h200 import model_eval as me
     from evals.base import make_eval
     from evals.eval_conf import DatasetConf, EvalConf
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Before a lease: is everything a live plan needs here, whole, and for the right SGLang release?
 
-    python3 benchmarks/live_h200/lease_ready.py --plan dependence [--allow-cold-jit]
+    python3 -m benchmarks.live_h200.lease_ready --plan dependence [--allow-cold-jit]
 
 A lease starts its 30 minutes at the first call, so every missing or mismatched piece found on
 the device is device time spent staging (issue 41 item 6: a phase run without ``LIVE_PLAN``
@@ -29,7 +29,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from chunks import ChunkError, read_manifest, sha256
+from benchmarks.live_h200.chunks import ChunkError, read_manifest, sha256
 
 DEVICE_CALL_BYTES = 64 * 2**20
 MARGIN_BYTES = 2 * 2**20  # untracked files and the carried manifests

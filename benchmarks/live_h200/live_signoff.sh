@@ -244,8 +244,8 @@ baseline_of() {
 phase_hf() {
   cd "$R" || return 1
   local py="${MTP_EVAL_BASE_PYTHONPATH:-}" model=benchmarks/results/live-h200/trained-model/target
-  PYTHONPATH="$py" "$HF_PY" benchmarks/live_h200/greedy_check.py hf "$model" "$LIVE/hf.json" || return 1
-  PYTHONPATH="$py" "$HF_PY" benchmarks/live_h200/skip_fraction.py "$model" "$LIVE/skip_fraction.json" \
+  PYTHONPATH="$py" "$HF_PY" -m benchmarks.live_h200.greedy_check hf "$model" "$LIVE/hf.json" || return 1
+  PYTHONPATH="$py" "$HF_PY" -m benchmarks.live_h200.skip_fraction "$model" "$LIVE/skip_fraction.json" \
     ${LIVE_SKIP_LIMIT:+--limit $LIVE_SKIP_LIMIT} --env "$LIVE/factors.env.tmp" \
     && mv "$LIVE/factors.env.tmp" "$LIVE/factors.env"
 }
@@ -291,9 +291,9 @@ phase_warm() {
   rc=$?
   if [[ $rc == 0 ]]; then
     # The server's raw bodies, before the greedy check sends anything: the release's fixtures.
-    python3 benchmarks/live_h200/record_bodies.py "$BARE_URL" "$LIVE/bodies/$name"
+    python3 -m benchmarks.live_h200.record_bodies "$BARE_URL" "$LIVE/bodies/$name"
     until [[ -f $LIVE/hf.json ]] || has hf rc; do sleep 2; done
-    [[ -f $LIVE/hf.json ]] && python3 benchmarks/live_h200/greedy_check.py server \
+    [[ -f $LIVE/hf.json ]] && python3 -m benchmarks.live_h200.greedy_check server \
       "$BARE_URL" "$LIVE/hf.json" "$LIVE/greedy-$name.json" "$name"
     rc=$?
   fi
@@ -523,7 +523,7 @@ phase_aborts() {  # a bare fa3 server with the cells' flags: the release's abort
   bare_server aborts all "" "${COMMON[@]}" backend=fa3 kv_dtype=auto
   rc=$?
   if [[ $rc == 0 ]]; then
-    python3 benchmarks/live_h200/record_aborts.py "$BARE_URL" "$LIVE/bodies/aborts" 20480
+    python3 -m benchmarks.live_h200.record_aborts "$BARE_URL" "$LIVE/bodies/aborts" 20480
     rc=$?
   fi
   stop_bare

@@ -3,7 +3,7 @@
 Run it on the GPU host with that machine's own torch and transformers, BEFORE the SGLang bundle
 goes on PYTHONPATH (setup_on_gpu.sh does):
 
-    python3 benchmarks/live_h200/make_tiny_model.py /tmp/tiny-llama
+    python3 -m benchmarks.live_h200.make_tiny_model /tmp/tiny-llama
 
 The model is the first live SGLang cell's: 2 layers, hidden 1024, 8 query heads, 2 KV heads,
 head dim 128, bf16, random weights from a fixed seed. The tokenizer is a byte-level BPE trained on
@@ -21,12 +21,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-RECIPE_FILE = "mtp_eval_recipe.json"
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-
 # The byte-level synth model's special tokens and chat template (one definition for both models).
-from synth_train import (  # noqa: E402  (beside this file)
+from benchmarks.live_h200.synth_train import (
     BOS,
     CHAT_TEMPLATE,
     EOS,
@@ -35,6 +31,8 @@ from synth_train import (  # noqa: E402  (beside this file)
     HEADER_START,
     PAD,
 )
+
+RECIPE_FILE = "mtp_eval_recipe.json"
 
 SPECIAL = [BOS, EOS, PAD, HEADER_START, HEADER_END, EOT]
 

@@ -18,15 +18,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-
-import synth_train as st  # noqa: E402  (beside this file)
-
-from evals import chat_tokens  # noqa: E402
-from evals.base import make_eval, question_id  # noqa: E402
-from evals.datasets import DATA_DIR, read_file  # noqa: E402
-from evals.eval_conf import DatasetConf, EvalConf  # noqa: E402
+from benchmarks.live_h200 import synth_train as st
+from evals import chat_tokens
+from evals.base import make_eval, question_id
+from evals.datasets import DATA_DIR, read_file
+from evals.eval_conf import DatasetConf, EvalConf
 
 EVALS = (("synth_arith", "gsm8k", "synth_arith.jsonl", "question", "level"),
          ("synth_mcq", "gpqa", "synth_mcq.csv", "Question", "Level"),

@@ -1,7 +1,7 @@
 """Remake committed live reports with this checkout's ``mtp-eval-report``, as the index lists them.
 
-    python benchmarks/live_h200/rebuild_report.py signoff-0.5.23/report
-    python benchmarks/live_h200/rebuild_report.py --all
+    python -m benchmarks.live_h200.rebuild_report signoff-0.5.23/report
+    python -m benchmarks.live_h200.rebuild_report --all
 
 When a rule of the report changes, the committed reports must say what the new rule says of the
 same measurements. Each report's sources (``benchmarks/results/live-h200/index.json``) are laid
@@ -21,9 +21,7 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from live_index import Report, lay_out, reports
+from benchmarks.live_h200.live_index import Report, lay_out, reports
 
 COPIED = ("report.md", "summary.json", "cells.csv", "speed.csv")
 

@@ -65,7 +65,7 @@ filter='fully_trusted')" "$archive" "$(dirname "$site")" || return 1
   _mtp_fa3 "$repo" "$site" || return 1
   # The machine's own python, with PYTHONPATH as it was before any setup (no bundle on it).
   PYTHONPATH="${MTP_EVAL_BASE_PYTHONPATH-${PYTHONPATH:-}}" \
-    python3 "$repo/benchmarks/live_h200/make_tiny_model.py" "$model" || return 1
+    PYTHONPATH="$repo${PYTHONPATH:+:$PYTHONPATH}" python3 -m benchmarks.live_h200.make_tiny_model "$model" || return 1
   export MTP_EVAL_BASE_PYTHONPATH="${MTP_EVAL_BASE_PYTHONPATH-${PYTHONPATH:-}}"
   export PYTHONPATH="$site:$repo${MTP_EVAL_BASE_PYTHONPATH:+:$MTP_EVAL_BASE_PYTHONPATH}"
   export SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK=1 SGLANG_EXPOSE_OWN_ENV_VARS=1

@@ -1,6 +1,6 @@
 """The tables of the live sign-off's write-up, from its committed files.
 
-    python benchmarks/live_h200/signoff_table.py benchmarks/results/live-h200/signoff
+    python -m benchmarks.live_h200.signoff_table benchmarks/results/live-h200/signoff
 
 Prints markdown: every cell (accuracy per eval with the repeats it ran, accept length, launch to
 ready, eval time), the skip-softmax estimate per prompt length and factor, the prefill time of each
@@ -16,10 +16,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+from pipeline.results.store import read_result
 
-from pipeline.results.store import read_result  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
 
 EVALS = ("synth_mcq", "synth_arith", "synth_retrieval")
 FACTORS = ("10000.0", "30000.0", "100000.0", "1000000.0")

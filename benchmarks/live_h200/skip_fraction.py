@@ -12,7 +12,7 @@ Then it picks the factors of the live cells: ``moderate`` is the smallest factor
 skips at least ``--moderate`` of the tiles (bf16 KV tile), ``aggressive`` the smallest that skips
 at least ``--aggressive``; a grid that never gets there gives its two largest factors, and says so.
 
-    python3 benchmarks/live_h200/skip_fraction.py TARGET OUT.json [--env F.env] [--factors 1e4,3e4]
+    python3 -m benchmarks.live_h200.skip_fraction TARGET OUT.json [--env F.env] [--factors 1e4,3e4]
 
 ``--factors`` measures another grid (the factors a sweep runs: ``mtp-eval-report
 --skip-fractions OUT.json`` shows a cell's share only when its factor is in the grid).
@@ -31,9 +31,6 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 FACTORS = (0.3, 1.0, 10.0, 100.0, 300.0, 1e3, 3e3, 1e4, 3e4, 1e5, 1e6)
 KV_TILES = {"auto": 128, "fp8_e4m3": 256}  # plan.fmha_v2_kv_tile(128, kv) for head dim 128
@@ -189,8 +186,7 @@ def _random_block(
 
 def main(argv: list[str] | None = None) -> int:
     """Tally every retrieval prompt, write the JSON (and the chosen factors as an env file)."""
-    import model_eval as me
-
+    from benchmarks.live_h200 import model_eval as me
     from evals.base import make_eval
     from evals.eval_conf import DatasetConf, EvalConf
 

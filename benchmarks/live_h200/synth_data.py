@@ -1,7 +1,7 @@
 """Write (and re-derive) the bundled eval files of the synthetic tasks, from one fixed seed.
 
-    python benchmarks/live_h200/synth_data.py          # rewrites evals/data/synth_*.{jsonl,csv}
-    python benchmarks/live_h200/synth_data.py --check  # exit 1: the committed files differ
+    python -m benchmarks.live_h200.synth_data          # rewrites evals/data/synth_*.{jsonl,csv}
+    python -m benchmarks.live_h200.synth_data --check  # exit 1: the committed files differ
 
 The files are the held-out sets of the trained model (``benchmarks/live_h200/train_model.py``
 never trains on their questions). Columns follow the eval kind that reads them: GSM8K's
@@ -19,8 +19,7 @@ import random
 import sys
 from pathlib import Path
 
-import synth_tasks as tasks  # beside this file
-
+from benchmarks.live_h200 import synth_tasks as tasks
 from evals.datasets import DATA_DIR
 from evals.gsm8k import format_prompt as gsm8k_prompt
 
@@ -122,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(text, encoding="utf-8")
             print(f"synth_data: wrote {path} ({len(text):,} bytes)")
     if stale:
-        fix = "run python benchmarks/live_h200/synth_data.py"
+        fix = "run python -m benchmarks.live_h200.synth_data"
         print(f"synth_data: differ from the code: {stale}; {fix}")
     return 1 if stale else 0
 

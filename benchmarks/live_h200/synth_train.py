@@ -22,8 +22,7 @@ import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-import synth_tasks as tasks  # beside this file
-
+from benchmarks.live_h200 import synth_tasks as tasks
 from evals.gpqa import LETTERS
 from evals.gpqa import format_prompt as gpqa_prompt
 from evals.gsm8k import format_prompt as gsm8k_prompt

@@ -3,7 +3,7 @@
 
 On the GPU host, with the machine's own torch and transformers, from the repo root:
 
-    python3 benchmarks/live_h200/train_model.py OUT --seed 0 --steps 1400
+    python3 -m benchmarks.live_h200.train_model OUT --seed 0 --steps 1400
 
 writes ``OUT/target`` and ``OUT/draft`` (HF folders SGLang 0.5.19 can serve: bf16 safetensors, the
 byte-level tokenizer, the chat template in ``tokenizer_config.json``, ``rope_theta`` at the top of
@@ -26,11 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
-
-import synth_train as st  # noqa: E402  (beside this file)
-from chunks import sha256  # noqa: E402  (beside this file)
+from benchmarks.live_h200 import synth_train as st
+from benchmarks.live_h200.chunks import sha256
 
 ARCH = {  # head_dim 128 as in the tiny model that every SGLang backend here served
     "target": dict(hidden_size=384, intermediate_size=768, num_hidden_layers=6,
@@ -78,8 +75,9 @@ def make_model(arch: str, seed: int) -> Any:
 def batches(args: argparse.Namespace, length_cap: int | None) -> Any:
     """A DataLoader of (ids, loss mask, task) per step, rows made in worker processes."""
     import torch
-    from synth_data import held_out_questions
     from torch.utils.data import DataLoader, IterableDataset, get_worker_info
+
+    from benchmarks.live_h200.synth_data import held_out_questions
 
     held = frozenset(q for q in held_out_questions() if len(q) < 1000)
 
@@ -193,13 +191,18 @@ def main(argv: list[str] | None = None) -> int:
         (args.out / f"train_{args.role}.json").write_text(json.dumps(report, indent=1) + "\n")
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, *sys.argv] if argv is None else [sys.executable, __file__, *argv]
+    cmd = [
+        sys.executable,
+        "-m",
+        "benchmarks.live_h200.train_model",
+        *(sys.argv[1:] if argv is None else argv),
+    ]
     draft = subprocess.Popen([*cmd, "--role", "draft"], env=os.environ.copy())
     status = main([*(argv if argv is not None else sys.argv[1:]), "--role", "target"])
     if draft.wait() != 0 or status != 0:
         print("train_model: a training process failed (log above)", file=sys.stderr)
         return 1
-    recipe = {"command": " ".join(["python3", "benchmarks/live_h200/train_model.py",
+    recipe = {"command": " ".join(["python3", "-m", "benchmarks.live_h200.train_model",
                                    *(argv if argv is not None else sys.argv[1:])]),
               "seed": args.seed, "steps": args.steps, "tokens_per_step": args.tokens,
               "lr": args.lr, "preset": args.preset,
@@ -207,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
                         "sha256": {f.name: sha256(f) for f in sorted((args.out / role).iterdir())}}
                  for role in ("target", "draft")}}  # fmt: skip
     (args.out / "recipe.json").write_text(json.dumps(recipe, indent=1) + "\n")
-    from model_eval import evaluate  # beside this file
+    from benchmarks.live_h200.model_eval import evaluate
 
     metrics = evaluate(args.out / "target", args.out / "draft", args.eval_limit)
     (args.out / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")

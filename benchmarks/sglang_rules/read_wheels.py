@@ -1,6 +1,6 @@
 """Read each compatibility rule's message and the code facts under them from the released wheels.
 
-    python benchmarks/sglang_rules/read_wheels.py [--cache .wheels-cache] [--download] [--write]
+    python -m benchmarks.sglang_rules.read_wheels [--cache .wheels-cache] [--download] [--write]
 
 The wheels are zip files: nothing is installed or imported from them. Each rule of
 ``backends.compat_rules.RULES`` names the wheel file its message comes from (``Rule.source``);
@@ -295,7 +295,7 @@ def markdown(data: dict) -> str:
     """The tables of ``read_all``'s result."""
     rel = data["sglang"]
     lines = ["# SGLang rules read from the wheels", "",
-             "Written by `python benchmarks/sglang_rules/read_wheels.py --write` (no machine or "
+             "Written by `python -m benchmarks.sglang_rules.read_wheels --write` (no machine or "
              "time in it, so that a new release shows as a diff). A rule's message is looked for "
              "in its `source` file's string literals (FlashInfer files: in the FlashInfer release "
              "that SGLang release pins). `yes`: found.", "",

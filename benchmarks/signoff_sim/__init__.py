@@ -3,6 +3,6 @@
 ``release_sim`` decides every replication with the report's own functions (``pipeline.stats``);
 ``simulation`` / ``requirements`` / ``threshold`` are the older comparison with TensorRT-LLM's
 rule (``benchmarks/signoff_rules_comparison.py``). Nothing in ``pipeline`` imports them: they
-live beside what runs them. The benchmark scripts import them as ``signoff_sim`` (their own
-folder is on ``sys.path``), the tests as ``benchmarks.signoff_sim`` (the repository root is).
+live beside what runs them; the benchmark scripts and the tests import them as
+``benchmarks.signoff_sim``.
 """

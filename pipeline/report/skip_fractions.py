@@ -21,7 +21,7 @@ from typing import Any
 # A 16-bit KV cache of any name uses the 128-key tile the file's "auto" was measured with.
 SIXTEEN_BIT_KV = ("auto", "bf16", "bfloat16", "float16", "fp16")
 HOW_TO_MEASURE = (
-    "python3 benchmarks/live_h200/skip_fraction.py MODEL_FOLDER OUT.json --factors F1,F2 "
+    "python3 -m benchmarks.live_h200.skip_fraction MODEL_FOLDER OUT.json --factors F1,F2 "
     "(the sweep's factors; HF transformers on the synth_retrieval prompts; GPU when there is "
     "one), then "
     "mtp-eval-report ... --skip-fractions OUT.json"

@@ -204,6 +204,7 @@ def test_malformed_body_is_not_retried(mode: str) -> None:
     assert (out.error_kind, out.attempts, server.calls["C"]) == ("malformed", 1, 1)
 
 
+@pytest.mark.serial  # a latency window: alone
 def test_timeout_is_not_retried() -> None:
     out, server = one("slow", replace(FAST, request_timeout_s=0.3))
     assert (out.error_kind, out.attempts, server.calls["C"]) == ("timeout", 1, 1)
@@ -287,6 +288,7 @@ def test_on_done_is_called_as_each_item_completes() -> None:
     assert [i for i, _ in done][-1] == 0  # the slow first item is reported last
 
 
+@pytest.mark.serial  # under 2 s: alone
 def test_on_done_failure_stops_the_run() -> None:
     def explode(item: int, out: RequestOutcome) -> None:
         raise RuntimeError(f"disk full at {item}")

@@ -87,6 +87,7 @@ def silent_url() -> Iterator[str]:
         yield f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
+@pytest.mark.serial  # under 20 s: alone
 @pytest.mark.parametrize("version", [None, "0.5.19"], ids=["version_query", "health_wait"])
 def test_external_url_that_never_answers_fails_within_the_bound(tmp_path, silent_url, version):
     started = time.monotonic()

@@ -91,6 +91,7 @@ def test_a_failed_compose_leaves_no_run_folder(tmp_path, fast_sim, args, said):
         ({"HF_HUB_OFFLINE": "1"}, "offline mode is on"),
     ],
 )
+@pytest.mark.serial  # under 20 s: alone
 def test_an_offline_node_fails_each_hub_dataset_in_seconds_once(tmp_path, fast_sim, env, why):
     port = free_port()  # bound and closed: nothing listens there
     given = {k: v.format(port=port) for k, v in env.items()}

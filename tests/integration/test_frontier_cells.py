@@ -93,4 +93,4 @@ def test_an_unreadable_skip_fractions_file_is_an_input_error_that_says_how_to_wr
                "--skip-fractions", str(bad), timeout=180)  # fmt: skip
     assert run.returncode == 2 and not (tmp_path / "r").exists()
     assert f"{bad}: skip_fraction.auto.10000='most'" in run.stderr
-    assert "benchmarks/live_h200/skip_fraction.py MODEL_FOLDER OUT.json" in run.stderr
+    assert "-m benchmarks.live_h200.skip_fraction MODEL_FOLDER OUT.json" in run.stderr

@@ -19,11 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.live_h200 import fatbin_slim
+
 REPO = Path(__file__).resolve().parents[2]
 LIVE = REPO / "benchmarks/live_h200"
-sys.path.insert(0, str(LIVE))
-
-import fatbin_slim  # noqa: E402
 
 pytestmark = pytest.mark.integration
 
@@ -56,7 +55,9 @@ def test_split_then_assemble_gives_the_same_bytes_and_names_a_bad_chunk(tmp_path
 def fake_repo(tmp_path: Path) -> Path:
     repo = tmp_path / "repo"
     (repo / "benchmarks/live_h200").mkdir(parents=True)
+    shutil.copy(REPO / "benchmarks/__init__.py", repo / "benchmarks")  # a package, run with -m
     for name in (
+        "__init__.py",
         "setup_on_gpu.sh",
         "chunks.py",
         "make_tiny_model.py",

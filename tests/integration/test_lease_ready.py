@@ -39,7 +39,8 @@ def _repo(tmp_path: Path, archives: list[str]) -> Path:
 
 
 def _ready(repo: Path, *args: str):
-    return _run(sys.executable, LIVE / "lease_ready.py", "--repo", repo, *args)
+    return _run(sys.executable, "-m", "benchmarks.live_h200.lease_ready", "--repo", repo, *args,
+                cwd=LIVE.parents[1])  # fmt: skip
 
 
 FULL = ["sgl-site-0.5.23.tar.zst", "flash_ops.sm90a.so.zst", "jit-cache-fi.tgz"]

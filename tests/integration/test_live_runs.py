@@ -15,16 +15,12 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.cells import REPO, console_script
-
-sys.path.insert(0, str(REPO / "benchmarks/live_h200"))
-
-import live_index
+from benchmarks.live_h200 import live_index
+from tests.helpers.cells import console_script
 
 pytestmark = pytest.mark.integration
 

@@ -44,6 +44,19 @@ def test_test_target_still_installs_the_dev_extra(tmp_path):
     assert any("pip install" in line and "'.[dev]'" in line for line in lines), lines
 
 
+@pytest.mark.parametrize(("target", "tiers"), [
+    ("test", "unit integration slow serial"),  # after lint
+    ("test-services", "services"),
+    ("test-slurm", "slurm"),
+])  # fmt: skip
+def test_each_test_target_runs_its_tiers_through_the_tier_runner(tmp_path, target, tiers):
+    lines = planned(target, tmp_path)
+    runs = [line for line in lines if "-m tests.tiers" in line]
+    assert [line.split("-m tests.tiers ", 1)[1] for line in runs] == [tiers], lines
+    if target == "test":
+        assert any("mypy" in line for line in lines[: lines.index(runs[0])])
+
+
 # Installed here, absent from a base install: every import of them fails as if not installed,
 # and importlib.util.find_spec says None, as it would.
 BLOCK_DEV_EXTRA = """

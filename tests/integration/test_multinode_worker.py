@@ -12,6 +12,7 @@ from tests.helpers.cells import processes_mentioning
 pytestmark = pytest.mark.integration
 
 
+@pytest.mark.serial  # under 10 s: alone
 def test_worker_node_runs_until_node0_is_done(tmp_path):
     argv = [sys.executable, "-c", "import time; time.sleep(60)", str(tmp_path)]
     threading.Timer(1.0, lambda: (tmp_path / DONE_MARKER).write_text("ok\n")).start()

@@ -19,7 +19,7 @@ from playwright.sync_api import Page, sync_playwright
 from tests.helpers.sample_rewrites import INJECTED, rewritten_report, with_markup
 from tests.integration.conftest import DemoReport
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.browser]  # `make test-services`
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 

@@ -11,11 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmarks.live_h200 import aa_spread as aa
 from tests.helpers.cells import REPO
-
-sys.path.insert(0, str(REPO / "benchmarks" / "live_h200"))
-
-import aa_spread as aa
 
 pytestmark = pytest.mark.integration
 SPREAD = 0.4  # ICC 0.6, synth_arith's on the H200 (benchmarks/results/live-h200/aa_spread.md)

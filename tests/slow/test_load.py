@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 
 def test_5000_requests_at_concurrency_256(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "benchmarks/load_5000.py", "--out", str(tmp_path)],
+        [sys.executable, "-m", "benchmarks.load_5000", "--out", str(tmp_path)],
         cwd=REPO,
         text=True,
         capture_output=True,

@@ -4,15 +4,10 @@ comparison and the choice of skip-softmax factors."""
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks/live_h200"))
-
-import greedy_check
-import skip_fraction
+from benchmarks.live_h200 import greedy_check, skip_fraction
 
 
 @pytest.mark.parametrize(

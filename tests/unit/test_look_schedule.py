@@ -1,16 +1,12 @@
 """Where the anytime design spends alpha: shares per look and check, and what doubling buys."""
 
-import numpy as np
 import pytest
-from scipy import stats
 
-from pipeline.stats.anytime import AnytimeEvidence, anytime_verdict, broken_p, look_pvalues
 from pipeline.stats.look_schedule import (
     NOGO_LAST_SHARE,
     PLANNED_SHARE,
     LookSchedule,
 )
-from pipeline.stats.outcomes import Outcomes
 from pipeline.stats.sequential import SequentialDesign
 
 CHECKS = ("go", "nogo", "broken")
@@ -75,48 +71,3 @@ def test_a_design_without_alpha_looks_reads_as_it_ran_every_look():
     assert old.schedule == LookSchedule(2, 16, "every")
     new = SequentialDesign(32, 2, statistic="eprocess", alpha_looks="doubling")
     assert new.schedule.alpha_looks == "doubling" and new.side(False).alpha_looks == "doubling"
-
-
-def _gpqa_shaped():
-    # The simulation's question set: 198 Beta quantiles, mean 0.70, one repeat's SD 1.5 points.
-    size = 0.21 / (0.21 - 198 * 0.015**2) - 1
-    return stats.beta.ppf((np.arange(198) + 0.5) / 198, 0.7 * size, 0.3 * size)
-
-
-def _draw(rng, p, reps, k):
-    return (rng.random((reps, len(p), k)) < p[:, None]).astype(float)
-
-
-def _outcomes(base, cand):
-    return Outcomes(base, cand, np.ones(cand.shape[:-1], dtype=bool), True)
-
-
-def test_a_prompt_broken_on_ten_questions_is_caught_among_eight_candidates():
-    # The simulation's finding: spread over every round of 2, the broken check's share at a
-    # late look (1/272) is below the sign test's floor for 10 questions (2^-10), so a release
-    # of 8 caught it 19% of the time; doubling reads it whole once its pattern has settled.
-    rng = np.random.default_rng(3)
-    p = _gpqa_shaped()
-    broken = p.copy()
-    broken[np.flatnonzero(p > 0.9)[::3][:10]] = 0.0
-    o = _outcomes(_draw(rng, p, 200, 32), _draw(rng, broken, 200, 32))
-    caught = {}
-    for looks in ("every", "doubling"):
-        p_br = broken_p(o, 0.05, LookSchedule(2, 16, looks))
-        ev = AnytimeEvidence(np.ones(200), np.ones(200), p_br, np.full(200, 32.0))
-        caught[looks] = np.mean(anytime_verdict(ev, 0.05, 8) == "NO-GO")
-    assert caught["doubling"] > 0.9 > 0.3 > caught["every"]
-
-
-def test_a_drop_on_the_uncertain_questions_needs_the_last_look():
-    # 5 points lost on the questions between 0.15 and 0.85 only (no question breaks): the
-    # question-level SE saturates, so NO-GO at alpha / 8 is reached at the plan's end or not.
-    rng = np.random.default_rng(9)
-    p = _gpqa_shaped()
-    mid = (p > 0.15) & (p < 0.85)
-    worse = np.where(mid, p * (1 - 0.05 * len(p) / p[mid].sum()), p)
-    o = _outcomes(_draw(rng, p, 300, 32), _draw(rng, worse, 300, 32))
-    level = 0.05 / 8 * 0.8
-    power = {looks: np.mean(look_pvalues(o, 0.02, 0.05, LookSchedule(2, 16, looks))[1] <= level)
-             for looks in ("every", "doubling")}  # fmt: skip
-    assert power["doubling"] > 0.85 and power["every"] < 0.4

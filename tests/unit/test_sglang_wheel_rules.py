@@ -9,7 +9,6 @@ without a re-read fails here; so does a rule whose range claims a release that l
 from __future__ import annotations
 
 import json
-import sys
 import zipfile
 from pathlib import Path
 
@@ -21,13 +20,11 @@ from backends.model_rules import RAGGED_VERIFY_ALGORITHMS
 from backends.resolved import CellSpec, resolve_cell
 from backends.server_info import LATEST, SURFACE_BY_VERSION
 from backends.version_ranges import in_range, parse_version
+from benchmarks.sglang_rules import read_wheels
 from pipeline.simserver.payloads import Flavour
 from tests.helpers.compat_cells import MTP, Cell
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "benchmarks/sglang_rules"))
-
-import read_wheels  # noqa: E402 (the script's folder is put on the path just above)
 
 READ = json.loads((REPO / "benchmarks/results/sglang-rules.json").read_text())
 RELEASES = READ["sglang"]

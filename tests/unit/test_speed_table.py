@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks/live_h200"))
-
-import speed_table
+from benchmarks.live_h200 import speed_table
 
 
 def records(block: str, tokens: int, seconds: list[float], batch: int = 1) -> list[dict]:

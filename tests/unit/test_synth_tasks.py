@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.live_h200 import synth_data, synth_tasks
+from benchmarks.live_h200.synth_train import encode_chat
 from evals.base import make_eval
 from evals.datasets import DATA_DIR
 from evals.eval_conf import DatasetConf, EvalConf
@@ -20,12 +22,6 @@ from evals.gpqa import LETTERS
 from evals.gsm8k import format_prompt
 
 REPO = Path(__file__).resolve().parents[2]
-LIVE = REPO / "benchmarks/live_h200"
-sys.path.insert(0, str(LIVE))
-
-import synth_data  # noqa: E402  (benchmarks/live_h200, beside what runs it)
-import synth_tasks  # noqa: E402
-from synth_train import encode_chat  # noqa: E402
 
 MODEL = REPO / "benchmarks/results/live-h200/trained-model"
 STEP = re.compile(r"^(\d+) ([-+x]) (\d+) = (\d+)\.$")
@@ -92,8 +88,9 @@ def test_bundled_files_are_what_the_code_writes() -> None:
 def test_bundled_files_do_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
     # A set of codes iterated in hash order once made the retrieval file differ per process.
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
-    subprocess.run([sys.executable, str(LIVE / "synth_data.py"), "--dir", str(tmp_path)], cwd=REPO,
-                   env=env, check=True, capture_output=True)  # fmt: skip
+    script = "benchmarks.live_h200.synth_data"
+    subprocess.run([sys.executable, "-m", script, "--dir", str(tmp_path)], cwd=REPO, env=env,
+                   check=True, capture_output=True)  # fmt: skip
     for name in synth_data.FILES.values():
         assert (tmp_path / name).read_bytes() == (DATA_DIR / name).read_bytes(), name
 

@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import random
-import sys
-from pathlib import Path
 
 import jinja2
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks/live_h200"))
-
-import synth_train as st
-from synth_data import held_out_questions
+from benchmarks.live_h200 import synth_train as st
+from benchmarks.live_h200.synth_data import held_out_questions
 
 SPECIAL_BY_TEXT = {token: i for token, i in st.SPECIAL_ID.items()}
 

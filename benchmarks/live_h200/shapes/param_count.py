@@ -1,6 +1,6 @@
 """Parameters of a production shape's config.json, and whether it fits one H200 with random weights.
 
-    python3 benchmarks/live_h200/shapes/param_count.py          # every shape folder: a table
+    python3 -m benchmarks.live_h200.shapes.param_count          # every shape folder: a table
 
 One pure function per architecture counts the weights SGLang allocates for it (the target's layers,
 embeddings and head, and its MTP / NextN or EAGLE3 draft), from the config values alone: the
