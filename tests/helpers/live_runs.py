@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.helpers.cells import REPO
+from tests.helpers.quoted import unquoted
 
 LIVE = REPO / "benchmarks/results/live-h200"
 
@@ -20,16 +21,17 @@ def summary(run: str, report: str = "report") -> dict[str, Any]:
 
 def script(name: str, *args: str) -> str:
     """The standard output of one of the live write-ups' table scripts."""
-    argv = [sys.executable, str(REPO / "benchmarks/live_h200" / name), *args]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True).stdout
+    module = "benchmarks.live_h200." + name.removesuffix(".py")
+    argv = [sys.executable, "-m", module, *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True,
+                          cwd=REPO).stdout  # fmt: skip
 
 
 def assert_quoted(rows: list[str], run: str) -> None:
-    """Every Markdown row a script printed is in the run's README, as printed."""
+    """Every Markdown row a script printed is quoted in the run's README: its facts, in order."""
     readme = (LIVE / run / "README.md").read_text()
-    for line in rows:
-        if line.startswith("| ") and "---" not in line:
-            assert line in readme, f"{run}/README.md differs from the committed files: {line}"
+    missing = unquoted(readme, rows)
+    assert missing == [], f"{run}/README.md differs from the committed files: {missing}"
 
 
 def readme_rows(summary_path: Path) -> list[str]:

@@ -51,8 +51,10 @@ def test_every_recorded_body_is_covered_here():
     # by tests/unit/test_aborted_replies.py; the two refusals are what the README documents.
     aborts = {p.name for p in LIVE.glob("abort-*.json")}
     assert aborts == {"abort-chat.json", "abort-generate.json", "abort-too-long-chat.json"}
-    refusals = {"too-long-generate.json": "longer than the model's context length",
-                "stream-with-return-meta-info-refused.json": "not supported with streaming"}
+    refusals = {
+        "too-long-generate.json": "longer than the model's context length",
+        "stream-with-return-meta-info-refused.json": "not supported with streaming",
+    }
     for name, said in refusals.items():
         assert name in (LIVE / "aborts-README.md").read_text(), name
         assert said in (LIVE / name).read_text(encoding="utf-8"), name

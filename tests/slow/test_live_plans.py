@@ -146,7 +146,11 @@ def _check_shapes(tmp_path: Path, run: Run) -> None:
         assert "--load-format" in result["server"]["argv"]
         assert result["requested"]["load_format"] == "dummy"
         assert result["accept"], "speculative statistics cross-checked per cell"
-    assert "report exit 0" in run.stdout
+    # One fa3 cell per shape: nothing to pair or band, so the report judges nothing and exits 2
+    # saying so (issue 36: a gate that judged nothing does not say GO).
+    assert "report exit 2" in run.stdout
+    written = (tmp_path / "repo" / "outputs" / "live" / "report" / "report.md").read_text()
+    assert "nothing was judged" in written
     assert (tmp_path / "live" / "live-results.tgz").is_file()
 
 

@@ -58,7 +58,6 @@ def third_cell_samples(sweep_dir: Path) -> int:
     return len(found[0].read_text().splitlines()) if found else 0
 
 
-@pytest.mark.serial  # under 30 s: alone
 def test_killed_sweep_resumes_to_the_same_report(tmp_path):
     killed, clean = tmp_path / "killed", tmp_path / "clean"
     proc = sweep(killed)
