@@ -20,11 +20,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from pipeline.report.export import read_summary  # noqa: E402
-from pipeline.report.frontier import worst_per_eval  # noqa: E402
-from pipeline.report.frontier_view import factor_text, share_text  # noqa: E402
-from pipeline.report.skip_fractions import read_skip_fractions, skipped_fraction  # noqa: E402
-from pipeline.report.verdicts import GO, worst  # noqa: E402
+from pipeline.report.judge.verdicts import GO, worst  # noqa: E402
+from pipeline.report.speed.frontier import worst_per_eval  # noqa: E402
+from pipeline.report.speed.skip_fractions import read_skip_fractions, skipped_fraction  # noqa: E402
+from pipeline.report.write.frontier_tables import factor_text, share_text  # noqa: E402
+from pipeline.report.write.summary_json import read_summary  # noqa: E402
 
 LIVE = REPO / "benchmarks" / "results" / "live-h200"
 SIGNOFFS = (("0.5.19", LIVE / "signoff"), ("0.5.23", LIVE / "signoff-0.5.23"))

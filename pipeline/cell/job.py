@@ -35,8 +35,8 @@ from pipeline.cluster.multinode import (
 )
 from pipeline.config.schema import RootConf, SequentialConf, gpus_per_node
 from pipeline.measuring.measure import measure_cell
-from pipeline.measuring.speed_prompts import cell_prompt_pool
-from pipeline.measuring.speed_run import speed_phase
+from pipeline.measuring.speed.prompts import cell_prompt_pool
+from pipeline.measuring.speed.run import speed_phase
 from pipeline.results.cell_error import CellError
 from pipeline.results.cell_paths import node_dir, result_path, server_log_path
 from pipeline.results.redact import redact_text, redact_tree

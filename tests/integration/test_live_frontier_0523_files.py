@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.report.restart_noise import FASTER, SLOWER, WITHIN
+from pipeline.report.speed.restart_noise import FASTER, SLOWER, WITHIN
 from tests.helpers.cells import REPO, rebuild_committed_report
 
 RUN = REPO / "benchmarks/results/live-h200/frontier-0.5.23"

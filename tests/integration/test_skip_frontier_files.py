@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from pipeline.report.frontier_view import factor_text
+from pipeline.report.write.frontier_tables import factor_text
 from tests.helpers.cells import REPO, rebuild_committed_report
 
 SCRIPT = REPO / "benchmarks" / "live_h200" / "skip_frontier_table.py"

@@ -68,7 +68,7 @@ def test_a_candidate_at_its_no_go_boundary_is_no_go_at_most_alpha():
     ((SequentialDesign(16, 2, statistic="null"), 3), (1.0, 1.0)),  # group-sequential
 ])  # fmt: skip
 def test_the_report_reads_a_cell_with_the_split_it_ran_with(look, expected):
-    from pipeline.report.stopped_cells import nogo_split_of
+    from pipeline.report.judge.stopped_cells import nogo_split_of
 
     assert nogo_split_of(look) == pytest.approx(expected)
 
@@ -79,7 +79,7 @@ def test_the_report_reads_a_cell_with_the_split_it_ran_with(look, expected):
     (0.035, 0.04, True),
 ])  # fmt: skip
 def test_errors_decided_reads_no_go_at_the_mean_tests_share(p_nogo_answered, nogo_alpha, decided):
-    from pipeline.report.versus_baseline import errors_decided
+    from pipeline.report.judge.versus_baseline import errors_decided
     from pipeline.stats.signoff import Evidence
 
     one, nan = np.asarray(1.0), np.asarray(np.nan)
