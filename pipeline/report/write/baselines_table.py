@@ -11,7 +11,7 @@ from typing import Any
 
 from pipeline.report.assemble.build import Report
 from pipeline.report.load.cells import CellRecord
-from pipeline.report.write.tables import Section, sort_key
+from pipeline.report.write.section import Section, sort_key
 
 INTRO = (
     "Cells read from --baseline-dir outside the folders under test: each serves as a baseline "

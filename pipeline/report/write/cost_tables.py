@@ -18,7 +18,7 @@ from pipeline.report.speed.costs import (
     release_of,
 )
 from pipeline.report.speed.ratios import SpeedRow, kv_pool
-from pipeline.report.write.tables import Section
+from pipeline.report.write.section import Section
 
 POOL_INTRO = (
     "One variant, release and shape at two or more KV pool sizes (the server's "

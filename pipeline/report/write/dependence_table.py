@@ -10,7 +10,7 @@ import math
 from pipeline.report.judge.check_kinds import ACCURACY_VS_BASELINE
 from pipeline.report.judge.verdicts import Check
 from pipeline.report.load.cells import CellRecord
-from pipeline.report.write.tables import WHO, Section, who
+from pipeline.report.write.section import WHO, Section, who
 
 TITLE = "What a repeat is worth (within-question dependence of the answers)"
 INTRO = (

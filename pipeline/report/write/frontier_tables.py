@@ -14,8 +14,8 @@ from pipeline.report.assemble.build import Report
 from pipeline.report.speed.frontier import NOT_MEASURED, Frontier, FrontierPoint, Gain, frontiers
 from pipeline.report.speed.restart_noise import beyond
 from pipeline.report.speed.skip_fractions import HOW_TO_MEASURE
+from pipeline.report.write.section import Section
 from pipeline.report.write.speed_tables import ratio_text
-from pipeline.report.write.tables import Section
 
 INTRO = (
     "Cells of one variant that differ only in the prefill skip-softmax factor "

@@ -13,7 +13,7 @@ from typing import Any
 from pipeline.report.assemble.build import Report
 from pipeline.report.assemble.gate import NOTHING_JUDGED, judged
 from pipeline.report.judge.verdicts import FAILING, NO_REFERENCE, UNDECIDED, UNSUPPORTED, Check
-from pipeline.report.write.tables import sort_key
+from pipeline.report.write.section import sort_key
 
 SKIPPED = (UNSUPPORTED, NO_REFERENCE)
 

@@ -12,7 +12,7 @@ from pipeline.report.judge.check_kinds import (
     ACCURACY_VS_REFERENCE,
 )
 from pipeline.report.load.cells import CellRecord
-from pipeline.report.write.tables import skip_text, sort_key
+from pipeline.report.write.section import skip_text, sort_key
 from pipeline.results.result_types import AcceptBlock, EvalSummary
 
 COLOURS = {

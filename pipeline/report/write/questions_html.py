@@ -18,7 +18,8 @@ from pipeline.report.load.cells import CellRecord
 from pipeline.report.load.samples import SampleError, read_samples
 from pipeline.report.write.changed_questions import changed_questions
 from pipeline.report.write.question_cells import HEADERS, STYLE, question_rows
-from pipeline.report.write.tables import questions_anchor, sort_key
+from pipeline.report.write.section import sort_key
+from pipeline.report.write.tables import questions_anchor
 
 LIMIT = 20  # questions per candidate and eval: the ones that moved most
 SHOWN = 5  # failing checks the banner names before "and N more"

@@ -12,8 +12,9 @@ from pipeline.report.write.frontier_tables import frontier_sections
 from pipeline.report.write.plots import COLOURS, GREY, metric_plot, paired_plot, verdict_grid
 from pipeline.report.write.questions_html import banner_items, questions_section
 from pipeline.report.write.render_md import METHOD, headline
+from pipeline.report.write.section import Section
 from pipeline.report.write.speed_tables import speed_sections
-from pipeline.report.write.tables import Section, sections
+from pipeline.report.write.tables import sections
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em; color: #212121; }

@@ -7,8 +7,9 @@ from pipeline.report.assemble.gate import NOTHING_JUDGED, judged
 from pipeline.report.write.baselines_table import baselines_line, baselines_section
 from pipeline.report.write.cost_tables import cost_sections
 from pipeline.report.write.frontier_tables import frontier_sections
+from pipeline.report.write.section import Section
 from pipeline.report.write.speed_tables import speed_sections
-from pipeline.report.write.tables import Section, sections
+from pipeline.report.write.tables import sections
 
 EXIT_MEANING = {
     0: "every check is GO / PASS",

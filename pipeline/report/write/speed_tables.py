@@ -18,7 +18,7 @@ from pipeline.report.load.cells import CellRecord
 from pipeline.report.speed.costs import mem_fraction_of, release_of
 from pipeline.report.speed.ratios import SpeedRow, kv_pool
 from pipeline.report.speed.restart_noise import beyond
-from pipeline.report.write.tables import Section, skip_text, sort_key
+from pipeline.report.write.section import Section, skip_text, sort_key
 from pipeline.results.speed_block import PREFILL, SpeedPoint
 
 INTRO = (

@@ -39,8 +39,8 @@ from pipeline.report.speed.band_checks import SPEED_COLUMNS, speed_fields
 from pipeline.report.write.baselines_table import baseline_entries
 from pipeline.report.write.cost_tables import speed_cost_entries
 from pipeline.report.write.frontier_tables import frontier_entries
+from pipeline.report.write.section import sort_key
 from pipeline.report.write.speed_tables import speed_entries
-from pipeline.report.write.tables import sort_key
 from pipeline.results.result_types import AcceptBlock, EvalSummary
 
 # 2: strict JSON (null, with null_because, where 1 wrote NaN); 3: speed; 4: frontier;

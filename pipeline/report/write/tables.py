@@ -1,9 +1,8 @@
-"""The report's tables as plain rows, rendered by ``render_md`` and ``render_html`` alike."""
+"""The report's tables in order (``sections``), as ``Section`` rows both renderers read."""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.report.assemble.build import Report
@@ -17,50 +16,15 @@ from pipeline.report.judge.check_kinds import (
 from pipeline.report.judge.describe import aborted_note, pts, rel
 from pipeline.report.judge.verdicts import OK, Check
 from pipeline.report.load.cells import CellRecord
+from pipeline.report.write.dependence_table import dependence_section
+from pipeline.report.write.section import WHO, Section, sort_key, who
 from pipeline.results.json_values import as_map
-
-WHO = "GPU|model|KV dtype|skip-softmax|variant|"
-
-
-@dataclass
-class Section:
-    """A titled table with an optional paragraph above it.
-
-    ``links`` maps a row's index to the anchor its verdict links to in the HTML page (the
-    Markdown table has no links).
-    """
-
-    title: str
-    headers: list[str]
-    rows: list[list[str]] = field(default_factory=list)
-    intro: str = ""
-    links: dict[int, str] = field(default_factory=dict)
 
 
 def questions_anchor(check: Check) -> str:
     """The HTML anchor of a candidate's "Questions that changed" view on the check's eval."""
     raw = f"changed-{check.cell_id}-{check.eval}"
     return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in raw)
-
-
-def sort_key(cell: CellRecord) -> tuple[str, ...]:
-    """GPU, model, KV dtype, skip-softmax, variant: the order of every table."""
-    skip = (str(cell.skip_prefill), str(cell.skip_decode))
-    return (cell.gpu, cell.model, cell.kv_dtype, *skip, cell.variant, cell.id)
-
-
-def skip_text(cell: CellRecord) -> str:
-    """Skip-softmax factors, or 'exact'."""
-    if cell.skip_prefill in (None, 0) and cell.skip_decode in (None, 0):
-        return "exact"
-    return f"p={cell.skip_prefill} d={cell.skip_decode}"
-
-
-def who(cell: CellRecord) -> list[str]:
-    """The columns that say which cell a row is (``WHO``)."""
-    sim = " (simulated)" if cell.simulated and "simulated" not in cell.gpu else ""
-    variant = f"{cell.variant} ({cell.layout})" if cell.layout else cell.variant
-    return [cell.gpu + sim, cell.model, cell.kv_dtype, skip_text(cell), variant]
 
 
 def _extra(check: Check) -> str:
@@ -94,9 +58,6 @@ def sections(report: Report) -> list[Section]:
     checks = sorted(report.checks, key=lambda k: (sort_key(by_id[k.cell_id]), k.eval or ""))
     rows = [(by_id[c.cell_id], c) for c in checks]
     base = report.tolerance.baseline
-    # Here, not at the top: dependence_table builds its table of this module's Section.
-    from pipeline.report.write.dependence_table import dependence_section
-
     found = [_cells(report, cells), what_ran(cells), _prefill(cells), _accuracy(rows, base),
              dependence_section(rows), _accept(rows, base), _references(rows, base),
              _other(rows, base), _problems(cells)]  # fmt: skip
