@@ -17,8 +17,9 @@ at least ``--aggressive``; a grid that never gets there gives its two largest fa
 ``--factors`` measures another grid (the factors a sweep runs: ``mtp-eval-report
 --skip-fractions OUT.json`` shows a cell's share only when its factor is in the grid).
 ``--random-ids 32,256`` also tallies, per prompt, random ids of its length drawn as the speed
-phase's default prompts are (``speed_plan.prompt_ids``), into ``skip_fraction_random_ids``: how
-far the speed phase's random prompts skip what the eval's do (``speed.prompts``).
+phase's default prompts are (``pipeline.measuring.speed.plan.prompt_ids``), into
+``skip_fraction_random_ids``: how far the speed phase's random prompts skip what the eval's do
+(``speed.prompts``).
 
 Runs on the machine's python (torch, transformers 5.17), GPU when there is one.
 """
@@ -162,7 +163,7 @@ def random_rows(
     model: Any, rows: list[dict[str, Any]], span: tuple[int, int], factors: tuple[float, ...]
 ) -> list[dict[str, Any]]:
     """Each prompt's length again, in random ids as the speed phase draws them (seed 0)."""
-    from pipeline.measuring.speed_plan import TokenRange, prompt_ids
+    from pipeline.measuring.speed.plan import TokenRange, prompt_ids
 
     ids = TokenRange(*span, source="--random-ids")
     return [

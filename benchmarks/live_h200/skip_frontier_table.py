@@ -17,11 +17,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pipeline.report.export import read_summary
-from pipeline.report.frontier import worst_per_eval
-from pipeline.report.frontier_view import factor_text, share_text
-from pipeline.report.skip_fractions import read_skip_fractions, skipped_fraction
-from pipeline.report.verdicts import GO, worst
+from pipeline.report.judge.verdicts import GO, worst
+from pipeline.report.speed.frontier import worst_per_eval
+from pipeline.report.speed.skip_fractions import read_skip_fractions, skipped_fraction
+from pipeline.report.write.frontier_tables import factor_text, share_text
+from pipeline.report.write.summary_json import read_summary
 
 REPO = Path(__file__).resolve().parents[2]
 

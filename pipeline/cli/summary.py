@@ -166,7 +166,7 @@ def own_cells(
     sweep_dir: Path, found: list[tuple[Path, CellResult]]
 ) -> tuple[list[tuple[Path, CellResult]], list[Path]]:
     """The results of the sweep's own jobs (its ``multirun.yaml``), and the folders left out."""
-    from pipeline.report.load import sweep_folders
+    from pipeline.report.load.cells import sweep_folders
 
     own = sweep_folders(sweep_dir)
     if own is None:  # the jobs cannot be worked out: show everything

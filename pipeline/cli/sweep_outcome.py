@@ -20,8 +20,8 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig
 
-from pipeline.report.expected import expected_jobs
-from pipeline.report.load import MULTIRUN, sweep_folders
+from pipeline.report.load.cells import MULTIRUN, sweep_folders
+from pipeline.report.load.expected import expected_jobs
 from pipeline.results.cell_paths import RESULT_FILE
 from pipeline.results.store import read_result
 

@@ -1,7 +1,7 @@
 """What ``speed.prompts`` names (pure): random token ids, or ``eval:NAME``, one of the cell's evals.
 
 In the config layer so that the compose-time check and the sweep's pre-flight read it as the cell
-does (``pipeline.measuring.speed_prompts`` builds the prompts).
+does (``pipeline.measuring.speed.prompts`` builds the prompts).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from backends.backend_conf import ModelConf
 from pipeline.config.schema import SpeedConf
 
-RANDOM = "random"  # speed.prompts' default: random token ids (speed_plan.prompt_ids)
+RANDOM = "random"  # speed.prompts' default: random token ids (speed/plan.prompt_ids)
 EVAL_PREFIX = "eval:"
 
 

@@ -157,7 +157,7 @@ class SpeedConf:
 
     It runs after the evals, alone on the server; with ``evals=[]`` it runs instead of them.
     Times are the server's own (``meta_info`` with ``--enable-metrics``): see
-    ``pipeline/measuring/speed_run.py``.
+    ``pipeline/measuring/speed/run.py``.
     """
 
     enabled: bool = False
@@ -181,7 +181,7 @@ class SpeedConf:
     # What the prompts are: random (token ids from the range above: not real text) or
     # eval:NAME, the prompts of the cell's eval NAME as it sends them (chat template, the
     # model's tokenizer from model.tokenizer_path or model.path), cut to each shape's length:
-    # real attention, as skip-softmax sees it (pipeline/measuring/speed_prompts.py).
+    # real attention, as skip-softmax sees it (pipeline/measuring/speed/prompts.py).
     prompts: str = "random"
     gpu_sample_ms: int = 500  # nvidia-smi clocks, power and temperature sampling interval
     request_timeout_s: float = 600.0  # one /generate call (a 128k prefill on a slow variant)

@@ -65,7 +65,7 @@ def find_baseline(
     cells only, unless ``beside`` (``sequential_beside.choose_beside``: running ones too, of the
     cell's own sweep, ``sequential.baseline_dir`` unset).
     """
-    from pipeline.report.tolerance import load_tolerance
+    from pipeline.report.load.tolerance import load_tolerance
 
     match = load_tolerance(conf.tolerance, conf.baseline).match
     if beside and not conf.baseline_dir:

@@ -46,7 +46,7 @@ POLL_S = 0.2  # between two readings of the baseline's live record
 
 def sweep_jobs(sweep: Path) -> list[Any]:
     """The jobs of the sweep in folder ``sweep`` (its ``multirun.yaml``; [] for a single run)."""
-    from pipeline.report.expected import expected_jobs
+    from pipeline.report.load.expected import expected_jobs
 
     path = sweep / "multirun.yaml"
     try:

@@ -106,13 +106,13 @@ def look(
 ) -> str | None:
     """GO / NO-GO / None (continue) after round ``look_index`` (1-based).
 
-    The report's own rule on ``pipeline.report.pairing``'s pairs (answered pairs, errored ones
+    The report's own rule on ``pipeline.report.judge.pairing``'s pairs (answered pairs, errored ones
     at their worst, broken prompts). Anytime design: ``anytime.anytime_verdict`` of the pairs
     so far, the very function and data the report decides with. Group-sequential design:
     ``signoff.look_verdict``, GO at the look's level and NO-GO at the family's share of it,
     which the report reads back through ``sequential_pvalues`` with the same split.
     """
-    from pipeline.report.pairing import pair_samples
+    from pipeline.report.judge.pairing import pair_samples
     from pipeline.stats.anytime import anytime_evidence, anytime_verdict
     from pipeline.stats.signoff import look_verdict
 
@@ -129,7 +129,7 @@ def look(
 
 def copies_only(records: Sequence[dict[str, Any]], baseline: Sequence[dict[str, Any]]) -> bool:
     """Whether 2+ repeats are paired and no question's answers vary on either side."""
-    from pipeline.report.pairing import pair_samples
+    from pipeline.report.judge.pairing import pair_samples
     from pipeline.stats.dependence import within_question
 
     if not records or not baseline:

@@ -15,11 +15,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipeline.report.references import ReferenceFileError
-from pipeline.report.tolerance import ToleranceError, load_tolerance
+from pipeline.report.load.references import ReferenceFileError
+from pipeline.report.load.tolerance import ToleranceError, load_tolerance
 
 if TYPE_CHECKING:  # imported when used: --help stays fast
-    from pipeline.report.skip_fractions import FrontierInputs
+    from pipeline.report.speed.skip_fractions import FrontierInputs
 
 INPUT_ERROR = 2
 
@@ -91,12 +91,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 def write_outputs(report: object, out: Path) -> list[Path]:
     """Write the five files (six: speed.csv, when a cell ran a speed phase); returns their paths."""
-    from pipeline.report.build import Report
-    from pipeline.report.export import render_csv, render_summary
-    from pipeline.report.junit import render_junit
-    from pipeline.report.render_html import render_html
-    from pipeline.report.render_md import render_md
-    from pipeline.report.speed_view import render_speed_csv
+    from pipeline.report.assemble.build import Report
+    from pipeline.report.write.junit import render_junit
+    from pipeline.report.write.render_html import render_html
+    from pipeline.report.write.render_md import render_md
+    from pipeline.report.write.speed_tables import render_speed_csv
+    from pipeline.report.write.summary_json import render_csv, render_summary
 
     assert isinstance(report, Report)
     out.mkdir(parents=True, exist_ok=True)
@@ -119,8 +119,8 @@ def write_outputs(report: object, out: Path) -> list[Path]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (console scripts pass it to ``sys.exit``)."""
-    from pipeline.report.build import build_report
-    from pipeline.report.render_md import headline
+    from pipeline.report.assemble.build import build_report
+    from pipeline.report.write.render_md import headline
 
     args = parse_args(argv)
     try:
@@ -166,7 +166,7 @@ def _frontier_inputs(args: argparse.Namespace) -> FrontierInputs:
     Raises:
         ValueError: the skip-fractions file cannot be read (naming it and how to write it).
     """
-    from pipeline.report.skip_fractions import FrontierInputs, read_skip_fractions
+    from pipeline.report.speed.skip_fractions import FrontierInputs, read_skip_fractions
 
     path = args.skip_fractions
     fractions = read_skip_fractions(path) if path is not None else {}
@@ -177,8 +177,8 @@ def _export(report: object, paths: list[Path], args: argparse.Namespace) -> str:
     """Export to MLflow when ``--mlflow`` asks; returns the line to print (empty otherwise)."""
     if not args.mlflow:
         return ""
-    from pipeline.report.build import Report
-    from pipeline.report.mlflow_export import export_report
+    from pipeline.report.assemble.build import Report
+    from pipeline.report.write.mlflow_export import export_report
 
     assert isinstance(report, Report)
     done = export_report(report, paths, args.mlflow, args.mlflow_experiment)

@@ -1,8 +1,8 @@
 """The one rule that picks a candidate cell's baseline, for sequential stopping and the report.
 
 A cell job that stops early (``pipeline.measuring.sequential_run``) and ``mtp-eval-report``
-(``pipeline.report.pairing``) both call ``choose_baseline`` on ``CellKey`` values, so a run never
-stops against one baseline and is judged against another. The rule, in order:
+(``pipeline.report.judge.pairing``) both call ``choose_baseline`` on ``CellKey`` values, so a run
+never stops against one baseline and is judged against another. The rule, in order:
 
 1. the baseline variant with equal values of ``match`` (the tolerance policy's list: model, KV
    dtype, skip-softmax factors, GPU, speculative recipe); a skip-softmax cell without a baseline

@@ -202,7 +202,7 @@ class ResultDraft:
         ]
 
     def set_speed(self, speed: SpeedJson) -> None:
-        """The speed phase's block (``pipeline.measuring.speed_run``)."""
+        """The speed phase's block (``pipeline.measuring.speed.run``)."""
         self._data["speed"] = speed
 
     def set_client(self, concurrency: int) -> None:

@@ -1,6 +1,6 @@
 """The jobs of a Hydra sweep, from its saved ``hydra`` node: one module for both of its readers.
 
-The report works out from them which cells a sweep should have (``pipeline.report.expected``);
+The report works out from them which cells a sweep should have (``pipeline.report.load.expected``);
 the sweep check reads every job's values before the first cell starts
 (``pipeline.config.sweep_checks``). Hydra's own parser and splitter are used, so job ``i`` here is
 Hydra's job number ``i``.

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.report.export import read_summary
+from pipeline.report.write.summary_json import read_summary
 from pipeline.simserver.timing import PREFILL_SKIP_ENV
 from tests.helpers.cells import REPO, run_script
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from backends.startup_failure import classify_startup_log
-from pipeline.report.frontier_view import factor_text
+from pipeline.report.write.frontier_tables import factor_text
 from tests.helpers.cells import REPO, unpack
 from tests.helpers.live_runs import LIVE, assert_quoted, script, summary
 

@@ -11,7 +11,7 @@ from itertools import pairwise
 
 import pytest
 
-from pipeline.report.restart_noise import FASTER, SLOWER, WITHIN
+from pipeline.report.speed.restart_noise import FASTER, SLOWER, WITHIN
 from tests.helpers.cells import unpack
 from tests.helpers.live_runs import LIVE, assert_quoted, readme_rows, script, summary
 from tests.helpers.quoted import quotes

@@ -208,8 +208,8 @@ def test_a_store_of_another_mlflow_schema_is_refused_with_the_fix(
 
 
 def test_a_run_whose_params_changed_is_refused_with_the_fix(tmp_path: Path):
-    from pipeline.report.mlflow_export import MlflowExportError, write_run
-    from pipeline.report.mlflow_fields import RunFields
+    from pipeline.report.write.mlflow_export import MlflowExportError, write_run
+    from pipeline.report.write.mlflow_runs import RunFields
 
     client = mlflow.tracking.MlflowClient(tracking_uri=f"sqlite:///{tmp_path / 'm.db'}")
     experiment = client.create_experiment("e", artifact_location=(tmp_path / "a").as_uri())

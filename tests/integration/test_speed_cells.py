@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.report.export import read_summary
+from pipeline.report.write.summary_json import read_summary
 from pipeline.results.result_schema import shape_problems
 from pipeline.results.result_types import CellResult
 from pipeline.simserver.info import TOKEN_CAPACITY

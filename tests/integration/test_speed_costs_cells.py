@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.report.export import read_summary
+from pipeline.report.write.summary_json import read_summary
 from tests.helpers.cells import run_script
 
 SWEEP = [

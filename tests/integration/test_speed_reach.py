@@ -16,7 +16,7 @@ from pathlib import Path
 import mlflow  # the dev extra's: a missing MLflow fails here, never skips
 import pytest
 
-from pipeline.report.export import read_summary
+from pipeline.report.write.summary_json import read_summary
 from pipeline.results.result_types import CellResult
 from tests.helpers.cells import REPO, console_script
 

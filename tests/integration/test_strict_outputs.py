@@ -73,7 +73,7 @@ def test_cells_csv_has_the_numbers_behind_each_verdict(demo_report: DemoReport):
 
 
 def test_read_summary_reads_a_version_1_file_with_nan(tmp_path: Path):
-    from pipeline.report.export import read_summary
+    from pipeline.report.write.summary_json import read_summary
 
     old = tmp_path / "summary.json"
     old.write_text('{"schema_version": 1, "cells": [{"numbers": {"p_go_adjusted": NaN}}]}')

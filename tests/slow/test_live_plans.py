@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.report.export import read_summary
+from pipeline.report.write.summary_json import read_summary
 from tests.helpers.cells import REPO
 from tests.helpers.live_plan import run_live_plan
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.report.changed_questions import (
+from pipeline.report.write.changed_questions import (
     Answer,
     Question,
     changed_questions,

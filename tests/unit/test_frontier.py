@@ -8,15 +8,19 @@ from typing import Any
 
 import pytest
 
-from pipeline.report.build import Report
-from pipeline.report.check_kinds import ACCURACY_VS_BASELINE, BROKEN_PROMPTS, STATUS
-from pipeline.report.export import read_summary
-from pipeline.report.frontier import accuracy_verdicts, factor_of, frontiers
-from pipeline.report.frontier_view import frontier_entries, frontier_sections, takeaway
-from pipeline.report.load import CellRecord
-from pipeline.report.skip_fractions import FrontierInputs, read_skip_fractions, skipped_fraction
-from pipeline.report.tolerance import load_tolerance
-from pipeline.report.verdicts import Check
+from pipeline.report.assemble.build import Report
+from pipeline.report.judge.check_kinds import ACCURACY_VS_BASELINE, BROKEN_PROMPTS, STATUS
+from pipeline.report.judge.verdicts import Check
+from pipeline.report.load.cells import CellRecord
+from pipeline.report.load.tolerance import load_tolerance
+from pipeline.report.speed.frontier import accuracy_verdicts, factor_of, frontiers
+from pipeline.report.speed.skip_fractions import (
+    FrontierInputs,
+    read_skip_fractions,
+    skipped_fraction,
+)
+from pipeline.report.write.frontier_tables import frontier_entries, frontier_sections, takeaway
+from pipeline.report.write.summary_json import read_summary
 from pipeline.results.result_types import CellResult
 
 REPO = Path(__file__).resolve().parents[2]

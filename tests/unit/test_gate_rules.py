@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.report.build import under_test
-from pipeline.report.check_kinds import KINDS
-from pipeline.report.gate import gate_exit_code, judged, not_judged
-from pipeline.report.load import CellRecord
-from pipeline.report.speed_gate import slowdown_verdict
-from pipeline.report.speed_table import SpeedRow
-from pipeline.report.tolerance import SpeedTolerance, ToleranceError, load_tolerance
-from pipeline.report.verdicts import Check
+from pipeline.report.assemble.build import under_test
+from pipeline.report.assemble.gate import gate_exit_code, judged, not_judged
+from pipeline.report.judge.check_kinds import KINDS
+from pipeline.report.judge.verdicts import Check
+from pipeline.report.load.cells import CellRecord
+from pipeline.report.load.tolerance import SpeedTolerance, ToleranceError, load_tolerance
+from pipeline.report.speed.band_checks import slowdown_verdict
+from pipeline.report.speed.ratios import SpeedRow
 from pipeline.results.result_types import CellResult
 from pipeline.results.speed_block import SpeedPoint
 

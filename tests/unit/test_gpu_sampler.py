@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.measuring.gpu_sampler import parse_samples, sampled_gpus, summarise
+from pipeline.measuring.speed.gpu_sampler import parse_samples, sampled_gpus, summarise
 
 LINES = """0, 1980, 3201, 412.50, 61
 1, 1755, 3201, [N/A], 58

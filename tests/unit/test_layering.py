@@ -126,6 +126,64 @@ def test_the_pipeline_root_holds_only_the_entry_point() -> None:
     ]
 
 
+# The report's rooms, by job, and what each may import of the others (itself always). Judging
+# never imports speed: a speed ratio reads the accuracy checks' baseline and verdicts, never the
+# other way. ``assemble`` makes the one ``Report`` the writers read; the report's root holds only
+# the entry point (``cli.py``), which may import every room and which no room imports.
+REPORT = REPO / "pipeline" / "report"
+REPORT_ALLOWED = {
+    "load": set(),
+    "judge": {"load"},
+    "speed": {"load", "judge"},
+    "assemble": {"load", "judge", "speed"},
+    "write": {"load", "judge", "speed", "assemble"},
+}
+
+
+def report_room_of(name: str) -> str | None:
+    """The report room a ``pipeline.report.<room>...`` name lies in (None: not in a room)."""
+    parts = name.split(".")
+    if parts[:2] != ["pipeline", "report"] or len(parts) < 3:
+        return None
+    return parts[2]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for room in REPORT_ALLOWED for p in sorted((REPORT / room).rglob("*.py"))],
+    ids=lambda p: str(p.relative_to(REPO)),
+)
+def test_report_rooms_import_only_what_lies_below(path: Path) -> None:
+    room = path.relative_to(REPORT).parts[0]
+    allowed = REPORT_ALLOWED[room] | {room}
+    for name in imported_modules(path):
+        inside = report_room_of(name)
+        if name == "pipeline.report" or inside is not None:
+            assert inside in allowed, f"{path} imports {name}"
+
+
+def test_the_report_room_table_has_no_cycle() -> None:
+    placed: set[str] = set()
+    while len(placed) < len(REPORT_ALLOWED):
+        ready = {room for room, deps in REPORT_ALLOWED.items() if deps <= placed} - placed
+        assert ready, f"a cycle among {sorted(set(REPORT_ALLOWED) - placed)}"
+        placed |= ready
+
+
+def test_every_report_room_has_a_rule_and_the_root_holds_the_entry_point() -> None:
+    rooms = {p.name for p in REPORT.iterdir() if (p / "__init__.py").exists()}
+    assert rooms == set(REPORT_ALLOWED)
+    assert sorted(p.name for p in REPORT.glob("*.py")) == ["__init__.py", "cli.py"]
+
+
+def test_the_report_rule_sees_a_judge_module_importing_speed() -> None:
+    # The room rule must fail on the import it exists for.
+    allowed = REPORT_ALLOWED["judge"] | {"judge"}
+    assert report_room_of("pipeline.report.speed.ratios") not in allowed
+    assert report_room_of("pipeline.report.judge.pairing") in allowed
+    assert report_room_of("pipeline.results.result_types") is None
+
+
 RESULT_NAMES = {"result", "res", "other", "baseline_result"}  # what a loaded result is called
 
 

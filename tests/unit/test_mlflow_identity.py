@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.report.load import CellRecord
-from pipeline.report.mlflow_fields import epoch_ms, run_key, run_name, sweep_key
-from pipeline.report.mlflow_identity import recorded_sweep_dir, sweep_origin
+from pipeline.report.load.cells import CellRecord
+from pipeline.report.write.mlflow_identity import recorded_sweep_dir, sweep_origin
+from pipeline.report.write.mlflow_runs import epoch_ms, run_key, run_name, sweep_key
 
 
 def cell(folder: Path | None, overrides: tuple[str, ...] = (), sweep: str = "") -> CellRecord:

@@ -6,8 +6,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from pipeline.report.changed_questions import Answer, ChangedQuestion, Question
-from pipeline.report.question_cells import (
+from pipeline.report.write.changed_questions import Answer, ChangedQuestion, Question
+from pipeline.report.write.question_cells import (
     FOLDED_OVER,
     answer_cell,
     gold_cell,

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from pipeline.report.check_kinds import (
+from pipeline.report.judge.check_kinds import (
     ACCEPT_VS_BASELINE,
     ACCURACY_VS_BASELINE,
     ACCURACY_VS_REFERENCE,
@@ -17,7 +17,7 @@ from pipeline.report.check_kinds import (
     STATUS,
     UNDEFINED,
 )
-from pipeline.report.verdicts import Check
+from pipeline.report.judge.verdicts import Check
 
 
 def test_every_kind_has_one_name_and_distinct_columns() -> None:

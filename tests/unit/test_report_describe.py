@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.report.describe import drop_bounds
+from pipeline.report.judge.describe import drop_bounds
 
 # Identical answers on 58 questions x 2 repeats (live in test_server_checks before it moved to 4
 # repeats): the answered pairs' observed SE gives +-1.44 pts, the SE where the null holds +-2.13,

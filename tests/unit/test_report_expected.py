@@ -1,7 +1,7 @@
 import pytest
 import yaml
 
-from pipeline.report.expected import apply_overrides, expected_jobs
+from pipeline.report.load.expected import apply_overrides, expected_jobs
 from pipeline.results.sweep_jobs import BASIC_SWEEPER
 
 CONFIG = {

@@ -3,10 +3,10 @@ import json
 import numpy as np
 import pytest
 
-from pipeline.report.accept_pairing import accept_pairs, accept_rows
-from pipeline.report.load import CellRecord
-from pipeline.report.pairing import find_baseline, pair_samples, score_matrix
-from pipeline.report.samples import SampleError, read_samples
+from pipeline.report.judge.accept_pairing import accept_pairs, accept_rows
+from pipeline.report.judge.pairing import find_baseline, pair_samples, score_matrix
+from pipeline.report.load.cells import CellRecord
+from pipeline.report.load.samples import SampleError, read_samples
 from pipeline.results.result_types import CellResult
 
 MATCH = ("model", "kv_dtype", "skip_softmax", "gpu", "speculative")

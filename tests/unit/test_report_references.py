@@ -3,8 +3,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.report.references import ReferenceFileError, find_reference, load_references
-from pipeline.report.tolerance import REPO_CONF
+from pipeline.report.load.references import ReferenceFileError, find_reference, load_references
+from pipeline.report.load.tolerance import REPO_CONF
 
 GOOD = {
     "eval": "gpqa_diamond",

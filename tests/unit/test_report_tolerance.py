@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pipeline.report.tolerance import ToleranceError, load_tolerance, resolve_path
+from pipeline.report.load.tolerance import ToleranceError, load_tolerance, resolve_path
 
 
 def test_default_policy():

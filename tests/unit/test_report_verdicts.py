@@ -1,7 +1,7 @@
 import pytest
 
-from pipeline.report.check_kinds import KINDS
-from pipeline.report.verdicts import (
+from pipeline.report.judge.check_kinds import KINDS
+from pipeline.report.judge.verdicts import (
     ERROR,
     FAIL,
     GO,

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from pipeline.report.frontier import frontiers
-from pipeline.report.load import CellRecord
-from pipeline.report.restart_noise import FASTER, NO_AA, SLOWER, WITHIN, beyond, restart_noise
+from pipeline.report.load.cells import CellRecord
+from pipeline.report.speed.frontier import frontiers
+from pipeline.report.speed.restart_noise import FASTER, NO_AA, SLOWER, WITHIN, beyond, restart_noise
 from pipeline.results.result_types import CellResult
 from tests.unit.test_frontier import prefill
 

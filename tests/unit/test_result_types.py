@@ -111,7 +111,7 @@ def test_paths_and_names(tmp_path):
 
 
 def test_the_report_reads_a_damaged_or_newer_result_as_a_failed_cell(tmp_path):
-    from pipeline.report.load import load_cells
+    from pipeline.report.load.cells import load_cells
 
     for name, text in [("a", "{oops"), ("b", '{"schema_version": 99, "status": "ok"}')]:
         (tmp_path / name).mkdir()

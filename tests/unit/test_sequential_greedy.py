@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from pipeline.measuring.sequential_run import SequentialConf, copies_only, design_of, greedy, look
-from pipeline.report.verdicts import copies_note
+from pipeline.report.judge.verdicts import copies_note
 from pipeline.stats.anytime import anytime_evidence
 from pipeline.stats.dependence import questions_for_identical_answers
 from pipeline.stats.look_schedule import LookSchedule

@@ -8,19 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.report.build import Report
-from pipeline.report.export import read_summary, render_summary
-from pipeline.report.load import CellRecord
-from pipeline.report.speed_costs import pool_costs, release_costs
-from pipeline.report.speed_costs_view import (
+from pipeline.report.assemble.build import Report
+from pipeline.report.load.cells import CellRecord
+from pipeline.report.load.tolerance import load_tolerance
+from pipeline.report.speed.costs import pool_costs, release_costs
+from pipeline.report.speed.ratios import kv_pool, speed_rows
+from pipeline.report.write.cost_tables import (
     UNBANDED,
     cost_sections,
     pool_finding,
     release_finding,
 )
-from pipeline.report.speed_table import kv_pool, speed_rows
-from pipeline.report.speed_view import speed_sections
-from pipeline.report.tolerance import load_tolerance
+from pipeline.report.write.speed_tables import speed_sections
+from pipeline.report.write.summary_json import read_summary, render_summary
 from pipeline.results.result_types import CellResult
 
 MATCH = ("model", "kv_dtype", "skip_softmax", "gpu", "speculative")

@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from pipeline.config.schema import SpeedConf
-from pipeline.measuring.speed_plan import (
+from pipeline.measuring.speed.plan import (
     DECODE,
     PREFILL,
     SpeedShape,

@@ -17,8 +17,8 @@ from pipeline.config.cell_config import to_cell_config
 from pipeline.config.checks import ConfigError
 from pipeline.config.prompt_source import eval_name, source_problems, tokenizer_source
 from pipeline.config.schema import SpeedConf
-from pipeline.measuring.speed_plan import DECODE, PREFILL, SpeedShape, TokenRange, prompt_ids
-from pipeline.measuring.speed_prompts import (
+from pipeline.measuring.speed.plan import DECODE, PREFILL, SpeedShape, TokenRange, prompt_ids
+from pipeline.measuring.speed.prompts import (
     PromptPool,
     RunPrompts,
     cell_prompt_pool,

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.report.build import Report
-from pipeline.report.export import read_summary
-from pipeline.report.load import CellRecord
-from pipeline.report.speed_table import ratio_interval, speed_rows
-from pipeline.report.speed_view import render_speed_csv, speed_entries, speed_sections
-from pipeline.report.tolerance import load_tolerance
+from pipeline.report.assemble.build import Report
+from pipeline.report.load.cells import CellRecord
+from pipeline.report.load.tolerance import load_tolerance
+from pipeline.report.speed.ratios import ratio_interval, speed_rows
+from pipeline.report.write.speed_tables import render_speed_csv, speed_entries, speed_sections
+from pipeline.report.write.summary_json import read_summary
 from pipeline.results.result_types import CellResult
 from pipeline.results.speed_block import SpeedBlock
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.measuring.speed_timing import (
+from pipeline.measuring.speed.timing import (
     RequestTiming,
     SpeedTimingError,
     accept_length,

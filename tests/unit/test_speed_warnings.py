@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.measuring.speed_warnings import release_costs, speed_log_warnings
+from pipeline.measuring.speed.log_warnings import release_costs, speed_log_warnings
 
 # SGLang 0.5.23's own line (its fmha_v2 prefill path, when the zero-copy input cannot apply).
 COPY = (

@@ -43,7 +43,7 @@ def test_new_anytime_cells_store_the_split_group_sequential_ones_do_not():
     ((SequentialDesign(16, 2, statistic="null"), 3), (1.0, 1.0)),  # group-sequential
 ])  # fmt: skip
 def test_the_report_reads_a_cell_with_the_split_it_ran_with(look, expected):
-    from pipeline.report.stopped_cells import nogo_split_of
+    from pipeline.report.judge.stopped_cells import nogo_split_of
 
     assert nogo_split_of(look) == pytest.approx(expected)
 
@@ -54,7 +54,7 @@ def test_the_report_reads_a_cell_with_the_split_it_ran_with(look, expected):
     (0.035, 0.04, True),
 ])  # fmt: skip
 def test_errors_decided_reads_no_go_at_the_mean_tests_share(p_nogo_answered, nogo_alpha, decided):
-    from pipeline.report.versus_baseline import errors_decided
+    from pipeline.report.judge.versus_baseline import errors_decided
     from pipeline.stats.signoff import Evidence
 
     one, nan = np.asarray(1.0), np.asarray(np.nan)

@@ -1,0 +1,1 @@
+"""The report assembled: every cell loaded, judged and timed into one ``Report``, and its gate."""

@@ -1,0 +1,272 @@
+"""The kinds of check a report runs: one frozen type per kind, owning what is said about it.
+
+A kind knows its name (as ``summary.json`` writes it), its title in tables and JUnit, how its
+numbers read in one line, the ``cells.csv`` columns it fills, and why a number of it can be
+missing (``null`` in ``summary.json``). The numbers stay a dict on the ``Check``: the checks
+fill them in as they compute, ``verdicts.finalize`` adds the adjusted p-values, and
+``summary.json`` writes them as they are.
+A kind reads a check through ``CheckReading`` (its verdict, message and numbers), so this module
+does not import ``verdicts``, whose ``Check`` holds a kind.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+from pipeline.report.judge.describe import (
+    baseline_note,
+    drop_bounds,
+    error_rates,
+    extra_repeats,
+    p_values,
+    pts,
+    rel,
+)
+
+# Why a number is missing, when it is missing by design (the rest get ``UNDEFINED``).
+UNDEFINED = "not a finite number: these samples do not define it"
+NO_GO_TEST = "an alarm only: there is no GO test, so no GO p-value"
+
+
+class CheckReading(Protocol):
+    """What a kind reads of a check (``verdicts.Check`` is one)."""
+
+    verdict: str
+    message: str
+    numbers: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class CheckKind:
+    """A kind of check: status, accept metric and the kinds below without numbers of their own."""
+
+    name: str
+    title_template: str
+    null_reasons: ClassVar[dict[str, str]] = {}
+
+    def title(self, baseline: str) -> str:
+        """The check's name in tables and JUnit (``{baseline}`` filled in)."""
+        return self.title_template.format(baseline=baseline)
+
+    def describe(self, check: CheckReading) -> str:
+        """The check's numbers in one line; a kind without numbers shows its message."""
+        return check.message
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The ``cells.csv`` columns this kind fills (none for a kind without numbers)."""
+        return ()
+
+    def csv_fields(self, check: CheckReading) -> dict[str, Any]:
+        """The values of ``columns`` for ``check``."""
+        return {}
+
+    def null_reason(self, key: str) -> str:
+        """Why ``numbers[key]`` is not a finite number (``summary.json`` writes it beside)."""
+        return self.null_reasons.get(key, UNDEFINED)
+
+
+_FIELDS = ("change", "lower", "upper", "margin", "p_go", "p_nogo", "repeats")
+_SIDES = ("baseline_error_rate", "candidate_error_rate")
+
+
+@dataclass(frozen=True)
+class Comparison(CheckKind):
+    """A statistical check: a drop, its one-sided bounds against a margin, two p-values.
+
+    Its ``cells.csv`` columns are ``<prefix>_<field>``: the change (candidate minus baseline or
+    reference; relative for accept length), the one-sided bounds of the change the verdict
+    reads, the margin (the largest drop allowed), the adjusted p-values and the repeats, and for
+    a comparison against the baseline both sides' error rates.
+    """
+
+    prefix: str = ""
+    log_scale: bool = False
+    paired: bool = False
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """This kind's ``cells.csv`` columns."""
+        fields = _FIELDS + (_SIDES if self.paired else ())
+        return tuple(f"{self.prefix}_{f}" for f in fields)
+
+    def csv_fields(self, check: CheckReading) -> dict[str, Any]:
+        """Change, bounds, margin, p-values, repeats (and error rates) of ``check``."""
+        n = check.numbers
+        if "drop" not in n:
+            return {}
+        low, high = n.get("go_bound", n["upper"]), n.get("nogo_bound", n["lower"])
+        values: list[Any] = [self._change(n["drop"]), self._change(low), self._change(high)]
+        margin = n["band"] if self.log_scale else n["margin"]
+        values += [margin, n.get("p_go_adjusted"), n.get("p_nogo_adjusted"), n.get("repeats")]
+        if self.paired:
+            values += [n.get("base_error"), n.get("cand_error")]
+        return dict(zip(self.columns, values, strict=True))
+
+    def _change(self, drop: float) -> float:
+        # A drop on the accept scale is log(a/b): its change is the relative one, b/a - 1.
+        return -rel(drop) if self.log_scale else -drop
+
+
+@dataclass(frozen=True)
+class AccuracyVsBaseline(Comparison):
+    """Paired non-inferiority of accuracy against the baseline variant."""
+
+    def describe(self, check: CheckReading) -> str:
+        """Accuracies, change, bounds against the margin, p-values, coverage, what is missing."""
+        n = check.numbers
+        if "drop" not in n:
+            return check.message
+        seq = f", {n['sequential']}" if n.get("sequential") else ""
+        why = n.get("undecided_because") if check.verdict == "INCONCLUSIVE" else ""
+        return (
+            f"accuracy {n['accuracy_candidate']:.4f} vs {n['accuracy_baseline']:.4f} "
+            f"(change {pts(-n['drop'], True)} pts); drop {pts(n['drop'])} pts, one-sided "
+            f"{100 * (1 - n['alpha']):g}% bounds {drop_bounds(n)} vs "
+            f"margin {pts(n['margin'])} pts; {p_values(n)}; {n['n_questions']} questions x "
+            f"{n['repeats']} repeats{seq}; {error_rates(n)}; {n.get('coverage', '')}"
+            f"{f'; undecided: {why}' if why else ''}{extra_repeats(n)}{baseline_note(n)}"
+        )
+
+
+@dataclass(frozen=True)
+class AcceptVsBaseline(Comparison):
+    """Token-weighted accept length against the baseline variant, paired by prompt."""
+
+    def describe(self, check: CheckReading) -> str:
+        """Both accept lengths, the relative drop and its bounds against the band."""
+        n = check.numbers
+        if "drop" not in n:
+            return check.message
+        return (
+            f"accept length {n['accept_length_candidate']:.3f} vs "
+            f"{n['accept_length_baseline']:.3f} (relative drop {100 * rel(n['drop']):.2f}%, "
+            f"bounds [{100 * rel(n['lower']):.2f}%, {100 * rel(n['upper']):.2f}%] vs band "
+            f"{100 * n['band']:g}%); {p_values(n)}; {n['n_pairs']} paired prompts"
+        )
+
+
+def _not_decided(check: CheckReading) -> str:
+    # A sequentially stopped GO cell's reference check is shown, not counted (INFO).
+    return f"; not decided: {check.numbers['stopped_early']}" if check.verdict == "INFO" else ""
+
+
+@dataclass(frozen=True)
+class AccuracyVsReference(Comparison):
+    """Accuracy against a reference value, from the run's variance and the reference's SE."""
+
+    def describe(self, check: CheckReading) -> str:
+        """Accuracy against the reference, bounds against the margin, the SEs used."""
+        n = check.numbers
+        if "drop" not in n:
+            return check.message
+        return (
+            f"accuracy {n['accuracy']:.4f} vs reference {n['reference']:.4f} "
+            f"({n['source']}, {n['date']}); drop {pts(n['drop'])} pts, bounds "
+            f"[{pts(n['lower'])}, {pts(n['upper'])}] vs margin {pts(n['margin'])} pts; SE "
+            f"{pts(n['se'])} pts ({n['se_method']}, reference {pts(n['reference_stderr'])})"
+            f"; {p_values(n)}{extra_repeats(n)}{_not_decided(check)}"
+        )
+
+
+@dataclass(frozen=True)
+class AcceptVsReference(Comparison):
+    """Accept length against a reference value (log scale)."""
+
+    def describe(self, check: CheckReading) -> str:
+        """Accept length against the reference, the relative drop and its bounds."""
+        n = check.numbers
+        if "drop" not in n:
+            return check.message
+        return (
+            f"accept length {n['accept_length']:.3f} vs reference {n['reference']:.3f} "
+            f"({n['source']}); relative drop {100 * rel(n['drop']):.2f}%, bounds "
+            f"[{100 * rel(n['lower']):.2f}%, {100 * rel(n['upper']):.2f}%] vs band "
+            f"{100 * n['band']:g}%; {p_values(n)}{_not_decided(check)}"
+        )
+
+
+@dataclass(frozen=True)
+class McNemar(CheckKind):
+    """Exact McNemar on the discordant questions (one repeat only; secondary)."""
+
+    def describe(self, check: CheckReading) -> str:
+        """The discordant counts and the exact one-sided p-value."""
+        n = check.numbers
+        if "b" not in n:
+            return check.message
+        return (
+            f"discordant questions: {n['b']} right only on the baseline, {n['c']} only on the "
+            f"candidate; exact one-sided p = {n['p']:.3g} for 'the candidate is worse' "
+            "(secondary: tests no difference, not the margin)"
+        )
+
+
+@dataclass(frozen=True)
+class BrokenPrompts(CheckKind):
+    """Questions the baseline gets right in most repeats and the candidate in none."""
+
+    null_reasons: ClassVar[dict[str, str]] = {"p_go_adjusted": NO_GO_TEST}
+
+    def describe(self, check: CheckReading) -> str:
+        """The broken questions found, the test and its p-values."""
+        n = check.numbers
+        if "p" not in n:
+            return check.message
+        ids = n["broken_questions"]
+        found = f"{len(ids)} broken: {', '.join(ids[:20])}" + ("..." if len(ids) > 20 else "")
+        adjusted = n.get("p_nogo_adjusted", math.nan)
+        return (
+            f"{found if ids else 'no question broke'} (questions {n['baseline']} gets right in "
+            f"most repeats and the candidate in none, against the mirror pattern: an exact "
+            f"sign test over questions, a question counted once whatever its repeats; "
+            f"{n['testable']} questions could show either); p {n['p']:.3g}"
+            f", adjusted {adjusted:.3g}"
+        )
+
+
+@dataclass(frozen=True)
+class SpeedVsBaseline(CheckKind):
+    """A speed shape's slowdown against the baseline, its interval widened by the A/A band."""
+
+    null_reasons: ClassVar[dict[str, str]] = {"aa_band": "no A/A measured this shape"}
+
+    def describe(self, check: CheckReading) -> str:
+        """Slowdown, its widened interval against the band, and what widened it."""
+        n = check.numbers
+        if "slowdown" not in n:
+            return check.message
+        aa = f"A/A band {n['aa_band']:.3f}" if n.get("aa_band") else "no A/A at this shape"
+        same = "; same kernels as the baseline in this phase" if n.get("same_kernels") else ""
+        return (f"time {n['slowdown']:.3f}x the baseline's (ratio {n['ratio']:.3f}); interval "
+                f"[{n['slowdown_low']:.3f}, {n['slowdown_high']:.3f}] with the repeats' 95% "
+                f"bootstrap and the {aa}, vs band {n['max_slowdown']:g}x{same}")  # fmt: skip
+
+
+STATUS = CheckKind("status", "cell status")
+ACCEPT_METRIC = CheckKind("accept_metric", "accept metric present")
+ACCURACY_VS_BASELINE = AccuracyVsBaseline(
+    "accuracy_vs_baseline", "accuracy vs {baseline}", prefix="vs_baseline", paired=True
+)
+ACCEPT_VS_BASELINE = AcceptVsBaseline(
+    "accept_vs_baseline", "accept length vs {baseline}", prefix="accept_vs_baseline",
+    log_scale=True, paired=True,
+)  # fmt: skip
+ACCURACY_VS_REFERENCE = AccuracyVsReference(
+    "accuracy_vs_reference", "accuracy vs reference", prefix="vs_reference"
+)
+ACCEPT_VS_REFERENCE = AcceptVsReference(
+    "accept_vs_reference", "accept length vs reference", prefix="accept_vs_reference",
+    log_scale=True,
+)  # fmt: skip
+MCNEMAR = McNemar("mcnemar", "McNemar (1 repeat) vs {baseline}")
+BROKEN_PROMPTS = BrokenPrompts("broken_prompts", "broken prompts vs {baseline}")
+SPEED_VS_BASELINE = SpeedVsBaseline("speed_vs_baseline", "speed vs {baseline}")
+
+BASELINE_KINDS = (ACCURACY_VS_BASELINE, ACCEPT_VS_BASELINE)
+REFERENCE_KINDS = (ACCURACY_VS_REFERENCE, ACCEPT_VS_REFERENCE)
+STAT_KINDS = (*BASELINE_KINDS, *REFERENCE_KINDS)
+KINDS = {k.name: k for k in (STATUS, ACCEPT_METRIC, *STAT_KINDS, MCNEMAR, BROKEN_PROMPTS,
+                             SPEED_VS_BASELINE)}  # fmt: skip

@@ -1,0 +1,1 @@
+"""What the report reads: cell folders and samples, a sweep's expected jobs, policy, references."""

@@ -1,0 +1,130 @@
+"""The skip-softmax frontier as the report shows it: ``summary.json``'s ``frontier`` and its tables.
+
+One table per variant with two factors or more: a row per factor (its skipped share, its accuracy
+verdict against the baseline, per eval when asked, and its prefill gain over the factor-0 cell at
+each shape as ``ratio [low, high]``), and above it the line a user acts on: the largest factor
+whose verdict is GO, and what it gains.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.report.assemble.build import Report
+from pipeline.report.speed.frontier import NOT_MEASURED, Frontier, FrontierPoint, Gain, frontiers
+from pipeline.report.speed.restart_noise import beyond
+from pipeline.report.speed.skip_fractions import HOW_TO_MEASURE
+from pipeline.report.write.section import Section
+from pipeline.report.write.speed_tables import ratio_text
+
+INTRO = (
+    "Cells of one variant that differ only in the prefill skip-softmax factor "
+    "(SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR; 0: exact softmax). Verdict: the worst "
+    "accuracy check against the baseline over the evals (paired mean test, broken prompts). "
+    "Gain: the factor-0 cell's median prefill time over this factor's, 95% bootstrap interval "
+    "over the repeats (above 1: faster), from each cell's speed phase."
+)
+
+
+def frontier_list(report: Report) -> list[Frontier]:
+    """The report's frontiers (its cells, checks, baseline and measured skipped shares)."""
+    fractions = report.frontier_inputs.fractions
+    baseline = report.tolerance.baseline
+    return frontiers(report.cells, report.checks_of, fractions, baseline, report.restart.band)
+
+
+def gain_text(g: Gain) -> str:
+    """``1.234 [1.200, 1.270]``, ``reference 12.3 ms``, or why there is no ratio."""
+    if g.note == "the factor-0 reference":
+        return f"reference {g.median_ms:.1f} ms" if g.median_ms is not None else "reference"
+    if g.ratio is None or g.ratio_ci is None:
+        return g.note or "-"
+    return ratio_text(g.ratio, g.ratio_ci, g.aa_band)
+
+
+def factor_text(factor: float) -> str:
+    """``0 (exact)`` or the factor as configured (``10000``, ``1e+06``)."""
+    return "0 (exact)" if factor == 0 else f"{factor:g}"
+
+
+def share_text(share: float | None) -> str:
+    """``35.0%`` or ``not measured``: a share of key tiles skipped."""
+    return NOT_MEASURED if share is None else f"{100 * share:.1f}%"
+
+
+def shape_text(shape: tuple[int, int]) -> str:
+    """``prefill 1 x 16,384``: a gain column."""
+    return f"prefill {shape[0]} x {shape[1]:,}"
+
+
+def takeaway(frontier: Frontier) -> str:
+    """The line a user picks a factor from: the largest GO factor and its gain at each shape."""
+    best = frontier.best
+    if best is None:
+        return "No factor is GO against the baseline: keep exact softmax or decide more cells."
+    gains = [f"{shape_text((g.batch, g.tokens))}: {gain_text(g)}" for g in best.gains]
+    if best.factor == 0:
+        return "Only exact softmax (factor 0) is GO: no skip-softmax factor keeps accuracy."
+    said = "; ".join(gains) if gains else "speed not measured (no speed phase in these cells)"
+    return f"Largest factor whose verdict is GO: {factor_text(best.factor)} ({said})."
+
+
+def _title(frontier: Frontier) -> str:
+    gpu, model, variant, kv, release = frontier.key[:5]
+    return f"Skip-softmax frontier: {variant} on {model}, {gpu}, KV {kv}, SGLang {release}"
+
+
+def frontier_sections(report: Report) -> list[Section]:
+    """The frontier tables (none when no variant ran two factors)."""
+    per_eval = report.frontier_inputs.per_eval
+    sections = []
+    for frontier in frontier_list(report):
+        evals = sorted({e for p in frontier.points for e in p.eval_verdicts}) if per_eval else []
+        headers = ["factor", "tiles skipped", "accuracy verdict", *evals,
+                   *(f"{shape_text(s)} gain" for s in frontier.shapes), "cell"]  # fmt: skip
+        source = report.frontier_inputs.source
+        where = f"Tiles skipped: measured with HF ({source})." if source else (
+            f"Tiles skipped: not measured here; {HOW_TO_MEASURE}.")  # fmt: skip
+        restarts = report.restart.said(p.cell for p in frontier.points)
+        said = [takeaway(frontier), INTRO, where, restarts, *frontier.notes]
+        intro = " ".join(x for x in said if x)
+        section = Section(_title(frontier), headers, intro=intro)
+        for p in frontier.points:
+            section.rows.append([
+                factor_text(p.factor), share_text(p.skipped), p.verdict,
+                *(p.eval_verdicts.get(e, "-") for e in evals), *(gain_text(g) for g in p.gains),
+                p.cell.label,
+            ])  # fmt: skip
+        sections.append(section)
+    return sections
+
+
+def _gain_entry(g: Gain) -> dict[str, Any]:
+    return {"batch": g.batch, "tokens": g.tokens, "median_ms": g.median_ms, "ratio": g.ratio,
+            "ratio_ci95": list(g.ratio_ci) if g.ratio_ci else None, "aa_band": g.aa_band,
+            "beyond_aa": beyond(g.ratio_ci, g.aa_band), "note": g.note}  # fmt: skip
+
+
+def _point_entry(p: FrontierPoint) -> dict[str, Any]:
+    return {"factor": p.factor, "cell": p.cell.label, "cell_id": p.cell.id,
+            "status": p.cell.status, "accuracy_verdict": p.verdict,
+            "eval_verdicts": p.eval_verdicts, "skipped_fraction": p.skipped,
+            "prefill_gain": [_gain_entry(g) for g in p.gains]}  # fmt: skip
+
+
+def frontier_entries(report: Report) -> list[dict[str, Any]]:
+    """``summary.json``'s ``frontier`` list: one entry per variant, its factors smallest first."""
+    entries = []
+    for f in frontier_list(report):
+        gpu, model, variant, kv, release, decode, layout, spec = f.key
+        best = f.best
+        entries.append({
+            "gpu": gpu, "model": model, "variant": variant, "kv_dtype": kv,
+            "sglang_version": release, "skip_decode": decode, "layout": layout,
+            "speculative": spec,
+            "reference": f.reference.label if f.reference is not None else None,
+            "skipped_fraction_source": report.frontier_inputs.source or None,
+            "largest_go_factor": best.factor if best is not None else None,
+            "takeaway": takeaway(f), "points": [_point_entry(p) for p in f.points],
+        })  # fmt: skip
+    return entries
