@@ -69,6 +69,26 @@ class DatasetConf:
     limit: int | None = None  # first N rows (after loading), None = all
 
 
+LONGCTX_LENGTHS = [4096, 8192, 16384, 32768, 65536, 131072]
+
+
+@dataclass
+class LongCtxConf:
+    """A generated long-context eval (``kind: longctx``, ``evals/longctx.py``): what it asks."""
+
+    # niah_single | niah_multikey | niah_multivalue | niah_multiquery | vt | fwe
+    task: str = MISSING
+    lengths: list[int] = field(default_factory=lambda: list(LONGCTX_LENGTHS))  # prompt tokens
+    samples: int = 20  # questions per length
+    # How lengths are counted: auto (the simulated server's count on server.kind=simulated, else
+    # hf) | sim | bytes (synth_llama's byte tokenizer) | hf (tokenizer_path's HF tokenizer).
+    tokens: str = "auto"
+    # What auto and hf read; conf/evals/longctx.yaml fills them from the cell's server and model.
+    server_kind: str = "simulated"
+    tokenizer_path: str | None = None  # model.tokenizer_path; None: model_path's tokenizer
+    model_path: str | None = None
+
+
 @dataclass
 class EvalConf:
     """One eval of a cell."""
@@ -79,3 +99,4 @@ class EvalConf:
     seed: int = 0  # fixes the choice permutations, shared by every variant
     label: str = ""  # shown in reports; says "not GPQA" for the bundled sample
     sampling: SamplingConf | None = None  # None: the model's sampling settings
+    longctx: LongCtxConf | None = None  # a generated long-context eval's settings (kind: longctx)
