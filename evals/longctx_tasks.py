@@ -190,10 +190,10 @@ def _vt(rng: random.Random, length: int, counter: TokenCounter) -> Sample:
 
 def _fwe(rng: random.Random, length: int, counter: TokenCounter) -> Sample:
     vocab = distinct(lambda: coded_word(rng), FWE_VOCAB)
-    weights = [1.0 / (rank + 1) ** 2 for rank in range(FWE_VOCAB)]
+    cumulative = list(itertools.accumulate(1.0 / (rank + 1) ** 2 for rank in range(FWE_VOCAB)))
 
     def line() -> str:
-        return " ".join(rng.choices(vocab, weights, k=FWE_WORDS_PER_LINE))
+        return " ".join(rng.choices(vocab, cum_weights=cumulative, k=FWE_WORDS_PER_LINE))
 
     question = (
         "Question: What are the three most frequently appeared coded words in the above coded "

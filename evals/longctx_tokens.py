@@ -19,6 +19,7 @@ units' counts and then corrected by counting the whole prompt (``evals.longctx_f
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -115,4 +116,13 @@ def counter_for(tokens: str, server_kind: str, tokenizer_path: str | None) -> To
         return SimCounter()
     if tokens == "bytes":
         return ByteCounter()
-    return HfCounter(load_tokenizer(tokenizer_path, "model.tokenizer_path / model.path"))
+    return HfCounter(_tokenizer(tokenizer_path))
+
+
+@functools.cache
+def _tokenizer(path: str | None) -> Any:
+    """The HF tokenizer at ``path``, loaded once a process (a cell's six tasks share it)."""
+    tok = load_tokenizer(path, "model.tokenizer_path / model.path")
+    # Counting a 128k prompt is what it is for: no warning that it is longer than the model's.
+    tok.model_max_length = 1 << 40
+    return tok
