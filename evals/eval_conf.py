@@ -59,7 +59,7 @@ class ClientConf:
 class DatasetConf:
     """Where an eval's rows come from."""
 
-    source: str = "bundled"  # bundled | hf | url | file
+    source: str = "bundled"  # bundled | hf | url | file | generated (kind longctx: no rows)
     # Bundled name, HF dataset id, URL or local file. No default: an eval that no conf/evals/
     # file defines (only its repeats set, say) is refused at compose instead of running on
     # some default rows.

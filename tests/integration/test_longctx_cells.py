@@ -73,9 +73,7 @@ def test_a_length_longer_than_the_servers_context_is_refused_before_the_first_re
 
 def test_a_model_context_length_too_short_is_refused_at_compose(tmp_path, fast_sim):
     cell = tmp_path / "cell"
-    run = _mtp_eval(
-        cell, *fast_sim, f"{FIRST}.lengths=[700,1400]", "model.context_length=1500"
-    )
+    run = _mtp_eval(cell, *fast_sim, f"{FIRST}.lengths=[700,1400]", "model.context_length=1500")
     assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]
     said = run.stdout + run.stderr
     assert "evals.longctx_vt: prompts of up to 1,400 tokens plus 2048 answer tokens" in said
