@@ -22,6 +22,7 @@ _REGISTRY: dict[str, str] = {
     "mtbench": "evals.mtbench:MtBenchEval",
     "lm_eval": "evals.lm_eval_bridge:LmEvalEval",
     "longctx": "evals.longctx:LongCtxEval",
+    "speed_bench": "evals.speed_bench:SpeedBenchEval",
 }
 
 

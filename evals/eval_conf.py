@@ -90,6 +90,22 @@ class LongCtxConf:
 
 
 @dataclass
+class SpeedBenchConf:
+    """SPEED-Bench's columns and what to take of a split (``kind: speed_bench``).
+
+    The column names are SPEED-Bench's as its loaders read them (``nvidia/SPEED-Bench``, configs
+    ``qualitative`` and ``throughput_*``, split ``test``); they are settings because the upstream
+    schema may move (a ``messages`` list in place of ``turns`` is read too).
+    """
+
+    bucket: str | None = None  # the split's input-length bucket (throughput_8k: "8k"); None: none
+    category: str | None = None  # only this category's rows (None: all)
+    id_column: str = "question_id"
+    category_column: str = "category"
+    turns_column: str = "turns"  # a list of user turns, or of {role, content} messages
+
+
+@dataclass
 class EvalConf:
     """One eval of a cell."""
 
@@ -100,3 +116,4 @@ class EvalConf:
     label: str = ""  # shown in reports; says "not GPQA" for the bundled sample
     sampling: SamplingConf | None = None  # None: the model's sampling settings
     longctx: LongCtxConf | None = None  # a generated long-context eval's settings (kind: longctx)
+    speed_bench: SpeedBenchConf | None = None  # kind speed_bench: columns, bucket, category

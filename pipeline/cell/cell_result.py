@@ -30,7 +30,8 @@ _LATER_MODEL_DEFAULTS = {
 }  # fmt: skip
 _LATER_GEOMETRY_DEFAULTS = {"v_head_dim": None}
 _LATER_SPEED_DEFAULTS = {"prompts": "random"}
-_LATER_EVAL_DEFAULTS = {"longctx": None}  # the generated long-context evals' node
+# The long-context and SPEED-Bench evals' nodes (issue 40).
+_LATER_EVAL_DEFAULTS = {"longctx": None, "speed_bench": None}
 
 
 def _without_later_defaults(node: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:

@@ -37,6 +37,7 @@ ROWS: dict[str, list[dict[str, Any]]] = {
     "mtbench": [{"prompt": ["Write a haiku.", "Now make it rhyme."], "category": "writing"}],
     "lm_eval": [{"question": "What is 20 plus 22?", "answer": "42"}],
     "longctx": [],  # generated: no rows (_generated_conf)
+    "speed_bench": [{"question_id": "q1", "category": "coding", "turns": ["Write a sort."]}],
 }  # fmt: skip
 
 
