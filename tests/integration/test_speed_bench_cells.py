@@ -3,6 +3,7 @@ sample on the simulated server, and an offline machine without the data failing 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -15,7 +16,7 @@ import pytest
 from evals.base import make_eval
 from evals.datasets import DATA_DIR
 from evals.eval_conf import DatasetConf, EvalConf, SpeedBenchConf
-from tests.helpers.cells import console_script, result_of
+from tests.helpers.cells import compose_conf, console_script, result_of
 
 pytestmark = pytest.mark.integration
 CONFIGS = {"qualitative": "speed_bench_sample.jsonl",
@@ -74,3 +75,14 @@ def test_an_offline_machine_without_the_data_fails_in_seconds_naming_it(tmp_path
     assert "HF dataset 'nvidia/SPEED-Bench' (subset='throughput_32k'" in said
     assert "datasets.load_dataset('nvidia/SPEED-Bench', 'qualitative', split='test')" in said
     assert took < 30, f"{took:.0f} s"
+
+
+def test_each_category_eval_reads_its_own_rows_of_the_qualitative_split(tmp_path):
+    folder = str(_folder(tmp_path))
+    evals = compose_conf(["evals=[speed_bench_by_category]"]).evals
+    assert len(evals) == 11
+    for name, conf in evals.items():
+        local = dataclasses.replace(conf, dataset=dataclasses.replace(conf.dataset, path=folder))
+        prompts = make_eval(name, local).prompts()
+        assert {p.meta["category"] for p in prompts} == {name.removeprefix("speed_bench_")}
+        assert len(prompts) == 2
