@@ -23,6 +23,7 @@ from evals.base import (
     question_id,
 )
 from evals.eval_conf import EvalConf, LongCtxConf
+from evals.longctx_cache import cached_samples
 from evals.longctx_tasks import FINAL, Sample, reply_text, sample
 from evals.longctx_tokens import counter_for
 
@@ -92,11 +93,13 @@ class LongCtxEval(RowsEval):
         self.task = node.task
         counter = counter_for(node.tokens, node.server_kind, node.tokenizer_path or node.model_path)
         self.counted_by = counter.name
-        self.samples: list[Sample] = [
+        parts = {"task": node.task, "lengths": list(node.lengths), "samples": node.samples,
+                 "seed": conf.seed, "counter": counter.identity}  # fmt: skip
+        self.samples: list[Sample] = cached_samples(parts, lambda: [
             sample(node.task, length, conf.seed, index, counter)
             for length in node.lengths
             for index in range(node.samples)
-        ]
+        ])  # fmt: skip
 
     def prompts(self) -> list[EvalPrompt]:
         """Every question at every repeat, repeat-major; ``meta`` holds its length bin."""

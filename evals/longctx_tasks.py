@@ -38,6 +38,9 @@ from evals.longctx_text import (
 )
 from evals.longctx_tokens import TokenCounter
 
+# Bumped whenever a question's text changes for the same arguments (evals/longctx_cache.py keys
+# the kept questions by it).
+GENERATOR_VERSION = 1
 TASKS = ("niah_single", "niah_multikey", "niah_multivalue", "niah_multiquery", "vt", "fwe")
 NEEDLES = 4  # keys (multikey, multiquery) or values (multivalue), as RULER's defaults
 HOPS = 4  # variable tracking: the chain's assignments after the first

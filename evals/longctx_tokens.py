@@ -20,11 +20,13 @@ units' counts and then corrected by counting the whole prompt (``evals.longctx_f
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
-from evals.chat_tokens import chat_ids, load_tokenizer
+from evals.chat_tokens import TOKENIZER_FILES, chat_ids, load_tokenizer
 
 COUNTERS = ("auto", "sim", "bytes", "hf")
 SIM_TOKENS_PER_MESSAGE = 4  # pipeline/simserver/jobs.py parse_chat
@@ -41,6 +43,11 @@ class TokenCounter(Protocol):
         """How the count is made: sim | bytes | hf."""
         ...
 
+    @property
+    def identity(self) -> str:
+        """What the counts depend on (hf: the tokenizer's files), for the question cache."""
+        ...
+
     def chat(self, content: str) -> int:
         """Prompt tokens of a chat request whose one message is ``content`` from the user."""
         ...
@@ -55,6 +62,7 @@ class SimCounter:
     """The simulated server's count: words plus 4 per message."""
 
     name: str = "sim"
+    identity: str = "sim"
 
     def chat(self, content: str) -> int:
         """Words of ``content`` plus the per-message 4."""
@@ -70,6 +78,7 @@ class ByteCounter:
     """synth_llama's byte-level tokenizer: a token per UTF-8 byte plus its chat template."""
 
     name: str = "bytes"
+    identity: str = "bytes"
 
     def chat(self, content: str) -> int:
         """Bytes of ``content`` plus the template's tokens around one user message."""
@@ -85,6 +94,7 @@ class HfCounter:
     """An HF tokenizer with its chat template, as SGLang renders a chat request."""
 
     tokenizer: Any
+    identity: str  # "hf:" and a digest of the tokenizer's files
     name: str = "hf"
 
     def chat(self, content: str) -> int:
@@ -116,7 +126,17 @@ def counter_for(tokens: str, server_kind: str, tokenizer_path: str | None) -> To
         return SimCounter()
     if tokens == "bytes":
         return ByteCounter()
-    return HfCounter(_tokenizer(tokenizer_path))
+    return HfCounter(_tokenizer(tokenizer_path), f"hf:{files_digest(tokenizer_path)}")
+
+
+def files_digest(folder: str | None) -> str:
+    """A digest of the tokenizer files and chat template in ``folder`` (what the counts read)."""
+    digest = hashlib.sha256()
+    for name in (*TOKENIZER_FILES, "chat_template.jinja", "special_tokens_map.json"):
+        path = Path(folder or ".") / name
+        if path.is_file():
+            digest.update(name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 @functools.cache

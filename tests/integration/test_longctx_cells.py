@@ -9,6 +9,7 @@ the fix.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,10 @@ FIRST = "evals.longctx_niah_single.longctx"  # every task reads its lengths and 
 
 
 def _mtp_eval(cell: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "MTP_EVAL_CACHE": str(cell.parent / "cache")}  # questions kept here
     return subprocess.run(
         [console_script("mtp-eval"), "evals=[longctx]", f"hydra.run.dir={cell}", *args],
-        capture_output=True, text=True, timeout=600, check=False,
+        capture_output=True, text=True, timeout=600, check=False, env=env,
     )  # fmt: skip
 
 

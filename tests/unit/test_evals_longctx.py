@@ -11,6 +11,7 @@ import pytest
 from evals.base import make_eval
 from evals.eval_conf import DatasetConf, EvalConf, LongCtxConf
 from evals.longctx import LongCtxEval, context_refusals, final_items, is_correct, overlong
+from evals.longctx_cache import cache_key, cached_samples
 from evals.longctx_tasks import TASKS, reply_text, sample
 from evals.longctx_tokens import ByteCounter, SimCounter, TokenCounter, counter_for
 from pipeline.simserver.model import AnswerIndex, hash_units, plan_completion
@@ -179,3 +180,31 @@ def test_context_refusals_read_only_long_context_evals():
     ev = make_eval("lc", _conf("niah_single", [900, 1800], samples=1))
     assert context_refusals({"lc": ev}, 2000, {"lc": 100}) == []
     assert "evals.lc" in context_refusals({"lc": ev}, 1500, {"lc": 100})[0]
+
+
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MTP_EVAL_CACHE", str(tmp_path / "cache"))
+
+
+def test_a_second_cell_reads_the_questions_the_first_generated(tmp_path):
+    first = make_eval("x", _conf("vt", [700, 900]))
+    kept = list((tmp_path / "cache" / "longctx").iterdir())
+    assert len(kept) == 1
+    made: list[int] = []
+    parts = {"task": "vt", "lengths": [700, 900], "samples": 2, "seed": 0, "counter": "sim"}
+    again = cached_samples(parts, lambda: made.append(1) or [], kept[0].parent)
+    assert made == [] and again == first.samples  # type: ignore[attr-defined]
+    kept[0].write_bytes(b"not gzip")  # an unreadable file is generated again and replaced
+    assert make_eval("x", _conf("vt", [700, 900])).samples == first.samples  # type: ignore[attr-defined]
+    assert make_eval("x", _conf("vt", [700, 900])).prompts() == first.prompts()
+
+
+@pytest.mark.parametrize(
+    "change",
+    [{"counter": "bytes"}, {"seed": 1}, {"lengths": [700]}, {"samples": 3}, {"task": "fwe"}],
+)
+def test_the_cache_key_changes_with_everything_the_questions_depend_on(change):
+    parts = {"task": "vt", "lengths": [700, 900], "samples": 2, "seed": 0, "counter": "sim"}
+    assert cache_key(parts) != cache_key({**parts, **change})
+    assert cache_key(parts) == cache_key(dict(parts))
