@@ -14,8 +14,10 @@ from evals.longctx import LongCtxEval, context_refusals, final_items, is_correct
 from evals.longctx_cache import cache_key, cached_samples
 from evals.longctx_tasks import TASKS, reply_text, sample
 from evals.longctx_tokens import ByteCounter, SimCounter, TokenCounter, counter_for
+from pipeline.config.checks import ConfigError
 from pipeline.simserver.model import AnswerIndex, hash_units, plan_completion
 from pipeline.simserver.simconfig import AnswerEntry
+from tests.helpers.cells import compose_conf
 
 SYNTH_TOKENIZER = Path(__file__).parents[2] / "benchmarks/results/live-h200/trained-model/target"
 COUNTERS: list[TokenCounter] = [SimCounter(), ByteCounter()]
@@ -208,3 +210,17 @@ def test_the_cache_key_changes_with_everything_the_questions_depend_on(change):
     parts = {"task": "vt", "lengths": [700, 900], "samples": 2, "seed": 0, "counter": "sim"}
     assert cache_key(parts) != cache_key({**parts, **change})
     assert cache_key(parts) == cache_key(dict(parts))
+
+
+@pytest.mark.parametrize(("context", "refused"), [(4096 + 2048, False), (4095 + 2048, True)])
+def test_a_model_context_length_too_short_is_refused_when_the_config_is_read(context, refused):
+    overrides = ["evals=[longctx]", f"model.context_length={context}",
+                 "evals.longctx_niah_single.longctx.lengths=[1024,4096]"]  # fmt: skip
+    if not refused:
+        assert compose_conf(overrides).model.context_length == context
+        return
+    with pytest.raises(ConfigError) as err:
+        compose_conf(overrides)
+    assert "evals.longctx_fwe: prompts of up to 4,096 tokens plus 2048 answer tokens" in str(
+        err.value
+    )
