@@ -82,6 +82,16 @@ def table(length: int, prompts: int) -> list[str]:
     return rows
 
 
+def cpu_name() -> str:
+    """The CPU's model name (Linux), else the machine type."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        lines = []
+    names = [line.split(":", 1)[1].strip() for line in lines if line.startswith("model name")]
+    return names[0] if names else platform.machine()
+
+
 def main() -> None:
     """Measure and print; ``--write`` also writes the results file."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -96,7 +106,7 @@ def main() -> None:
         "# Long-context eval generation time",
         "",
         f"`python -m benchmarks.longctx_generation --length {args.length} --prompts "
-        f"{args.prompts} --write`, {time.strftime('%Y-%m-%d')}, {platform.processor() or '?'} "
+        f"{args.prompts} --write`, {time.strftime('%Y-%m-%d')}, {cpu_name()} "
         f"({os.cpu_count()} cores shared with other work), Python {platform.python_version()}: "
         f"each of the 6 tasks generates {args.prompts} prompts of {args.length:,} tokens, "
         "then grades each one's right reply, then is built again as the next cell of a sweep "
