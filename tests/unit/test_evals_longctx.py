@@ -224,3 +224,31 @@ def test_a_model_context_length_too_short_is_refused_when_the_config_is_read(con
     assert "evals.longctx_fwe: prompts of up to 4,096 tokens plus 2048 answer tokens" in str(
         err.value
     )
+
+
+def _bpe_folder(folder: Path) -> str:
+    """A small byte-level BPE tokenizer with a chat template, trained on the haystack's words."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    bpe = Tokenizer(models.BPE())
+    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    bpe.decoder = decoders.ByteLevel()
+    text = [sample(t, 600, 9, 0, SimCounter()).text for t in TASKS]
+    bpe.train_from_iterator(text, trainers.BpeTrainer(vocab_size=600, special_tokens=["<s>"]))
+    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<s>")
+    tok.chat_template = (
+        "{{ bos_token }}{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+    )
+    tok.save_pretrained(folder)
+    return str(folder)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("transformers") is None, reason="no transformers")
+@pytest.mark.parametrize("task", TASKS)
+def test_a_bpe_tokenizer_fills_the_length_from_below(task, tmp_path):
+    counter = counter_for("auto", "sglang", _bpe_folder(tmp_path / "tok"))
+    assert counter.name == "hf" and counter.identity.startswith("hf:")
+    s = sample(task, 2500, 1, 0, counter)
+    assert s.tokens == counter.chat(s.text)
+    assert 2500 - 60 <= s.tokens <= 2500
