@@ -21,6 +21,8 @@ _REGISTRY: dict[str, str] = {
     "mmlu": "evals.mmlu:MmluEval",
     "mtbench": "evals.mtbench:MtBenchEval",
     "lm_eval": "evals.lm_eval_bridge:LmEvalEval",
+    "longctx": "evals.longctx:LongCtxEval",
+    "speed_bench": "evals.speed_bench:SpeedBenchEval",
 }
 
 
@@ -32,10 +34,12 @@ _REGISTRY: dict[str, str] = {
 #   with ``Answer: <letter>``.
 # - ``numeric``: ``answer`` is a number; the server ends its reply with
 #   ``The final answer is <number>`` (a wrong reply shifts the number).
+# - ``text``: ``answer`` is a short text (a list such as ``4829173, 1180347``); the server ends its
+#   reply with ``The final answer is <text>`` (a wrong reply changes its last item).
 # A yes/no eval is ``mcq`` with the options ``A) yes`` / ``B) no`` in its prompt. Any other kind
 # is refused where the eval is built (``make_eval``) and by the server when it reads the key.
-AnswerKind = Literal["mcq", "numeric"]
-ANSWER_KINDS: tuple[AnswerKind, ...] = ("mcq", "numeric")
+AnswerKind = Literal["mcq", "numeric", "text"]
+ANSWER_KINDS: tuple[AnswerKind, ...] = ("mcq", "numeric", "text")
 
 
 class AnswerKeyEntry(TypedDict):
@@ -281,5 +285,8 @@ def make_eval(name: str, conf: EvalConf) -> Eval:
         harness: Eval = cls(name, conf)
         return harness
     check_repeats(name, conf.repeats)  # before a download that would be wasted
+    if getattr(cls, "generated", False):  # questions written by the eval itself (kind: longctx)
+        made: Eval = cls(name, conf)
+        return made
     built: Eval = cls(name, conf, load_rows(conf.dataset, cls.columns))
     return built

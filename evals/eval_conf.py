@@ -59,7 +59,7 @@ class ClientConf:
 class DatasetConf:
     """Where an eval's rows come from."""
 
-    source: str = "bundled"  # bundled | hf | url | file
+    source: str = "bundled"  # bundled | hf | url | file | generated (kind longctx: no rows)
     # Bundled name, HF dataset id, URL or local file. No default: an eval that no conf/evals/
     # file defines (only its repeats set, say) is refused at compose instead of running on
     # some default rows.
@@ -67,6 +67,42 @@ class DatasetConf:
     subset: str | None = None  # HF config, e.g. gpqa_diamond
     split: str = "train"
     limit: int | None = None  # first N rows (after loading), None = all
+
+
+LONGCTX_LENGTHS = [4096, 8192, 16384, 32768, 65536, 131072]
+
+
+@dataclass
+class LongCtxConf:
+    """A generated long-context eval (``kind: longctx``, ``evals/longctx.py``): what it asks."""
+
+    # niah_single | niah_multikey | niah_multivalue | niah_multiquery | vt | fwe
+    task: str = MISSING
+    lengths: list[int] = field(default_factory=lambda: list(LONGCTX_LENGTHS))  # prompt tokens
+    samples: int = 20  # questions per length
+    # How lengths are counted: auto (the simulated server's count on server.kind=simulated, else
+    # hf) | sim | bytes (synth_llama's byte tokenizer) | hf (tokenizer_path's HF tokenizer).
+    tokens: str = "auto"
+    # What auto and hf read; conf/evals/longctx.yaml fills them from the cell's server and model.
+    server_kind: str = "simulated"
+    tokenizer_path: str | None = None  # model.tokenizer_path; None: model_path's tokenizer
+    model_path: str | None = None
+
+
+@dataclass
+class SpeedBenchConf:
+    """SPEED-Bench's columns and what to take of a split (``kind: speed_bench``).
+
+    The column names are SPEED-Bench's as its loaders read them (``nvidia/SPEED-Bench``, configs
+    ``qualitative`` and ``throughput_*``, split ``test``); they are settings because the upstream
+    schema may move (a ``messages`` list in place of ``turns`` is read too).
+    """
+
+    bucket: str | None = None  # the split's input-length bucket (throughput_8k: "8k"); None: none
+    category: str | None = None  # only this category's rows (None: all)
+    id_column: str = "question_id"
+    category_column: str = "category"
+    turns_column: str = "turns"  # a list of user turns, or of {role, content} messages
 
 
 @dataclass
@@ -79,3 +115,5 @@ class EvalConf:
     seed: int = 0  # fixes the choice permutations, shared by every variant
     label: str = ""  # shown in reports; says "not GPQA" for the bundled sample
     sampling: SamplingConf | None = None  # None: the model's sampling settings
+    longctx: LongCtxConf | None = None  # a generated long-context eval's settings (kind: longctx)
+    speed_bench: SpeedBenchConf | None = None  # kind speed_bench: columns, bucket, category

@@ -30,6 +30,8 @@ _LATER_MODEL_DEFAULTS = {
 }  # fmt: skip
 _LATER_GEOMETRY_DEFAULTS = {"v_head_dim": None}
 _LATER_SPEED_DEFAULTS = {"prompts": "random"}
+# The long-context and SPEED-Bench evals' nodes (issue 40).
+_LATER_EVAL_DEFAULTS = {"longctx": None, "speed_bench": None}
 
 
 def _without_later_defaults(node: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
@@ -58,7 +60,10 @@ def measured_config(conf: RootConf, kind: ServerKind) -> dict[str, Any]:
         "kv_dtype": conf.kv_dtype.name,
         "skip_softmax": dataclasses.asdict(conf.skip_softmax),
         "gpu": dataclasses.asdict(conf.gpu),
-        "evals": {k: dataclasses.asdict(v) for k, v in conf.evals.items()},
+        "evals": {
+            k: _without_later_defaults(dataclasses.asdict(v), _LATER_EVAL_DEFAULTS)
+            for k, v in conf.evals.items()
+        },
         "server_kind": conf.server.kind,
         "server_extra_args": list(conf.server.extra_args),
     }

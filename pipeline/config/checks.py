@@ -18,6 +18,8 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 
 from backends.launch import LOAD_FORMATS
+from evals.eval_conf import EvalConf
+from evals.longctx import overlong
 from pipeline.config.prompt_source import source_problems as prompt_source_problems
 from pipeline.config.schema import RootConf, gpus_per_node
 
@@ -127,7 +129,27 @@ def config_problems(conf: RootConf) -> list[str]:
         for name, ev in conf.evals.items()
         if ev.repeats < 1
     ]
-    return problems + _speed_problems(conf) + _node_problems(conf)
+    return problems + _speed_problems(conf) + _node_problems(conf) + _longctx_problems(conf)
+
+
+def _longctx_problems(conf: RootConf) -> list[str]:
+    """Long-context lengths that ``model.context_length`` cannot hold.
+
+    Unset, the cell asks the server before its first request (``pipeline.measuring.measure``).
+    """
+    context = conf.model.context_length
+    if context is None:
+        return []
+    lines = [
+        overlong(name, list(ev.longctx.lengths), context, _max_tokens(conf, ev))
+        for name, ev in conf.evals.items()
+        if ev.longctx is not None
+    ]
+    return [line for line in lines if line is not None]
+
+
+def _max_tokens(conf: RootConf, ev: EvalConf) -> int:
+    return (ev.sampling or conf.model.sampling).max_tokens
 
 
 def _speed_problems(conf: RootConf) -> list[str]:

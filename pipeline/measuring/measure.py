@@ -19,6 +19,7 @@ from backends.server_info import ServerInfo
 from evals.accounting import summarize_records
 from evals.base import Eval, EvalRunError, HarnessEval, RequestTarget, is_harness, is_multi_turn
 from evals.eval_conf import SamplingConf
+from evals.longctx import LongCtxEval, context_refusals
 from pipeline.measuring.accept_windows import Window, accept_warnings, combine, window_accept
 from pipeline.measuring.concurrency import client_concurrency, longest_first
 from pipeline.measuring.eval_window import MeasureError, check_traffic, close_window, open_window
@@ -35,7 +36,9 @@ from pipeline.measuring.server_death import (
     summarise_from_disk,
 )
 from pipeline.measuring.server_watch import ServerWatch
+from pipeline.measuring.speed_run import context_length
 from pipeline.results.baseline_choice import CellKey, key_of_result
+from pipeline.results.cell_error import CellError
 from pipeline.results.cell_paths import samples_dir, samples_path
 from pipeline.results.eval_block import EvalHead, EvalSummary, eval_block
 from pipeline.results.result_draft import ResultDraft
@@ -65,6 +68,7 @@ def measure_cell(
     every: list[dict[str, Any]] = []
     windows: list[Window] = []
     info = server_api.server_info(server.base_url, plan.api_key)
+    _refuse_overlong(plan, evals, server)
     plan = _with_server_concurrency(plan, info)
     result.set_client(plan.client.concurrency)
     watch = ServerWatch.start(info, plan.on_mismatch)
@@ -87,6 +91,17 @@ def measure_cell(
             "speculative decoding was requested but no response carried accept "
             "statistics (return_meta_info / return_spec_tokens_details)",
         )
+
+
+def _refuse_overlong(plan: MeasurePlan, evals: dict[str, Eval], server: RunningServer) -> None:
+    """Refuse, before the first request, long-context prompts the server's context cannot hold."""
+    if not any(isinstance(ev, LongCtxEval) for ev in evals.values()):
+        return
+    context = context_length(server.base_url, plan.api_key)
+    budget = {name: sampling_for(plan, name)[0].max_tokens for name in evals}
+    refusals = [] if context is None else context_refusals(evals, context, budget)
+    if refusals:
+        raise CellError("config", "; ".join(refusals))
 
 
 def _measure_eval(

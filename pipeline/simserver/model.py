@@ -143,7 +143,7 @@ def _filler(count: int, offset: int) -> list[str]:
 
 
 def _answer(entry: AnswerEntry, text: str, correct: bool, u_wrong: float) -> str | None:
-    if entry.kind == "numeric":
+    if entry.kind in ("numeric", "text"):  # a wrong text gets a digit on its last item
         return entry.answer if correct else _wrong_number(entry.answer, u_wrong)
     options = _options(text)
     # Options are matched line by line, so a multi-line answer is known by its first line.

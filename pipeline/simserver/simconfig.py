@@ -18,10 +18,11 @@ from pipeline.simserver.aborts import ABORT_STATUSES
 from pipeline.simserver.surface import SUPPORTED_VERSIONS
 
 RATE = Check(0.0, 1.0, hint="(a rate: 0.1 = one request in ten)")
-# The answers ``pipeline.simserver.model`` writes: an option's letter (``mcq``) or a number
-# (``numeric``). The evals' side of this contract is ``evals.base.ANSWER_KINDS`` (the server
-# imports nothing of ``evals``; tests/unit/test_evals_contract.py holds the two equal).
-ANSWER_KINDS = ("mcq", "numeric")
+# The answers ``pipeline.simserver.model`` writes: an option's letter (``mcq``), a number
+# (``numeric``) or a short text such as a list (``text``). The evals' side of this contract is
+# ``evals.base.ANSWER_KINDS`` (the server imports nothing of ``evals``;
+# tests/unit/test_evals_contract.py holds the two equal).
+ANSWER_KINDS = ("mcq", "numeric", "text")
 
 
 class SimConfigError(ConfigFileError):

@@ -17,7 +17,7 @@ import pytest
 
 from evals import base
 from evals.base import ANSWER_KINDS, AnswerKeyEntry, RowsEval, check_answer_kinds, make_eval
-from evals.eval_conf import DatasetConf, EvalConf
+from evals.eval_conf import DatasetConf, EvalConf, LongCtxConf
 from pipeline.simserver import simconfig
 from pipeline.simserver.model import AnswerIndex, hash_units, plan_completion
 from pipeline.simserver.simconfig import load_answer_key
@@ -36,6 +36,8 @@ ROWS: dict[str, list[dict[str, Any]]] = {
     ],
     "mtbench": [{"prompt": ["Write a haiku.", "Now make it rhyme."], "category": "writing"}],
     "lm_eval": [{"question": "What is 20 plus 22?", "answer": "42"}],
+    "longctx": [],  # generated: no rows (_generated_conf)
+    "speed_bench": [{"question_id": "q1", "category": "coding", "turns": ["Write a sort."]}],
 }  # fmt: skip
 
 
@@ -49,7 +51,15 @@ def _harness_conf(kind: str, tmp_path: Path) -> EvalConf:
     return EvalConf(kind=kind, dataset=literal_task(tmp_path, ROWS[kind]))
 
 
-CONFS: dict[str, Callable[[str, Path], EvalConf]] = {"lm_eval": _harness_conf}
+def _generated_conf(kind: str, tmp_path: Path) -> EvalConf:
+    node = LongCtxConf(task="niah_multivalue", lengths=[600, 900], samples=2, tokens="sim")
+    return EvalConf(kind=kind, dataset=DatasetConf(source="generated", path="longctx"),
+                    longctx=node)  # fmt: skip
+
+
+CONFS: dict[str, Callable[[str, Path], EvalConf]] = {
+    "lm_eval": _harness_conf, "longctx": _generated_conf,
+}  # fmt: skip
 
 
 def test_every_registered_kind_has_literal_rows_here():
