@@ -37,6 +37,11 @@ class Scores:
     logprobs: tuple[float, ...]  # logprob of the scored token at each position
     top: tuple[TopRow, ...] = ()  # the top-k row per position (empty: not asked for)
 
+    @property
+    def top1(self) -> tuple[int | None, ...]:
+        """The most likely id per position (None where the row is empty)."""
+        return tuple(top1_id(row) for row in self.top)
+
 
 @dataclass(frozen=True)
 class ScoredSequence:
