@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pipeline.config.schema import RootConf, SpeedConf
+from pipeline.config.schema import ParityConf, RootConf, SpeedConf
 from pipeline.measuring.measure_plan import MeasurePlan
 from pipeline.results.resume import ResumePolicies
 from pipeline.serving.server_checks import CheckPlan
@@ -25,6 +25,7 @@ class CellPlan:
     measure: MeasurePlan
     resume: ResumePolicies
     speed: SpeedConf  # the speed phase (``speed.enabled``: after the evals, or alone)
+    parity: ParityConf  # the parity phase (``parity.enabled``: after the speed phase, or alone)
 
     @classmethod
     def of(cls, conf: RootConf) -> CellPlan:
@@ -38,7 +39,7 @@ class CellPlan:
         checks = CheckPlan(
             server, conf.backend.name, conf.model, conf.gpu, conf.client.api_key, conf.dry_run
         )
-        return cls(server, checks, measure_plan(conf), policies, conf.speed)
+        return cls(server, checks, measure_plan(conf), policies, conf.speed, conf.parity)
 
 
 def measure_plan(conf: RootConf) -> MeasurePlan:

@@ -133,6 +133,7 @@ def overhead(marks: dict[str, float]) -> dict[str, float | None]:
         since = launch - marks.get("process_start", 0.0)  # interpreter, imports, Hydra included
         before = round(since + (verified if verified is not None else ready) - ready, 3)
     after = None if stopped is None or end is None else round(end - stopped, 3)
-    last = marks.get("speed_done", evals_done)  # the speed phase runs after the evals
+    # the speed phase runs after the evals, the parity phase after both
+    last = marks.get("parity_done", marks.get("speed_done", evals_done))
     stop = None if stopped is None or last is None else round(stopped - last, 3)
     return {"to_first_request_s": before, "after_last_response_s": after, "server_stop_s": stop}

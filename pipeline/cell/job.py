@@ -35,6 +35,7 @@ from pipeline.cluster.multinode import (
 )
 from pipeline.config.schema import RootConf, SequentialConf, gpus_per_node
 from pipeline.measuring.measure import measure_cell
+from pipeline.measuring.parity_run import parity_phase
 from pipeline.measuring.speed_prompts import cell_prompt_pool
 from pipeline.measuring.speed_run import speed_phase
 from pipeline.results.cell_error import CellError
@@ -189,6 +190,10 @@ def _run(
                 keys = (conf.client.api_key, conf.client.admin_api_key)
                 speed_phase(cell.speed, server, keys, (conf.model.path, pool), result)
                 mark(result, "speed_done", clock)
+            if cell.parity.enabled:  # last: its prefills leave the evals' counters alone
+                keys = (conf.client.api_key, conf.client.admin_api_key)
+                parity_phase(cell.parity, server.base_url, keys, cell_dir)
+                mark(result, "parity_done", clock)
         finally:  # before node 0's server stops: the other nodes die with it, and may now
             _release_other_nodes(conf.cluster.nodes, cell_dir, "stopping")
     check_error_rates(result.eval_summaries(), conf.client.max_error_rate)
