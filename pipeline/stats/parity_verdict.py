@@ -130,3 +130,36 @@ def parity_verdict(candidate: ClusteredMean, band: Band) -> ParityVerdict:
     else:
         kind = INCONCLUSIVE
     return ParityVerdict(kind, candidate, band)
+
+
+@dataclass(frozen=True)
+class ParityTolerance:
+    """The parity policy ``conf/tolerance`` will carry as ``parity:`` (the report reads it).
+
+    ``ceiling`` defaults to SGLang's own gate (``kl_div < 0.002`` on LongBench-V2 prompts, issue
+    39); ``floor`` 0 leaves the band to measured noise: with bit-identical A/A starts, a kernel
+    that legitimately differs needs a ``reference`` pair (a trusted backend against the baseline).
+    """
+
+    metric: str = "kl_topk"  # one of stats.parity.METRICS
+    ceiling: float = 0.002
+    floor: float = 0.0
+    noise_factor: float = 2.0
+    confidence: float = 0.95
+
+
+def judge(
+    policy: ParityTolerance,
+    candidate: ClusteredMean,
+    aa: ClusteredMean,
+    reference: ClusteredMean | None = None,
+) -> ParityVerdict:
+    """The verdict of ``candidate`` against the band ``policy`` builds from the A/A (and pair)."""
+    band = parity_band(
+        aa,
+        policy.ceiling,
+        reference=reference,
+        noise_factor=policy.noise_factor,
+        floor=policy.floor,
+    )
+    return parity_verdict(candidate, band)

@@ -18,7 +18,9 @@ from pipeline.stats.parity_verdict import (
     INCONCLUSIVE,
     NOGO,
     ClusteredMean,
+    ParityTolerance,
     clustered_mean,
+    judge,
     parity_band,
     parity_verdict,
 )
@@ -177,3 +179,16 @@ def test_verdict_table(lower, upper, verdict):
     band = parity_band(_cm(0.0, 0.5), ceiling=10.0)  # limit 1.0
     out = parity_verdict(_cm(lower, upper), band)
     assert out.verdict == verdict and out.reason.startswith(verdict)
+
+
+@pytest.mark.parametrize(
+    ("candidate", "aa", "reference", "verdict"),
+    [
+        (_cm(0.0, 0.0), _cm(0.0, 0.0), None, GO),  # bit-identical: GO at floor 0
+        (_cm(1e-5, 2e-5), _cm(0.0, 0.0), None, NOGO),  # differs, no pair: beyond a zero band
+        (_cm(1e-5, 2e-5), _cm(0.0, 0.0), _cm(1e-5, 3e-5), GO),  # no further than the pair
+        (_cm(3e-3, 4e-3), _cm(0.0, 0.0), _cm(2e-3, 3e-3), NOGO),  # the ceiling (0.002) caps it
+    ],
+)
+def test_the_default_policy(candidate, aa, reference, verdict):
+    assert judge(ParityTolerance(), candidate, aa, reference).verdict == verdict
