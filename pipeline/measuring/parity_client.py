@@ -23,6 +23,9 @@ from pipeline.measuring.eval_window import MeasureError
 from pipeline.stats.parity import Scores, TopRow
 
 PHASE = "parity"
+# SGLang's sampling_params that leave the whole vocabulary in play (sampling_params.py 0.5.23:
+# top_k -1 is TOP_K_ALL, 249-250; the others are the defaults, 157-160)
+FULL_SUPPORT = {"top_p": 1.0, "top_k": -1, "min_p": 0.0, "repetition_penalty": 1.0}
 
 
 class GenerateClient(Protocol):
@@ -45,10 +48,17 @@ class Generated:
 def generation_body(
     prompt_ids: Sequence[int], max_new_tokens: int, temperature: float, top_k: int
 ) -> dict[str, Any]:
-    """``/generate`` from ids with the output's logprobs (and ``top_k`` ids per position)."""
+    """``/generate`` from ids with the output's logprobs (and ``top_k`` ids per position).
+
+    Every truncation is switched off explicitly (``top_p`` 1, ``top_k`` -1, ``min_p`` 0, no
+    repetition penalty), over any ``--preferred-sampling-params`` of the server
+    (``tokenizer_manager.py`` 0.5.19:1352-1353, 0.5.23:1549-1550 merge those under the request's): the ids must be
+    samples of the whole distribution the re-score reports.
+    """
+    params = {"max_new_tokens": max_new_tokens, "temperature": temperature, **FULL_SUPPORT}
     return {
         "input_ids": list(prompt_ids),
-        "sampling_params": {"max_new_tokens": max_new_tokens, "temperature": temperature},
+        "sampling_params": params,
         "return_logprob": True,
         "top_logprobs_num": top_k,
     }

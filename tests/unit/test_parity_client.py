@@ -26,7 +26,14 @@ def test_generation_body_keys():
     body = generation_body([4], 16, 1.0, 3)
     assert body == {
         "input_ids": [4],
-        "sampling_params": {"max_new_tokens": 16, "temperature": 1.0},
+        "sampling_params": {
+            "max_new_tokens": 16,
+            "temperature": 1.0,
+            "top_p": 1.0,
+            "top_k": -1,
+            "min_p": 0.0,
+            "repetition_penalty": 1.0,
+        },
         "return_logprob": True,
         "top_logprobs_num": 3,
     }
