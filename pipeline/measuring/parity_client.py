@@ -52,8 +52,8 @@ def generation_body(
 
     Every truncation is switched off explicitly (``top_p`` 1, ``top_k`` -1, ``min_p`` 0, no
     repetition penalty), over any ``--preferred-sampling-params`` of the server
-    (``tokenizer_manager.py`` 0.5.19:1352-1353, 0.5.23:1549-1550 merge those under the request's): the ids must be
-    samples of the whole distribution the re-score reports.
+    (``tokenizer_manager.py`` 0.5.19:1352-1353, 0.5.23:1549-1550 merge those under the
+    request's): the ids must be samples of the whole distribution the re-score reports.
     """
     params = {"max_new_tokens": max_new_tokens, "temperature": temperature, **FULL_SUPPORT}
     return {
