@@ -167,6 +167,7 @@ def _run(
         worker = serve_as_worker(argv, env, cell_dir, node.node_rank, conf.server.stop_grace_s)
         raise WorkerNodeDone(worker)
     pool = cell_prompt_pool(cell.speed, evals, conf.model)  # before the server: its tokenizer
+    parity_pool = cell_prompt_pool(cell.parity, evals, conf.model, "parity.prompts")
     claim_samples(
         cell_dir, result.config_hash, result.warnings
     )  # a failed start leaves no other run's samples
@@ -192,7 +193,7 @@ def _run(
                 mark(result, "speed_done", clock)
             if cell.parity.enabled:  # last: its prefills leave the evals' counters alone
                 keys = (conf.client.api_key, conf.client.admin_api_key)
-                parity_phase(cell.parity, server.base_url, keys, cell_dir)
+                parity_phase(cell.parity, server.base_url, keys, cell_dir, parity_pool)
                 mark(result, "parity_done", clock)
         finally:  # before node 0's server stops: the other nodes die with it, and may now
             _release_other_nodes(conf.cluster.nodes, cell_dir, "stopping")

@@ -132,6 +132,8 @@ def config_problems(conf: RootConf) -> list[str]:
         for name, ev in conf.evals.items()
         if ev.repeats < 1
     ]
+    if conf.parity.enabled:
+        problems += prompt_source_problems(conf.parity, list(conf.evals), "parity.prompts")
     return problems + _speed_problems(conf) + _node_problems(conf)
 
 

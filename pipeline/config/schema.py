@@ -204,6 +204,10 @@ class ParityConf:
     enabled: bool = False
     sequences_from: str | None = None  # a cell folder that generated them (None: generate here)
     sequences: int = 64  # prompts, one sequence each; each is its own cluster (question)
+    # random (ids drawn as below, prompt_tokens long) or eval:NAME: the first ``sequences``
+    # distinct prompts of the cell's eval NAME as it sends them (chat template, the model's
+    # tokenizer), whole: a divergence that bites at long context shows in the position bins.
+    prompts: str = "random"
     prompt_tokens: int = 256
     new_tokens: int = 128
     # 1: the baseline's ids are samples of the distribution its re-score reports, so the mean of

@@ -1,8 +1,8 @@
 """The parity phase of a cell (``parity.enabled``; issue 39): sequences, re-scores, divergence.
 
 - Without ``parity.sequences_from`` the cell is a baseline: it generates one sequence per
-  random-id prompt (``speed_plan.prompt_ids``) at ``parity.temperature`` and keeps the ids in
-  ``parity/sequences.jsonl``.
+  prompt (random ids, ``speed_plan.prompt_ids``, or an eval's with ``parity.prompts=eval:NAME``)
+  at ``parity.temperature`` and keeps the ids in ``parity/sequences.jsonl``.
 - With it, the cell reads that cell's sequences.
 - Either way it re-scores every sequence by prefill (``parity_client.rescore``) into
   ``parity/scores.jsonl``; a cell that re-scored another's sequences also writes
@@ -24,6 +24,7 @@ from pipeline.config.schema import ParityConf
 from pipeline.measuring.eval_window import MeasureError
 from pipeline.measuring.parity_client import PHASE, generate_with_logprobs, rescore
 from pipeline.measuring.speed_plan import TokenRange, prompt_ids
+from pipeline.measuring.speed_prompts import PromptPool
 from pipeline.measuring.speed_run import SpeedClient
 from pipeline.results.cell_paths import parity_dir
 from pipeline.results.store import write_json_atomic
@@ -42,12 +43,20 @@ log = logging.getLogger(__name__)
 SEQUENCES, SCORES, SUMMARY = "sequences.jsonl", "scores.jsonl", "summary.json"
 
 
-def generate_sequences(conf: ParityConf, client: SpeedClient) -> list[dict[str, Any]]:
-    """One sequence per prompt: ``{question, prompt_ids, output_ids}`` lines."""
+def parity_prompts(conf: ParityConf, pool: PromptPool | None) -> list[list[int]]:
+    """The first ``parity.sequences`` prompts of the eval's pool, or random ids."""
+    if pool is not None:
+        return [list(p) for p in pool.prompts[: conf.sequences]]
     ids = TokenRange(conf.first_token_id, conf.vocab_size, "parity.vocab_size")
+    return [prompt_ids(ids, conf.seed, s, conf.prompt_tokens) for s in range(conf.sequences)]
+
+
+def generate_sequences(
+    conf: ParityConf, client: SpeedClient, pool: PromptPool | None
+) -> list[dict[str, Any]]:
+    """One sequence per prompt: ``{question, prompt_ids, output_ids}`` lines."""
     rows = []
-    for serial in range(conf.sequences):
-        prompt = prompt_ids(ids, conf.seed, serial, conf.prompt_tokens)
+    for serial, prompt in enumerate(parity_prompts(conf, pool)):
         out = generate_with_logprobs(client, prompt, conf.new_tokens, conf.temperature, 0)
         rows.append(
             {"question": f"p{serial}", "prompt_ids": prompt, "output_ids": list(out.output_ids)}
@@ -142,13 +151,20 @@ def _bin_mean(t: Totals) -> dict[str, Any]:
 
 
 def parity_phase(
-    conf: ParityConf, base_url: str, keys: tuple[str | None, str | None], cell_dir: Path
+    conf: ParityConf,
+    base_url: str,
+    keys: tuple[str | None, str | None],
+    cell_dir: Path,
+    pool: PromptPool | None = None,
 ) -> dict[str, Any] | None:
-    """Run the parity phase on the cell's server; the summary when another cell's were scored."""
+    """Run the parity phase on the cell's server; the summary when another cell's were scored.
+
+    ``pool``: the eval prompts ``parity.prompts`` names (None: random ids).
+    """
     client = SpeedClient(base_url, keys, conf.request_timeout_s, phase=PHASE)
     own = parity_dir(cell_dir)
     if conf.sequences_from is None:
-        sequences = generate_sequences(conf, client)
+        sequences = generate_sequences(conf, client, pool)
         _write_jsonl(own / SEQUENCES, sequences)
     else:
         sequences = read_jsonl(parity_dir(Path(conf.sequences_from)) / SEQUENCES)

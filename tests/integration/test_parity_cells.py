@@ -76,3 +76,44 @@ def test_a_missing_source_fails_the_cell_naming_the_file(tmp_path):
     result = read_result(tmp_path / "cell")
     assert result is not None and result.error is not None
     assert "sequences.jsonl" in result.error.message and result.error.kind == "parity"
+
+
+TOKENIZER = "benchmarks/results/live-h200/trained-model/target"
+
+
+def _retrieval_ids() -> list[list[int]]:
+    """The retrieval eval's prompts as SGLang's chat endpoint tokenizes them (HF, directly)."""
+    from omegaconf import OmegaConf
+    from transformers import AutoTokenizer
+
+    from evals.base import make_eval
+    from evals.eval_conf import EvalConf
+    from tests.helpers.cells import REPO
+
+    raw = OmegaConf.load(REPO / "conf/evals/synth_retrieval.yaml")["synth_retrieval"]
+    conf = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(EvalConf), raw))
+    assert isinstance(conf, EvalConf)
+    tok = AutoTokenizer.from_pretrained(REPO / TOKENIZER)
+    out: list[list[int]] = []
+    for p in make_eval("synth_retrieval", conf).prompts():
+        ids = list(
+            tok.apply_chat_template(p.messages, add_generation_prompt=True, return_dict=False)
+        )
+        if ids not in out:
+            out.append(ids)
+    return out
+
+
+def test_eval_prompts_are_the_evals_own_whole(tmp_path):
+    folder = tmp_path / "fa3"
+    run = run_script(
+        "mtp-eval", "backend=fa3", *PARITY[1:], "evals=[synth_retrieval]",
+        f"model.tokenizer_path={TOKENIZER}", "parity.prompts=eval:synth_retrieval",
+        "parity.sequences=3", "parity.new_tokens=4", f"output_dir={folder}",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    rows = [
+        json.loads(x) for x in (parity_dir(folder) / "sequences.jsonl").read_text().splitlines()
+    ]
+    assert [r["prompt_ids"] for r in rows] == _retrieval_ids()[:3]
+    assert min(len(r["prompt_ids"]) for r in rows) > 1000  # whole, long retrieval prompts
