@@ -112,9 +112,12 @@ def paired(
     Raises:
         MeasureError: when the files do not list the same sequences.
     """
-    if not len(sequences) == len(base) == len(cand):
+    names = [[r["question"] for r in rows] for rows in (sequences, base, cand)]
+    if not names[0] == names[1] == names[2]:
         raise MeasureError(
-            PHASE, f"{PHASE}: {len(sequences)} sequences, {len(base)} and {len(cand)} scores"
+            PHASE,
+            f"{PHASE}: {len(sequences)} sequences, {len(base)} and {len(cand)} scores, not the "
+            "same ones in order: re-run the source cell's parity phase",
         )
     return [
         ScoredSequence(s["question"], len(s["prompt_ids"]), _scores(b), _scores(c))
