@@ -24,7 +24,7 @@ _NOT_MEASURED = (
 )  # fmt: skip
 # Keys added later, left out at their default so that earlier cells keep their config hash.
 _LATER_DEFAULTS = {"sampling_spread": 0.0, "timing_model": None,
-                   "timing_jitter": 0.0}  # fmt: skip
+                   "timing_jitter": 0.0, "logprobs": {}}  # fmt: skip
 _LATER_MODEL_DEFAULTS = {
     "hybrid_mamba": False, "kv_cache_quant_algo": None, "load_format": None, "tokenizer_path": None,
 }  # fmt: skip
@@ -66,6 +66,8 @@ def measured_config(conf: RootConf, kind: ServerKind) -> dict[str, Any]:
         data["speed"] = _without_later_defaults(
             dataclasses.asdict(conf.speed), _LATER_SPEED_DEFAULTS
         )
+    if conf.parity.enabled:  # the same: a cell's hash moves only when it measures parity
+        data["parity"] = dataclasses.asdict(conf.parity)
     if kind.simulated:
         # Fault injection and latency change how a run goes, not what it measures: a rerun
         # without them resumes the same cell.
