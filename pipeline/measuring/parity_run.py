@@ -54,14 +54,19 @@ def parity_prompts(conf: ParityConf, pool: PromptPool | None) -> list[list[int]]
 def generate_sequences(
     conf: ParityConf, client: SpeedClient, pool: PromptPool | None
 ) -> list[dict[str, Any]]:
-    """One sequence per prompt: ``{question, prompt_ids, output_ids}`` lines."""
+    """One sequence per prompt: ``{question, prompt_ids, output_ids, decode_*}`` lines."""
     rows = []
     for serial, prompt in enumerate(parity_prompts(conf, pool)):
-        out = generate_with_logprobs(client, prompt, conf.new_tokens, conf.temperature, 0)
-        rows.append(
-            {"question": f"p{serial}", "prompt_ids": prompt, "output_ids": list(out.output_ids)}
-        )
+        out = generate_with_logprobs(client, prompt, conf.new_tokens, conf.temperature, conf.top_k)
+        line = {"question": f"p{serial}", "prompt_ids": prompt, "output_ids": list(out.output_ids)}
+        rows.append({**line, **_decode_json(out.decode)})
     return rows
+
+
+def _decode_json(decode: Scores) -> dict[str, Any]:
+    # what decoding reported, kept for the decode/verify-path comparison (issue 39 item 2)
+    top = [[list(pair) for pair in row] for row in decode.top]
+    return {"decode_logprobs": list(decode.logprobs), "decode_top": top}
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

@@ -57,6 +57,10 @@ def test_parity_cells_rescore_the_baselines_sequences_and_judge(tmp_path):
     assert cell(base, "fa3") == {}  # the baseline generates: nothing to compare with
     sequences = (parity_dir(base) / "sequences.jsonl").read_text().splitlines()
     assert len(sequences) == 16
+    scores = (parity_dir(base) / "scores.jsonl").read_text().splitlines()
+    for seq, score in zip(map(json.loads, sequences), map(json.loads, scores), strict=True):
+        # decoding at temperature 1 reported what the prefill re-score reports (item 2's data)
+        assert seq["decode_logprobs"] == score["logprobs"] and seq["decode_top"] == score["top"]
     aa = cell(tmp_path / "aa", "fa3_repeat", f"parity.sequences_from={base}")
     cand = cell(tmp_path / "cand", "fmha_v2", f"parity.sequences_from={base}")
     assert aa["sequences_from"] == str(base) and aa["sequences"] == 16
