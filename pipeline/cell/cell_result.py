@@ -23,7 +23,7 @@ _NOT_MEASURED = (
     "faults", "latency_s", "prefill_s_per_1k_tokens", "startup_delay_s", "shutdown_s",
 )  # fmt: skip
 # Keys added later, left out at their default so that earlier cells keep their config hash.
-_LATER_DEFAULTS = {"sampling_spread": 0.0, "timing_model": None,
+_LATER_DEFAULTS: dict[str, Any] = {"sampling_spread": 0.0, "timing_model": None,
                    "timing_jitter": 0.0, "logprobs": {}}  # fmt: skip
 _LATER_MODEL_DEFAULTS = {
     "hybrid_mamba": False, "kv_cache_quant_algo": None, "load_format": None, "tokenizer_path": None,

@@ -5,7 +5,8 @@ The keys, their order and the ``[logprob, token_id, text]`` triples are SGLang's
 at ``logprob_start_len``; ``input_top_logprobs`` starts with a null row; ``max_new_tokens: 0``
 scores the input and generates nothing. A request that asks for logprobs gets its output ids from
 ``logprobs.py``'s distributions (sampled at its temperature), so its ids are samples of what it
-reports; its text stays the answer model's.
+reports; its text stays the answer model's. Not imitated: logprobs in a stream, on the chat
+routes, ``token_ids_logprob`` and ``return_text_in_logprobs`` (the text element stays null).
 """
 
 from __future__ import annotations
