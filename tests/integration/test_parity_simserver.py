@@ -131,3 +131,30 @@ def test_an_aa_with_restart_noise_is_inside_the_band_and_a_perturbation_beyond(t
     assert band.source == "aa"
     assert parity_verdict(runs["aa_again"], band).verdict == GO, (runs, band)
     assert parity_verdict(runs["cand"], band).verdict == NOGO, (runs, band)
+
+
+@pytest.mark.parametrize("release", ["0.5.19", "0.5.23"])
+def test_each_release_answers_with_the_logprob_keys_where_sglang_puts_them(tmp_path, release):
+    sim = Sim(tmp_path, ["--attention-backend", "fa3"], {"sglang_version": release}, {})
+    try:
+        sim.wait_ready()
+        client = SpeedClient(sim.url, (None, None), 30.0, phase="parity")
+        body = {"input_ids": [5, 6, 7], "return_logprob": True, "logprob_start_len": 1,
+                "top_logprobs_num": 2, "sampling_params": {"max_new_tokens": 0}}  # fmt: skip
+        answer = client.generate(body)
+    finally:
+        sim.kill_group()
+    assert isinstance(answer, dict) and answer["output_ids"] == []
+    meta = answer["meta_info"]
+    keys = list(meta)
+    # after the scheduler's fields (num_retractions, 0.5.23's storage waits), before the counts
+    start = keys.index("input_token_logprobs")
+    assert keys[start : start + 5] == [
+        "input_token_logprobs", "output_token_logprobs", "output_token_logprobs_length",
+        "input_top_logprobs", "output_top_logprobs",
+    ]  # fmt: skip
+    assert keys[start - 1] == ("num_retractions" if release == "0.5.19" else "storage_staging_wait")
+    assert keys[start + 5] == "reasoning_tokens"
+    assert meta["finish_reason"] == {"type": "length", "length": 0}
+    assert [row[1] for row in meta["input_token_logprobs"]] == [6, 7]
+    assert meta["input_token_logprobs"][0][0] is None and meta["input_top_logprobs"][0] is None
