@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from backends.backend_conf import BackendConf, GpuConf, KvDtypeConf, SkipSoftmaxConf
 from backends.options import LaunchOptions
 from evals.eval_conf import ClientConf
-from pipeline.config.schema import CellModelConf, RootConf, SpeedConf
+from pipeline.config.schema import CellModelConf, ParityConf, RootConf, SpeedConf
 from pipeline.measuring.measure_plan import MeasurePlan
 from pipeline.results.resume import ResumePolicies
 from pipeline.serving.server_checks import CheckPlan
@@ -62,6 +62,7 @@ class CellPlan:
     measure: MeasurePlan
     resume: ResumePolicies
     speed: SpeedConf  # the speed phase (``speed.enabled``: after the evals, or alone)
+    parity: ParityConf  # the parity phase (``parity.enabled``: after the speed phase, or alone)
 
     @classmethod
     def of(cls, conf: RootConf) -> CellPlan:
@@ -76,7 +77,7 @@ class CellPlan:
             server, conf.backend.name, conf.model, conf.gpu, conf.client.api_key, conf.dry_run
         )
         launch = launch_settings(conf, server)
-        return cls(server, launch, checks, measure_plan(conf), policies, conf.speed)
+        return cls(server, launch, checks, measure_plan(conf), policies, conf.speed, conf.parity)
 
 
 def launch_settings(conf: RootConf, server: ServerPlan) -> LaunchSettings:

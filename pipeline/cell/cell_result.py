@@ -23,8 +23,8 @@ _NOT_MEASURED = (
     "faults", "latency_s", "prefill_s_per_1k_tokens", "startup_delay_s", "shutdown_s",
 )  # fmt: skip
 # Keys added later, left out at their default so that earlier cells keep their config hash.
-_LATER_DEFAULTS = {"sampling_spread": 0.0, "timing_model": None,
-                   "timing_jitter": 0.0}  # fmt: skip
+_LATER_DEFAULTS: dict[str, Any] = {"sampling_spread": 0.0, "timing_model": None,
+                   "timing_jitter": 0.0, "logprobs": {}}  # fmt: skip
 _LATER_MODEL_DEFAULTS = {
     "hybrid_mamba": False, "kv_cache_quant_algo": None, "load_format": None, "tokenizer_path": None,
 }  # fmt: skip
@@ -71,6 +71,8 @@ def measured_config(conf: RootConf, kind: ServerKind) -> dict[str, Any]:
         data["speed"] = _without_later_defaults(
             dataclasses.asdict(conf.speed), _LATER_SPEED_DEFAULTS
         )
+    if conf.parity.enabled:  # the same: a cell's hash moves only when it measures parity
+        data["parity"] = dataclasses.asdict(conf.parity)
     if kind.simulated:
         # Fault injection and latency change how a run goes, not what it measures: a rerun
         # without them resumes the same cell.
@@ -138,6 +140,7 @@ def overhead(marks: dict[str, float]) -> dict[str, float | None]:
         since = launch - marks.get("process_start", 0.0)  # interpreter, imports, Hydra included
         before = round(since + (verified if verified is not None else ready) - ready, 3)
     after = None if stopped is None or end is None else round(end - stopped, 3)
-    last = marks.get("speed_done", evals_done)  # the speed phase runs after the evals
+    # the speed phase runs after the evals, the parity phase after both
+    last = marks.get("parity_done", marks.get("speed_done", evals_done))
     stop = None if stopped is None or last is None else round(stopped - last, 3)
     return {"to_first_request_s": before, "after_last_response_s": after, "server_stop_s": stop}

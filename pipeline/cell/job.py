@@ -24,6 +24,7 @@ from pipeline.cluster.multinode import DONE_MARKER, serve_as_worker
 from pipeline.config.schema import RootConf
 from pipeline.measuring.measure import measure_cell
 from pipeline.measuring.measure_plan import MeasurePlan
+from pipeline.measuring.parity_run import parity_phase
 from pipeline.measuring.speed.prompts import cell_prompt_pool
 from pipeline.measuring.speed.run import speed_phase
 from pipeline.results.cell_paths import node_dir, result_path
@@ -160,8 +161,9 @@ def _serve_and_measure(
     result: ResultDraft,
     clock: float,
 ) -> None:
-    """Start the server, verify it, run the evals and the speed phase on it, stop it."""
+    """Start the server, verify it, run the evals, the speed and parity phases on it, stop it."""
     pool = cell_prompt_pool(cell.speed, evals, cell.launch.model)  # before the server: tokenizer
+    parity_pool = cell_prompt_pool(cell.parity, evals, cell.launch.model, "parity.prompts")
     claim_samples(cell_dir, result.config_hash, result.warnings)  # a failed start: no other run's
     mark(result, "launch", clock)
     with jit_cache.recorded(result, launch.cache), started_server(cell, launch, cell_dir) as server:
@@ -172,10 +174,13 @@ def _serve_and_measure(
             if evals:  # evals=[] with speed.enabled: the speed phase alone
                 measure_cell(cell.measure, evals, server, cell_dir, result)
             mark(result, "evals_done", clock)
+            keys = (cell.launch.client.api_key, cell.launch.client.admin_api_key)
             if cell.speed.enabled:  # after the evals, so nothing else runs on the server
-                keys = (cell.launch.client.api_key, cell.launch.client.admin_api_key)
                 speed_phase(cell.speed, server, keys, (cell.launch.model.path, pool), result)
                 mark(result, "speed_done", clock)
+            if cell.parity.enabled:  # last: its prefills leave the evals' counters alone
+                parity_phase(cell.parity, server.base_url, keys, cell_dir, parity_pool)
+                mark(result, "parity_done", clock)
         finally:  # before node 0's server stops: the other nodes die with it, and may now
             _release_other_nodes(cell.launch.nodes, cell_dir, "stopping")
     check_error_rates(result.eval_summaries(), cell.launch.client.max_error_rate)

@@ -37,9 +37,10 @@ PREFLIGHT_REFUSED = 2  # as a value out of range: nothing started
 # The config roots the host checks read: jobs that differ only elsewhere (backend, kv_dtype,
 # skip_softmax, model) share the GPU, the SGLang release and the datasets, so compose once
 # (dry_run: a dry run plans for a GPU this host does not have).
-# speed and model: speed.prompts=eval:NAME reads the model's tokenizer on this host.
+# speed, parity and model: speed.prompts / parity.prompts=eval:NAME read the model's tokenizer
+# on this host.
 HOST_ROOTS = frozenset(
-    {"gpu", "server", "evals", "client", "experiment", "dry_run", "speed", "model"}
+    {"gpu", "server", "evals", "client", "experiment", "dry_run", "speed", "parity", "model"}
 )
 # What a cell's own pre-server steps raise for a problem the user can fix; anything else is a
 # bug and is left to the cell, which records it with its traceback.
@@ -73,8 +74,9 @@ def cell_problems(conf: RootConf, loaded: dict[str, str | None] | None = None) -
         lambda: plan_gpu(conf.gpu, server, api_key, conf.dry_run),
         lambda: sglang_version(server, api_key),
     ]
-    if conf.speed.enabled and eval_name(conf.speed.prompts) is not None:
-        checks.append(lambda: _tokenizer_found(conf))
+    for key, phase in (("speed.prompts", conf.speed), ("parity.prompts", conf.parity)):
+        if phase.enabled and eval_name(phase.prompts, key) is not None:
+            checks.append(functools.partial(_tokenizer_found, conf, key, phase.prompts))
     problems += [p for p in map(_failure, checks) if p is not None]
     tried = {} if loaded is None else loaded
     for name, eval_conf in conf.evals.items():
@@ -85,12 +87,12 @@ def cell_problems(conf: RootConf, loaded: dict[str, str | None] | None = None) -
     return problems
 
 
-def _tokenizer_found(conf: RootConf) -> None:
-    """Raise what the cell would: ``speed.prompts=eval:NAME`` and no local tokenizer to read."""
+def _tokenizer_found(conf: RootConf, setting: str, prompts: str) -> None:
+    """Raise what the cell would: ``setting=eval:NAME`` and no local tokenizer to read."""
     path, key = tokenizer_source(conf.model)
     problem = tokenizer_problem(path, key)
     if problem is not None:
-        raise ValueError(f"speed.prompts={conf.speed.prompts}: {problem}")
+        raise ValueError(f"{setting}={prompts}: {problem}")
 
 
 def said_once(found: Iterable[tuple[str, str]], jobs: int) -> list[str]:

@@ -109,6 +109,11 @@ RULES = (
     Rule("speed.warmup", _at_least(0), "an integer >= 0"),
     Rule("speed.request_timeout_s", _above(0), SECONDS),
     Rule("speed.vocab_size", _unset_or(_at_least(2)), "null (the model's) or an integer >= 2"),
+    *(Rule(f"parity.{name}", _at_least(1), COUNT)
+      for name in ("sequences", "prompt_tokens", "new_tokens", "first_token_id")),
+    Rule("parity.top_k", _at_least(0), "an integer >= 0 (0: no top ids)"),
+    Rule("parity.temperature", _above(0), "a number > 0 (1: the KL estimate is unbiased)"),
+    Rule("parity.request_timeout_s", _above(0), SECONDS),
 )  # fmt: skip
 
 
@@ -119,7 +124,7 @@ def config_problems(conf: RootConf) -> list[str]:
         for rule in RULES
         if not rule.ok(rule.value(conf))
     ]
-    if not conf.evals and not conf.speed.enabled:  # evals=[] with speed: the speed phase alone
+    if not conf.evals and not conf.speed.enabled and not conf.parity.enabled:  # a phase alone
         problems.append(
             "evals=[] selects no eval: name at least one, e.g. evals=[mcq_sample] "
             "(the options are the files in conf/evals/)"
@@ -129,6 +134,8 @@ def config_problems(conf: RootConf) -> list[str]:
         for name, ev in conf.evals.items()
         if ev.repeats < 1
     ]
+    if conf.parity.enabled:
+        problems += prompt_source_problems(conf.parity, list(conf.evals), "parity.prompts")
     return problems + _speed_problems(conf) + _node_problems(conf) + _longctx_problems(conf)
 
 

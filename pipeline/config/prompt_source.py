@@ -1,21 +1,30 @@
 """What ``speed.prompts`` names (pure): random token ids, or ``eval:NAME``, one of the cell's evals.
 
 In the config layer so that the compose-time check and the sweep's pre-flight read it as the cell
-does (``pipeline.measuring.speed.prompts`` builds the prompts).
+does (``pipeline.measuring.speed.prompts`` builds the prompts). ``parity.prompts`` reads the same
+way (``key`` names the setting in messages).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from backends.backend_conf import ModelConf
-from pipeline.config.schema import SpeedConf
 
 RANDOM = "random"  # speed.prompts' default: random token ids (speed/plan.prompt_ids)
 EVAL_PREFIX = "eval:"
+SPEED_KEY = "speed.prompts"
 
 
-def eval_name(prompts: str) -> str | None:
+class PromptSetting(Protocol):
+    """A phase's prompt setting: ``speed`` and ``parity`` both have these two fields."""
+
+    enabled: bool
+    prompts: str
+
+
+def eval_name(prompts: str, key: str = SPEED_KEY) -> str | None:
     """The eval ``speed.prompts`` names (None for ``random``).
 
     Raises:
@@ -26,22 +35,22 @@ def eval_name(prompts: str) -> str | None:
     name = prompts.removeprefix(EVAL_PREFIX)
     if name == prompts or not name:
         raise ValueError(
-            f"speed.prompts={prompts!r}: use {RANDOM} (random token ids) or eval:NAME (the "
+            f"{key}={prompts!r}: use {RANDOM} (random token ids) or eval:NAME (the "
             "prompts of the cell's eval NAME, e.g. eval:synth_retrieval)"
         )
     return name
 
 
-def source_problems(conf: SpeedConf, evals: Sequence[str]) -> list[str]:
-    """What is wrong with ``speed.prompts`` against the cell's ``evals`` (empty: nothing)."""
+def source_problems(conf: PromptSetting, evals: Sequence[str], key: str = SPEED_KEY) -> list[str]:
+    """What is wrong with ``key`` (``speed.prompts``) against the cell's ``evals`` (empty: none)."""
     try:
-        name = eval_name(conf.prompts)
+        name = eval_name(conf.prompts, key)
     except ValueError as err:
         return [str(err)]
     if name is None or name in evals:
         return []
     return [
-        f"speed.prompts={conf.prompts} names an eval the cell does not run (evals="
+        f"{key}={conf.prompts} names an eval the cell does not run (evals="
         f"[{','.join(evals)}]): add {name} to evals, or name one of them"
     ]
 

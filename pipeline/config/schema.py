@@ -59,6 +59,10 @@ class SimulatedConf:
     # .sampling).
     sampling_spread: float = 0.0
     faults: dict[str, Any] = field(default_factory=dict)  # fault-injection flags (see --help)
+    # The distributions return_logprob reads (pipeline/simserver/logprobs.py): vocab, candidates,
+    # logit_scale, rest_mass, restart_sigma (logit noise per start: an A/A that differs); an
+    # effect's logit_sigma perturbs them per backend, KV dtype or skip factor. {}: the defaults.
+    logprobs: dict[str, Any] = field(default_factory=dict)
     # The GPU it pretends to run on when none is detected (gpu=auto on a CPU machine).
     gpu_name: str = "NVIDIA H200 (simulated)"
     gpu_compute_capability: str = "9.0"
@@ -188,6 +192,36 @@ class SpeedConf:
 
 
 @dataclass
+class ParityConf:
+    """``parity:`` in the config: teacher-forced logprob parity, off unless ``enabled`` (issue 39).
+
+    A cell without ``sequences_from`` generates ``sequences`` sequences from random-id prompts
+    (the baseline) and re-scores them by prefill; a cell with it re-scores that cell's sequences
+    and writes its divergence from that cell's own re-score (``pipeline/measuring/parity_run.py``;
+    docs/sglang-logprobs.md says which SGLang keys it uses).
+    """
+
+    enabled: bool = False
+    sequences_from: str | None = None  # a cell folder that generated them (None: generate here)
+    sequences: int = 64  # prompts, one sequence each; each is its own cluster (question)
+    # random (ids drawn as below, prompt_tokens long) or eval:NAME: the first ``sequences``
+    # distinct prompts of the cell's eval NAME as it sends them (chat template, the model's
+    # tokenizer), whole: a divergence that bites at long context shows in the position bins.
+    prompts: str = "random"
+    prompt_tokens: int = 256
+    new_tokens: int = 128
+    # 1: the baseline's ids are samples of the distribution its re-score reports, so the mean of
+    # logp_base - logp_cand over them estimates KL(base || cand); input logprobs are unscaled.
+    temperature: float = 1.0
+    top_k: int = 10  # top ids per position: the top-k KL and top-1 agreement (0: neither)
+    position_bins: list[int] = field(default_factory=lambda: [0, 1024, 4096, 16384])
+    vocab_size: int = 32000  # random prompt ids are drawn from [first_token_id, vocab_size)
+    first_token_id: int = 1000
+    seed: int = 0  # the prompts' seed (every variant re-scores the same sequences anyway)
+    request_timeout_s: float = 600.0
+
+
+@dataclass
 class RootConf:
     """The whole config of one cell."""
 
@@ -202,6 +236,7 @@ class RootConf:
     cluster: ClusterConf = field(default_factory=ClusterConf)
     sequential: SequentialConf = field(default_factory=SequentialConf)  # early stopping
     speed: SpeedConf = field(default_factory=SpeedConf)  # the speed phase (off by default)
+    parity: ParityConf = field(default_factory=ParityConf)  # logprob parity (off by default)
     dry_run: bool = False  # print argv, env and pre-flight for the cell; start nothing
     output_dir: str | None = None  # None: Hydra's job output dir
     tags: list[str] = field(default_factory=list)

@@ -36,7 +36,7 @@ from pipeline.measuring.server_death import (
     summarise_from_disk,
 )
 from pipeline.measuring.server_watch import ServerWatch
-from pipeline.measuring.speed_run import context_length
+from pipeline.measuring.speed.run import context_length
 from pipeline.results.baseline_choice import CellKey, key_of_result
 from pipeline.results.cell_error import CellError
 from pipeline.results.cell_paths import samples_dir, samples_path

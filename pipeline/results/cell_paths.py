@@ -2,7 +2,8 @@
 
 A cell folder holds ``result.json`` (``pipeline.results.result_types``), ``samples/<eval>.jsonl``
 (one line per request), ``samples/CONFIG_HASH`` (what the samples were measured under) and
-``server.log`` (when the pipeline started the server); a multi-node cell's other nodes each write
+``server.log`` (when the pipeline started the server), ``parity/`` (with ``parity.enabled``:
+``pipeline.measuring.parity_run``); a multi-node cell's other nodes each write
 theirs into ``node-<rank>/``.
 """
 
@@ -30,6 +31,11 @@ def samples_dir(cell_dir: Path) -> Path:
 def samples_path(cell_dir: Path, eval_name: str) -> Path:
     """One eval's sample lines, ``samples/<eval>.jsonl``."""
     return samples_dir(cell_dir) / f"{eval_name}.jsonl"
+
+
+def parity_dir(cell_dir: Path) -> Path:
+    """The cell's ``parity/`` folder: ``sequences.jsonl``, ``scores.jsonl``, ``summary.json``."""
+    return cell_dir / "parity"
 
 
 def server_log_path(cell_dir: Path) -> Path:

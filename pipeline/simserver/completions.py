@@ -22,6 +22,7 @@ from aiohttp import web
 from pipeline.simserver import aborts, payloads
 from pipeline.simserver.faults import rate_fault, stop_fault
 from pipeline.simserver.jobs import BadRequest, Job, parse_chat, parse_generate
+from pipeline.simserver.logprob_replies import LogprobRequestError, cell_model, reply
 from pipeline.simserver.model import Completion
 from pipeline.simserver.payloads import Served
 from pipeline.simserver.runtime import Runtime, answer, ledger_row, prefill_time
@@ -87,6 +88,10 @@ class CompletionHandlers:
                 await asyncio.sleep(rt.latency_s)
             cut = fault in ("truncation", "abort")
             served = await self._generate(job, cut, received, attempt)
+            try:
+                served = self._with_logprobs(job, served, attempt)
+            except LogprobRequestError as exc:
+                return bad_request(str(exc))
             if fault == "abort":  # cut where the abort reached it, no answer stated
                 served = [_aborted(s) for s in served]
             stop = stop_fault(rt.faults, state.completed)
@@ -106,6 +111,19 @@ class CompletionHandlers:
             return response
         finally:
             state.in_flight -= 1
+
+    def _with_logprobs(self, job: Job, served: list[Served], attempt: int) -> list[Served]:
+        """Each choice's logprobs and sampled ids, when the request asked for them."""
+        ask = job.logprobs
+        if ask is None:
+            return served
+        model = self.rt.logprobs or cell_model(self.rt.conf, self.rt.targets.matched, 0)
+        out = []
+        for i, (s, item) in enumerate(zip(served, job.items, strict=True)):
+            ids = item.ids or tuple(payloads.token_id(w) for w in item.prompt.split()) or (0,)
+            lp = reply(model, ask, ids, s.completion_tokens, f"{attempt}:{i}")
+            out.append(dataclasses.replace(s, logprobs=lp))
+        return out
 
     def _spec_fault(self) -> str | None:
         missing = self.rt.faults.missing_spec_keys and self.rt.spec_on

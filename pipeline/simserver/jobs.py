@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.simserver.logprob_replies import LogprobAsk, LogprobRequestError, parse_ask
+
 MSG_META_STREAM = (
     "return_meta_info is not supported with streaming. "
     "Please set stream=false when using return_meta_info=true."
@@ -27,6 +29,7 @@ class Item:
     prompt: str  # hashed: decides correctness, length, acceptance
     question: str  # searched for the question
     prompt_tokens: int
+    ids: tuple[int, ...] | None = None  # /generate's input_ids (None: a text prompt)
 
 
 def _text_of(content: Any) -> str:
@@ -51,6 +54,7 @@ class Job:
     include_usage: bool = False  # stream_options.include_usage
     batch: bool = False  # /generate with a list of texts
     ignore_eos: bool = False  # sampling_params.ignore_eos: every choice runs to its cap
+    logprobs: LogprobAsk | None = None  # return_logprob and its fields (/generate only)
 
 
 def parse_chat(body: dict[str, Any], default_model: str) -> Job:
@@ -95,31 +99,48 @@ def parse_generate(body: dict[str, Any], default_model: str) -> Job:
     Raises:
         BadRequest: with the field and what it must be.
     """
-    text = body.get("text")
-    ids = body.get("input_ids")
-    if text is None and isinstance(ids, list) and ids:
-        text = [_ids_text(x) for x in ids] if isinstance(ids[0], list) else _ids_text(ids)
-    if isinstance(text, str):
-        texts, batch = [text], False
-    elif isinstance(text, list) and text and all(isinstance(t, str) for t in text):
-        texts, batch = list(text), True
-    else:
-        raise BadRequest("text: expected a string or a non-empty list of strings (or input_ids)")
+    texts, id_lists, batch = _generate_prompts(body)
     params = {} if body.get("sampling_params") is None else body["sampling_params"]
     if not isinstance(params, dict):
         raise BadRequest("sampling_params: expected an object")
     stream = bool(body.get("stream"))
     if stream and batch:
         raise BadRequest("stream=true is supported for a single text only")
+    try:
+        ask = parse_ask(body)
+    except LogprobRequestError as exc:
+        raise BadRequest(str(exc)) from exc
+    # SGLang takes max_new_tokens 0 (a prefill only: sampling_params.py checks >= 0)
+    limit = params.get("max_new_tokens", _DEFAULT_MAX_NEW_TOKENS)
+    cap = 0 if limit == 0 and not isinstance(limit, bool) else token_cap(limit, "max_new_tokens")
     return Job(
         endpoint="generate",
-        items=[Item(t, t, max(len(t.split()), 1)) for t in texts],
-        cap=token_cap(params.get("max_new_tokens", _DEFAULT_MAX_NEW_TOKENS), "max_new_tokens"),
+        items=[Item(t, t, max(len(t.split()), 1), i) for t, i in zip(texts, id_lists, strict=True)],
+        cap=cap,
         stream=stream,
         model=default_model,
         batch=batch,
         ignore_eos=bool(params.get("ignore_eos")),
+        logprobs=ask,
     )
+
+
+def _generate_prompts(
+    body: dict[str, Any],
+) -> tuple[list[str], list[tuple[int, ...] | None], bool]:
+    """The texts of a /generate body, its input_ids (None per text prompt) and whether a batch."""
+    text, ids = body.get("text"), body.get("input_ids")
+    if text is None and isinstance(ids, list) and ids:
+        lists = ids if isinstance(ids[0], list) else [ids]
+        if not all(isinstance(x, int) and not isinstance(x, bool) for xs in lists for x in xs):
+            raise BadRequest("input_ids: expected a list of token ids (or a list of such lists)")
+        texts = [_ids_text(x) for x in lists]
+        return texts, [tuple(x) for x in lists], isinstance(ids[0], list)
+    if isinstance(text, str):
+        return [text], [None], False
+    if isinstance(text, list) and text and all(isinstance(t, str) for t in text):
+        return list(text), [None] * len(text), True
+    raise BadRequest("text: expected a string or a non-empty list of strings (or input_ids)")
 
 
 def _ids_text(ids: list[Any]) -> str:

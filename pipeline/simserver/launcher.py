@@ -30,6 +30,7 @@ from pipeline.simserver.app import Lifecycle, build_app
 from pipeline.simserver.args import parse_argv, sim_config_path, template_flags
 from pipeline.simserver.effects import cell_targets, check_effect_keys
 from pipeline.simserver.faults import Faults
+from pipeline.simserver.logprob_replies import cell_model
 from pipeline.simserver.model import AnswerIndex
 from pipeline.simserver.nodes import Rendezvous, rendezvous, serve_as_other_node
 from pipeline.simserver.payloads import Flavour
@@ -104,6 +105,7 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
         ascending=acceptance_thresholds(args, targets),
         sampling_nonce=secrets.token_hex(8) if conf.sampling_spread > 0 else "",
         timing=timing,
+        logprobs=cell_model(conf, targets.matched, secrets.randbits(64)),
     )  # fmt: skip
 
 
@@ -278,6 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "Simulated SGLang %s: accuracy=%.3f accept_length=%.3f (effects matched: %s)",
         rt.version, t.accuracy, t.accept_length, list(t.matched),
     )  # fmt: skip
+    if rt.logprobs is not None and rt.logprobs.noises:
+        log.info("Logprob noise: %s", [(n.sigma, n.from_position) for n in rt.logprobs.noises])
     if rt.conf.sampling_spread > 0:
         log.info("Sampling noise: sampling_spread=%.3f nonce=%s", rt.conf.sampling_spread,
                  rt.sampling_nonce)  # fmt: skip

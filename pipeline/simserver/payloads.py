@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.simserver.aborts import abort_finish
+from pipeline.simserver.logprob_replies import LogprobReply
 from pipeline.simserver.model import Completion
 from pipeline.simserver.spec import SpecDraw
 from pipeline.simserver.surface import SPEC_ALIAS_RELEASES, SimSurface, surface_for
@@ -55,6 +56,7 @@ class Served:
     prefill_finished: float  # forward_entry + its prompt's simulated prefill time
     finished: float  # time.time() when generation ended
     dp_rank: int | None = None  # the DP rank that served it (None with one rank)
+    logprobs: LogprobReply | None = None  # with return_logprob: the ids and meta_info keys
 
     @property
     def completion_tokens(self) -> int:
@@ -111,6 +113,8 @@ def meta_info(s: Served, f: Flavour, sent: float) -> dict[str, Any]:
     if f.timing_fields:  # received <= dispatched <= forward entry <= prefill finished <= finished
         m.update(forward_entry_time=s.forward_entry, prefill_finished_time=s.prefill_finished)
         m["queue_time"] = s.forward_entry - dispatched
+    if s.logprobs is not None:  # SGLang adds them after the scheduler's time stats
+        m.update(s.logprobs.meta)
     m.update(reasoning_tokens=0, completion_tokens=n, cached_tokens=0)
     m["weight_versions"] = [{"version": "default", "start": 0, "end": n}]
     m.update(cached_tokens_details=None, dp_rank=s.dp_rank, e2e_latency=e2e)
@@ -246,6 +250,8 @@ def token_id(word: str) -> int:
 def generate_response(s: Served, f: Flavour, sent: float) -> dict[str, Any]:
     """A native ``/generate`` body: text, output_ids and meta_info."""
     ids = [token_id(t) for t in s.completion.tokens]
+    if s.logprobs is not None:
+        ids = list(s.logprobs.output_ids)
     return {"text": s.text, "output_ids": ids, "meta_info": meta_info(s, f, sent)}
 
 

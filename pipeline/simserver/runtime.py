@@ -16,6 +16,7 @@ from typing import Any
 
 from pipeline.simserver.effects import CellTargets
 from pipeline.simserver.faults import Faults
+from pipeline.simserver.logprob_replies import LogprobModel
 from pipeline.simserver.model import (
     AnswerIndex,
     Completion,
@@ -58,6 +59,7 @@ class Runtime:
     ascending: list[float] | None = field(default=None)  # acceptance thresholds; None: no spec
     sampling_nonce: str = ""  # drawn at start-up when sampling_spread > 0: starts draw apart
     timing: TimingModel | None = None  # the latency table (timing_model); None: the linear prefill
+    logprobs: LogprobModel | None = None  # what return_logprob reads (None: the defaults)
 
     @property
     def spec_on(self) -> bool:

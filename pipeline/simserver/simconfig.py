@@ -36,6 +36,23 @@ class Effect:
     match: dict[str, Any] = field(default_factory=dict)
     accuracy_delta: float = 0.0
     accept_length_delta: float = 0.0
+    # Normal noise of this standard deviation on the logits ``return_logprob`` reads, at context
+    # positions from ``logit_from_position`` on (pipeline/simserver/logprobs.py: a perturbation
+    # of known KL; 0: the distributions are the baseline's).
+    logit_sigma: float = checked(0.0, Check(0.0))
+    logit_from_position: int = checked(0, Check(0))
+
+
+@dataclass(frozen=True)
+class LogprobConf:
+    """The ``logprobs`` object: the distributions ``return_logprob`` reads (``logprobs.py``)."""
+
+    vocab: int = checked(32000, Check(64))
+    candidates: int = checked(8, Check(1, 32))  # ids with a logit of their own per position
+    logit_scale: float = checked(2.0, Check(0.0))
+    rest_mass: float = checked(0.05, Check(0.0001, 0.5))  # the baseline's mass on the other ids
+    # Logit noise drawn anew at every start: an A/A whose two starts are not bit-identical.
+    restart_sigma: float = checked(0.0, Check(0.0))
 
 
 @dataclass(frozen=True)
@@ -98,6 +115,7 @@ class SimConfig:
     # 0: every identical prompt answered alike, as before.
     sampling_spread: float = checked(0.0, Check(0.0, 1.0))
     faults: FaultFlags = field(default_factory=FaultFlags)
+    logprobs: LogprobConf = field(default_factory=LogprobConf)
     answer_key: str | None = None
     ledger: str | None = None
 

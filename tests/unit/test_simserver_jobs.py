@@ -71,7 +71,7 @@ def test_generate_jobs(body: dict[str, Any], prompts: list[str], cap: int, batch
         ({"text": [1]}, "text: expected a string"),
         ({"text": "x", "sampling_params": []}, "sampling_params: expected an object"),
         ({"text": ["a", "b"], "stream": True}, "stream=true is supported for a single text"),
-        ({"text": "x", "sampling_params": {"max_new_tokens": 0}}, "max_new_tokens=0"),
+        ({"text": "x", "sampling_params": {"max_new_tokens": -1}}, "max_new_tokens=-1"),
     ],
 )
 def test_bad_generate_bodies(body: dict[str, Any], message: str) -> None:

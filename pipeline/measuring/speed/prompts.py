@@ -25,8 +25,13 @@ from typing import Any
 from backends.backend_conf import ModelConf
 from evals.base import Eval
 from evals.chat_tokens import chat_ids, load_tokenizer
-from pipeline.config.prompt_source import eval_name, source_problems, tokenizer_source
-from pipeline.config.schema import SpeedConf
+from pipeline.config.prompt_source import (
+    SPEED_KEY,
+    PromptSetting,
+    eval_name,
+    source_problems,
+    tokenizer_source,
+)
 from pipeline.measuring.speed.plan import SpeedShape, TokenRange, prompt_ids
 from pipeline.results.cell_error import CellError
 from pipeline.results.result_schema import SpeedJson
@@ -122,18 +127,18 @@ class RunPrompts:
 
 
 def eval_prompt_pool(
-    conf: SpeedConf, evals: Mapping[str, Eval], model: ModelConf
+    conf: PromptSetting, evals: Mapping[str, Eval], model: ModelConf, key: str = SPEED_KEY
 ) -> PromptPool | None:
-    """The pool ``speed.prompts`` asks for (None: random ids), tokenized before the server starts.
+    """The pool ``key`` asks for (None: random ids), tokenized before the server starts.
 
     Raises:
         ValueError: ``speed.prompts`` names no eval of the cell, the model has no local
             tokenizer (``evals.chat_tokens.TokenizerError``), or the eval has no prompt.
     """
-    name = eval_name(conf.prompts) if conf.enabled else None
+    name = eval_name(conf.prompts, key) if conf.enabled else None
     if name is None:
         return None
-    problems = source_problems(conf, list(evals))
+    problems = source_problems(conf, list(evals), key)
     if problems:
         raise ValueError(problems[0])
     path, key = tokenizer_source(model)
@@ -142,12 +147,12 @@ def eval_prompt_pool(
     messages = [p.messages for p in evals[name].prompts()]
     prompts = distinct_prompts(messages, lambda m: chat_ids(tok, m, kwargs))
     if not prompts:
-        raise ValueError(f"speed.prompts={conf.prompts}: the eval {name} has no prompt")
+        raise ValueError(f"{key}={conf.prompts}: the eval {name} has no prompt")
     return PromptPool(conf.prompts, str(path), tuple(prompts))
 
 
 def cell_prompt_pool(
-    conf: SpeedConf, evals: Mapping[str, Eval], model: ModelConf
+    conf: PromptSetting, evals: Mapping[str, Eval], model: ModelConf, key: str = SPEED_KEY
 ) -> PromptPool | None:
     """``eval_prompt_pool`` for a cell: a problem the user can fix ends it as a config error.
 
@@ -155,6 +160,6 @@ def cell_prompt_pool(
         CellError: kind ``config``, with ``eval_prompt_pool``'s message.
     """
     try:
-        return eval_prompt_pool(conf, evals, model)
+        return eval_prompt_pool(conf, evals, model, key)
     except ValueError as err:  # no eval of that name, no local tokenizer: the user's settings
         raise CellError("config", str(err)) from err

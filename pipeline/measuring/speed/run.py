@@ -60,12 +60,19 @@ METHOD = (
 
 
 class SpeedClient:
-    """Where the speed phase's requests go: the server, its keys and the per-call timeout."""
+    """Where a phase's ``/generate`` requests go: the server, its keys and the per-call timeout.
+
+    ``phase`` names the phase in errors and is their kind (``speed``; parity re-uses the client).
+    """
 
     def __init__(
-        self, base_url: str, keys: tuple[str | None, str | None], timeout_s: float
+        self,
+        base_url: str,
+        keys: tuple[str | None, str | None],
+        timeout_s: float,
+        phase: str = "speed",
     ) -> None:
-        self.base_url, self.timeout_s = base_url, timeout_s
+        self.base_url, self.timeout_s, self.phase = base_url, timeout_s, phase
         self.api_key, self.admin_key = keys  # the admin key opens /flush_cache when set
 
     def flush(self) -> None:
@@ -98,10 +105,10 @@ class SpeedClient:
         except urllib.error.HTTPError as err:
             detail = err.read()[:300]
             raise MeasureError(
-                "speed", f"speed: POST /generate answered HTTP {err.code}: {detail!r}"
+                self.phase, f"{self.phase}: POST /generate answered HTTP {err.code}: {detail!r}"
             ) from err
         except (OSError, ValueError) as err:
-            raise MeasureError("speed", f"speed: POST /generate failed: {err}") from err
+            raise MeasureError(self.phase, f"{self.phase}: POST /generate failed: {err}") from err
 
 
 def context_length(base_url: str, api_key: str | None) -> int | None:

@@ -1,0 +1,189 @@
+"""The parity phase of a cell (``parity.enabled``; issue 39): sequences, re-scores, divergence.
+
+- Without ``parity.sequences_from`` the cell is a baseline: it generates one sequence per
+  prompt (random ids, ``speed.plan.prompt_ids``, or an eval's with ``parity.prompts=eval:NAME``)
+  at ``parity.temperature`` and keeps the ids in ``parity/sequences.jsonl``.
+- With it, the cell reads that cell's sequences.
+- Either way it re-scores every sequence by prefill (``parity_client.rescore``) into
+  ``parity/scores.jsonl``; a cell that re-scored another's sequences also writes
+  ``parity/summary.json``: each metric of ``stats.parity`` against that cell's own re-score,
+  clustered by prompt, and per context-position bin. A second start of the baseline variant
+  re-scoring the baseline's sequences is the A/A whose summary sets the band of
+  ``stats.parity_verdict``; judging across cells is the report's part.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from pathlib import Path
+from typing import Any
+
+from pipeline.config.schema import ParityConf
+from pipeline.measuring.eval_window import MeasureError
+from pipeline.measuring.parity_client import PHASE, generate_with_logprobs, rescore
+from pipeline.measuring.speed.plan import TokenRange, prompt_ids
+from pipeline.measuring.speed.prompts import PromptPool
+from pipeline.measuring.speed.run import SpeedClient
+from pipeline.results.cell_paths import parity_dir
+from pipeline.results.store import write_json_atomic
+from pipeline.stats.parity import (
+    METRICS,
+    ScoredSequence,
+    Scores,
+    Totals,
+    position_bins,
+    question_totals,
+    sequence_parity,
+)
+from pipeline.stats.parity_verdict import ClusteredMean, clustered_mean
+
+log = logging.getLogger(__name__)
+SEQUENCES, SCORES, SUMMARY = "sequences.jsonl", "scores.jsonl", "summary.json"
+
+
+def parity_prompts(conf: ParityConf, pool: PromptPool | None) -> list[list[int]]:
+    """The first ``parity.sequences`` prompts of the eval's pool, or random ids."""
+    if pool is not None:
+        return [list(p) for p in pool.prompts[: conf.sequences]]
+    ids = TokenRange(conf.first_token_id, conf.vocab_size, "parity.vocab_size")
+    return [prompt_ids(ids, conf.seed, s, conf.prompt_tokens) for s in range(conf.sequences)]
+
+
+def generate_sequences(
+    conf: ParityConf, client: SpeedClient, pool: PromptPool | None
+) -> list[dict[str, Any]]:
+    """One sequence per prompt: ``{question, prompt_ids, output_ids, decode_*}`` lines."""
+    rows = []
+    for serial, prompt in enumerate(parity_prompts(conf, pool)):
+        out = generate_with_logprobs(client, prompt, conf.new_tokens, conf.temperature, conf.top_k)
+        line = {"question": f"p{serial}", "prompt_ids": prompt, "output_ids": list(out.output_ids)}
+        rows.append({**line, **_decode_json(out.decode)})
+    return rows
+
+
+def _decode_json(decode: Scores) -> dict[str, Any]:
+    # what decoding reported, kept for the decode/verify-path comparison (issue 39 item 2)
+    top = [[list(pair) for pair in row] for row in decode.top]
+    return {"decode_logprobs": list(decode.logprobs), "decode_top": top}
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    """The lines of a parity file.
+
+    Raises:
+        MeasureError: naming the file when it is missing or not JSON lines.
+    """
+    try:
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    except (OSError, ValueError) as err:
+        raise MeasureError(
+            PHASE,
+            f"{PHASE}: cannot read {path}: {err}; parity.sequences_from must name a cell "
+            "that ran with parity.enabled=true",
+        ) from err
+
+
+def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    tmp.replace(path)
+
+
+def score_rows(
+    sequences: list[dict[str, Any]], client: SpeedClient, top_k: int
+) -> list[dict[str, Any]]:
+    """Every sequence re-scored: ``{question, logprobs, top}`` lines (top as [id, logprob])."""
+    out = []
+    for seq in sequences:
+        s = rescore(client, seq["prompt_ids"], seq["output_ids"], top_k)
+        top = [[list(pair) for pair in row] for row in s.top]
+        out.append({"question": seq["question"], "logprobs": list(s.logprobs), "top": top})
+    return out
+
+
+def _scores(row: dict[str, Any]) -> Scores:
+    top = tuple(tuple((int(i), float(lp)) for i, lp in r) for r in row["top"])
+    return Scores(tuple(float(x) for x in row["logprobs"]), top)
+
+
+def paired(
+    sequences: list[dict[str, Any]], base: list[dict[str, Any]], cand: list[dict[str, Any]]
+) -> list[ScoredSequence]:
+    """The sequences with the source cell's scores and this cell's.
+
+    Raises:
+        MeasureError: when the files do not list the same sequences.
+    """
+    names = [[r["question"] for r in rows] for rows in (sequences, base, cand)]
+    if not names[0] == names[1] == names[2]:
+        raise MeasureError(
+            PHASE,
+            f"{PHASE}: {len(sequences)} sequences, {len(base)} and {len(cand)} scores, not the "
+            "same ones in order: re-run the source cell's parity phase",
+        )
+    return [
+        ScoredSequence(s["question"], len(s["prompt_ids"]), _scores(b), _scores(c))
+        for s, b, c in zip(sequences, base, cand, strict=True)
+    ]
+
+
+def _bound(x: float) -> float | None:
+    return None if math.isinf(x) or math.isnan(x) else x
+
+
+def _mean_json(m: ClusteredMean) -> dict[str, Any]:
+    return {"estimate": _bound(m.estimate), "lower": _bound(m.lower), "upper": _bound(m.upper),
+            "se": _bound(m.se), "questions": m.questions, "tokens": m.tokens}  # fmt: skip
+
+
+def summary(seqs: list[ScoredSequence], edges: list[int], source: str) -> dict[str, Any]:
+    """Each metric clustered by question, and its mean per context-position bin."""
+    per_seq = [sequence_parity(s) for s in seqs]
+    metrics = {}
+    for metric in METRICS:
+        by_q = question_totals(per_seq, metric)
+        if any(t.count for t in by_q.values()):
+            metrics[metric] = _mean_json(clustered_mean(by_q))
+    bins = [
+        {"low": b.low, "high": b.high, **{k: _bin_mean(t) for k, t in b.metrics.items()}}
+        for b in position_bins(seqs, edges)
+    ]
+    return {"sequences_from": source, "sequences": len(seqs), "metrics": metrics, "bins": bins}
+
+
+def _bin_mean(t: Totals) -> dict[str, Any]:
+    return {"mean": _bound(t.mean), "tokens": t.count}
+
+
+def parity_phase(
+    conf: ParityConf,
+    base_url: str,
+    keys: tuple[str | None, str | None],
+    cell_dir: Path,
+    pool: PromptPool | None = None,
+) -> dict[str, Any] | None:
+    """Run the parity phase on the cell's server; the summary when another cell's were scored.
+
+    ``pool``: the eval prompts ``parity.prompts`` names (None: random ids).
+    """
+    client = SpeedClient(base_url, keys, conf.request_timeout_s, phase=PHASE)
+    own = parity_dir(cell_dir)
+    if conf.sequences_from is None:
+        sequences = generate_sequences(conf, client, pool)
+        _write_jsonl(own / SEQUENCES, sequences)
+    else:
+        sequences = read_jsonl(parity_dir(Path(conf.sequences_from)) / SEQUENCES)
+    scores = score_rows(sequences, client, conf.top_k)
+    _write_jsonl(own / SCORES, scores)
+    if conf.sequences_from is None:
+        log.info("parity: %d sequences generated and re-scored", len(sequences))
+        return None
+    base = read_jsonl(parity_dir(Path(conf.sequences_from)) / SCORES)
+    out = summary(paired(sequences, base, scores), conf.position_bins, conf.sequences_from)
+    write_json_atomic(own / SUMMARY, out)
+    line = ", ".join(f"{k} {v['estimate']:.3g}" for k, v in out["metrics"].items())
+    log.info("parity against %s: %s", conf.sequences_from, line)
+    return out

@@ -1,0 +1,123 @@
+"""The parity phase end to end: real ``mtp-eval`` cells on the simulated server (issue 39).
+
+fa3 generates and re-scores its sequences; fa3_repeat (a second start: the A/A) and fmha_v2
+(whose simulated logits carry noise of sigma 0.2, ``logit_sigma``) re-score them. The A/A's
+divergence is zero (the simulated starts are bit-identical without ``restart_sigma``), fmha_v2's
+is the perturbation's KL, and the verdict over the two summaries says GO and NO-GO.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline.results.cell_paths import parity_dir
+from pipeline.results.store import read_result
+from pipeline.stats.parity_verdict import (
+    GO,
+    NOGO,
+    ClusteredMean,
+    parity_band,
+    parity_verdict,
+)
+from tests.helpers.cells import run_script
+
+pytestmark = pytest.mark.integration
+PARITY = [
+    "evals=[]", "parity.enabled=true", "parity.sequences=16", "parity.prompt_tokens=16",
+    "parity.new_tokens=32", "server.simulated.sglang_version=0.5.23",
+    "server.simulated.startup_delay_s=0.1",
+    "server.simulated.effects=[{match:{attention_backend:trtllm_mha},logit_sigma:0.2}]",
+]  # fmt: skip
+
+
+def cell(folder: Path, backend: str, *extra: str) -> dict:
+    run = run_script("mtp-eval", f"backend={backend}", *PARITY, *extra, f"output_dir={folder}")
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    result = read_result(folder)
+    assert result is not None and result.status == "ok"
+    return (
+        json.loads((parity_dir(folder) / "summary.json").read_text())
+        if (parity_dir(folder) / "summary.json").is_file()
+        else {}
+    )
+
+
+def topk(summary: dict) -> ClusteredMean:
+    m = summary["metrics"]["kl_topk"]
+    return ClusteredMean(
+        m["estimate"], m["se"], m["lower"], m["upper"], m["questions"], m["tokens"]
+    )
+
+
+def test_parity_cells_rescore_the_baselines_sequences_and_judge(tmp_path):
+    base = tmp_path / "fa3"
+    assert cell(base, "fa3") == {}  # the baseline generates: nothing to compare with
+    sequences = (parity_dir(base) / "sequences.jsonl").read_text().splitlines()
+    assert len(sequences) == 16
+    scores = (parity_dir(base) / "scores.jsonl").read_text().splitlines()
+    for seq, score in zip(map(json.loads, sequences), map(json.loads, scores), strict=True):
+        # decoding at temperature 1 reported what the prefill re-score reports (item 2's data)
+        assert seq["decode_logprobs"] == score["logprobs"] and seq["decode_top"] == score["top"]
+    aa = cell(tmp_path / "aa", "fa3_repeat", f"parity.sequences_from={base}")
+    cand = cell(tmp_path / "cand", "fmha_v2", f"parity.sequences_from={base}")
+    assert aa["sequences_from"] == str(base) and aa["sequences"] == 16
+    assert topk(aa).estimate == 0.0 and aa["metrics"]["top1_disagree"]["estimate"] == 0.0
+    assert 0.005 < topk(cand).estimate < 0.03  # sigma 0.2: about sigma^2 / 2 * 0.6 per token
+    assert [b["low"] for b in cand["bins"]] == [0, 1024, 4096, 16384]
+    assert cand["bins"][0]["kl_topk"]["tokens"] == topk(cand).tokens  # short prompts: bin 0
+    band = parity_band(topk(aa), ceiling=0.05, floor=1e-3)
+    assert parity_verdict(topk(cand), band).verdict == NOGO
+    assert parity_verdict(topk(aa), band).verdict == GO
+
+
+def test_a_missing_source_fails_the_cell_naming_the_file(tmp_path):
+    run = run_script("mtp-eval", "backend=fa3", *PARITY, f"parity.sequences_from={tmp_path}/none",
+                     f"output_dir={tmp_path}/cell")  # fmt: skip
+    assert run.returncode != 0
+    result = read_result(tmp_path / "cell")
+    assert result is not None and result.error is not None
+    assert "sequences.jsonl" in result.error.message and result.error.kind == "parity"
+
+
+TOKENIZER = "benchmarks/results/live-h200/trained-model/target"
+
+
+def _retrieval_ids() -> list[list[int]]:
+    """The retrieval eval's prompts as SGLang's chat endpoint tokenizes them (HF, directly)."""
+    from omegaconf import OmegaConf
+    from transformers import AutoTokenizer
+
+    from evals.base import make_eval
+    from evals.eval_conf import EvalConf
+    from tests.helpers.cells import REPO
+
+    raw = OmegaConf.load(REPO / "conf/evals/synth_retrieval.yaml")["synth_retrieval"]
+    conf = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(EvalConf), raw))
+    assert isinstance(conf, EvalConf)
+    tok = AutoTokenizer.from_pretrained(REPO / TOKENIZER)
+    out: list[list[int]] = []
+    for p in make_eval("synth_retrieval", conf).prompts():
+        ids = list(
+            tok.apply_chat_template(p.messages, add_generation_prompt=True, return_dict=False)
+        )
+        if ids not in out:
+            out.append(ids)
+    return out
+
+
+def test_eval_prompts_are_the_evals_own_whole(tmp_path):
+    folder = tmp_path / "fa3"
+    run = run_script(
+        "mtp-eval", "backend=fa3", *PARITY[1:], "evals=[synth_retrieval]",
+        f"model.tokenizer_path={TOKENIZER}", "parity.prompts=eval:synth_retrieval",
+        "parity.sequences=3", "parity.new_tokens=4", f"output_dir={folder}",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    rows = [
+        json.loads(x) for x in (parity_dir(folder) / "sequences.jsonl").read_text().splitlines()
+    ]
+    assert [r["prompt_ids"] for r in rows] == _retrieval_ids()[:3]
+    assert min(len(r["prompt_ids"]) for r in rows) > 1000  # whole, long retrieval prompts
