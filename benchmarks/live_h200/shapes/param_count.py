@@ -1,6 +1,6 @@
 """Parameters of a production shape's config.json, and whether it fits one H200 with random weights.
 
-    python3 -m benchmarks.live_h200.shapes.param_count          # every shape folder: a table
+    python3 -m benchmarks.live_h200.shapes.param_count   # every shape folder, then the full shapes
 
 One pure function per architecture counts the weights SGLang allocates for it (the target's layers,
 embeddings and head, and its MTP / NextN or EAGLE3 draft), from the config values alone: the
@@ -227,6 +227,11 @@ def main(argv: list[str]) -> int:
         worst |= not ok
         size = f"{n.target:>15,} {n.draft:>15,} {weights_gib(n.total):5.1f}"
         print(f"{folder.name:26} {size}  {'yes' if ok else 'NO':13} {_loaded_as(folder)}")
+    if not argv:  # and the full-depth shapes per GPU at each tp (memory.py); 1 if a planned one
+        from benchmarks.live_h200.shapes import memory  # does not fit (memory imports this module)
+
+        print("\n" + "\n".join(memory.table()))
+        worst |= not all(memory.per_gpu(s).fits() for s in memory.FULL_SHAPES)
     return worst
 
 
