@@ -136,6 +136,7 @@ start_phases() {
     return
   fi
   [[ ${LIVE_PLAN:-signoff} == speed ]] && { start_speed; return; }
+  [[ ${LIVE_PLAN:-signoff} == full-shapes ]] && { start_full_shapes; return; }
   [[ ${LIVE_PLAN:-signoff} == frontier ]] && { start_frontier; return; }
   [[ ${LIVE_PLAN:-signoff} == dependence ]] && { start_dependence; return; }
   launch hf phase_hf
@@ -331,6 +332,55 @@ shape_cells() {  # EXPERIMENTS: those shape cells, fa3, into outputs/live/shapes
   done
   python3 -m pipeline -m "${server[@]}" backend=fa3 hydra.sweep.dir=outputs/live/shapes \
     "experiment=$1"
+}
+
+# LIVE_PLAN=full-shapes (LIVE_SGLANG=0.5.23 with the 0.5.23 bundle, on nvidia-h200-x8, -x4 or -x2):
+# issue 43's production shapes at full depth with random weights (conf/experiment/full_*.yaml;
+# benchmarks/live_h200/shapes/README.md, "Full-depth shapes"), each a sweep of fa3 and fmha_v2 at
+# bf16 and fp8 KV plus fa3_repeat (the A/A band), evals then the speed phase, one shape after
+# another (each takes all its GPUs), then one report of all of them. LIVE_FULL_SHAPES picks the
+# shapes (default: every one), LIVE_FULL_CUT=1 adds each MoE shape's one-GPU cut cell with the same
+# settings (the tp-1 ratio item 3 compares with). A shape needing more GPUs than nvidia-smi lists
+# (LIVE_GPUS in a rehearsal) refuses the plan before anything starts: the report is marked refused.
+FULL_GPUS=(glm_4_6_tp8:8 qwen3_next_80b_a3b_tp4:4 qwen3_next_80b_a3b_tp2:2
+  llama3_1_8b_eagle3_tp2_dp2:4)
+FULL_ARGS=(server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200 "${SIM_ARGS[@]}"
+  server.mem_fraction_static=0.85 server.max_running_requests=32 server.startup_timeout_s=1500
+  server.stop_grace_s=20 "server.extra_args=[--sampling-backend,pytorch,--max-total-tokens,262144]"
+  backend=fa3,fmha_v2,fa3_repeat kv_dtype=auto,fp8_e4m3)
+[[ $SGLANG == 0.5.23 ]] && FULL_ARGS+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)
+read -r -a _full_more <<< "${LIVE_FULL_OVERRIDES:-}"  # a rehearsal's smaller plan: speed.repeats=1
+FULL_ARGS+=("${_full_more[@]}")
+
+start_full_shapes() {
+  local shape need have=${LIVE_GPUS:-$(nvidia-smi --list-gpus 2>/dev/null | grep -c '^GPU')} short=()
+  [[ $SGLANG == 0.5.23 ]] || { log "LIVE_PLAN=full-shapes needs LIVE_SGLANG=0.5.23"; return 0; }
+  for shape in ${LIVE_FULL_SHAPES:-${FULL_GPUS[*]%%:*}}; do
+    need=$(printf '%s\n' "${FULL_GPUS[@]}" | sed -n "s/^$shape://p")
+    [[ -n $need ]] || { short+=("$shape (no such shape: ${FULL_GPUS[*]%%:*})"); continue; }
+    (( need > have )) && short+=("$shape needs $need GPUs")
+  done
+  if (( ${#short[@]} )) && ! has report started; then
+    log "LIVE_PLAN=full-shapes refused: this machine has $have GPUs (nvidia-smi) and ${short[*]};" \
+      "lease nvidia-h200-x8 (or -x4 / -x2) or set LIVE_FULL_SHAPES to the shapes it holds"
+    touch "$STATE/report.started"; echo refused > "$STATE/report.rc"
+  fi
+  has fa3 ready && launch report phase_full_shapes
+}
+
+phase_full_shapes() {
+  cd "$R" || return 1
+  local shape sweeps=()
+  for shape in ${LIVE_FULL_SHAPES:-${FULL_GPUS[*]%%:*}}; do
+    python3 -m pipeline -m "${FULL_ARGS[@]}" "experiment=full_$shape" \
+      "hydra.sweep.dir=outputs/live/full-$shape"
+    sweeps+=("full-$shape")
+    [[ ${LIVE_FULL_CUT:-1} == 1 && $shape == *_tp[48] ]] || continue
+    python3 -m pipeline -m "experiment=shape_${shape%_tp*}" speed.enabled=true speed.repeats=3 \
+      "${FULL_ARGS[@]}" "hydra.sweep.dir=outputs/live/cut-${shape%_tp*}"  # FULL_ARGS last: they win
+    sweeps+=("cut-${shape%_tp*}")
+  done
+  phase_report "${sweeps[@]}"
 }
 
 # LIVE_PLAN=speed (the 0.5.23 bundle, carried as for v23): the speed comparison of issue 27 through
