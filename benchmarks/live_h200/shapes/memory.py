@@ -1,6 +1,6 @@
-"""Per-GPU memory of a full-depth shape at a tensor-parallel size: does it fit an H200 with a KV pool?
+"""Per-GPU memory of a full-depth shape at a tp: do weights and a KV pool fit an H200?
 
-    python3 benchmarks/live_h200/shapes/param_count.py     # prints this table after the cut one
+    python3 -m benchmarks.live_h200.shapes.param_count   # prints this table after the cut one
 
 SGLang holds the weights and the KV pool in its static pool, ``mem_fraction_static`` of each GPU;
 the rest is for activations and CUDA graphs. Tensor parallel splits the weights (attention heads,
