@@ -344,13 +344,13 @@ shape_cells() {  # EXPERIMENTS: those shape cells, fa3, into outputs/live/shapes
 # (LIVE_GPUS in a rehearsal) refuses the plan before anything starts: the report is marked refused.
 FULL_GPUS=(glm_4_6_tp8:8 qwen3_next_80b_a3b_tp4:4 qwen3_next_80b_a3b_tp2:2
   llama3_1_8b_eagle3_tp2_dp2:4)
-FULL_ARGS=(server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200 "${SIM_ARGS[@]}"
+FULL_SERVER=(server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200 "${SIM_ARGS[@]}"
   server.mem_fraction_static=0.85 server.max_running_requests=32 server.startup_timeout_s=1500
-  server.stop_grace_s=20 "server.extra_args=[--sampling-backend,pytorch,--max-total-tokens,262144]"
-  backend=fa3,fmha_v2,fa3_repeat kv_dtype=auto,fp8_e4m3)
-[[ $SGLANG == 0.5.23 ]] && FULL_ARGS+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)
+  server.stop_grace_s=20 "server.extra_args=[--sampling-backend,pytorch,--max-total-tokens,262144]")
+[[ $SGLANG == 0.5.23 ]] && FULL_SERVER+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)
 read -r -a _full_more <<< "${LIVE_FULL_OVERRIDES:-}"  # a rehearsal's smaller plan: speed.repeats=1
-FULL_ARGS+=("${_full_more[@]}")
+FULL_SERVER+=("${_full_more[@]}")
+FULL_ARGS=("${FULL_SERVER[@]}" backend=fa3,fmha_v2,fa3_repeat kv_dtype=auto,fp8_e4m3)
 
 start_full_shapes() {
   local shape need have=${LIVE_GPUS:-$(nvidia-smi --list-gpus 2>/dev/null | grep -c '^GPU')} short=()
@@ -375,12 +375,21 @@ phase_full_shapes() {
     python3 -m pipeline -m "${FULL_ARGS[@]}" "experiment=full_$shape" \
       "hydra.sweep.dir=outputs/live/full-$shape"
     sweeps+=("full-$shape")
+    [[ $shape == *_dp* ]] && phase_full_dp_counters "$shape"  # item 2: the DP ranks' own bodies
     [[ ${LIVE_FULL_CUT:-1} == 1 && $shape == *_tp[48] ]] || continue
     python3 -m pipeline -m "experiment=shape_${shape%_tp*}" speed.enabled=true speed.repeats=3 \
       "${FULL_ARGS[@]}" "hydra.sweep.dir=outputs/live/cut-${shape%_tp*}"  # FULL_ARGS last: they win
     sweeps+=("cut-${shape%_tp*}")
   done
   phase_report "${sweeps[@]}"
+}
+
+# SHAPE: a bare fa3 server of a DP shape (the cell's own flags) and record_dp_counters.py on it:
+# replies per dp_rank, /server_info five times, /metrics, into $LIVE/bodies (the report keeps them).
+phase_full_dp_counters() {
+  bare_server "dp-$1" all "" "${FULL_SERVER[@]}" "experiment=full_$1" backend=fa3 kv_dtype=auto \
+    && python3 -m benchmarks.live_h200.record_dp_counters "$BARE_URL" "$LIVE/bodies/dp-counters-$1"
+  stop_bare
 }
 
 # LIVE_PLAN=speed (the 0.5.23 bundle, carried as for v23): the speed comparison of issue 27 through

@@ -27,6 +27,7 @@ def flag(argv: list[str], name: str) -> str | None:
 
 
 def test_the_full_shapes_phase_runs_tp_and_dp_cells_through_speed_and_reports(tmp_path):
+    (tmp_path / "live" / "logs").mkdir(parents=True)  # the tick's: the bare server logs there
     run = run_live_plan(
         tmp_path, "full-shapes", ["phase_full_shapes"], 900, LIVE_FULL_OVERRIDES=SMALL,
         LIVE_FULL_SHAPES="glm_4_6_tp8 llama3_1_8b_eagle3_tp2_dp2",
@@ -49,6 +50,12 @@ def test_the_full_shapes_phase_runs_tp_and_dp_cells_through_speed_and_reports(tm
             if dp:  # two DP ranks, weighted by the verify steps of each rank's requests
                 assert result["observed"]["dp_size"] == 2
                 assert "meta_info.dp_rank" in result["accept"]["server_accept_weighting"]
+    # Item 2's recording: a bare dp-2 server's replies per rank, /server_info and /metrics.
+    summary = json.loads(
+        (live / "bodies/dp-counters-llama3_1_8b_eagle3_tp2_dp2/summary.json").read_text()
+    )
+    assert summary["dp_size"] == 2 and sorted(summary["per_rank_from_replies"]) == ["0", "1"]
+    assert len(summary["states_in_order"]) == 5 and summary["request_weighted_accept_length"] > 1
     assert "report exit 2" in run.stdout  # nothing to band on one repeat: judged nothing, said so
     assert "(tp=8)" in (live / "report" / "report.md").read_text()
     assert (tmp_path / "live" / "live-results.tgz").is_file()
