@@ -350,7 +350,9 @@ FULL_SERVER=(server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200 "${SIM_A
 [[ $SGLANG == 0.5.23 ]] && FULL_SERVER+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)
 read -r -a _full_more <<< "${LIVE_FULL_OVERRIDES:-}"  # a rehearsal's smaller plan: speed.repeats=1
 FULL_SERVER+=("${_full_more[@]}")
-FULL_ARGS=("${FULL_SERVER[@]}" backend=fa3,fmha_v2,fa3_repeat kv_dtype=auto,fp8_e4m3)
+# A lease short of time narrows the cells: LIVE_FULL_BACKENDS=fa3,fmha_v2 LIVE_FULL_KV=auto.
+FULL_ARGS=("${FULL_SERVER[@]}" "backend=${LIVE_FULL_BACKENDS:-fa3,fmha_v2,fa3_repeat}"
+  "kv_dtype=${LIVE_FULL_KV:-auto,fp8_e4m3}")
 
 start_full_shapes() {
   local shape need have=${LIVE_GPUS:-$(nvidia-smi --list-gpus 2>/dev/null | grep -c '^GPU')} short=()
