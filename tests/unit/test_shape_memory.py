@@ -166,3 +166,19 @@ def test_param_count_prints_both_tables(capsys):
     assert main([]) == 0
     printed = capsys.readouterr().out
     assert "full shapes, per GPU (GiB)" in printed and "full/glm_4_6" in printed
+
+
+def test_the_readmes_memory_table_is_memory_pys():
+    """Every row of the README's full-depth table: weights, KV, state and total as computed."""
+    readme = (REPO / "benchmarks/live_h200/shapes/README.md").read_text(encoding="utf-8")
+    section = readme.split("## Full-depth shapes")[1].split("\n## ")[0]
+    row = (
+        r"^\| (GLM|Qwen3|Llama)[^|]*\| \**(\d)\**[^|]*\|[^|]*\| ([\d.]+) \| ([\d.]+) / ([\d.]+) \| "
+    )
+    rows = re.findall(row + r"([\d.]+) \| ([\d.]+) \|", section, re.MULTILINE)
+    assert len(rows) == 6
+    shapes = {"GLM": GLM, "Qwen3": QWEN, "Llama": LLAMA}
+    for model, tp, *figures in rows:
+        m = per_gpu(shapes[model], int(tp))
+        computed = [m.weights, m.kv_bf16, m.kv_fp8, m.state, m.static()]
+        assert [float(f) for f in figures] == [round(x, 1) for x in computed], (model, tp)
