@@ -6,7 +6,7 @@ One parametrized test per report: its sources laid out as the committed report r
 the exit code, ``summary.json``, ``cells.csv``, ``speed.csv`` and ``report.md`` compared with the
 committed files, with only the time of making and the checkout's path set aside. A rule change
 that moves a committed verdict, number or sentence fails here: remake the reports with
-``python benchmarks/live_h200/rebuild_report.py --all`` and say in the commit what moved.
+``python -m benchmarks.live_h200.rebuild_report --all`` and say in the commit what moved.
 What each run shows beyond its report is checked in ``test_live_run_facts.py``.
 """
 
@@ -49,7 +49,7 @@ def test_the_committed_report_rebuilds_to_itself(report: live_index.Report, tmp_
         if (report.path / name).exists() or (out / name).exists():
             assert _normalized(out, name) == _normalized(report.path, name), (
                 f"{report.label}/{name} differs from a rebuild: "
-                f"python benchmarks/live_h200/rebuild_report.py {report.label}, then git diff"
+                f"python -m benchmarks.live_h200.rebuild_report {report.label}, then git diff"
             )
 
 
