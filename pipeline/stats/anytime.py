@@ -1,4 +1,4 @@
-"""Anytime-valid sign-off: the question-level check at every look, alpha spent over looks.
+"""Anytime-valid sign-off: the question-level check at each look, alpha spent over looks.
 
 The unit of evidence is the **question**, not the repeat. A question's repeats may be copies
 (greedy decoding within one server start), sticky, or independent, and nothing here assumes
