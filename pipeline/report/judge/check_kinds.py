@@ -259,6 +259,13 @@ class ByBin(CheckKind):
     prefix: str = ""
     log_scale: bool = False
 
+    @staticmethod
+    def bin_verdict(check: CheckReading, row: dict[str, Any]) -> str:
+        """A bin's verdict as shown: its NO-GO stands only when the check's, across cells, does."""
+        if row["verdict"] == "NO-GO" and check.verdict != "NO-GO":
+            return "INCONCLUSIVE"
+        return str(row["verdict"])
+
     def describe(self, check: CheckReading) -> str:
         """Each bin's change and verdict, and the multiplicity."""
         n = check.numbers
@@ -267,7 +274,8 @@ class ByBin(CheckKind):
         unit = "%" if self.log_scale else " pts"
         rows = "; ".join(
             f"{b['label']} ({b['questions']} q) {100 * b['change']:+.2f}{unit} "
-            f"[{100 * b['change_low']:+.2f}, {100 * b['change_high']:+.2f}] {b['verdict']}"
+            f"[{100 * b['change_low']:+.2f}, {100 * b['change_high']:+.2f}] "
+            f"{self.bin_verdict(check, b)}"
             for b in n["bins"]
         )
         return f"{rows}; {n['multiplicity']}; {p_values(n)}"
@@ -285,7 +293,7 @@ class ByBin(CheckKind):
             return {}
         finite = [b for b in bins if math.isfinite(b["change"])]
         worst = min(finite, key=lambda b: b["change"]) if finite else None
-        nogo = "|".join(b["label"] for b in bins if b["verdict"] == "NO-GO")
+        nogo = "|".join(b["label"] for b in bins if self.bin_verdict(check, b) == "NO-GO")
         values = [len(bins), nogo, worst["label"] if worst else None,
                   worst["change"] if worst else None]  # fmt: skip
         return dict(zip(self.columns, values, strict=True))
