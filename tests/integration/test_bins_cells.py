@@ -94,8 +94,9 @@ def test_a_drop_past_4k_is_nogo_by_length_while_the_evals_aggregate_is_go(by_len
         assert bins["4k-8k"]["verdict"] == "NO-GO" and bins["4k-8k"]["change_high"] < -0.15
         assert bins["<=4k"]["verdict"] != "NO-GO"
         assert "Holm-corrected over 2 bins" in check["message"]
-        assert check["numbers"]["per_position"]["candidate"]["4k-8k"][0] < (
-            check["numbers"]["per_position"]["baseline"]["4k-8k"][0]
+        assert (
+            check["numbers"]["per_position"]["candidate"]["4k-8k"][0]
+            < (check["numbers"]["per_position"]["baseline"]["4k-8k"][0])
         )
         aggregate_go.append(_check(cell, name, "accept_vs_baseline")["verdict"] == "GO")
     assert any(aggregate_go), "no eval's aggregate is GO: the test shows nothing"
