@@ -46,8 +46,8 @@ def bin_plot(report: Report) -> bytes | None:
         for col, (measure, ylabel, limit) in enumerate(MEASURES):
             mine = [(lab, k) for lab, k in checks if k.eval == name and _measure(k) == measure]
             _panel(axes[row, col], mine, ylabel, limit)
-            axes[row, col].set_title(_title(report, f"{name}: {ylabel} by context length"),
-                                     fontsize=9)  # fmt: skip
+            axes[row, col].set_title(_title(report, f"{name}: {ylabel}"), fontsize=9)
+    fig.tight_layout()
     return _png(fig)
 
 
