@@ -165,7 +165,16 @@ class CompletionHandlers:
         # draw: the prompt's request and choice, a fresh sample each
         cap, eos = job.cap, job.ignore_eos
         return [
-            answer(self.rt, item.prompt, item.question, cap, truncated, f"{attempt}:{i}", eos)
+            answer(
+                self.rt,
+                item.prompt,
+                item.question,
+                cap,
+                truncated,
+                f"{attempt}:{i}",
+                eos,
+                item.prompt_tokens,
+            )
             for i, item in enumerate(job.items)
         ]
 

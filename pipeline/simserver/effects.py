@@ -27,7 +27,11 @@ class CellTargets:
 
     accuracy: float  # clipped to [0, 1]
     accept_length: float  # clipped to [1, num_steps + 1]; 1.0 without speculation
-    matched: tuple[int, ...]  # indices of the effects that applied
+    matched: tuple[int, ...]  # indices of the cell-level effects that applied
+    # Matching effects with a request-level condition (``Effect.per_request``): applied by
+    # ``request_targets`` to the prompts they name.
+    per_request: tuple[Effect, ...] = ()
+    top: float = 1.0  # the accept length's ceiling: num_steps + 1 (1.0 without speculation)
 
 
 def lookup(key: str, resolved: Mapping[str, Any], env: Mapping[str, str]) -> Any:
@@ -97,7 +101,8 @@ def cell_targets(
     env: Mapping[str, str],
 ) -> CellTargets:
     """Add up the matching effects and clip to the valid ranges."""
-    matched = tuple(i for i, e in enumerate(effects) if effect_matches(e, resolved, env))
+    found = [i for i, e in enumerate(effects) if effect_matches(e, resolved, env)]
+    matched = tuple(i for i in found if not effects[i].per_request)
     acc = accuracy + sum(effects[i].accuracy_delta for i in matched)
     acc_len = accept_length + sum(effects[i].accept_length_delta for i in matched)
     steps = resolved.get("speculative_num_steps") if resolved.get("speculative_algorithm") else None
@@ -106,4 +111,23 @@ def cell_targets(
         accuracy=min(max(acc, 0.0), 1.0),
         accept_length=min(max(acc_len, 1.0), top),
         matched=matched,
+        per_request=tuple(effects[i] for i in found if effects[i].per_request),
+        top=top,
     )
+
+
+def applies_to(effect: Effect, prompt: str, prompt_tokens: int) -> bool:
+    """Whether a request-level effect's condition holds for this prompt."""
+    if effect.above_prompt_tokens is not None and prompt_tokens <= effect.above_prompt_tokens:
+        return False
+    return effect.prompt_contains is None or effect.prompt_contains in prompt
+
+
+def request_targets(cell: CellTargets, prompt: str, prompt_tokens: int) -> tuple[float, float]:
+    """This request's accuracy and accept length: the cell's plus its request-level effects."""
+    hits = [e for e in cell.per_request if applies_to(e, prompt, prompt_tokens)]
+    if not hits:
+        return cell.accuracy, cell.accept_length
+    acc = cell.accuracy + sum(e.accuracy_delta for e in hits)
+    accept = cell.accept_length + sum(e.accept_length_delta for e in hits)
+    return min(max(acc, 0.0), 1.0), min(max(accept, 1.0), cell.top)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pipeline.simserver.effects import CellTargets
+from pipeline.simserver.effects import CellTargets, request_targets
 from pipeline.simserver.faults import Faults
 from pipeline.simserver.logprob_replies import LogprobModel
 from pipeline.simserver.model import (
@@ -103,6 +103,7 @@ def answer(
     truncated: bool,
     draw: str = "0",
     ignore_eos: bool = False,
+    prompt_tokens: int = 0,
 ) -> tuple[Completion, SpecDraw | None]:
     """The completion for ``prompt`` (and its spec statistics when speculation is on).
 
@@ -115,11 +116,12 @@ def answer(
         draw: which request of this prompt this is (with ``sampling_spread`` > 0 it redraws
             correctness).
         ignore_eos: SGLang's ``ignore_eos``: the completion runs on to ``cap``.
+        prompt_tokens: the prompt's length, which request-level effects read.
     """
     units = hash_units(str(rt.conf.seed), prompt)
-    accuracy = rt.targets.accuracy
+    accuracy, accept_length = request_targets(rt.targets, prompt, prompt_tokens)
     if rt.conf.sampling_spread > 0:
-        units, accuracy = sampled(rt, prompt, question, units, draw)
+        units, accuracy = sampled(rt, prompt, question, units, draw, accuracy)
     mean = rt.conf.mean_completion_tokens
     full = plan_completion(rt.index, question, units, accuracy, mean, None)
     if truncated:
@@ -132,18 +134,32 @@ def answer(
         return completion, None
     seed = hash_units(str(rt.conf.seed), prompt, rt.cell_id)[0]
     rng = random.Random(int(seed * (1 << 53)))
-    return completion, draw_spec(rng, len(completion.tokens), rt.ascending)
+    ascending = rt.ascending
+    if accept_length != rt.targets.accept_length:  # a request-level effect moved it
+        steps = len(ascending)
+        ascending = thresholds(chain_probability(accept_length, steps), steps)
+    return completion, draw_spec(rng, len(completion.tokens), ascending)
 
 
 def sampled(
-    rt: Runtime, prompt: str, question: str, units: tuple[float, ...], draw: str
+    rt: Runtime,
+    prompt: str,
+    question: str,
+    units: tuple[float, ...],
+    draw: str,
+    accuracy: float | None = None,
 ) -> tuple[tuple[float, float, float, float], float]:
-    """The correctness uniform of this request and its question's difficulty (noise on)."""
+    """The correctness uniform of this request and its question's difficulty (noise on).
+
+    ``accuracy``: the request's own target (request-level effects), else the cell's.
+    """
     found = rt.index.find(question)
     key = found[0] if found else prompt
     seed = str(rt.conf.seed)
     p = question_difficulty(
-        hash_units(seed, "difficulty", key)[0], rt.targets.accuracy, rt.conf.sampling_spread
+        hash_units(seed, "difficulty", key)[0],
+        rt.targets.accuracy if accuracy is None else accuracy,
+        rt.conf.sampling_spread,
     )
     u = hash_units(seed, rt.sampling_nonce, prompt, draw)[0]
     return (u, units[1], units[2], units[3]), p

@@ -41,6 +41,16 @@ class Effect:
     # of known KL; 0: the distributions are the baseline's).
     logit_sigma: float = checked(0.0, Check(0.0))
     logit_from_position: int = checked(0, Check(0))
+    # Request-level conditions (issue 40; None: every request of a matching cell): the deltas
+    # apply only to prompts longer than this many tokens, or only to prompts containing this
+    # text (a category's marker, e.g. SPEED-Bench's "[coding]" prefix in a test's rows).
+    above_prompt_tokens: int | None = checked(None, Check(0))
+    prompt_contains: str | None = None
+
+    @property
+    def per_request(self) -> bool:
+        """Whether the effect applies per request (a length or text condition), not per cell."""
+        return self.above_prompt_tokens is not None or self.prompt_contains is not None
 
 
 @dataclass(frozen=True)
@@ -139,7 +149,7 @@ def load_sim_config(path: str | Path) -> SimConfig:
             f"{where}: faults.abort_status is {status}; use null (a graceful abort) or {allowed}"
         )
     for index, effect in enumerate(conf.effects):
-        if not effect.match:
+        if not effect.match and not effect.per_request:
             raise SimConfigError(
                 f"{where}: effects[{index}].match is empty; expected "
                 "{'match': {key: value}, 'accuracy_delta': x}"

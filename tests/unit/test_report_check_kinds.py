@@ -10,6 +10,7 @@ from pipeline.report.judge.check_kinds import (
     ACCEPT_VS_BASELINE,
     ACCURACY_VS_BASELINE,
     ACCURACY_VS_REFERENCE,
+    BIN_KINDS,
     BROKEN_PROMPTS,
     KINDS,
     MCNEMAR,
@@ -21,11 +22,15 @@ from pipeline.report.judge.verdicts import Check
 
 
 def test_every_kind_has_one_name_and_distinct_columns() -> None:
+    by_bin = {"accuracy_by_length", "accept_by_length", "accuracy_by_category",
+              "accept_by_category"}  # fmt: skip
     assert set(KINDS) == {"status", "accept_metric", "accuracy_vs_baseline", "accept_vs_baseline",
                           "accuracy_vs_reference", "accept_vs_reference", "mcnemar",
-                          "broken_prompts", "speed_vs_baseline"}  # fmt: skip
+                          "broken_prompts", "speed_vs_baseline", *by_bin}  # fmt: skip
     columns = [c for kind in STAT_KINDS for c in kind.columns]
     assert len(columns) == len(set(columns)) == 2 * 9 + 2 * 7
+    bin_columns = [c for kind in BIN_KINDS for c in kind.columns]
+    assert len(bin_columns) == len(set(bin_columns) - set(columns)) == 4 * 4
 
 
 @pytest.mark.parametrize(

@@ -71,3 +71,10 @@ def test_apply_overrides(overrides, field, value):
         "_choices": {"model": "tiny_sim", "backend": "fa3"},
     }
     assert apply_overrides(base, overrides)[field] == value
+
+
+def test_an_override_whose_value_is_not_yaml_is_left_alone() -> None:
+    # Hydra's quoted strings inside a list are not YAML ('[coding]' ends a flow scalar early).
+    effect = "server.simulated.effects=[{match:{a:b},prompt_contains:'[coding]',x:1}]"
+    out = apply_overrides({"variant": "fa3"}, [effect, "backend=fmha_v2"])
+    assert out["variant"] == "fmha_v2"

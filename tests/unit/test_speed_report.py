@@ -206,7 +206,8 @@ def test_read_summary_gives_older_files_an_empty_speed_list(tmp_path: Path) -> N
     old = tmp_path / "summary.json"
     old.write_text(json.dumps({"schema_version": 2, "cells": []}))
     assert read_summary(old)["speed"] == []
-    old.write_text(json.dumps({"schema_version": 6}))
+    assert read_summary(old)["by_bin"] == read_summary(old)["frontier_by_length"] == []
+    old.write_text(json.dumps({"schema_version": 7}))
     with pytest.raises(ValueError, match="newer than this reader"):
         read_summary(old)
 

@@ -245,6 +245,60 @@ class SpeedVsBaseline(CheckKind):
                 f"bootstrap and the {aa}, vs band {n['max_slowdown']:g}x{same}")  # fmt: skip
 
 
+@dataclass(frozen=True)
+class ByBin(CheckKind):
+    """Paired checks per bin (context length or category), one check per cell and eval.
+
+    ``numbers['bins']`` holds a row per bin (``judge/bin_checks.py``): questions, the change
+    (candidate minus baseline: points, or relative for accept length) and its one-sided bounds,
+    both p-values and the bin's verdict (NO-GO Holm-corrected over the bins). The check's own
+    p-values are the worst bin's (NO-GO: the smallest corrected one, GO: the largest), so that
+    ``verdicts.finalize`` corrects NO-GO across cells as for the aggregate checks.
+    """
+
+    prefix: str = ""
+    log_scale: bool = False
+
+    @staticmethod
+    def bin_verdict(check: CheckReading, row: dict[str, Any]) -> str:
+        """A bin's verdict as shown: its NO-GO stands only when the check's, across cells, does."""
+        if row["verdict"] == "NO-GO" and check.verdict != "NO-GO":
+            return "INCONCLUSIVE"
+        return str(row["verdict"])
+
+    def describe(self, check: CheckReading) -> str:
+        """Each bin's change and verdict, and the multiplicity."""
+        n = check.numbers
+        if "bins" not in n:
+            return check.message
+        unit = "%" if self.log_scale else " pts"
+        rows = "; ".join(
+            f"{b['label']} ({b['questions']} q) {100 * b['change']:+.2f}{unit} "
+            f"[{100 * b['change_low']:+.2f}, {100 * b['change_high']:+.2f}] "
+            f"{self.bin_verdict(check, b)}"
+            for b in n["bins"]
+        )
+        return f"{rows}; {n['multiplicity']}; {p_values(n)}"
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """This kind's ``cells.csv`` columns: bins, NO-GO bins, the worst bin and its change."""
+        fields = ("bins", "nogo_bins", "worst_bin", "worst_change")
+        return tuple(f"{self.prefix}_{f}" for f in fields)
+
+    def csv_fields(self, check: CheckReading) -> dict[str, Any]:
+        """The bins tested, those NO-GO, and the bin with the largest drop."""
+        bins = check.numbers.get("bins")
+        if not bins:
+            return {}
+        finite = [b for b in bins if math.isfinite(b["change"])]
+        worst = min(finite, key=lambda b: b["change"]) if finite else None
+        nogo = "|".join(b["label"] for b in bins if self.bin_verdict(check, b) == "NO-GO")
+        values = [len(bins), nogo, worst["label"] if worst else None,
+                  worst["change"] if worst else None]  # fmt: skip
+        return dict(zip(self.columns, values, strict=True))
+
+
 STATUS = CheckKind("status", "cell status")
 ACCEPT_METRIC = CheckKind("accept_metric", "accept metric present")
 ACCURACY_VS_BASELINE = AccuracyVsBaseline(
@@ -265,8 +319,24 @@ MCNEMAR = McNemar("mcnemar", "McNemar (1 repeat) vs {baseline}")
 BROKEN_PROMPTS = BrokenPrompts("broken_prompts", "broken prompts vs {baseline}")
 SPEED_VS_BASELINE = SpeedVsBaseline("speed_vs_baseline", "speed vs {baseline}")
 
+ACCURACY_BY_LENGTH = ByBin(
+    "accuracy_by_length", "accuracy by context length vs {baseline}", prefix="by_length"
+)
+ACCEPT_BY_LENGTH = ByBin(
+    "accept_by_length", "accept length by context length vs {baseline}",
+    prefix="accept_by_length", log_scale=True,
+)  # fmt: skip
+ACCURACY_BY_CATEGORY = ByBin(
+    "accuracy_by_category", "accuracy by category vs {baseline}", prefix="by_category"
+)
+ACCEPT_BY_CATEGORY = ByBin(
+    "accept_by_category", "accept length by category vs {baseline}",
+    prefix="accept_by_category", log_scale=True,
+)  # fmt: skip
+BIN_KINDS = (ACCURACY_BY_LENGTH, ACCEPT_BY_LENGTH, ACCURACY_BY_CATEGORY, ACCEPT_BY_CATEGORY)
+
 BASELINE_KINDS = (ACCURACY_VS_BASELINE, ACCEPT_VS_BASELINE)
 REFERENCE_KINDS = (ACCURACY_VS_REFERENCE, ACCEPT_VS_REFERENCE)
 STAT_KINDS = (*BASELINE_KINDS, *REFERENCE_KINDS)
 KINDS = {k.name: k for k in (STATUS, ACCEPT_METRIC, *STAT_KINDS, MCNEMAR, BROKEN_PROMPTS,
-                             SPEED_VS_BASELINE)}  # fmt: skip
+                             SPEED_VS_BASELINE, *BIN_KINDS)}  # fmt: skip

@@ -13,7 +13,13 @@ from typing import Any
 
 import numpy as np
 
-from pipeline.report.judge.check_kinds import BROKEN_PROMPTS, REFERENCE_KINDS, STAT_KINDS, CheckKind
+from pipeline.report.judge.check_kinds import (
+    BIN_KINDS,
+    BROKEN_PROMPTS,
+    REFERENCE_KINDS,
+    STAT_KINDS,
+    CheckKind,
+)
 from pipeline.report.load.cells import CellRecord
 from pipeline.stats.noninferiority import GO, INCONCLUSIVE, NO_GO, margin_test
 from pipeline.stats.release import family_pvalues, family_verdicts
@@ -100,7 +106,7 @@ def finalize(checks: list[Check], alpha: float, power: float, multiplicity: str)
     look's level ``l`` enters with its p-values scaled by ``alpha / l``. The rule is
     ``pipeline.stats.release``'s, the one the simulation checks.
     """
-    for kind in (*STAT_KINDS, BROKEN_PROMPTS):
+    for kind in (*STAT_KINDS, BROKEN_PROMPTS, *BIN_KINDS):
         family = [c for c in checks if c.kind == kind and c.p_go is not None]
         if not family:
             continue
@@ -135,6 +141,8 @@ def _name(kind: CheckKind, verdict: str) -> str:
         return FAIL if verdict == NO_GO else PASS
     if kind in REFERENCE_KINDS:
         return {GO: PASS, NO_GO: FAIL}.get(verdict, verdict)
+    if kind in BIN_KINDS and verdict == INCONCLUSIVE:  # an alarm by bin; the aggregate decides GO
+        return INFO
     return verdict
 
 

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from pipeline.report.judge.accept_pairing import accept_pairs
+from pipeline.report.judge.bin_checks import bin_checks
 from pipeline.report.judge.check_kinds import (
     ACCEPT_VS_BASELINE,
     ACCURACY_VS_BASELINE,
@@ -82,6 +83,7 @@ def baseline_checks(
         out.append(make_check(cell, name, MCNEMAR, INFO, "", b=b, c=c, p=mcnemar_exact(b, c)))
     if cell.speculative and base.speculative:
         out.append(accept_check(cell, base, name, margins.accept_band, alpha, b_samples, c_samples))
+    out += bin_checks(cell, base, name, margins, alpha, (b_samples, c_samples), paired)
     return out
 
 

@@ -88,6 +88,8 @@ def apply_overrides(base: dict[str, Any], overrides: list[str]) -> dict[str, Any
     choices = base.get("_choices") or {}
     for item in overrides:
         key, _, raw = item.lstrip("+~").partition("=")
+        if key not in _GROUP_FIELD and key not in _DOTTED:
+            continue  # read only the identity's keys: another value may be Hydra, not YAML
         value = yaml.safe_load(raw) if raw else None
         if key in _GROUP_FIELD and value != choices.get(key):
             out[_GROUP_FIELD[key]] = str(value)

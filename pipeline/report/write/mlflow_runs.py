@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.report.assemble.build import Report
-from pipeline.report.judge.check_kinds import STAT_KINDS
+from pipeline.report.judge.check_kinds import BIN_KINDS, STAT_KINDS
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.speed.ratios import SpeedRow
+from pipeline.report.write.bin_tables import bin_metrics
 from pipeline.results.cell_paths import result_path, samples_dir
 
 TAG = "mtp_eval"  # the prefix of the tags that find a run again on the next export
@@ -118,7 +119,9 @@ def _metrics(report: Report, cell: CellRecord) -> dict[str, float]:
                    f"accept_length/{name}": accept.accept_length if accept else None,
                    f"accept_rate/{name}": accept.accept_rate if accept else None}  # fmt: skip
     for check in report.checks_of(cell):
-        if check.kind in STAT_KINDS:
+        if check.kind in BIN_KINDS:  # by length or category: each bin's change and bounds
+            values |= bin_metrics(check)
+        if check.kind in (*STAT_KINDS, *BIN_KINDS):
             fields = check.kind.csv_fields(check)
             values |= {f"{key}/{check.eval}": value for key, value in fields.items()}
     for row in report.speed:

@@ -7,6 +7,8 @@ import html  # kept over a template engine: one page, every value through html.e
 
 from pipeline.report.assemble.build import Report
 from pipeline.report.write.baselines_table import baselines_section
+from pipeline.report.write.bin_plots import bin_plot
+from pipeline.report.write.bin_tables import all_sections as bin_sections
 from pipeline.report.write.cost_tables import cost_sections
 from pipeline.report.write.frontier_tables import frontier_sections
 from pipeline.report.write.plots import COLOURS, GREY, metric_plot, paired_plot, verdict_grid
@@ -98,9 +100,10 @@ def render_html(report: Report) -> str:
         _img(metric_plot(report, "accuracy"), "accuracy per variant"),
         _img(paired_plot(report), "paired accuracy change against the margin"),
         _img(metric_plot(report, "accept"), "accept length per variant"),
+        _img(bin_plot(report), "accuracy and accept length change by context length"),
     ]
     tables = [
-        *sections(report), *speed_sections(report), *cost_sections(report),
+        *sections(report), *bin_sections(report), *speed_sections(report), *cost_sections(report),
         *frontier_sections(report), *baselines_section(report),
     ]  # fmt: skip
     parts += [_table(s) for s in tables]

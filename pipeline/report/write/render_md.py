@@ -5,6 +5,7 @@ from __future__ import annotations
 from pipeline.report.assemble.build import Report
 from pipeline.report.assemble.gate import NOTHING_JUDGED, judged
 from pipeline.report.write.baselines_table import baselines_line, baselines_section
+from pipeline.report.write.bin_tables import all_sections as bin_sections
 from pipeline.report.write.cost_tables import cost_sections
 from pipeline.report.write.frontier_tables import frontier_sections
 from pipeline.report.write.section import Section
@@ -113,7 +114,7 @@ def render_md(report: Report) -> str:
         ]
     lines += [METHOD, ""]
     speed = [*speed_sections(report), *cost_sections(report), *frontier_sections(report)]
-    for section in [*sections(report), *speed, *baselines_section(report)]:
+    for section in [*sections(report), *bin_sections(report), *speed, *baselines_section(report)]:
         lines += table(section)
     if report.ignored:
         lines += ["## Ignored folders", "", *(f"- {w}" for w in report.ignored), ""]

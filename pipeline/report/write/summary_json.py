@@ -4,8 +4,11 @@
 the check it belongs to says why in ``null_because``; ``speed`` lists each speed point against
 its baseline (``speed_tables.speed_entry``), ``frontier`` each skip-softmax frontier
 (``frontier_tables.frontier_entries``), ``speed_costs`` what the KV pool and the release cost
-(``cost_tables``). Version 1 wrote a bare ``NaN`` there, 1 and 2 had no ``speed``, 1 to 3
-no ``frontier``, 1 to 4 no ``speed_costs``; ``read_summary`` reads them all (empty lists there).
+(``cost_tables``), ``by_bin`` and ``frontier_by_length`` the checks by context length and
+category (``bin_tables``). Version 1 wrote a bare ``NaN`` there, 1 and 2 had no ``speed``, 1 to 3
+no ``frontier``, 1 to 4 no ``speed_costs``, 1 to 5 no ``by_bin``; ``read_summary`` reads them all
+(empty lists there). The by-bin columns of ``cells.csv`` (``BIN_COLUMNS``) come only when some
+check is by bin.
 ``cells.csv`` has, per comparison, the numbers behind its verdict (``check_kinds.Comparison``),
 and the prefill-time columns (``PREFILL_COLUMNS``, last) only when some eval has a prefill time
 (a server run with ``--enable-metrics``).
@@ -29,6 +32,7 @@ from pipeline.report.judge.check_kinds import (
     ACCEPT_VS_REFERENCE,
     ACCURACY_VS_BASELINE,
     ACCURACY_VS_REFERENCE,
+    BIN_KINDS,
     SPEED_VS_BASELINE,
     STAT_KINDS,
     CheckKind,
@@ -37,6 +41,8 @@ from pipeline.report.judge.verdicts import Check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.speed.band_checks import SPEED_COLUMNS, speed_fields
 from pipeline.report.write.baselines_table import baseline_entries
+from pipeline.report.write.bin_tables import bin_entries
+from pipeline.report.write.bin_tables import frontier_entries as bin_frontier_entries
 from pipeline.report.write.cost_tables import speed_cost_entries
 from pipeline.report.write.frontier_tables import frontier_entries
 from pipeline.report.write.section import sort_key
@@ -44,8 +50,8 @@ from pipeline.report.write.speed_tables import speed_entries
 from pipeline.results.result_types import AcceptBlock, EvalSummary
 
 # 2: strict JSON (null, with null_because, where 1 wrote NaN); 3: speed; 4: frontier;
-# 5: speed_costs, and each speed entry's release and KV pool
-SCHEMA_VERSION = 5
+# 5: speed_costs, and each speed entry's release and KV pool; 6: by_bin and frontier_by_length
+SCHEMA_VERSION = 6
 CSV_COLUMNS = [
     "gpu",
     "model",
@@ -77,6 +83,7 @@ CSV_COLUMNS = [
     "folder",
     *(column for kind in STAT_KINDS for column in kind.columns),
 ]
+BIN_COLUMNS = [column for kind in BIN_KINDS for column in kind.columns]
 # Appended only when some eval has a prefill time, so a report of older results stays as it was.
 PREFILL_COLUMNS = ["mean_prefill_s", "prefill_s_per_1k_prompt_tokens"]
 
@@ -155,6 +162,8 @@ def render_summary(report: Report) -> str:
         "speed": speed_entries(report),
         "frontier": frontier_entries(report),
         "speed_costs": speed_cost_entries(report),
+        "by_bin": bin_entries(report),
+        "frontier_by_length": bin_frontier_entries(report),
     }
     return strict_dumps(data, indent=1) + "\n"
 
@@ -163,7 +172,8 @@ def read_summary(path: Path) -> dict[str, Any]:
     """A ``summary.json`` of any schema version (1's bare ``NaN`` read as ``None``).
 
     A file from before version 3 reads with an empty ``speed`` list, one from before version 4
-    with an empty ``frontier`` list, one from before version 5 with empty ``speed_costs`` lists.
+    with an empty ``frontier`` list, one from before version 5 with empty ``speed_costs`` lists,
+    one from before version 6 with empty ``by_bin`` and ``frontier_by_length`` lists.
 
     Raises:
         ValueError: the file is not JSON, or of a newer schema than this reader knows.
@@ -179,7 +189,8 @@ def read_summary(path: Path) -> dict[str, Any]:
                          f"({SCHEMA_VERSION}); update mtp-eval")  # fmt: skip
     costs = data.get("speed_costs", {"pool": [], "release": []})
     return {**data, "speed": data.get("speed", []), "frontier": data.get("frontier", []),
-            "speed_costs": costs}  # fmt: skip
+            "speed_costs": costs, "by_bin": data.get("by_bin", []),
+            "frontier_by_length": data.get("frontier_by_length", [])}  # fmt: skip
 
 
 def _verdict(report: Report, cell: CellRecord, name: str, kind: CheckKind) -> str:
@@ -190,7 +201,8 @@ def _verdict(report: Report, cell: CellRecord, name: str, kind: CheckKind) -> st
 
 def _numbers(checks: list[Check], name: str) -> dict[str, Any]:
     # A non-finite number is an empty field, like every missing value in the file.
-    found = [k.kind.csv_fields(k) for k in checks if k.eval == name and k.kind in STAT_KINDS]
+    kinds = (*STAT_KINDS, *BIN_KINDS)
+    found = [k.kind.csv_fields(k) for k in checks if k.eval == name and k.kind in kinds]
     merged = {key: value for fields in found for key, value in fields.items()}
     return {key: "" if _non_finite(v) else v for key, v in merged.items()}
 
@@ -201,6 +213,8 @@ def render_csv(report: Report) -> str:
     timed = any(e.mean_prefill_s is not None for c in report.cells for e in c.evals.values())
     banded = any(k.kind == SPEED_VS_BASELINE for k in report.checks)
     columns = CSV_COLUMNS + (PREFILL_COLUMNS if timed else []) + (SPEED_COLUMNS if banded else [])
+    if any(k.kind in BIN_KINDS for k in report.checks):
+        columns += BIN_COLUMNS
     writer = csv.DictWriter(out, columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for cell in sorted(report.cells, key=sort_key):
