@@ -40,6 +40,7 @@ from pipeline.report.write.baselines_table import baseline_entries
 from pipeline.report.write.cost_tables import speed_cost_entries
 from pipeline.report.write.frontier_tables import frontier_entries
 from pipeline.report.write.section import sort_key
+from pipeline.report.write.serving_tables import serving_entries
 from pipeline.report.write.speed_tables import speed_entries
 from pipeline.results.result_types import AcceptBlock, EvalSummary
 
@@ -155,6 +156,7 @@ def render_summary(report: Report) -> str:
         "speed": speed_entries(report),
         "frontier": frontier_entries(report),
         "speed_costs": speed_cost_entries(report),
+        "serving": serving_entries(report),
     }
     return strict_dumps(data, indent=1) + "\n"
 
@@ -179,7 +181,7 @@ def read_summary(path: Path) -> dict[str, Any]:
                          f"({SCHEMA_VERSION}); update mtp-eval")  # fmt: skip
     costs = data.get("speed_costs", {"pool": [], "release": []})
     return {**data, "speed": data.get("speed", []), "frontier": data.get("frontier", []),
-            "speed_costs": costs}  # fmt: skip
+            "speed_costs": costs, "serving": data.get("serving", [])}  # fmt: skip
 
 
 def _verdict(report: Report, cell: CellRecord, name: str, kind: CheckKind) -> str:
