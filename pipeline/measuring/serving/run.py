@@ -93,9 +93,10 @@ async def _warm(client: ChatClient, conf: ServingConf, bucket: int) -> None:
         await client.chat({**body, "stream": True, **_FLAGS})
 
 
-async def _sweep(
+async def run_sweep(
     target: ServingTarget, conf: ServingConf, plan: Sequence[Level]
 ) -> tuple[list[ServingPointJson], list[str]]:
+    """Every level of ``plan`` in order through one client: its points, and notes of cut levels."""
     points, notes, warmed = [], [], set()
     top = max((lv.concurrency for lv in plan), default=1)
     client_conf = dataclasses.replace(
@@ -135,7 +136,7 @@ def serving_phase(conf: ServingConf, target: ServingTarget, result: ResultDraft)
         "concurrency": list(conf.concurrency), "buckets": list(conf.buckets),
         "output_tokens": conf.output_tokens, "notes": notes, "points": [],
     }  # fmt: skip
-    points, cut_notes = asyncio.run(_sweep(target, conf, plan))
+    points, cut_notes = asyncio.run(run_sweep(target, conf, plan))
     block["points"], block["notes"] = points, notes + cut_notes
     block["wall_s"] = time.perf_counter() - start
     result.set_serving(block)
