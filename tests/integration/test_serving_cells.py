@@ -75,8 +75,9 @@ def test_the_report_shows_levels_ratios_and_speculation_s_speed_up(serving_sweep
     assert len(entries) == 4 * 6
     fa3 = {(e["bucket"], e["concurrency"]): e for e in entries
            if e["variant"] == "fa3" and e["speculation"]}  # fmt: skip
-    # Alone, speculation pays by about the accept length over the draft's cost (the table's 1.5).
-    assert all(fa3[(b, 1)]["spec_speedup"] > 1.2 for b in (512, 2048))
+    # Alone, speculation pays by about the accept length over the draft's cost (the table's 1.5;
+    # per user, which leaves the prefill and HTTP out, well clear of a loaded host's noise).
+    assert all(fa3[(b, 1)]["spec_user_speedup"] > 1.15 for b in (512, 2048)), fa3
     repeat = [e for e in entries if e["variant"] == "fa3_repeat"]
     assert all(e["ratio"] and e["aa_band"] for e in repeat)  # the A/A pair sets the band
     rows = list(csv.DictReader((out / "serving.csv").open()))
@@ -91,3 +92,21 @@ def test_speculation_off_is_refused_for_an_accuracy_cell(tmp_path: Path) -> None
                      f"hydra.run.dir={tmp_path}")  # fmt: skip
     assert run.returncode != 0
     assert "serving.speculation=false" in run.stdout + run.stderr
+
+
+def test_a_serving_band_is_judged_against_the_a_a(serving_sweep: Path, tmp_path: Path) -> None:
+    policy = tmp_path / "serving.yaml"
+    policy.write_text('baseline: fa3\nserving:\n  levels: {"1": 3.0, "4x512": 0.5}\n')
+    out = tmp_path / "report"
+    run = run_script("mtp-eval-report", str(serving_sweep / "on"), str(serving_sweep / "off"),
+                     "--tolerance", str(policy), "--out", str(out), timeout=120)  # fmt: skip
+    cells = read_summary(out / "summary.json")["cells"]
+    by = {(cell["variant"], c["eval"]): c for cell in cells for c in cell["checks"]
+          if c["kind"] == "speed_vs_baseline"}  # fmt: skip
+    checks = list(by.values())
+    # fa3_repeat has the A/A: at concurrency 1 a 3x band holds, at 4 x 512 no level is 2x faster.
+    assert by[("fa3_repeat", "serving c1 x 512 (spec on)")]["verdict"] == "GO"
+    assert by[("fa3_repeat", "serving c4 x 512 (spec on)")]["verdict"] == "NO-GO"
+    # fmha_v2 has no A/A of its own level set here but fa3's: judged on fa3's band at its scope.
+    assert {c["verdict"] for c in checks} <= {"GO", "NO-GO", "INCONCLUSIVE", "NO BASELINE"}
+    assert run.returncode == 1, run.stdout[-2000:]  # a NO-GO

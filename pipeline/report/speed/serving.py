@@ -15,9 +15,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
+from pipeline.report.judge.check_kinds import SPEED_VS_BASELINE
 from pipeline.report.judge.pairing import find_baseline
+from pipeline.report.judge.verdicts import INCONCLUSIVE, NO_BASELINE, Check, make_check
 from pipeline.report.load.cells import CellRecord
-from pipeline.report.speed.restart_noise import FASTER, SLOWER, WITHIN, engine_of, scope_of
+from pipeline.report.load.tolerance import ServingTolerance
+from pipeline.report.speed.band_checks import slowdown_verdict
+from pipeline.report.speed.restart_noise import (
+    FASTER,
+    SLOWER,
+    WITHIN,
+    engine_of,
+    scope_of,
+    widened,
+)
 from pipeline.results.serving_block import ServingBlock, ServingPoint
 
 LevelKey = tuple[int, int]  # bucket, concurrency
@@ -152,3 +163,38 @@ def stops_paying(rows: Sequence[ServingRow]) -> dict[tuple[str, int], int | None
         if out[key] is None and row.spec_speedup <= 1.0:
             out[key] = row.point.concurrency
     return out
+
+
+def serving_checks(
+    rows: Sequence[ServingRow], bands: ServingTolerance, baseline: str
+) -> list[Check]:
+    """A ``speed_vs_baseline`` check per candidate level whose band ``conf/tolerance`` sets.
+
+    Judged as a speed band is (``band_checks.slowdown_verdict``) on the throughput slowdown, with
+    the A/A band as its only interval (a level runs once): without an A/A it is INCONCLUSIVE.
+    """
+    out = []
+    for row in rows:
+        band = bands.band(row.point.concurrency, row.point.bucket)
+        if band is not None and row.cell.variant != baseline:
+            out.append(_serving_check(row, band, baseline))
+    return out
+
+
+def _serving_check(row: ServingRow, band: float, baseline: str) -> Check:
+    p, spec = row.point, "on" if row.speculation else "off"
+    name = f"serving c{p.concurrency} x {p.bucket} (spec {spec})"
+    shape = {"phase": "serving", "batch": p.concurrency, "tokens": p.bucket, "max_slowdown": band}
+    if row.ratio is None or row.baseline is None:
+        message = f"serving band {band:g}x set, but no {baseline} serving level to compare with"
+        return make_check(row.cell, name, SPEED_VS_BASELINE, NO_BASELINE, message, **shape)
+    low, high = widened((row.ratio, row.ratio), row.aa_band)
+    interval = (1.0 / high, 1.0 / low)
+    verdict = slowdown_verdict(interval, band) if row.aa_band else INCONCLUSIVE
+    why = "" if row.aa_band else "no A/A at this level: one run has no interval"
+    return make_check(
+        row.cell, name, SPEED_VS_BASELINE, verdict, why, **shape, slowdown=1.0 / row.ratio,
+        slowdown_low=interval[0], slowdown_high=interval[1], ratio=row.ratio,
+        ratio_ci95=[row.ratio, row.ratio], aa_band=row.aa_band, same_kernels=False,
+        baseline=row.baseline.label, baseline_folder=str(row.baseline.folder or row.baseline.id),
+    )  # fmt: skip
