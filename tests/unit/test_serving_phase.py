@@ -84,3 +84,20 @@ def test_speculation_pays_alone_and_stops_paying_at_concurrency_64() -> None:
     accept = 2.6  # tokens per verify step
     speedup = {n: step_s(off, n) * accept / step_s(on, n) for n in (1, 16, 64)}
     assert speedup[1] > 1.4 and speedup[16] > 1.0 > speedup[64]
+
+
+def test_a_point_reads_back_typed_and_names_its_mlflow_metrics() -> None:
+    from pipeline.report.write.mlflow_runs import serving_metrics
+    from pipeline.results.serving_block import ServingBlock
+
+    level = point(Level(1024, 16, 32), [_sample(0.0, 0.1, 0.02, 11, 20)], 0, 1, {"x_total": 2.0})
+    block = ServingBlock.from_json({"speculation": False, "gpus": 1, "points": [level]})
+    assert block is not None and not block.speculation
+    (got,) = block.points
+    assert got.key == (1024, 16) and got.metrics == {"x_total": 2.0}
+    assert got.ttft_ms["p50"] == pytest.approx(100.0)
+    metrics = serving_metrics(got)
+    assert metrics["serving/c16_x1024/ttft_p50_ms"] == pytest.approx(100.0)
+    assert ServingBlock.from_json(None) is None
+    bad = ServingBlock.from_json({"points": [{"bucket": "x", "output_tokens_per_s": "NaN"}]})
+    assert bad is not None and bad.points[0].output_tokens_per_s is None and bad.speculation
