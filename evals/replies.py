@@ -8,6 +8,7 @@ like a dropped connection and records ``unfinished`` when retries do not cure it
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass
@@ -80,30 +81,53 @@ async def stream_result(response: aiohttp.ClientResponse) -> ChatResult:
         Unfinished: the stream ended without ``[DONE]`` or in the middle of an event.
         ResponseFormatError, ValueError: a whole event that is not a chat-completion chunk.
     """
-    chunks, done = await _read_sse(response)
+    chunks, times, done = await _read_sse(response)
     if not done:
         raise Unfinished(f"the stream ended after {len(chunks)} chunks without [DONE]")
-    return parse_chat_stream(chunks)
+    result = parse_chat_stream(chunks)
+    return dataclasses.replace(result, arrivals=content_arrivals(chunks, times))
 
 
-async def _read_sse(response: aiohttp.ClientResponse) -> tuple[list[object], bool]:
+def content_arrivals(chunks: list[object], times: list[float]) -> tuple[float, ...]:
+    """When each chunk carrying content or reasoning arrived (``time.perf_counter``).
+
+    The serving phase's TTFT and inter-token latency read them; a role chunk, the finish
+    chunk and the usage chunk carry no token and are left out.
+    """
+    out = []
+    for chunk, at in zip(chunks, times, strict=True):
+        choices = chunk.get("choices") if isinstance(chunk, dict) else None
+        for item in choices if isinstance(choices, list) else []:
+            delta = item.get("delta") if isinstance(item, dict) else None
+            if isinstance(delta, dict) and (delta.get("content") or delta.get("reasoning_content")):
+                out.append(at)
+                break
+    return tuple(out)
+
+
+async def _read_sse(
+    response: aiohttp.ClientResponse,
+) -> tuple[list[object], list[float], bool]:
     # Read to the end even after [DONE]: a fully read response returns its connection to the
-    # pool, a half-read one is closed.
+    # pool, a half-read one is closed. Each event's arrival time is kept (content_arrivals).
     buffer = SseBuffer()
     chunks: list[object] = []
+    times: list[float] = []
     async for raw in response.content:
         data = buffer.feed(raw.decode("utf-8").rstrip("\r\n"))
         if data is not None and not buffer.done:
             chunks.append(json.loads(data))
+            times.append(time.perf_counter())
     tail = buffer.flush()  # an event the stream did not end with a blank line
     if tail is not None and not buffer.done:
         try:
             chunks.append(json.loads(tail))
+            times.append(time.perf_counter())
         except json.JSONDecodeError as exc:
             if not _cut_short(exc, tail):
                 raise
             raise Unfinished(f"the stream stops mid-event after {len(chunks)} chunks") from exc
-    return chunks, buffer.done
+    return chunks, times, buffer.done
 
 
 @dataclass(frozen=True)

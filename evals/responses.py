@@ -74,6 +74,9 @@ class ChatResult:
     # ``meta_info.finish_reason``'s message and HTTP status of an aborted reply (``FINISH_ABORT``)
     finish_message: str | None = None
     finish_status: int | None = None
+    # A stream's content chunks' arrival times (time.perf_counter; the serving phase's TTFT and
+    # inter-token latency); empty for a reply that was not streamed.
+    arrivals: tuple[float, ...] = ()
 
 
 # Canonical key first, then the 0.5.17-0.5.20 alias that 0.5.21 removed.

@@ -46,7 +46,8 @@ HF_PY=${LIVE_HF_PYTHON:-python3}
 N=${LIVE_REPEATS:-8}
 # The release the carried bundle holds (LIVE_PLAN=v23 needs the 0.5.23 bundle: wheels-0.5.23.txt).
 SGLANG=${LIVE_SGLANG:-0.5.19}
-[[ ${LIVE_PLAN:-signoff} == v23 || ${LIVE_PLAN:-} == speed || ${LIVE_PLAN:-} == dependence ]] \
+[[ ${LIVE_PLAN:-signoff} == v23 || ${LIVE_PLAN:-} == speed || ${LIVE_PLAN:-} == dependence \
+  || ${LIVE_PLAN:-} == serving ]] \
   && SGLANG=${LIVE_SGLANG:-0.5.23}
 # The carried bundle's release must be the plan's: a phase run without LIVE_PLAN against a 0.5.23
 # bundle planned for 0.5.19 and its servers died on their first request (issue 41). Checked before
@@ -139,6 +140,7 @@ start_phases() {
   [[ ${LIVE_PLAN:-signoff} == full-shapes ]] && { start_full_shapes; return; }
   [[ ${LIVE_PLAN:-signoff} == frontier ]] && { start_frontier; return; }
   [[ ${LIVE_PLAN:-signoff} == dependence ]] && { start_dependence; return; }
+  [[ ${LIVE_PLAN:-signoff} == serving ]] && { start_serving; return; }
   launch hf phase_hf
   if has site ready; then
     for w in "fmha_v2_fi auto" "fmha_v2_fi fp8_e4m3" "flashinfer auto" "flashinfer fp8_e4m3"; do
@@ -491,6 +493,61 @@ phase_speed_report() {
   echo "report exit $?"
   cp "$LIVE"/ready-*.txt outputs/live/ 2>/dev/null
   du -sh "${SGLANG_CACHE_DIR:-/tmp/sglang-cache}" > outputs/live/jit-cache-size.txt 2>&1
+  tar -czf "$LIVE/live-results.tgz" -C outputs live
+}
+
+# LIVE_PLAN=serving (issue 42; the 0.5.23 bundle, carried as for speed): the serving phase on the
+# 8B shape (SPEED_ARGS' experiment, dummy weights: its draft accepts about one token, so its
+# speculation speed-up is not a real one), serving-only cells one after another: fa3 and fmha_v2 x
+# bf16 and fp8 KV with speculation (sv-on), the same without (sv-off: serving.speculation=false),
+# fa3 again (sv-aa: the A/A band), then SGLang's own bench_serving at concurrency 16 against a bare
+# fa3 server with the cells' flags (sv-bench: the independent cross-check), then the report. Each
+# cell: 4 levels x 2 buckets, at most 32 requests and 30 s a level (LIVE_SERVING_OVERRIDES adds).
+SERVING_ARGS=("${SPEED_ARGS[@]}" "evals=[]" "~evals.mcq_sample" "~evals.mtbench_sample"
+  speed.enabled=false serving.enabled=true "serving.buckets=[1024,8192]" serving.requests=32
+  serving.max_seconds=30)
+read -r -a _serving_more <<< "${LIVE_SERVING_OVERRIDES:-}"
+SERVING_ARGS+=("${_serving_more[@]}")
+start_serving() {
+  has fa3 ready || return 0
+  launch sv-on phase_serving sv-on backend=fa3,fmha_v2 kv_dtype=auto,fp8_e4m3
+  has sv-on rc || return 0
+  launch sv-off phase_serving sv-off backend=fa3,fmha_v2 kv_dtype=auto,fp8_e4m3 serving.speculation=false
+  has sv-off rc || return 0
+  skip_or_launch sv-aa phase_serving sv-aa backend=fa3_repeat kv_dtype=auto
+  has sv-aa rc || return 0
+  skip_or_launch sv-bench phase_serving_bench
+  has sv-bench rc && launch report phase_serving_report
+}
+phase_serving() {  # NAME OVERRIDES...: a serving sweep, its cells one after another
+  cd "$R" || return 1
+  local name=$1; shift
+  python3 -m pipeline -m "${SERVING_ARGS[@]}" "$@" "hydra.sweep.dir=outputs/live/$name"
+}
+phase_serving_bench() {  # bench_serving (random ids: no dataset download) at concurrency 16
+  cd "$R" || return 1
+  local rc port tok
+  bare_server sv-bench all "" "${SERVING_ARGS[@]}" backend=fa3 kv_dtype=auto || { stop_bare; return 1; }
+  port=${BARE_URL##*:}
+  tok=$(python3 -m pipeline "${SERVING_ARGS[@]}" backend=fa3 --cfg job 2>/dev/null | sed -n 's/^  path: //p' | head -n 1)
+  if [[ $SERVER_KIND == simulated ]]; then  # no sglang here: the rehearsal records the command
+    echo "bench_serving --port $port --tokenizer $tok (simulated: not run)" > outputs/live/sv-bench.txt; rc=0
+  else
+    python3 -m sglang.bench_serving --backend sglang --host 127.0.0.1 --port "$port" \
+      --tokenizer "$tok" --dataset-name random-ids --random-input-len 1024 --random-output-len 256 \
+      --random-range-ratio 1 --num-prompts 64 --max-concurrency 16 \
+      --output-file outputs/live/sv-bench.jsonl > outputs/live/sv-bench.txt 2>&1
+    rc=$?
+  fi
+  stop_bare
+  return $rc
+}
+phase_serving_report() {
+  cd "$R" || return 1
+  local c cells=()
+  for c in sv-on sv-off sv-aa; do [[ -d outputs/live/$c ]] && cells+=("outputs/live/$c"); done
+  python3 -m pipeline.report.cli "${cells[@]}" --out outputs/live/serving-report
+  echo "report exit $?"
   tar -czf "$LIVE/live-results.tgz" -C outputs live
 }
 

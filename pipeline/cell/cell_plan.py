@@ -8,12 +8,12 @@ Past ``CellPlan.of`` the job reads no ``RootConf``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from backends.backend_conf import BackendConf, GpuConf, KvDtypeConf, SkipSoftmaxConf
 from backends.options import LaunchOptions
 from evals.eval_conf import ClientConf
-from pipeline.config.schema import CellModelConf, ParityConf, RootConf, SpeedConf
+from pipeline.config.schema import CellModelConf, ParityConf, RootConf, ServingConf, SpeedConf
 from pipeline.measuring.measure_plan import MeasurePlan
 from pipeline.results.resume import ResumePolicies
 from pipeline.serving.server_checks import CheckPlan
@@ -63,6 +63,7 @@ class CellPlan:
     resume: ResumePolicies
     speed: SpeedConf  # the speed phase (``speed.enabled``: after the evals, or alone)
     parity: ParityConf  # the parity phase (``parity.enabled``: after the speed phase, or alone)
+    serving: ServingConf = field(default_factory=ServingConf)  # the serving phase (issue 42)
 
     @classmethod
     def of(cls, conf: RootConf) -> CellPlan:
@@ -77,7 +78,8 @@ class CellPlan:
             server, conf.backend.name, conf.model, conf.gpu, conf.client.api_key, conf.dry_run
         )
         launch = launch_settings(conf, server)
-        return cls(server, launch, checks, measure_plan(conf), policies, conf.speed, conf.parity)
+        measure = measure_plan(conf)
+        return cls(server, launch, checks, measure, policies, conf.speed, conf.parity, conf.serving)
 
 
 def launch_settings(conf: RootConf, server: ServerPlan) -> LaunchSettings:

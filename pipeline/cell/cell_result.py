@@ -73,6 +73,8 @@ def measured_config(conf: RootConf, kind: ServerKind) -> dict[str, Any]:
         )
     if conf.parity.enabled:  # the same: a cell's hash moves only when it measures parity
         data["parity"] = dataclasses.asdict(conf.parity)
+    if conf.serving.enabled:  # and serving (speculation off also empties model.speculative)
+        data["serving"] = dataclasses.asdict(conf.serving)
     if kind.simulated:
         # Fault injection and latency change how a run goes, not what it measures: a rerun
         # without them resumes the same cell.

@@ -25,6 +25,7 @@ from pipeline.config.schema import RootConf
 from pipeline.measuring.measure import measure_cell
 from pipeline.measuring.measure_plan import MeasurePlan
 from pipeline.measuring.parity_run import parity_phase
+from pipeline.measuring.serving.run import ServingTarget, serving_phase
 from pipeline.measuring.speed.prompts import cell_prompt_pool
 from pipeline.measuring.speed.run import speed_phase
 from pipeline.results.cell_paths import node_dir, result_path
@@ -178,6 +179,9 @@ def _serve_and_measure(
             if cell.speed.enabled:  # after the evals, so nothing else runs on the server
                 speed_phase(cell.speed, server, keys, (cell.launch.model.path, pool), result)
                 mark(result, "speed_done", clock)
+            if cell.serving.enabled:  # after the evals and the speed phase, alone on the server
+                serving_phase(cell.serving, serving_target(cell, server), result)
+                mark(result, "serving_done", clock)
             if cell.parity.enabled:  # last: its prefills leave the evals' counters alone
                 parity_phase(cell.parity, server.base_url, keys, cell_dir, parity_pool)
                 mark(result, "parity_done", clock)
@@ -186,6 +190,12 @@ def _serve_and_measure(
     check_error_rates(result.eval_summaries(), cell.launch.client.max_error_rate)
     mark(result, "stopped", clock)
     result.status = "ok"
+
+
+def serving_target(cell: CellPlan, server: RunningServer) -> ServingTarget:
+    """The serving phase's server, model name, client settings and GPUs (``model.tp``)."""
+    tp = max(cell.launch.model.tp, 1)
+    return ServingTarget(server.base_url, cell.measure.model_name, cell.launch.client, tp)
 
 
 def _verify(

@@ -12,6 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 from pipeline.config.checks import ConfigError, check_config, phantom_evals
 from pipeline.config.schema import RootConf
 from pipeline.config.schema_keys import config_key_problems
+from pipeline.config.serving_checks import without_speculation
 
 
 def to_cell_config(cfg: DictConfig) -> RootConf:
@@ -29,4 +30,4 @@ def to_cell_config(cfg: DictConfig) -> RootConf:
         raise ConfigError(problems)
     obj = OmegaConf.to_object(cfg)
     assert isinstance(obj, RootConf), type(obj)
-    return check_config(obj)
+    return without_speculation(check_config(obj))

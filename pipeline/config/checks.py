@@ -22,6 +22,7 @@ from evals.eval_conf import EvalConf
 from evals.longctx import overlong
 from pipeline.config.prompt_source import source_problems as prompt_source_problems
 from pipeline.config.schema import RootConf, gpus_per_node
+from pipeline.config.serving_checks import serving_problems
 
 
 class ConfigError(ValueError):
@@ -124,7 +125,8 @@ def config_problems(conf: RootConf) -> list[str]:
         for rule in RULES
         if not rule.ok(rule.value(conf))
     ]
-    if not conf.evals and not conf.speed.enabled and not conf.parity.enabled:  # a phase alone
+    alone = conf.speed.enabled or conf.parity.enabled or conf.serving.enabled
+    if not conf.evals and not alone:  # a phase alone
         problems.append(
             "evals=[] selects no eval: name at least one, e.g. evals=[mcq_sample] "
             "(the options are the files in conf/evals/)"
@@ -136,6 +138,7 @@ def config_problems(conf: RootConf) -> list[str]:
     ]
     if conf.parity.enabled:
         problems += prompt_source_problems(conf.parity, list(conf.evals), "parity.prompts")
+    problems += serving_problems(conf)
     return problems + _speed_problems(conf) + _node_problems(conf) + _longctx_problems(conf)
 
 

@@ -192,6 +192,33 @@ class SpeedConf:
 
 
 @dataclass
+class ServingConf:
+    """``serving:`` in the config: a serving phase on the cell's server, off unless ``enabled``.
+
+    After the evals and the speed phase, a concurrency sweep per input-length bucket through the
+    eval client, streaming: throughput per GPU and per user, TTFT and inter-token latency, accept
+    length under load, the server's /metrics beside (``pipeline/measuring/serving/``).
+    ``speculation: false`` declares a serving-only cell (``evals=[]``) launched without the
+    model's speculative settings: speculation's own speed-up is its pair's figures over it.
+    """
+
+    enabled: bool = False
+    speculation: bool = True  # false: this cell runs the model without speculation (evals=[])
+    concurrency: list[int] = field(default_factory=lambda: [1, 4, 16, 64])
+    # Input-length buckets (nominal prompt tokens); a bucket the context cannot hold is skipped.
+    buckets: list[int] = field(default_factory=lambda: [1024, 8192, 32768])
+    output_tokens: int = 256  # per request, EOS ignored
+    # Per level and bucket at most, and at least twice its concurrency: 16 keeps batch 1 near
+    # 30 s at 256 tokens on an 8B model; a phase of 4 levels x 3 buckets stays a few minutes.
+    requests: int = 16
+    max_seconds: float = 30.0  # per level and bucket: no new request after this
+    warmup: int = 2  # requests per bucket before its first level, discarded
+    prompts: str = "random"  # random words (no shared prefix); the prompt tokens are the server's
+    seed: int = 0
+    request_timeout_s: float = 600.0
+
+
+@dataclass
 class ParityConf:
     """``parity:`` in the config: teacher-forced logprob parity, off unless ``enabled`` (issue 39).
 
@@ -237,6 +264,7 @@ class RootConf:
     sequential: SequentialConf = field(default_factory=SequentialConf)  # early stopping
     speed: SpeedConf = field(default_factory=SpeedConf)  # the speed phase (off by default)
     parity: ParityConf = field(default_factory=ParityConf)  # logprob parity (off by default)
+    serving: ServingConf = field(default_factory=ServingConf)  # concurrency sweep (off by default)
     dry_run: bool = False  # print argv, env and pre-flight for the cell; start nothing
     output_dir: str | None = None  # None: Hydra's job output dir
     tags: list[str] = field(default_factory=list)

@@ -33,6 +33,7 @@ CHECKED_ROOTS = frozenset(
         "model",
         "cluster",
         "speed",
+        "serving",
     }
 )
 

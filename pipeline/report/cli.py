@@ -95,6 +95,7 @@ def write_outputs(report: object, out: Path) -> list[Path]:
     from pipeline.report.write.junit import render_junit
     from pipeline.report.write.render_html import render_html
     from pipeline.report.write.render_md import render_md
+    from pipeline.report.write.serving_tables import render_serving_csv
     from pipeline.report.write.speed_tables import render_speed_csv
     from pipeline.report.write.summary_json import render_csv, render_summary
 
@@ -106,6 +107,7 @@ def write_outputs(report: object, out: Path) -> list[Path]:
         "summary.json": render_summary(report),
         "cells.csv": render_csv(report),
         "speed.csv": render_speed_csv(report),
+        "serving.csv": render_serving_csv(report),
     }
     paths = []
     for name, text in files.items():

@@ -22,6 +22,7 @@ from pipeline.results.result_schema import (
     MismatchJson,
     ProvenanceJson,
     ResultJson,
+    ServingJson,
     SpeedJson,
 )
 from pipeline.results.result_types import (
@@ -204,6 +205,10 @@ class ResultDraft:
     def set_speed(self, speed: SpeedJson) -> None:
         """The speed phase's block (``pipeline.measuring.speed.run``)."""
         self._data["speed"] = speed
+
+    def set_serving(self, serving: ServingJson) -> None:
+        """The serving phase's block (``pipeline.measuring.serving.run``)."""
+        self._data["serving"] = serving
 
     def set_client(self, concurrency: int) -> None:
         """How many requests the client kept in flight."""

@@ -193,6 +193,43 @@ class SpeedJson(TypedDict, total=False):
     error: str  # why the phase stopped early (the cell then fails; the points so far are kept)
 
 
+class ServingPointJson(TypedDict, total=False):
+    """``serving.points[]``: one concurrency level at one input-length bucket (issue 42)."""
+
+    bucket: int  # the bucket's nominal input tokens
+    concurrency: int  # requests kept in flight
+    requests: int  # answered
+    errors: int  # failed after the client's retries
+    duration_s: float  # from the first request sent to the last answered
+    prompt_tokens_mean: float | None  # the server's usage.prompt_tokens, averaged
+    output_tokens: int  # completion tokens of the answered requests
+    output_tokens_per_s: float  # over duration_s, all GPUs
+    output_tokens_per_s_per_gpu: float
+    tokens_per_s_per_user: float | None  # median of 1 / a request's time per output token
+    ttft_ms: dict[str, float]  # p50, p90, p99
+    itl_ms: dict[str, float]  # between content chunks, p50 / p90 / p99
+    tpot_ms: dict[str, float]  # (e2e - ttft) / (output tokens - 1), p50 / p90 / p99
+    e2e_ms: dict[str, float]
+    accept_length: float | None  # completion tokens / verify steps (sglext), None: no spec
+    metrics: dict[str, float]  # the server's own /metrics counters over the level (deltas)
+
+
+class ServingJson(TypedDict, total=False):
+    """``serving``: the serving phase on the cell's own server (absent when it is off)."""
+
+    method: str
+    speculation: bool  # False: the declared serving-only cell without speculation
+    gpus: int  # what output tokens/s per GPU divides by (model.tp)
+    prompts: str  # what the prompts were
+    concurrency: list[int]
+    buckets: list[int]
+    output_tokens: int  # per request, EOS ignored
+    notes: list[str]  # levels cut short (time, requests) and why
+    points: list[ServingPointJson]
+    wall_s: float  # the phase's own cost
+    error: str  # why the phase stopped early (the cell then fails)
+
+
 class ResultJson(TypedDict, total=False):
     """``result.json``, its keys in the order a cell writes them."""
 
@@ -220,6 +257,7 @@ class ResultJson(TypedDict, total=False):
     client: ClientJson
     resumed: list[ResumedJson]
     speed: SpeedJson  # only when the cell ran the speed phase
+    serving: ServingJson  # only when the cell ran the serving phase
     node: NodeJson  # a non-zero node's own result, carried in memory, never on disk
 
 

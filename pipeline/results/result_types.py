@@ -33,6 +33,7 @@ from pipeline.results.result_schema import (
     TimingJson,
     as_result_json,
 )
+from pipeline.results.serving_block import ServingBlock
 from pipeline.results.speed_block import SpeedBlock
 
 __all__ = [
@@ -83,6 +84,7 @@ class CellResult:
     overhead: Mapping[str, float | None] = field(default_factory=dict)  # the pipeline's own time
     node: NodeResult | None = None  # a non-zero node's own result (multi-node, not on disk)
     speed: SpeedBlock | None = None  # the speed phase, when the cell ran one
+    serving: ServingBlock | None = None  # the serving phase, when the cell ran one
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -132,6 +134,7 @@ class CellResult:
             overhead=as_map(timing.get("pipeline_overhead")),
             node=NodeResult.from_json(node) if isinstance(node, Mapping) else None,
             speed=SpeedBlock.from_json(d.get("speed")),
+            serving=ServingBlock.from_json(d.get("serving")),
             raw=data,
         )
 

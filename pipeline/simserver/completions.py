@@ -155,8 +155,13 @@ class CompletionHandlers:
         await asyncio.sleep(prefill)
         answers = self._answers(job, truncated, attempt)
         steps = [spec.verify_ct if spec else len(c.tokens) for c, spec in answers]
-        await asyncio.sleep(batch_decode_s(model, steps, key))
+        others = max(self.state.in_flight - 1, 0)  # the other requests decoding meanwhile
+        decode = batch_decode_s(model, steps, key, others)
         ends = [forward + prefill] * len(answers)
+        if job.stream:  # its chunks go out as decoding goes (streaming.paced), not at the end
+            done = [time.time() + decode] * len(ends)
+            return self._served(job, answers, (received, forward), ends, done)
+        await asyncio.sleep(decode)
         return self._served(job, answers, (received, forward), ends, [time.time()] * len(ends))
 
     def _answers(

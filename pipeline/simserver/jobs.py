@@ -90,6 +90,7 @@ def parse_chat(body: dict[str, Any], default_model: str) -> Job:
         want_meta=bool(body.get("return_meta_info")),
         want_spec=bool(body.get("return_spec_tokens_details")),
         include_usage=isinstance(options, dict) and bool(options.get("include_usage")),
+        ignore_eos=bool(body.get("ignore_eos")),  # SGLang's chat takes it beside the OpenAI keys
     )
 
 

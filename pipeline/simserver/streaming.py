@@ -11,6 +11,7 @@ error object in place of the finish chunk, then usage and ``[DONE]`` (``aborts.p
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -54,6 +55,26 @@ async def _fault_break(request: web.Request, resp: web.StreamResponse, fault: st
     return False
 
 
+class Pacer:
+    """When each content chunk of a stream is due: spread evenly up to the decode's end.
+
+    With the latency table a streamed request's decode is not slept before the answer: its
+    ``finished`` lies ahead, and each chunk waits for its share of the time up to it, so a
+    client sees its first token after the prefill and the rest at the decode's pace (TTFT and
+    inter-token latency as a server's). Without it ``finished`` has passed: no wait.
+    """
+
+    def __init__(self, finished: float, chunks: int) -> None:
+        self.start, self.finished, self.chunks, self.sent = time.time(), finished, max(chunks, 1), 0
+
+    async def next(self) -> None:
+        """Wait for the next chunk's due time."""
+        self.sent += 1
+        due = self.start + (self.finished - self.start) * self.sent / self.chunks
+        if due > time.time():
+            await asyncio.sleep(due - time.time())
+
+
 def _pieces(tokens: tuple[str, ...]) -> list[str]:
     return [
         "".join(tokens[i : i + TOKENS_PER_CHUNK]) for i in range(0, len(tokens), TOKENS_PER_CHUNK)
@@ -93,8 +114,11 @@ async def stream_chat(
     if await _fault_break(request, resp, fault):
         return resp
     broken = fault == "invalid_utf8"
+    pacer = Pacer(served[0].finished, sum(len(_pieces(s.completion.tokens)) for s in served))
     for i, s in enumerate(served):
         for choice in _content_choices(i, s, flavour):
+            if choice["delta"].get("content"):
+                await pacer.next()
             if error is not None and choice["finish_reason"] is not None:
                 break  # SGLang sends the error object instead of the finish chunk
             event = payloads.chunk(rid, created, model, [choice], flavour)
@@ -123,7 +147,9 @@ async def stream_generate(
     resp = await _open(request)
     tokens = s.completion.tokens
     ends = [*range(TOKENS_PER_CHUNK, len(tokens), TOKENS_PER_CHUNK), len(tokens)]
+    pacer = Pacer(s.finished, len(ends))
     for j, end in enumerate(ends):
+        await pacer.next()
         out = payloads.generate_response(s, flavour, time.time())
         if end < len(tokens):
             out.update(text="".join(tokens[:end]), output_ids=out["output_ids"][:end])

@@ -14,6 +14,15 @@ server's do and the report's intervals are real. The jitter follows the prompt, 
 of one configuration (an A/A pair) report the same prefill times (ratio 1 exactly); their decode
 spans, really slept, differ.
 
+Concurrency and speculation: a decode step's cost grows with the requests running on the
+server (``running``: the simulated server's in-flight count when the request's decode starts),
+and with speculation on a step is a verify step: it adds the draft's own steps (``draft_s``) and
+verifies ``draft_tokens`` positions per request, so each request's per-step share grows that many
+times. At batch 1 the fewer steps win (speculation pays by about the accept length over the
+draft's overhead); with many requests running the wider verify outweighs them and speculation
+stops paying, as users report on GPUs. A server without speculation decodes one token per step
+at the plain step's cost.
+
 Skip-softmax (``SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR``) is modelled only by the
 ``h200_synth_llama`` table, on its fmha_v2 (``trtllm_mha``) prefill rows: the share of key tiles
 skipped grows with the factor along a logistic curve in log(factor) shaped like the one measured
@@ -62,6 +71,7 @@ class Cost:
     step_per_request_s: float  # added to a step per request decoded in it
     skip: SkipCurve | None = None  # skip-softmax's effect on the quadratic part (None: none)
     pool_copy_s: float = 0.0  # per prefill pass and million KV-pool tokens, where it copies
+    draft_s: float = 0.0006  # the draft model's steps of one speculative verify step
 
 
 _FA3 = Cost(0.002, 1.0e-6, 2.0e-12, 0.0010, 0.00002)
@@ -106,6 +116,7 @@ class TimingModel:
     jitter: float  # the spread of a reported time: +-jitter of it, uniform
     skip_factor: float = 0.0  # the prefill's skip-softmax factor (0: exact softmax)
     copied_pool_tokens: int = 0  # the KV pool an fmha_v2 prefill copies per call (0: none)
+    draft_tokens: int = 0  # positions a verify step checks per request (0: speculation off)
 
 
 def _cost(table: Mapping[str, Mapping[str, Cost]], backend: str | None, kv: str) -> Cost:
@@ -121,6 +132,8 @@ def timing_model(
 
     ``skip_factor`` is the server's prefill skip-softmax factor (``prefill_skip_factor``);
     ``copied_pool_tokens`` the KV pool its release's fmha_v2 copies per prefill (0: none).
+    Speculation (``speculative_algorithm`` set) makes decode steps verify steps of
+    ``speculative_num_draft_tokens`` positions.
 
     Raises:
         ValueError: ``name`` is no table here (the message lists the tables).
@@ -133,7 +146,9 @@ def timing_model(
     base = args.get("attention_backend")
     prefill = _cost(table, args.get("prefill_attention_backend") or base, kv)
     decode = _cost(table, args.get("decode_attention_backend") or base, kv)
-    return TimingModel(prefill, decode, jitter, skip_factor, copied_pool_tokens)
+    drafts = int(args.get("speculative_num_draft_tokens") or 2)
+    width = drafts if args.get("speculative_algorithm") else 0
+    return TimingModel(prefill, decode, jitter, skip_factor, copied_pool_tokens, width)
 
 
 def prefill_skip_factor(env: Mapping[str, str]) -> float:
@@ -167,8 +182,19 @@ def batch_prefill_s(model: TimingModel, prompt_tokens: Sequence[int], key: str) 
     return _jittered(model, cost.fixed_s + copy + tokens, "prefill:" + key)
 
 
-def batch_decode_s(model: TimingModel, steps: Sequence[int], key: str) -> float:
-    """Decoding a batch whose requests take ``steps`` steps each (it ends with the longest)."""
+def step_s(model: TimingModel, running: int) -> float:
+    """One decode step (a verify step with speculation) with ``running`` requests decoding."""
     cost = model.decode
-    step = cost.step_s + cost.step_per_request_s * len(steps)
+    if not model.draft_tokens:
+        return cost.step_s + cost.step_per_request_s * running
+    per_request = cost.step_per_request_s * model.draft_tokens
+    return cost.step_s + cost.draft_s + per_request * running
+
+
+def batch_decode_s(model: TimingModel, steps: Sequence[int], key: str, running: int = 0) -> float:
+    """Decoding a batch whose requests take ``steps`` steps each (it ends with the longest).
+
+    ``running``: requests decoding on the server besides this batch's own (other requests).
+    """
+    step = step_s(model, len(steps) + running)
     return _jittered(model, step * max(steps, default=0), "decode:" + key)

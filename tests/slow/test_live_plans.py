@@ -7,6 +7,9 @@ One test, a case per plan (``LIVE_PLAN``), each against ``LIVE_SERVER=simulated`
   Llama-3.1-8B EAGLE3 shape cell (its own sweep), then fa3 and fmha_v2 again at the pool SGLang
   sizes itself (no --max-total-tokens), then the report, whose ``summary.json`` has a speed entry
   per variant, KV dtype and shape, each candidate with its ratio to fa3, and what the pool costs.
+- ``serving`` (issue 42): the serving-only cells of the 8B shape, fa3 and fmha_v2 at both KV
+  dtypes with speculation, then without, the A/A, bench_serving's command on a bare server, then
+  the report with speculation's speed-up per variant and the A/A band.
 - ``shapes``: every shipped production model on its cut shape with random weights, then the
   report, with the sign-off's server settings.
 - ``frontier``: fa3, then fmha_v2 at each factor of the 0.5.19 sign-off, at bf16 KV, each cell
@@ -190,10 +193,35 @@ def _check_frontier(tmp_path: Path, run: Run) -> None:
     assert (tmp_path / "live" / "live-results.tgz").is_file()
 
 
+def _check_serving(tmp_path: Path, run: Run) -> None:
+    live = tmp_path / "repo" / "outputs" / "live"
+    results = _results("sv-*/*/result.json", live)
+    assert len(results) == 9, sorted(results)
+    off = [r for k, r in results.items() if k.startswith("sv-off/")]
+    assert len(off) == 4 and all(r["serving"]["speculation"] is False for r in off)
+    assert all("--speculative-algorithm" not in r["server"]["argv"] for r in off)
+    assert all(r["status"] == "ok" and r["serving"]["points"] for r in results.values())
+    assert "bench_serving --port" in (live / "sv-bench.txt").read_text()
+    serving = read_summary(live / "serving-report" / "summary.json")["serving"]
+    on = {(e["variant"], e["kv_dtype"]) for e in serving if e["spec_speedup"] is not None}
+    assert on == {(v, kv) for v in ("fa3", "fmha_v2") for kv in ("auto", "fp8_e4m3")}
+    assert any(e["aa_band"] for e in serving if e["variant"] == "fa3_repeat")
+
+
 PLANS = {
     "speed-0.5.23": _speed_plan("0.5.23"),
     "speed-0.5.19": _speed_plan("0.5.19"),
     "shapes": Rehearsal("shapes", ["phase_shapes"], 600, _check_shapes),
+    "serving": Rehearsal(
+        "serving",
+        ["tick", "500"],
+        700,
+        _check_serving,
+        {
+            "LIVE_SERVING_OVERRIDES": "serving.concurrency=[1,4] serving.buckets=[512] "
+            "serving.output_tokens=16 serving.requests=4 serving.warmup=1",
+        },
+    ),
     "frontier": Rehearsal(
         "frontier",
         ["phase_frontier"],

@@ -19,6 +19,7 @@ from pipeline.report.load.tolerance import Tolerance
 from pipeline.report.speed.band_checks import speed_checks
 from pipeline.report.speed.ratios import SpeedRow, speed_rows
 from pipeline.report.speed.restart_noise import RestartNoise, restart_noise
+from pipeline.report.speed.serving import serving_checks, serving_rows
 from pipeline.report.speed.skip_fractions import FrontierInputs
 
 
@@ -165,6 +166,9 @@ def build_report(
         for row in speed_rows(cells, pool, tol.baseline, tol.match)
     ]
     checks += speed_checks(speed, tol.speed, tol.baseline)
+    checks += serving_checks(
+        serving_rows(cells, tol.baseline, tol.match), tol.serving, tol.baseline
+    )
     for check in checks:
         check.message = check.kind.describe(check)
     inputs = [str(p) for p in paths]

@@ -62,8 +62,8 @@ def _cell_checks(
     out = [make_check(cell, None, STATUS, _STATUS[cell.status], cell.note or cell.status)]
     if cell.status != "ok":
         return out
-    if not cell.evals:  # a speed-only cell (evals=[]) is read in the Speed tables
-        if cell.result.speed is None:
+    if not cell.evals:  # a speed- or serving-only cell (evals=[]): the Speed / Serving tables
+        if cell.result.speed is None and cell.result.serving is None:
             out.append(make_check(cell, None, STATUS, ERROR, "result.json: ok but no evals"))
         return out
     baseline, note = None, ""

@@ -72,6 +72,25 @@ class SpeedTolerance:
 
 
 @dataclass(frozen=True)
+class ServingTolerance:
+    """Serving bands (issue 42): the largest throughput slowdown a serving level may show.
+
+    The slowdown is the baseline's output tokens/s over the candidate's.
+
+    The most specific that is set applies: ``levels`` keyed ``CONCURRENCYxBUCKET`` (``16x8192``),
+    then ``CONCURRENCY`` (``16``), then ``max_slowdown``; none set: serving is not judged.
+    """
+
+    max_slowdown: float | None = checked(None, SLOWDOWN)
+    levels: dict[str, float] = field(default_factory=dict)
+
+    def band(self, concurrency: int, bucket: int) -> float | None:
+        """The largest slowdown allowed at a level (None: not judged there)."""
+        found = self.levels.get(f"{concurrency}x{bucket}")
+        return found if found is not None else self.levels.get(str(concurrency), self.max_slowdown)
+
+
+@dataclass(frozen=True)
 class PolicyFile:
     """The schema of ``conf/tolerance/<name>.yaml``, as written."""
 
@@ -86,6 +105,7 @@ class PolicyFile:
     # Per-eval margins over ``defaults`` (each block is an EvalTolerance; unset keys inherit).
     evals: dict[str, Any] = field(default_factory=dict)
     speed: SpeedTolerance = field(default_factory=SpeedTolerance)  # unset: speed informational
+    serving: ServingTolerance = field(default_factory=ServingTolerance)  # unset: informational
 
 
 @dataclass(frozen=True)
@@ -104,6 +124,7 @@ class Tolerance:
     evals: dict[str, EvalTolerance] = field(default_factory=dict)
     references: tuple[Reference, ...] = ()
     speed: SpeedTolerance = SpeedTolerance()
+    serving: ServingTolerance = ServingTolerance()
 
     def for_eval(self, name: str) -> EvalTolerance:
         """The margins of eval ``name`` (its own block, else the defaults)."""
@@ -151,6 +172,7 @@ def load_tolerance(
     }
     ref_dir = references_dir or path.parent / policy.references
     _check_speed(policy.speed, str(path))
+    _check_serving(policy.serving, str(path))
     return Tolerance(
         name=path.stem,
         path=path,
@@ -164,6 +186,7 @@ def load_tolerance(
         evals=evals,
         references=tuple(load_references(ref_dir)) if ref_dir.is_dir() else (),
         speed=policy.speed,
+        serving=policy.serving,
     )
 
 
@@ -180,3 +203,14 @@ def _check_speed(speed: SpeedTolerance, source: str) -> None:
     for shape in speed.shapes:
         if not re.fullmatch(r"(prefill|decode) [1-9][0-9]*x[1-9][0-9]*", shape):
             raise ToleranceError(f"{source}: speed.shapes key {shape!r}: write {SHAPE_FORMAT}")
+
+
+def _check_serving(serving: ServingTolerance, source: str) -> None:
+    """Levels written ``16`` or ``16x8192``, each band above 0 (raises ``ToleranceError``)."""
+    for key, value in serving.levels.items():
+        if not SLOWDOWN.within(value):
+            raise ToleranceError(f"{source}: serving band {key!r} = {value} "
+                                 f"{SLOWDOWN.problem(value)}")  # fmt: skip
+        if not re.fullmatch(r"[1-9][0-9]*(x[1-9][0-9]*)?", str(key)):
+            raise ToleranceError(f"{source}: serving.levels key {key!r}: write CONCURRENCY "
+                                 "or CONCURRENCYxBUCKET, e.g. '16' or '16x8192'")  # fmt: skip

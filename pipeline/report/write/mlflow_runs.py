@@ -28,6 +28,7 @@ from pipeline.report.load.cells import CellRecord
 from pipeline.report.speed.ratios import SpeedRow
 from pipeline.report.write.bin_tables import bin_metrics
 from pipeline.results.cell_paths import result_path, samples_dir
+from pipeline.results.serving_block import ServingPoint
 
 TAG = "mtp_eval"  # the prefix of the tags that find a run again on the next export
 MAX_PARAM = 6000  # MLflow's longest param value (MAX_PARAM_VAL_LENGTH)
@@ -127,7 +128,24 @@ def _metrics(report: Report, cell: CellRecord) -> dict[str, float]:
     for row in report.speed:
         if row.cell is cell:
             values |= speed_metrics(row)
+    block = cell.result.serving if cell.status == "ok" else None
+    for point in block.points if block is not None else ():
+        values |= serving_metrics(point)
     return _finite(values)
+
+
+def serving_metrics(point: ServingPoint) -> dict[str, float | None]:
+    """One serving level's metrics: ``serving/c16_x1024/output_tokens_per_s_per_gpu``, ...
+
+    The ratios to the baseline and to speculation off are in summary.json and serving.csv.
+    """
+    prefix = f"serving/c{point.concurrency}_x{point.bucket}"
+    values = {"output_tokens_per_s_per_gpu": point.output_tokens_per_s_per_gpu,
+              "tokens_per_s_per_user": point.tokens_per_s_per_user,
+              "ttft_p50_ms": point.ttft_ms.get("p50"), "ttft_p99_ms": point.ttft_ms.get("p99"),
+              "itl_p50_ms": point.itl_ms.get("p50"), "itl_p99_ms": point.itl_ms.get("p99"),
+              "accept_length": point.accept_length}  # fmt: skip
+    return {f"{prefix}/{name}": value for name, value in values.items()}
 
 
 def speed_metrics(row: SpeedRow) -> dict[str, float | None]:

@@ -45,6 +45,16 @@ def _png(fig: Any) -> bytes:
     return buf.getvalue()
 
 
+def pyplot() -> Any:
+    """Matplotlib's pyplot on the Agg backend (imported when a plot is drawn)."""
+    return _pyplot()
+
+
+def png_of(fig: Any) -> bytes:
+    """``fig`` as PNG bytes (the figure is closed)."""
+    return _png(fig)
+
+
 def _short_gpu(name: str) -> str:
     return name.replace("NVIDIA ", "").replace(" (simulated)", "*")
 

@@ -15,6 +15,7 @@ from pipeline.report.write.plots import COLOURS, GREY, metric_plot, paired_plot,
 from pipeline.report.write.questions_html import banner_items, questions_section
 from pipeline.report.write.render_md import METHOD, headline
 from pipeline.report.write.section import Section
+from pipeline.report.write.serving_tables import pareto_plot, serving_sections
 from pipeline.report.write.speed_tables import speed_sections
 from pipeline.report.write.tables import sections
 
@@ -101,10 +102,11 @@ def render_html(report: Report) -> str:
         _img(paired_plot(report), "paired accuracy change against the margin"),
         _img(metric_plot(report, "accept"), "accept length per variant"),
         _img(bin_plot(report), "accuracy and accept length change by context length"),
+        _img(pareto_plot(report), "serving: throughput against per-user speed"),
     ]
     tables = [
         *sections(report), *bin_sections(report), *speed_sections(report), *cost_sections(report),
-        *frontier_sections(report), *baselines_section(report),
+        *frontier_sections(report), *serving_sections(report), *baselines_section(report),
     ]  # fmt: skip
     parts += [_table(s) for s in tables]
     parts.append(questions_section(report))

@@ -9,6 +9,7 @@ from pipeline.report.write.bin_tables import all_sections as bin_sections
 from pipeline.report.write.cost_tables import cost_sections
 from pipeline.report.write.frontier_tables import frontier_sections
 from pipeline.report.write.section import Section
+from pipeline.report.write.serving_tables import serving_sections
 from pipeline.report.write.speed_tables import speed_sections
 from pipeline.report.write.tables import sections
 
@@ -113,7 +114,8 @@ def render_md(report: Report) -> str:
             "",
         ]
     lines += [METHOD, ""]
-    speed = [*speed_sections(report), *cost_sections(report), *frontier_sections(report)]
+    speed = [*speed_sections(report), *cost_sections(report), *frontier_sections(report),
+             *serving_sections(report)]  # fmt: skip
     for section in [*sections(report), *bin_sections(report), *speed, *baselines_section(report)]:
         lines += table(section)
     if report.ignored:

@@ -46,11 +46,13 @@ from pipeline.report.write.bin_tables import frontier_entries as bin_frontier_en
 from pipeline.report.write.cost_tables import speed_cost_entries
 from pipeline.report.write.frontier_tables import frontier_entries
 from pipeline.report.write.section import sort_key
+from pipeline.report.write.serving_tables import serving_entries
 from pipeline.report.write.speed_tables import speed_entries
 from pipeline.results.result_types import AcceptBlock, EvalSummary
 
 # 2: strict JSON (null, with null_because, where 1 wrote NaN); 3: speed; 4: frontier;
-# 5: speed_costs, and each speed entry's release and KV pool; 6: by_bin and frontier_by_length
+# 5: speed_costs, and each speed entry's release and KV pool; 6: by_bin, frontier_by_length,
+# serving
 SCHEMA_VERSION = 6
 CSV_COLUMNS = [
     "gpu",
@@ -164,6 +166,7 @@ def render_summary(report: Report) -> str:
         "speed_costs": speed_cost_entries(report),
         "by_bin": bin_entries(report),
         "frontier_by_length": bin_frontier_entries(report),
+        "serving": serving_entries(report),
     }
     return strict_dumps(data, indent=1) + "\n"
 
@@ -190,7 +193,8 @@ def read_summary(path: Path) -> dict[str, Any]:
     costs = data.get("speed_costs", {"pool": [], "release": []})
     return {**data, "speed": data.get("speed", []), "frontier": data.get("frontier", []),
             "speed_costs": costs, "by_bin": data.get("by_bin", []),
-            "frontier_by_length": data.get("frontier_by_length", [])}  # fmt: skip
+            "frontier_by_length": data.get("frontier_by_length", []),
+            "serving": data.get("serving", [])}  # fmt: skip
 
 
 def _verdict(report: Report, cell: CellRecord, name: str, kind: CheckKind) -> str:
