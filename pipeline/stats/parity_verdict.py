@@ -19,7 +19,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from scipy import stats as sps
+# scipy.special, not scipy.stats: the same t quantile without a second of import time on the
+# cell's start-up path (the parity phase imports this module).
+from scipy import special
 
 from pipeline.stats.parity import Totals
 
@@ -60,7 +62,7 @@ def clustered_mean(by_question: Mapping[str, Totals], confidence: float = 0.95) 
         return ClusteredMean(estimate, math.inf, -math.inf, math.inf, groups, tokens)
     resid = [(t.total - estimate * t.count) / tokens for t in rows]
     se = math.sqrt(groups / (groups - 1) * sum(r * r for r in resid))
-    half = float(sps.t.ppf(confidence, groups - 1)) * se
+    half = float(special.stdtrit(groups - 1, confidence)) * se
     return ClusteredMean(estimate, se, estimate - half, estimate + half, groups, tokens)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.report.write.summary_json import read_summary
+from pipeline.report.write.summary_json import SCHEMA_VERSION, read_summary
 from pipeline.results.result_schema import shape_problems
 from pipeline.results.result_types import CellResult
 from pipeline.simserver.info import TOKEN_CAPACITY
@@ -53,7 +53,7 @@ def _batch_prefill_s(cost: Cost, batch: int, tokens: int) -> float:
 
 def _entries(sweep: Path) -> dict[tuple[str, str, int, int], dict]:
     summary = read_summary(sweep / "report" / "summary.json")
-    assert summary["schema_version"] == 5
+    assert summary["schema_version"] == SCHEMA_VERSION
     return {(e["variant"], e["phase"], e["batch"], e["tokens"]): e for e in summary["speed"]}
 
 
