@@ -42,7 +42,7 @@ ARCH = {  # head_dim 128: every SGLang backend here serves it
                 num_attention_heads=2, num_key_value_heads=1, head_dim=64),
 }  # fmt: skip
 ORIGINAL_POSITIONS = 32768  # the longest training row
-SERVED_POSITIONS = 131072
+SERVED_POSITIONS = 135168  # llama3 x4 over 32k is 131,072; 4,096 more hold a 128k prompt + reply
 ROPE = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 4.0, "low_freq_factor": 1.0,
         "high_freq_factor": 4.0,
         "original_max_position_embeddings": ORIGINAL_POSITIONS}  # fmt: skip
