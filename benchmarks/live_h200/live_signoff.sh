@@ -613,7 +613,8 @@ phase_dependence_report() {
 # (longctx_greedy.py). "report": once both are there, a bare SGLang server per backend (fa3,
 # fmha_v2) with the synth_longctx cell's flags on the trained folders, the greedy check against
 # HF, then the archive (outputs/live/longctx-model: weights, recipe, metrics, logs).
-# LIVE_TRAIN_ARGS replaces train_longctx's options (a rehearsal: --preset cpu and a few steps).
+# LIVE_TRAIN_ARGS replaces train_longctx's options (a rehearsal: --preset cpu and a few steps);
+# LIVE_LC_BACKENDS=fa3 skips fmha_v2's server (its cold FlashInfer JIT: 6-12 min without the cache).
 LC_DIR=$LIVE/longctx
 LC_COMMON=(model=synth_longctx server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200
   "${SIM_ARGS[@]}" server.mem_fraction_static=0.6 "server.extra_args=[$EXTRA_ARGS]"
@@ -639,7 +640,7 @@ phase_serve_longctx() {
   cd "$R" || return 1
   local backend rc=0
   if [[ $(cat "$STATE/train.rc") == 0 ]]; then
-    for backend in fa3 fmha_v2; do
+    for backend in ${LIVE_LC_BACKENDS:-fa3 fmha_v2}; do
       bare_server "longctx-$backend" all "" "${LC_COMMON[@]}" "backend=$backend" || { rc=1; continue; }
       python3 -m benchmarks.live_h200.greedy_check server "$BARE_URL" "$LIVE/hf-longctx.json" \
         "$LIVE/greedy-longctx-$backend.json" "longctx-$backend" || rc=1
