@@ -171,7 +171,8 @@ def check_server(base: str, hf_file: Path, out: Path, label: str) -> int:
         model = json.loads(resp.read())["data"][0]["id"]
     eot = 261
     rows = [compare_one(base, model, item, eot) for item in ref["items"]]
-    longs = [i for i in ref["items"] if i["eval"] == "synth_retrieval"]
+    # The long prompts: the retrieval eval's, or every long-context item (longctx_greedy.py).
+    longs = [i for i in ref["items"] if i["eval"] == "synth_retrieval" or "longctx" in i["eval"]]
     found = {
         "label": label,
         "server": base,

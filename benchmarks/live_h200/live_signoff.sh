@@ -47,7 +47,7 @@ N=${LIVE_REPEATS:-8}
 # The release the carried bundle holds (LIVE_PLAN=v23 needs the 0.5.23 bundle: wheels-0.5.23.txt).
 SGLANG=${LIVE_SGLANG:-0.5.19}
 [[ ${LIVE_PLAN:-signoff} == v23 || ${LIVE_PLAN:-} == speed || ${LIVE_PLAN:-} == dependence \
-  || ${LIVE_PLAN:-} == serving ]] \
+  || ${LIVE_PLAN:-} == serving || ${LIVE_PLAN:-} == train-longctx ]] \
   && SGLANG=${LIVE_SGLANG:-0.5.23}
 # The carried bundle's release must be the plan's: a phase run without LIVE_PLAN against a 0.5.23
 # bundle planned for 0.5.19 and its servers died on their first request (issue 41). Checked before
@@ -141,6 +141,7 @@ start_phases() {
   [[ ${LIVE_PLAN:-signoff} == frontier ]] && { start_frontier; return; }
   [[ ${LIVE_PLAN:-signoff} == dependence ]] && { start_dependence; return; }
   [[ ${LIVE_PLAN:-signoff} == serving ]] && { start_serving; return; }
+  [[ ${LIVE_PLAN:-signoff} == train-longctx ]] && { start_train_longctx; return; }
   launch hf phase_hf
   if has site ready; then
     for w in "fmha_v2_fi auto" "fmha_v2_fi fp8_e4m3" "flashinfer auto" "flashinfer fp8_e4m3"; do
@@ -659,6 +660,55 @@ phase_dependence_report() {
   cp "$LIVE"/ready-*.txt outputs/live/ 2>/dev/null
   [[ -d $LIVE/bodies ]] && cp -r "$LIVE/bodies" outputs/live/
   tar -czf "$LIVE/live-results.tgz" -C outputs live
+}
+
+# LIVE_PLAN=train-longctx (the 0.5.23 bundle, carried as for v23): issue 41's long-context model.
+# "train" needs only the repo and the machine's python (starts on the first call, while the site
+# unpacks): train_longctx.py's three stages (target ~9 min, EAGLE3 draft ~2.5, HF eval ~4, each
+# stopping at its time limit) into $LIVE/longctx, then HF's greedy reference at 4k-128k
+# (longctx_greedy.py). "report": once both are there, a bare SGLang server per backend (fa3,
+# fmha_v2) with the synth_longctx cell's flags on the trained folders, the greedy check against
+# HF, then the archive (outputs/live/longctx-model: weights, recipe, metrics, logs).
+# LIVE_TRAIN_ARGS replaces train_longctx's options (a rehearsal: --preset cpu and a few steps);
+# LIVE_LC_BACKENDS=fa3 skips fmha_v2's server (its cold FlashInfer JIT: 6-12 min without the cache).
+LC_DIR=$LIVE/longctx
+LC_COMMON=(model=synth_longctx server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200
+  "${SIM_ARGS[@]}" server.mem_fraction_static=0.6 "server.extra_args=[$EXTRA_ARGS]"
+  server.startup_timeout_s=1500 server.stop_grace_s=20 "model.path=$LC_DIR/target"
+  "model.speculative.draft_model_path=$LC_DIR/draft" kv_dtype=bf16)
+[[ $SGLANG == 0.5.23 ]] && LC_COMMON+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)
+start_train_longctx() {
+  launch train phase_train_longctx
+  has train rc && has site ready && has fa3 ready && launch report phase_serve_longctx
+}
+
+phase_train_longctx() {
+  cd "$R" || return 1
+  local py="${MTP_EVAL_BASE_PYTHONPATH:-}"
+  # shellcheck disable=SC2086  # LIVE_TRAIN_ARGS is a list of options
+  PYTHONPATH="$py" "$HF_PY" -m benchmarks.live_h200.train_longctx "$LC_DIR" \
+    ${LIVE_TRAIN_ARGS:---seed 0} || return 1
+  PYTHONPATH="$py" "$HF_PY" -m benchmarks.live_h200.longctx_greedy "$LC_DIR/target" \
+    "$LIVE/hf-longctx.json" ${LIVE_GREEDY_ARGS:-}
+}
+
+phase_serve_longctx() {
+  cd "$R" || return 1
+  local backend rc=0
+  if [[ $(cat "$STATE/train.rc") == 0 ]]; then
+    for backend in ${LIVE_LC_BACKENDS:-fa3 fmha_v2}; do
+      bare_server "longctx-$backend" all "" "${LC_COMMON[@]}" "backend=$backend" || { rc=1; continue; }
+      python3 -m benchmarks.live_h200.greedy_check server "$BARE_URL" "$LIVE/hf-longctx.json" \
+        "$LIVE/greedy-longctx-$backend.json" "longctx-$backend" || rc=1
+      stop_bare
+    done
+  fi
+  mkdir -p outputs/live/longctx-model
+  cp -r "$LC_DIR"/. outputs/live/longctx-model/ 2>/dev/null
+  cp "$LIVE"/hf-longctx.json "$LIVE"/greedy-longctx-*.json "$LIVE"/ready-*.txt "$LIVE"/logs/train.log \
+    outputs/live/longctx-model/ 2>/dev/null
+  tar -czf "$LIVE/live-results.tgz" -C outputs live
+  return $rc
 }
 
 phase_report() {  # [SWEEP...]: the sign-off's sweeps unless named

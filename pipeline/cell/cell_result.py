@@ -24,7 +24,7 @@ _NOT_MEASURED = (
 )  # fmt: skip
 # Keys added later, left out at their default so that earlier cells keep their config hash.
 _LATER_DEFAULTS: dict[str, Any] = {"sampling_spread": 0.0, "timing_model": None,
-                   "timing_jitter": 0.0, "logprobs": {}}  # fmt: skip
+                   "timing_jitter": 0.0, "logprobs": {}, "prompt_tokens": "words"}  # fmt: skip
 _LATER_MODEL_DEFAULTS = {
     "hybrid_mamba": False, "kv_cache_quant_algo": None, "load_format": None, "tokenizer_path": None,
 }  # fmt: skip

@@ -58,6 +58,10 @@ class SimulatedConf:
     # arith, 0.40 retrieval). 0: an identical prompt is always answered alike (pipeline.simserver
     # .sampling).
     sampling_spread: float = 0.0
+    # How a chat prompt's usage.prompt_tokens is counted: words (whitespace words + 4 a message),
+    # or bytes (the byte-level synth models' chat template: one token a UTF-8 byte, its specials),
+    # so the long-context evals' byte lengths are the lengths the server reports (synth_longctx).
+    prompt_tokens: str = "words"
     faults: dict[str, Any] = field(default_factory=dict)  # fault-injection flags (see --help)
     # The distributions return_logprob reads (pipeline/simserver/logprobs.py): vocab, candidates,
     # logit_scale, rest_mass, restart_sigma (logit noise per start: an A/A that differs); an

@@ -61,7 +61,7 @@ class CompletionHandlers:
     async def chat(self, request: web.Request) -> web.StreamResponse:
         """POST /v1/chat/completions."""
         try:
-            job = parse_chat(await _json_body(request), self.model)
+            job = parse_chat(await _json_body(request), self.model, self.rt.conf.prompt_tokens)
         except BadRequest as exc:
             return bad_request(str(exc))
         return await self._serve(request, job)

@@ -57,8 +57,21 @@ class Job:
     logprobs: LogprobAsk | None = None  # return_logprob and its fields (/generate only)
 
 
-def parse_chat(body: dict[str, Any], default_model: str) -> Job:
+def chat_bytes(texts: list[tuple[str, str]]) -> int:
+    """Prompt tokens of the byte-level chat template (benchmarks/live_h200/synth_train.py).
+
+    ``<|begin_of_text|>``; per message ``<|start_header|>``, the role, ``<|end_header|>``, a
+    newline, the content, ``<|eot|>``; then the generation prompt (``assistant`` between the two
+    header tokens, a newline): each special one token, each UTF-8 byte one token.
+    """
+    body = sum(len(role.encode()) + len(text.encode()) + 4 for role, text in texts)
+    return 1 + body + 2 + len(b"assistant\n")
+
+
+def parse_chat(body: dict[str, Any], default_model: str, count: str = "words") -> Job:
     """Read a chat request; one item per choice (``n``), each with its own hash key.
+
+    ``count``: how ``prompt_tokens`` is counted (``words`` or ``bytes``: ``chat_bytes``).
 
     Raises:
         BadRequest: with the field and what it must be.
@@ -71,7 +84,8 @@ def parse_chat(body: dict[str, Any], default_model: str) -> Job:
     ]
     prompt = "\n".join(f"{role}: {text}" for role, text in texts)
     question = next((t for r, t in reversed(texts) if r == "user"), prompt)
-    tokens = sum(len(t.split()) for _, t in texts) + 4 * len(texts)
+    tokens = (chat_bytes(texts) if count == "bytes"
+              else sum(len(t.split()) for _, t in texts) + 4 * len(texts))  # fmt: skip
     n = 1 if body.get("n") is None else body["n"]
     if not isinstance(n, int) or isinstance(n, bool) or n < 1:
         raise BadRequest(f"n={n!r}: expected a positive integer")

@@ -124,6 +124,7 @@ class SimConfig:
     # 1 - the intraclass correlation of a question's repeats (pipeline.simserver.sampling);
     # 0: every identical prompt answered alike, as before.
     sampling_spread: float = checked(0.0, Check(0.0, 1.0))
+    prompt_tokens: str = checked("words", Check(choices=("words", "bytes")))
     faults: FaultFlags = field(default_factory=FaultFlags)
     logprobs: LogprobConf = field(default_factory=LogprobConf)
     answer_key: str | None = None

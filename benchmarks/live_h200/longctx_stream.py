@@ -1,0 +1,124 @@
+"""The training stream of the long-context model (issue 41; pure, no torch).
+
+Rows are packed byte-level chats (``synth_train.encode_chat``: loss on assistant turns and their
+``<|eot|>`` only) of two kinds:
+
+- the long-context tasks (``evals.longctx_tasks``: the six RULER-style tasks, generated in bytes,
+  from seeds the eval never draws: ``TRAIN_SEED_BASE`` and up, the eval's is 0);
+- the existing synthetic tasks (``synth_train.short_chat``: arithmetic, multiple choice, retrieval
+  and the lookup drills), which fill every row after its long conversation, so every row carries
+  dense supervision besides the one short long-context answer.
+
+The length curriculum (``row_length``): the row length of step ``s`` of ``n`` grows through
+``LENGTHS`` (2k -> 32k): during the first ``WARM`` of the steps every row is 2,048 tokens; after
+that each step draws its length from the lengths unlocked so far (one more every ``STAGE`` of the
+steps), so the last third of the run sees 32k rows on about half its steps. A step holds about
+``tokens`` tokens: one 32k row, or sixteen 2k rows at 32k tokens a step.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from benchmarks.live_h200 import synth_train as st
+from evals.longctx_tasks import TASKS, reply_text, sample
+from evals.longctx_tokens import ByteCounter
+
+LENGTHS = (2048, 4096, 8192, 16384, 32768)
+WARM = 0.15
+STAGE = 0.12
+TRAIN_SEED_BASE = 1000  # the eval draws from seed 0: training questions are other questions
+MIN_TASK_LENGTH = 1024  # every task's prompt without haystack fits in 1,024 bytes
+REPLY_ROOM = 128
+LONG_TASK = len(st.TASKS)  # task index of the long-context conversations in Row.task
+TASK_NAMES = (*st.TASKS, "longctx")
+
+
+def row_length(step: int, steps: int, seed: int) -> int:
+    """The row length of training step ``step`` of ``steps`` (one of ``LENGTHS``)."""
+    frac = step / max(1, steps)
+    if frac < WARM:
+        return LENGTHS[0]
+    unlocked = min(len(LENGTHS), 2 + int((frac - WARM) / STAGE))
+    rng = random.Random(f"{seed}:len:{step}")
+    # The longest unlocked length half the time: long rows are what the run is for.
+    return LENGTHS[unlocked - 1] if rng.random() < 0.5 else rng.choice(LENGTHS[:unlocked])
+
+
+def longctx_chat(rng: random.Random, length: int, seed: int) -> list[st.Message] | None:
+    """One long-context question whose prompt is at most ``length`` bytes, and its graded reply.
+
+    None when no task fits (rows under about 600 tokens: most tasks' fixed text is longer).
+    """
+    counter = ByteCounter()
+    for _ in range(8):  # fwe refuses a few lengths (a tie for third place): draw another
+        task = rng.choice(TASKS)
+        try:
+            s = sample(task, length, TRAIN_SEED_BASE + seed, rng.randrange(1 << 30), counter)
+        except ValueError:
+            continue
+        return [{"role": "user", "content": s.text},
+                {"role": "assistant", "content": reply_text(s)}]  # fmt: skip
+    return None
+
+
+Draw = Callable[[], tuple[int, list[st.Message]]]
+
+
+def fill(row: st.Row, length: int, draw: Draw) -> st.Row:
+    """``row``, then whole conversations from ``draw`` until the next would not fit, padded."""
+    ids, loss, task = list(row.ids), list(row.loss), list(row.task)
+    misses = 0
+    while misses < 4:
+        kind, messages = draw()
+        more, flags = st.encode_chat(messages)
+        if len(ids) + len(more) > length:
+            misses += 1  # a shorter conversation may still fit
+            continue
+        ids, loss = ids + more, loss + flags
+        task += [kind if f else -1 for f in flags]
+    pad = length - len(ids)
+    return st.Row(ids + [st.SPECIAL_ID[st.PAD]] * pad, loss + [False] * pad, task + [-1] * pad)
+
+
+def long_row(rng: random.Random, length: int, seed: int, draw: Draw) -> st.Row:
+    """A long-context conversation of 40-95% of ``length``, then chats from ``draw`` to the end."""
+    # The prompt's budget leaves REPLY_ROOM for the reply (under 70 bytes) and its chat tokens.
+    room = length - REPLY_ROOM
+    chat = longctx_chat(
+        rng, min(room, max(MIN_TASK_LENGTH, int(length * rng.uniform(0.4, 0.95)))), seed
+    )
+    if chat is None:
+        return fill(st.Row([], [], []), length, draw)
+    ids, flags = st.encode_chat(chat)
+    start = st.Row(ids, flags, [LONG_TASK if f else -1 for f in flags])
+    return fill(start, length, draw)
+
+
+def short_row(rng: random.Random, length: int, seed: int, draw: Draw) -> st.Row:
+    """Synthetic chats with a 1k-2k long-context question in about a third of the rows."""
+    if rng.random() < 1 / 3:
+        return long_row(rng, length, seed, draw)
+    return fill(st.Row([], [], []), length, draw)
+
+
+def batch_rows(step: int, steps: int, seed: int, tokens: int,
+               held_out: frozenset[str] = frozenset(), max_len: int | None = None) -> list[
+        st.Row]:  # fmt: skip
+    """The rows of training step ``step`` (about ``tokens`` tokens), reproducible from its index.
+
+    ``held_out``: synthetic eval questions no row may hold. ``max_len`` caps the row length (a CPU
+    check trains on short rows only).
+    """
+    length = min(row_length(step, steps, seed), max_len or LENGTHS[-1])
+    rng = random.Random(f"{seed}:longrows:{step}")
+
+    def draw() -> tuple[int, list[st.Message]]:
+        while True:
+            task, messages = st.short_chat(rng)
+            if not any(q in messages[0]["content"] for q in held_out):
+                return task, messages
+
+    make = short_row if length <= LENGTHS[0] else long_row
+    return [make(rng, length, seed, draw) for _ in range(max(1, tokens // length))]

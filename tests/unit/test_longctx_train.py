@@ -1,0 +1,97 @@
+"""Issue 41's long-context training stream and the EAGLE3 format arithmetic (pure parts)."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks.live_h200 import eagle3_format as fmt
+from benchmarks.live_h200 import longctx_stream as ls
+from benchmarks.live_h200 import synth_train as st
+from evals.longctx import final_items
+
+
+def test_curriculum_starts_short_and_ends_at_32k_on_about_half_the_steps() -> None:
+    steps = 1000
+    lengths = [ls.row_length(s, steps, 0) for s in range(steps)]
+    assert set(lengths[: int(ls.WARM * steps)]) == {2048}
+    last_third = lengths[2 * steps // 3 :]
+    assert 0.4 < last_third.count(32768) / len(last_third) < 0.8
+    assert set(lengths) == set(ls.LENGTHS)
+    # A length appears only once unlocked: 32k first after WARM + 3 stages.
+    first_32k = lengths.index(32768)
+    assert first_32k >= int((ls.WARM + 3 * ls.STAGE) * steps) - 1
+
+
+@pytest.mark.parametrize("step", [0, 400, 999])
+def test_rows_are_full_reproducible_and_carry_loss_on_replies_only(step: int) -> None:
+    rows = ls.batch_rows(step, 1000, 3, 65536)
+    again = ls.batch_rows(step, 1000, 3, 65536)
+    assert [r.ids for r in rows] == [r.ids for r in again]
+    length = ls.row_length(step, 1000, 3)
+    assert len(rows) == 65536 // length
+    for row in rows:
+        assert len(row.ids) == len(row.loss) == len(row.task) == length
+        assert all((t >= 0) == flag for t, flag in zip(row.task, row.loss, strict=True))
+    # The long-context replies (task index LONG_TASK) are the graded answer form.
+    long_ids = [i for r in rows for i, t in zip(r.ids, r.task, strict=True) if t == ls.LONG_TASK]
+    text = bytes(i for i in long_ids if i < 256).decode()
+    if long_ids:
+        assert final_items(text) is not None
+
+
+def test_held_out_questions_never_enter_a_row() -> None:
+    rows = ls.batch_rows(0, 1000, 0, 8192)
+    held = frozenset(bytes(i for i in rows[0].ids[1:400] if i < 256).decode().split("\n")[1:2])
+    text = bytes(i for i in rows[0].ids if i < 256).decode(errors="replace")
+    assert held and next(iter(held)) in text
+    rows = ls.batch_rows(0, 1000, 0, 8192, held_out=held)
+    assert not any(q in bytes(i for i in r.ids if i < 256).decode(errors="replace")
+                   for r in rows for q in held)  # fmt: skip
+
+
+def test_rows_under_600_tokens_fall_back_to_synthetic_chats() -> None:
+    rows = ls.batch_rows(0, 1000, 0, 2048, max_len=512)
+    assert all(len(r.ids) == 512 and any(r.loss) for r in rows)
+
+
+def test_aux_layers_give_sglangs_default_capture() -> None:
+    for layers in (4, 8, 32):
+        ids = fmt.aux_layer_ids(layers)
+        # llama.py 936: [2, L // 2, L - 3] when no ids are given; ids + 1 otherwise (941).
+        assert fmt.captured_hidden_states(ids) == [2, layers // 2, layers - 3]
+    with pytest.raises(ValueError, match="at least 4 layers"):
+        fmt.aux_layer_ids(3)
+
+
+def test_token_maps() -> None:
+    d2t, t2d = fmt.token_maps([1] * 264, 264)
+    assert d2t == [0] * 264 and all(t2d)
+    d2t, t2d = fmt.token_maps([5, 0, 9, 9, 1], 3)
+    hot = [d + i for i, d in enumerate(d2t)]
+    assert hot == [0, 2, 3] and t2d == [True, False, True, True, False]
+    with pytest.raises(ValueError, match="draft_vocab_size 6"):
+        fmt.token_maps([1] * 5, 6)
+
+
+def test_chain_steps() -> None:
+    c = 13  # 12 tokens after the prefill's
+    assert fmt.chain_steps([[True] * c] * 3) == 3  # 4 tokens a step
+    assert fmt.chain_steps([[False] * c] * 3) == 12  # the target's own token only
+    # First step: drafts 1 and 2 match, 3 misses -> 3 tokens; then nothing matches.
+    matches = [[True] + [False] * (c - 1), [True] + [False] * (c - 1), [False] * c]
+    assert fmt.chain_steps(matches) == 1 + (12 - 3)
+
+
+def test_draft_config_carries_the_targets_rope_and_vocabulary() -> None:
+    rope = {"rope_type": "llama3", "rope_theta": 5e5, "factor": 4.0}
+    target = {"num_hidden_layers": 8, "hidden_size": 512, "vocab_size": st.VOCAB_SIZE,
+              "rope_parameters": rope, "rope_scaling": rope, "rope_theta": 5e5,
+              "max_position_embeddings": 131072}  # fmt: skip
+    arch = fmt.DraftArch(512, 1536, 4, 2, 128)
+    config = fmt.draft_config(target, arch, st.VOCAB_SIZE)
+    assert config["architectures"] == ["LlamaForCausalLMEagle3"]
+    assert config["rope_parameters"] == rope and config["max_position_embeddings"] == 131072
+    shapes = fmt.expected_tensors(config)
+    assert shapes["fc.weight"] == ([512, 3 * 512], "BF16")
+    assert shapes["layers.0.self_attn.q_proj.weight"] == ([512, 1024], "BF16")
+    assert shapes["d2t"] == ([st.VOCAB_SIZE], "I64") and shapes["t2d"] == ([264], "BOOL")
