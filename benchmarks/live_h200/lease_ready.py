@@ -34,8 +34,16 @@ from benchmarks.live_h200.chunks import ChunkError, read_manifest, sha256
 DEVICE_CALL_BYTES = 64 * 2**20
 MARGIN_BYTES = 2 * 2**20  # untracked files and the carried manifests
 # live_signoff.sh: the plans that run SGLang 0.5.23 (the others 0.5.19), unless LIVE_SGLANG says.
-PLANS_0523 = ("v23", "speed", "dependence", "frontier", "shapes", "full-shapes", "train-longctx",
-              "serving")
+PLANS_0523 = (
+    "v23",
+    "speed",
+    "dependence",
+    "frontier",
+    "shapes",
+    "full-shapes",
+    "train-longctx",
+    "serving",
+)
 PLANS = ("signoff", "two-gpu", "two-gpu-fmha", *PLANS_0523)
 
 
