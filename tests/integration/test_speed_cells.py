@@ -53,7 +53,7 @@ def _batch_prefill_s(cost: Cost, batch: int, tokens: int) -> float:
 
 def _entries(sweep: Path) -> dict[tuple[str, str, int, int], dict]:
     summary = read_summary(sweep / "report" / "summary.json")
-    assert summary["schema_version"] == 5
+    assert summary["schema_version"] == 6
     return {(e["variant"], e["phase"], e["batch"], e["tokens"]): e for e in summary["speed"]}
 
 

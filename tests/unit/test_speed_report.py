@@ -205,8 +205,8 @@ def test_speed_csv_has_a_row_per_entry_with_the_interval_split() -> None:
 def test_read_summary_gives_older_files_an_empty_speed_list(tmp_path: Path) -> None:
     old = tmp_path / "summary.json"
     old.write_text(json.dumps({"schema_version": 2, "cells": []}))
-    assert read_summary(old)["speed"] == []
-    old.write_text(json.dumps({"schema_version": 6}))
+    assert read_summary(old)["speed"] == [] and read_summary(old)["parity"] == []
+    old.write_text(json.dumps({"schema_version": 7}))
     with pytest.raises(ValueError, match="newer than this reader"):
         read_summary(old)
 

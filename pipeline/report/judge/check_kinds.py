@@ -245,6 +245,45 @@ class SpeedVsBaseline(CheckKind):
                 f"bootstrap and the {aa}, vs band {n['max_slowdown']:g}x{same}")  # fmt: skip
 
 
+@dataclass(frozen=True)
+class ParityVsBaseline(CheckKind):
+    """Teacher-forced logprob divergence from the baseline against a band of measured noise."""
+
+    null_reasons: ClassVar[dict[str, str]] = {
+        "upper": "fewer than two questions: no clustered bound",
+        "lower": "fewer than two questions: no clustered bound",
+    }
+
+    def describe(self, check: CheckReading) -> str:
+        """The divergence, its bounds against the band and what set the band."""
+        n = check.numbers
+        if "band" not in n:  # no band (no A/A), or not paired: the message says why
+            return check.message
+        return (
+            f"{n['metric']} {n['divergence']:.3g} per token, one-sided {100 * n['confidence']:g}% "
+            f"bounds [{n['lower']:.3g}, {n['upper']:.3g}] over {n['questions']} sequences "
+            f"({n['tokens']} tokens) vs band {n['band']:.3g} ({n['band_source']}: "
+            f"{n['band_why']}); "
+            f"top-1 agreement {_share(n.get('top1_agreement'))}"
+        )
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """``cells.csv``'s parity columns."""
+        return ("parity", "parity_metric", "parity_divergence", "parity_upper", "parity_band")
+
+    def csv_fields(self, check: CheckReading) -> dict[str, Any]:
+        """Verdict, metric, divergence, upper bound and band of ``check``."""
+        n = check.numbers
+        values = [check.verdict, n.get("metric"), n.get("divergence"), n.get("upper"),
+                  n.get("band")]  # fmt: skip
+        return dict(zip(self.columns, values, strict=True))
+
+
+def _share(value: float | None) -> str:
+    return "unknown" if value is None else f"{100 * value:.2f}%"
+
+
 STATUS = CheckKind("status", "cell status")
 ACCEPT_METRIC = CheckKind("accept_metric", "accept metric present")
 ACCURACY_VS_BASELINE = AccuracyVsBaseline(
@@ -264,9 +303,10 @@ ACCEPT_VS_REFERENCE = AcceptVsReference(
 MCNEMAR = McNemar("mcnemar", "McNemar (1 repeat) vs {baseline}")
 BROKEN_PROMPTS = BrokenPrompts("broken_prompts", "broken prompts vs {baseline}")
 SPEED_VS_BASELINE = SpeedVsBaseline("speed_vs_baseline", "speed vs {baseline}")
+PARITY_VS_BASELINE = ParityVsBaseline("parity_vs_baseline", "logprob parity vs {baseline}")
 
 BASELINE_KINDS = (ACCURACY_VS_BASELINE, ACCEPT_VS_BASELINE)
 REFERENCE_KINDS = (ACCURACY_VS_REFERENCE, ACCEPT_VS_REFERENCE)
 STAT_KINDS = (*BASELINE_KINDS, *REFERENCE_KINDS)
 KINDS = {k.name: k for k in (STATUS, ACCEPT_METRIC, *STAT_KINDS, MCNEMAR, BROKEN_PROMPTS,
-                             SPEED_VS_BASELINE)}  # fmt: skip
+                             SPEED_VS_BASELINE, PARITY_VS_BASELINE)}  # fmt: skip

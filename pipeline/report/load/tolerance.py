@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.config_file import Check, ConfigFileError, checked, load_structured, read_mapping
+from pipeline.report.load.parity_policy import ParityPolicy
 from pipeline.report.load.references import Reference, load_references
 
 REPO_CONF = Path(__file__).resolve().parents[3] / "conf" / "tolerance"
@@ -86,6 +87,7 @@ class PolicyFile:
     # Per-eval margins over ``defaults`` (each block is an EvalTolerance; unset keys inherit).
     evals: dict[str, Any] = field(default_factory=dict)
     speed: SpeedTolerance = field(default_factory=SpeedTolerance)  # unset: speed informational
+    parity: ParityPolicy = field(default_factory=ParityPolicy)  # logprob parity (issue 39)
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,7 @@ class Tolerance:
     evals: dict[str, EvalTolerance] = field(default_factory=dict)
     references: tuple[Reference, ...] = ()
     speed: SpeedTolerance = SpeedTolerance()
+    parity: ParityPolicy = field(default_factory=ParityPolicy)
 
     def for_eval(self, name: str) -> EvalTolerance:
         """The margins of eval ``name`` (its own block, else the defaults)."""
@@ -151,6 +154,8 @@ def load_tolerance(
     }
     ref_dir = references_dir or path.parent / policy.references
     _check_speed(policy.speed, str(path))
+    if (problem := policy.parity.problem()) is not None:
+        raise ToleranceError(f"{path}: {problem}: the floor is the band's least width")
     return Tolerance(
         name=path.stem,
         path=path,
@@ -164,6 +169,7 @@ def load_tolerance(
         evals=evals,
         references=tuple(load_references(ref_dir)) if ref_dir.is_dir() else (),
         speed=policy.speed,
+        parity=policy.parity,
     )
 
 

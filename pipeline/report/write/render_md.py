@@ -7,6 +7,7 @@ from pipeline.report.assemble.gate import NOTHING_JUDGED, judged
 from pipeline.report.write.baselines_table import baselines_line, baselines_section
 from pipeline.report.write.cost_tables import cost_sections
 from pipeline.report.write.frontier_tables import frontier_sections
+from pipeline.report.write.parity_tables import parity_sections
 from pipeline.report.write.section import Section
 from pipeline.report.write.speed_tables import speed_sections
 from pipeline.report.write.tables import sections
@@ -113,7 +114,8 @@ def render_md(report: Report) -> str:
         ]
     lines += [METHOD, ""]
     speed = [*speed_sections(report), *cost_sections(report), *frontier_sections(report)]
-    for section in [*sections(report), *speed, *baselines_section(report)]:
+    parity = parity_sections(report)
+    for section in [*sections(report), *parity, *speed, *baselines_section(report)]:
         lines += table(section)
     if report.ignored:
         lines += ["## Ignored folders", "", *(f"- {w}" for w in report.ignored), ""]

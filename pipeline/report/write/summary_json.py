@@ -4,8 +4,9 @@
 the check it belongs to says why in ``null_because``; ``speed`` lists each speed point against
 its baseline (``speed_tables.speed_entry``), ``frontier`` each skip-softmax frontier
 (``frontier_tables.frontier_entries``), ``speed_costs`` what the KV pool and the release cost
-(``cost_tables``). Version 1 wrote a bare ``NaN`` there, 1 and 2 had no ``speed``, 1 to 3
-no ``frontier``, 1 to 4 no ``speed_costs``; ``read_summary`` reads them all (empty lists there).
+(``cost_tables``), ``parity`` each candidate's logprob parity (``parity_tables``). Version 1
+wrote a bare ``NaN`` there, 1 and 2 had no ``speed``, 1 to 3 no ``frontier``, 1 to 4 no
+``speed_costs``, 1 to 5 no ``parity``; ``read_summary`` reads them all (empty lists there).
 ``cells.csv`` has, per comparison, the numbers behind its verdict (``check_kinds.Comparison``),
 and the prefill-time columns (``PREFILL_COLUMNS``, last) only when some eval has a prefill time
 (a server run with ``--enable-metrics``).
@@ -29,6 +30,7 @@ from pipeline.report.judge.check_kinds import (
     ACCEPT_VS_REFERENCE,
     ACCURACY_VS_BASELINE,
     ACCURACY_VS_REFERENCE,
+    PARITY_VS_BASELINE,
     SPEED_VS_BASELINE,
     STAT_KINDS,
     CheckKind,
@@ -39,13 +41,14 @@ from pipeline.report.speed.band_checks import SPEED_COLUMNS, speed_fields
 from pipeline.report.write.baselines_table import baseline_entries
 from pipeline.report.write.cost_tables import speed_cost_entries
 from pipeline.report.write.frontier_tables import frontier_entries
+from pipeline.report.write.parity_tables import PARITY_COLUMNS, parity_entries, parity_fields
 from pipeline.report.write.section import sort_key
 from pipeline.report.write.speed_tables import speed_entries
 from pipeline.results.result_types import AcceptBlock, EvalSummary
 
 # 2: strict JSON (null, with null_because, where 1 wrote NaN); 3: speed; 4: frontier;
-# 5: speed_costs, and each speed entry's release and KV pool
-SCHEMA_VERSION = 5
+# 5: speed_costs, and each speed entry's release and KV pool; 6: parity (issue 39)
+SCHEMA_VERSION = 6
 CSV_COLUMNS = [
     "gpu",
     "model",
@@ -155,6 +158,7 @@ def render_summary(report: Report) -> str:
         "speed": speed_entries(report),
         "frontier": frontier_entries(report),
         "speed_costs": speed_cost_entries(report),
+        "parity": parity_entries(report),
     }
     return strict_dumps(data, indent=1) + "\n"
 
@@ -179,7 +183,7 @@ def read_summary(path: Path) -> dict[str, Any]:
                          f"({SCHEMA_VERSION}); update mtp-eval")  # fmt: skip
     costs = data.get("speed_costs", {"pool": [], "release": []})
     return {**data, "speed": data.get("speed", []), "frontier": data.get("frontier", []),
-            "speed_costs": costs}  # fmt: skip
+            "speed_costs": costs, "parity": data.get("parity", [])}  # fmt: skip
 
 
 def _verdict(report: Report, cell: CellRecord, name: str, kind: CheckKind) -> str:
@@ -201,6 +205,8 @@ def render_csv(report: Report) -> str:
     timed = any(e.mean_prefill_s is not None for c in report.cells for e in c.evals.values())
     banded = any(k.kind == SPEED_VS_BASELINE for k in report.checks)
     columns = CSV_COLUMNS + (PREFILL_COLUMNS if timed else []) + (SPEED_COLUMNS if banded else [])
+    if any(k.kind == PARITY_VS_BASELINE for k in report.checks):
+        columns += PARITY_COLUMNS
     writer = csv.DictWriter(out, columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for cell in sorted(report.cells, key=sort_key):
@@ -217,6 +223,7 @@ def render_csv(report: Report) -> str:
             "verdict": report.cell_verdict(cell),
             "folder": str(cell.folder or ""),
             **speed_fields(report.checks_of(cell)),
+            **parity_fields(report.checks_of(cell)),
         }
         for name, summary in (cell.evals or {"": EvalSummary.from_json({})}).items():
             accept = summary.accept or AcceptBlock()
