@@ -33,6 +33,7 @@ CHECKED_ROOTS = frozenset(
         "model",
         "cluster",
         "speed",
+        "parity",  # its rules, and parity.enabled lets evals=[] run the phase alone
     }
 )
 

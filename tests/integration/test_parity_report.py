@@ -133,3 +133,15 @@ def test_no_aa_cell_leaves_parity_inconclusive_naming_the_variant(root: Path) ->
     _, summary, _ = _report(root, "no_aa", "parity:\n  aa_variant: trtllm_mha\n")
     cand = _checks(summary, "parity_vs_baseline")["fmha_v2"]
     assert cand["verdict"] == "INCONCLUSIVE" and "trtllm_mha" in cand["message"]
+
+
+def test_mlflow_runs_carry_the_parity_verdict_and_numbers(root: Path) -> None:
+    from pipeline.report.assemble.build import build_report
+    from pipeline.report.load.tolerance import load_tolerance
+    from pipeline.report.write.mlflow_runs import cell_run
+
+    report = build_report([root], load_tolerance("default"))
+    (cand,) = [c for c in report.cells if c.variant == "fmha_v2"]
+    run = cell_run(report, cand, "origin", "parent")
+    assert run.tags["verdict/parity_vs_baseline"] == "NO-GO"
+    assert run.metrics["parity_divergence"] > run.metrics["parity_band"] > 0
