@@ -214,6 +214,10 @@ class ParityConf:
     # logp_base - logp_cand over them estimates KL(base || cand); input logprobs are unscaled.
     temperature: float = 1.0
     top_k: int = 10  # top ids per position: the top-k KL and top-1 agreement (0: neither)
+    # The decode/verify path (issue 39 item 2): each cell also compares what it reported while
+    # decoding with its own prefill re-score of those tokens (parity/decode.json); a cell with
+    # sequences_from generates its own sequences for it (one more generation per sequence).
+    decode_path: bool = True
     position_bins: list[int] = field(default_factory=lambda: [0, 1024, 4096, 16384])
     vocab_size: int = 32000  # random prompt ids are drawn from [first_token_id, vocab_size)
     first_token_id: int = 1000

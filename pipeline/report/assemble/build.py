@@ -11,6 +11,7 @@ from pipeline.report.assemble.gate import gate_exit_code, not_judged
 from pipeline.report.judge.baseline_warnings import baseline_warnings
 from pipeline.report.judge.cell_checks import cell_checks
 from pipeline.report.judge.check_kinds import SPEED_VS_BASELINE
+from pipeline.report.judge.decode_parity import decode_checks
 from pipeline.report.judge.pairing import Samples
 from pipeline.report.judge.parity_checks import parity_checks
 from pipeline.report.judge.verdicts import Check, finalize, overall, verdict_note, worst
@@ -166,7 +167,7 @@ def build_report(
         for row in speed_rows(cells, pool, tol.baseline, tol.match)
     ]
     checks += speed_checks(speed, tol.speed, tol.baseline)
-    checks += parity_checks(cells, pool, tol)
+    checks += parity_checks(cells, pool, tol) + decode_checks(cells, pool, tol)
     for check in checks:
         check.message = check.kind.describe(check)
     inputs = [str(p) for p in paths]

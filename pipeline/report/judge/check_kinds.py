@@ -249,6 +249,8 @@ class SpeedVsBaseline(CheckKind):
 class ParityVsBaseline(CheckKind):
     """Teacher-forced logprob divergence from the baseline against a band of measured noise."""
 
+    prefix: str = "parity"
+
     null_reasons: ClassVar[dict[str, str]] = {
         "upper": "fewer than two questions: no clustered bound",
         "lower": "fewer than two questions: no clustered bound",
@@ -270,7 +272,8 @@ class ParityVsBaseline(CheckKind):
     @property
     def columns(self) -> tuple[str, ...]:
         """``cells.csv``'s parity columns."""
-        return ("parity", "parity_metric", "parity_divergence", "parity_upper", "parity_band")
+        fields = ("", "_metric", "_divergence", "_upper", "_band")
+        return tuple(f"{self.prefix}{f}" for f in fields)
 
     def csv_fields(self, check: CheckReading) -> dict[str, Any]:
         """Verdict, metric, divergence, upper bound and band of ``check``."""
@@ -304,9 +307,12 @@ MCNEMAR = McNemar("mcnemar", "McNemar (1 repeat) vs {baseline}")
 BROKEN_PROMPTS = BrokenPrompts("broken_prompts", "broken prompts vs {baseline}")
 SPEED_VS_BASELINE = SpeedVsBaseline("speed_vs_baseline", "speed vs {baseline}")
 PARITY_VS_BASELINE = ParityVsBaseline("parity_vs_baseline", "logprob parity vs {baseline}")
+DECODE_PARITY = ParityVsBaseline(
+    "decode_parity_vs_baseline", "decode/verify parity vs {baseline}", prefix="decode_parity"
+)
 
 BASELINE_KINDS = (ACCURACY_VS_BASELINE, ACCEPT_VS_BASELINE)
 REFERENCE_KINDS = (ACCURACY_VS_REFERENCE, ACCEPT_VS_REFERENCE)
 STAT_KINDS = (*BASELINE_KINDS, *REFERENCE_KINDS)
 KINDS = {k.name: k for k in (STATUS, ACCEPT_METRIC, *STAT_KINDS, MCNEMAR, BROKEN_PROMPTS,
-                             SPEED_VS_BASELINE, PARITY_VS_BASELINE)}  # fmt: skip
+                             SPEED_VS_BASELINE, PARITY_VS_BASELINE, DECODE_PARITY)}  # fmt: skip

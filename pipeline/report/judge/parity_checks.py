@@ -31,7 +31,8 @@ from pipeline.stats.parity_verdict import ClusteredMean, judge
 WORST = 5  # sequences named per candidate
 
 
-def _summaries(cells: Sequence[CellRecord]) -> dict[str, ParitySummary | ParityFileError]:
+def summaries_of(cells: Sequence[CellRecord]) -> dict[str, ParitySummary | ParityFileError]:
+    """Each ok cell's ``parity/summary.json`` by cell id (the error where it is unreadable)."""
     found: dict[str, ParitySummary | ParityFileError] = {}
     for cell in cells:
         if cell.folder is None or cell.status != "ok":
@@ -50,7 +51,7 @@ def parity_checks(
     cells: Sequence[CellRecord], pool: Sequence[CellRecord], tol: Tolerance
 ) -> list[Check]:
     """One ``parity_vs_baseline`` check per cell under test that re-scored a cell's sequences."""
-    summaries = _summaries([*cells, *pool])
+    summaries = summaries_of([*cells, *pool])
     out = []
     for cell in cells:
         found = summaries.get(cell.id)
@@ -63,18 +64,19 @@ def parity_checks(
     return out
 
 
-def _same(a: Path | None, b: Path) -> bool:
+def same_folder(a: Path | None, b: Path) -> bool:
+    """Whether ``a`` is the folder ``b`` (resolved: a relative sequences_from matches too)."""
     return a is not None and a.resolve() == b.resolve()
 
 
-def _source(
+def paired_source(
     cell: CellRecord, summary: ParitySummary, pool: Sequence[CellRecord], tol: Tolerance
 ) -> tuple[CellRecord | None, str]:
     """The baseline cell the divergence was measured against, and how it was chosen."""
     chosen, note = find_baseline(cell, pool, tol.baseline, tol.match)
-    if chosen is not None and _same(chosen.folder, summary.source):
+    if chosen is not None and same_folder(chosen.folder, summary.source):
         return chosen, f"the report's baseline ({note})" if note else "the report's baseline"
-    named = [c for c in pool if c.variant == tol.baseline and _same(c.folder, summary.source)]
+    named = [c for c in pool if c.variant == tol.baseline and same_folder(c.folder, summary.source)]
     if named:
         other = f"; the report's own choice is {chosen.label}" if chosen is not None else ""
         return named[0], f"parity.sequences_from names this {tol.baseline} cell{other}"
@@ -95,7 +97,7 @@ def _noise(
         theirs = summaries.get(other.id)
         if other.variant != variant or not isinstance(theirs, ParitySummary):
             continue
-        if _same(theirs.source, summary.source):
+        if same_folder(theirs.source, summary.source):
             mean = theirs.mean(policy.metric, policy.confidence)
             if mean is not None:
                 found.append((other, mean))
@@ -110,7 +112,7 @@ def _check(
     tol: Tolerance,
 ) -> Check:
     policy = tol.parity
-    base, how = _source(cell, summary, pool, tol)
+    base, how = paired_source(cell, summary, pool, tol)
     if base is None:
         return make_check(cell, None, PARITY_VS_BASELINE, NO_BASELINE, how)
     mean = summary.mean(policy.metric, policy.confidence)

@@ -21,6 +21,7 @@ from pipeline.stats.parity import ScoredSequence, Scores, sequence_parity
 from pipeline.stats.parity_verdict import ClusteredMean
 
 SEQUENCES, SCORES, SUMMARY = "sequences.jsonl", "scores.jsonl", "summary.json"
+DECODE = "decode.json"  # decoding against the cell's own prefill (issue 39 item 2)
 
 
 class ParityFileError(ValueError):
@@ -80,13 +81,15 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
         raise ParityFileError(f"{path}: {err}; run the cell's parity phase again") from err
 
 
-def read_parity_summary(folder: Path) -> ParitySummary | None:
+def read_parity_summary(folder: Path, name: str = SUMMARY) -> ParitySummary | None:
     """The cell's parity summary (None when it scored no other cell's sequences).
+
+    ``name``: ``DECODE`` reads the decode-path summary instead (its source: the cell itself).
 
     Raises:
         ParityFileError: naming the file when it is not the summary the parity phase writes.
     """
-    path = parity_dir(folder) / SUMMARY
+    path = parity_dir(folder) / name
     if not path.is_file():
         return None
     raw = _json(path)

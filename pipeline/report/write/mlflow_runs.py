@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.report.assemble.build import Report
-from pipeline.report.judge.check_kinds import PARITY_VS_BASELINE, STAT_KINDS
+from pipeline.report.judge.check_kinds import DECODE_PARITY, PARITY_VS_BASELINE, STAT_KINDS
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.speed.ratios import SpeedRow
 from pipeline.results.cell_paths import result_path, samples_dir
@@ -118,7 +118,7 @@ def _metrics(report: Report, cell: CellRecord) -> dict[str, float]:
                    f"accept_length/{name}": accept.accept_length if accept else None,
                    f"accept_rate/{name}": accept.accept_rate if accept else None}  # fmt: skip
     for check in report.checks_of(cell):
-        if check.kind in (*STAT_KINDS, PARITY_VS_BASELINE):  # parity: per cell, no eval
+        if check.kind in (*STAT_KINDS, PARITY_VS_BASELINE, DECODE_PARITY):  # parity: no eval
             fields = check.kind.csv_fields(check)
             where = f"/{check.eval}" if check.eval else ""
             values |= {f"{key}{where}": value for key, value in fields.items()}

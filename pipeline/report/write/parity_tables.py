@@ -11,12 +11,14 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.report.assemble.build import Report
-from pipeline.report.judge.check_kinds import PARITY_VS_BASELINE
+from pipeline.report.judge.check_kinds import DECODE_PARITY, PARITY_VS_BASELINE
 from pipeline.report.judge.verdicts import Check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.write.section import WHO, Section, sort_key, who
 
-PARITY_COLUMNS = list(PARITY_VS_BASELINE.columns)
+KINDS = (PARITY_VS_BASELINE, DECODE_PARITY)
+PARITY_COLUMNS = [c for kind in KINDS for c in kind.columns]
+PATH = {PARITY_VS_BASELINE.name: "prefill", DECODE_PARITY.name: "decode/verify"}
 INTRO = (
     "Teacher-forced logprob parity: the baseline generated sequences at temperature 1; each "
     "candidate (and the A/A, a second start of the baseline) re-scored exactly those token ids "
@@ -24,7 +26,10 @@ INTRO = (
     "baseline's own re-score, clustered by sequence; GO when its upper bound lies inside the "
     "band (noise_factor x the A/A's or the reference pair's upper bound, within the policy's "
     "floor and ceiling), NO-GO when its lower bound lies beyond it. No sampling noise of the "
-    "evals enters: a drift too small for the accuracy margin shows here."
+    "evals enters: a drift too small for the accuracy margin shows here. The decode/verify "
+    "rows compare what each cell reported while decoding (verifying, with speculation) with its "
+    "own prefill re-score of the same tokens, against the baseline's own such divergence: a "
+    "verify-path bug shows there only."
 )
 
 
@@ -32,7 +37,7 @@ def parity_checks(report: Report) -> list[tuple[CellRecord, Check]]:
     """Each cell's parity check, in the tables' order."""
     out = []
     for cell in sorted(report.cells, key=sort_key):
-        out += [(cell, c) for c in report.checks_of(cell) if c.kind == PARITY_VS_BASELINE]
+        out += [(cell, c) for c in report.checks_of(cell) if c.kind in KINDS]
     return out
 
 
@@ -50,7 +55,8 @@ def parity_sections(report: Report) -> list[Section]:
     if not found:
         return []
     cols = WHO.strip("|").split("|")
-    heads = ["metric", "divergence", "bounds", "top-1 agreement", "band", "verdict", "paired with"]
+    heads = ["path", "metric", "divergence", "bounds", "top-1 agreement", "band", "verdict",
+             "paired with"]  # fmt: skip
     main = Section("Parity", [*cols, *heads], intro=INTRO)
     bins = Section("Parity by context position", [*cols, "positions", "mean", "tokens"])
     worst_heads = ["sequence", "prompt tokens", "scored tokens", "mean"]
@@ -59,9 +65,9 @@ def parity_sections(report: Report) -> list[Section]:
         n = check.numbers
         band = f"{_g(n.get('band'))} ({n.get('band_why', 'no A/A')})" if "band" in n else "none"
         bounds = f"[{_g(n.get('lower'))}, {_g(n.get('upper'))}]" if "lower" in n else ""
-        main.rows.append([*who(cell), str(n.get("metric", "")), _g(n.get("divergence")), bounds,
-                          _pct(n.get("top1_agreement")), band, check.verdict,
-                          str(n.get("baseline_cell", check.message))])  # fmt: skip
+        main.rows.append([*who(cell), PATH[check.kind.name], str(n.get("metric", "")),
+                          _g(n.get("divergence")), bounds, _pct(n.get("top1_agreement")), band,
+                          check.verdict, str(n.get("baseline_cell", check.message))])  # fmt: skip
         for b in n.get("bins", []):
             high = "" if b["high"] is None else b["high"]
             bins.rows.append([*who(cell), f"[{b['low']}, {high})", _g(b["mean"]), str(b["tokens"])])
@@ -76,12 +82,15 @@ def parity_entries(report: Report) -> list[dict[str, Any]]:
     return [
         {"cell": cell.id, "label": cell.label, "variant": cell.variant, "kv_dtype": cell.kv_dtype,
          "skip_softmax": {"prefill": cell.skip_prefill, "decode": cell.skip_decode},
-         "verdict": check.verdict, **check.numbers}
+         "path": PATH[check.kind.name], "verdict": check.verdict, **check.numbers}
         for cell, check in parity_checks(report)
     ]  # fmt: skip
 
 
 def parity_fields(checks: list[Check]) -> dict[str, Any]:
     """A cell's ``cells.csv`` parity columns (empty without a parity check)."""
-    found = [c for c in checks if c.kind == PARITY_VS_BASELINE]
-    return PARITY_VS_BASELINE.csv_fields(found[0]) if found else {}
+    out: dict[str, Any] = {}
+    for check in checks:
+        if check.kind in KINDS:
+            out |= check.kind.csv_fields(check)
+    return out

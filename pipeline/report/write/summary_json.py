@@ -30,7 +30,6 @@ from pipeline.report.judge.check_kinds import (
     ACCEPT_VS_REFERENCE,
     ACCURACY_VS_BASELINE,
     ACCURACY_VS_REFERENCE,
-    PARITY_VS_BASELINE,
     SPEED_VS_BASELINE,
     STAT_KINDS,
     CheckKind,
@@ -41,6 +40,7 @@ from pipeline.report.speed.band_checks import SPEED_COLUMNS, speed_fields
 from pipeline.report.write.baselines_table import baseline_entries
 from pipeline.report.write.cost_tables import speed_cost_entries
 from pipeline.report.write.frontier_tables import frontier_entries
+from pipeline.report.write.parity_tables import KINDS as PARITY_KINDS
 from pipeline.report.write.parity_tables import PARITY_COLUMNS, parity_entries, parity_fields
 from pipeline.report.write.section import sort_key
 from pipeline.report.write.speed_tables import speed_entries
@@ -205,7 +205,7 @@ def render_csv(report: Report) -> str:
     timed = any(e.mean_prefill_s is not None for c in report.cells for e in c.evals.values())
     banded = any(k.kind == SPEED_VS_BASELINE for k in report.checks)
     columns = CSV_COLUMNS + (PREFILL_COLUMNS if timed else []) + (SPEED_COLUMNS if banded else [])
-    if any(k.kind == PARITY_VS_BASELINE for k in report.checks):
+    if any(k.kind in PARITY_KINDS for k in report.checks):
         columns += PARITY_COLUMNS
     writer = csv.DictWriter(out, columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
