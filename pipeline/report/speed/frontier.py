@@ -21,13 +21,13 @@ from typing import Any
 
 from pipeline.report.judge.verdicts import GO, Check, worst
 from pipeline.report.load.cells import CellRecord
+from pipeline.report.speed.frontier_parity import PARITY_KIND, Divergence, divergence_of
 from pipeline.report.speed.ratios import compare_points
 from pipeline.report.speed.skip_fractions import skipped_fraction
 from pipeline.results.speed_block import PREFILL, SpeedPoint
 
 # The checks that compare a candidate's answers with the baseline's.
 ACCURACY_KINDS = ("accuracy_vs_baseline", "mcnemar", "broken_prompts")
-PARITY_KIND = "parity_vs_baseline"
 Key = tuple[str, ...]  # gpu, model, variant, kv dtype, release, decode factor, layout, spec
 RELEASE = 4  # the release's place in a ``Key``
 UNKNOWN_RELEASE = "?"  # a cell that recorded none (a MISSING job never wrote one)
@@ -45,27 +45,6 @@ class Gain:
     ratio_ci: tuple[float, float] | None
     note: str  # why there is no ratio ("not measured", ...), or "" when there is one
     aa_band: float | None = None  # the A/A band at this shape (restart_noise; None: no A/A)
-
-
-@dataclass(frozen=True)
-class Divergence:
-    """A factor's logprob parity against the baseline (its ``parity_vs_baseline`` check)."""
-
-    verdict: str
-    metric: str | None
-    estimate: float | None
-    upper: float | None
-    band: float | None  # None: no A/A, no band
-
-
-def divergence_of(checks: Sequence[Check]) -> Divergence | None:
-    """The cell's parity reading (None: it ran no parity phase against the baseline)."""
-    found = [c for c in checks if c.kind.name == PARITY_KIND]
-    if not found:
-        return None
-    n = found[0].numbers
-    return Divergence(found[0].verdict, n.get("metric"), n.get("divergence"), n.get("upper"),
-                      n.get("band"))  # fmt: skip
 
 
 @dataclass(frozen=True)
