@@ -218,6 +218,10 @@ class ParityConf:
     # decoding with its own prefill re-score of those tokens (parity/decode.json); a cell with
     # sequences_from generates its own sequences for it (one more generation per sequence).
     decode_path: bool = True
+    # The losslessness arm (issue 39 item 3): greedy outputs of the first N prompts kept in
+    # parity/greedy.jsonl; the report compares a speculative cell's with those of the same
+    # variant with speculation off (model.speculative.algorithm=null ...). 0: none.
+    greedy_sequences: int = 0
     position_bins: list[int] = field(default_factory=lambda: [0, 1024, 4096, 16384])
     vocab_size: int = 32000  # random prompt ids are drawn from [first_token_id, vocab_size)
     first_token_id: int = 1000

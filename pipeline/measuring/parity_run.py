@@ -24,6 +24,7 @@ from pipeline.config.schema import ParityConf
 from pipeline.measuring.eval_window import MeasureError
 from pipeline.measuring.parity_client import PHASE, generate_with_logprobs, rescore
 from pipeline.measuring.parity_decode import decode_pairs, write_decode_summary
+from pipeline.measuring.parity_greedy import greedy_phase
 from pipeline.measuring.speed.plan import TokenRange, prompt_ids
 from pipeline.measuring.speed.prompts import PromptPool
 from pipeline.measuring.speed.run import SpeedClient
@@ -179,6 +180,7 @@ def parity_phase(
         sequences = read_jsonl(parity_dir(Path(conf.sequences_from)) / SEQUENCES)
     scores = score_rows(sequences, client, conf.top_k)
     _write_jsonl(own / SCORES, scores)
+    greedy_phase(conf, client, parity_prompts(conf, pool), cell_dir)
     if conf.sequences_from is None:
         _decode_path(conf, client, pool, cell_dir, (sequences, scores))
         log.info("parity: %d sequences generated and re-scored", len(sequences))

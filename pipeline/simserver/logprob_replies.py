@@ -87,13 +87,17 @@ class LogprobModel:
         return position(self.shape, context, where, self.noises + self.decode_noises)
 
 
-def cell_model(conf: SimConfig, matched: Sequence[int], restart_salt: int) -> LogprobModel:
+def cell_model(
+    conf: SimConfig, matched: Sequence[int], restart_salt: int, speculative: bool = True
+) -> LogprobModel:
     """The cell's distributions: the matched effects' ``logit_sigma`` and this start's noise.
 
     Args:
         conf: the ``--sim-config``.
         matched: indices of the effects that apply to the cell (``CellTargets.matched``).
         restart_salt: drawn at every start; with ``logprobs.restart_sigma`` > 0 starts differ.
+        speculative: whether the server verifies drafts; ``verify_logit_sigma`` needs it (a
+            server with speculation off decodes what it prefills: the losslessness arm).
     """
     lp = conf.logprobs
     shape = Shape(lp.vocab, lp.candidates, lp.logit_scale, lp.rest_mass)
@@ -107,7 +111,7 @@ def cell_model(conf: SimConfig, matched: Sequence[int], restart_salt: int) -> Lo
     decode = tuple(
         Noise(mix64(i + 1001), conf.effects[i].verify_logit_sigma)
         for i in matched
-        if conf.effects[i].verify_logit_sigma > 0
+        if conf.effects[i].verify_logit_sigma > 0 and speculative
     )
     return LogprobModel(shape, conf.seed, tuple(noises), decode)
 

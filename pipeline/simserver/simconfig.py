@@ -41,8 +41,9 @@ class Effect:
     # of known KL; 0: the distributions are the baseline's).
     logit_sigma: float = checked(0.0, Check(0.0))
     logit_from_position: int = checked(0, Check(0))
-    # Noise on the logits decoding reads only (the verify pass with speculation, decode without):
-    # a prefill re-score does not see it, only decode-time logprobs do (issue 39 item 2).
+    # Noise on the logits the verify pass reads (a server with speculation only): a prefill
+    # re-score does not see it, nor does the same variant with speculation off (issue 39 items
+    # 2 and 3), only decode-time logprobs and greedy outputs with speculation do.
     verify_logit_sigma: float = checked(0.0, Check(0.0))
 
 

@@ -12,6 +12,7 @@ from pipeline.report.judge.baseline_warnings import baseline_warnings
 from pipeline.report.judge.cell_checks import cell_checks
 from pipeline.report.judge.check_kinds import SPEED_VS_BASELINE
 from pipeline.report.judge.decode_parity import decode_checks
+from pipeline.report.judge.lossless import lossless_checks
 from pipeline.report.judge.pairing import Samples
 from pipeline.report.judge.parity_checks import parity_checks
 from pipeline.report.judge.verdicts import Check, finalize, overall, verdict_note, worst
@@ -168,6 +169,7 @@ def build_report(
     ]
     checks += speed_checks(speed, tol.speed, tol.baseline)
     checks += parity_checks(cells, pool, tol) + decode_checks(cells, pool, tol)
+    checks += lossless_checks(cells, pool)
     for check in checks:
         check.message = check.kind.describe(check)
     inputs = [str(p) for p in paths]

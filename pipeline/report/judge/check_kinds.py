@@ -307,6 +307,7 @@ MCNEMAR = McNemar("mcnemar", "McNemar (1 repeat) vs {baseline}")
 BROKEN_PROMPTS = BrokenPrompts("broken_prompts", "broken prompts vs {baseline}")
 SPEED_VS_BASELINE = SpeedVsBaseline("speed_vs_baseline", "speed vs {baseline}")
 PARITY_VS_BASELINE = ParityVsBaseline("parity_vs_baseline", "logprob parity vs {baseline}")
+LOSSLESS = CheckKind("lossless_vs_spec_off", "greedy spec-on vs spec-off")
 DECODE_PARITY = ParityVsBaseline(
     "decode_parity_vs_baseline", "decode/verify parity vs {baseline}", prefix="decode_parity"
 )
@@ -315,4 +316,5 @@ BASELINE_KINDS = (ACCURACY_VS_BASELINE, ACCEPT_VS_BASELINE)
 REFERENCE_KINDS = (ACCURACY_VS_REFERENCE, ACCEPT_VS_REFERENCE)
 STAT_KINDS = (*BASELINE_KINDS, *REFERENCE_KINDS)
 KINDS = {k.name: k for k in (STATUS, ACCEPT_METRIC, *STAT_KINDS, MCNEMAR, BROKEN_PROMPTS,
-                             SPEED_VS_BASELINE, PARITY_VS_BASELINE, DECODE_PARITY)}  # fmt: skip
+                             SPEED_VS_BASELINE, PARITY_VS_BASELINE, DECODE_PARITY,
+                             LOSSLESS)}  # fmt: skip

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.report.assemble.build import Report
-from pipeline.report.judge.check_kinds import DECODE_PARITY, PARITY_VS_BASELINE
+from pipeline.report.judge.check_kinds import DECODE_PARITY, LOSSLESS, PARITY_VS_BASELINE
 from pipeline.report.judge.verdicts import Check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.write.section import WHO, Section, sort_key, who
@@ -49,11 +49,28 @@ def _pct(value: Any) -> str:
     return "" if value is None else f"{100 * value:.2f}%"
 
 
+def lossless_section(report: Report) -> list[Section]:
+    """Greedy spec-on against spec-off per variant (none without a losslessness check)."""
+    heads = ["spec-off cell", "requests", "exact match", "deterministic", "first divergence",
+             "verdict"]  # fmt: skip
+    section = Section("Parity: speculation on vs off (greedy)",
+                      [*WHO.strip("|").split("|"), *heads])  # fmt: skip
+    for cell in sorted(report.cells, key=sort_key):
+        for check in (c for c in report.checks_of(cell) if c.kind == LOSSLESS):
+            n = check.numbers
+            firsts = ", ".join(f"{q}@{p}" for q, p in n.get("first_divergence", {}).items())
+            section.rows.append([*who(cell), str(n.get("spec_off_cell", check.message)),
+                                 str(n.get("requests", "")), _pct(n.get("exact_match_rate")),
+                                 str(n.get("deterministic", "")), firsts or "-",
+                                 check.verdict])  # fmt: skip
+    return [section] if section.rows else []
+
+
 def parity_sections(report: Report) -> list[Section]:
     """The Parity table, its position bins and its worst sequences (none without checks)."""
     found = parity_checks(report)
     if not found:
-        return []
+        return lossless_section(report)
     cols = WHO.strip("|").split("|")
     heads = ["path", "metric", "divergence", "bounds", "top-1 agreement", "band", "verdict",
              "paired with"]  # fmt: skip
@@ -74,7 +91,7 @@ def parity_sections(report: Report) -> list[Section]:
         for w in n.get("worst", []):
             worst.rows.append([*who(cell), w["question"], str(w["prompt_tokens"]),
                                str(w["tokens"]), _g(w["mean"])])  # fmt: skip
-    return [main, bins, worst]
+    return [main, bins, worst, *lossless_section(report)]
 
 
 def parity_entries(report: Report) -> list[dict[str, Any]]:
