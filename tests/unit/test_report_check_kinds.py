@@ -24,7 +24,7 @@ def test_every_kind_has_one_name_and_distinct_columns() -> None:
     assert set(KINDS) == {"status", "accept_metric", "accuracy_vs_baseline", "accept_vs_baseline",
                           "accuracy_vs_reference", "accept_vs_reference", "mcnemar",
                           "broken_prompts", "speed_vs_baseline", "parity_vs_baseline",
-                          "decode_parity_vs_baseline"}  # fmt: skip
+                          "decode_parity_vs_baseline", "lossless_vs_spec_off"}  # fmt: skip
     columns = [c for kind in STAT_KINDS for c in kind.columns]
     assert len(columns) == len(set(columns)) == 2 * 9 + 2 * 7
 
