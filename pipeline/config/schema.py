@@ -202,7 +202,9 @@ class ParityConf:
     """
 
     enabled: bool = False
-    sequences_from: str | None = None  # a cell folder that generated them (None: generate here)
+    # a cell folder that generated them (None: generate here); auto: the baseline cell the
+    # report's rule picks among finished cells (measuring/parity_source.py)
+    sequences_from: str | None = None
     sequences: int = 64  # prompts, one sequence each; each is its own cluster (question)
     # random (ids drawn as below, prompt_tokens long) or eval:NAME: the first ``sequences``
     # distinct prompts of the cell's eval NAME as it sends them (chat template, the model's

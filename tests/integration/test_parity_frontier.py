@@ -44,3 +44,29 @@ def test_the_frontier_names_the_largest_factor_inside_the_parity_band(tmp_path: 
     md = (tmp_path / "report" / "report.md").read_text()
     assert "Largest factor inside the parity band: 10000." in md
     assert "| divergence (parity) |" in md
+
+
+def test_sequences_from_auto_pairs_by_the_reports_rule_in_one_sweep(tmp_path: Path) -> None:
+    """The baseline listed first generates; the others find it as the report pairs them."""
+    effect = "server.simulated.effects=[{match:{attention_backend:trtllm_mha},logit_sigma:0.2}]"
+    run = run_script("mtp-eval", "-m", "backend=fa3,fa3_repeat,fmha_v2", *COMMON[:-1], effect,
+                     "parity.sequences_from=auto", f"hydra.sweep.dir={tmp_path}/s")  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = run_script("mtp-eval-report", str(tmp_path / "s"), "--out", str(tmp_path / "r"),
+                        timeout=180)  # fmt: skip
+    assert report.returncode == 1, report.stdout[-2000:] + report.stderr[-2000:]
+    summary = read_summary(tmp_path / "r" / "summary.json")
+    found = {(e["variant"], e["path"]): e for e in summary["parity"]}
+    assert found[("fa3_repeat", "prefill")]["verdict"] == "GO"
+    cand = found[("fmha_v2", "prefill")]
+    assert cand["verdict"] == "NO-GO" and cand["paired_by"].startswith("the report's baseline")
+    assert cand["sequences_from"].startswith(str(tmp_path / "s"))
+
+
+def test_sequences_from_auto_without_a_baseline_fails_the_cell_naming_the_fix(
+    tmp_path: Path,
+) -> None:
+    run = run_script("mtp-eval", "backend=fmha_v2", *COMMON, "parity.sequences_from=auto",
+                     f"output_dir={tmp_path}/lone")  # fmt: skip
+    assert run.returncode != 0
+    assert "run the fa3 cell with parity.enabled=true first" in run.stdout + run.stderr
