@@ -25,6 +25,7 @@ from pipeline.config.schema import RootConf
 from pipeline.measuring.measure import measure_cell
 from pipeline.measuring.measure_plan import MeasurePlan
 from pipeline.measuring.parity_run import parity_phase
+from pipeline.measuring.parity_source import resolve_source
 from pipeline.measuring.serving.run import ServingTarget, serving_phase
 from pipeline.measuring.speed.prompts import cell_prompt_pool
 from pipeline.measuring.speed.run import speed_phase
@@ -183,7 +184,8 @@ def _serve_and_measure(
                 serving_phase(cell.serving, serving_target(cell, server), result)
                 mark(result, "serving_done", clock)
             if cell.parity.enabled:  # last: its prefills leave the evals' counters alone
-                parity_phase(cell.parity, server.base_url, keys, cell_dir, parity_pool)
+                parity = resolve_source(cell.parity, cell.measure.sequential, cell_dir, result)
+                parity_phase(parity, server.base_url, keys, cell_dir, parity_pool)
                 mark(result, "parity_done", clock)
         finally:  # before node 0's server stops: the other nodes die with it, and may now
             _release_other_nodes(cell.launch.nodes, cell_dir, "stopping")

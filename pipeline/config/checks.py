@@ -113,6 +113,7 @@ RULES = (
     *(Rule(f"parity.{name}", _at_least(1), COUNT)
       for name in ("sequences", "prompt_tokens", "new_tokens", "first_token_id")),
     Rule("parity.top_k", _at_least(0), "an integer >= 0 (0: no top ids)"),
+    Rule("parity.greedy_sequences", _at_least(0), "an integer >= 0 (0: no greedy outputs)"),
     Rule("parity.temperature", _above(0), "a number > 0 (1: the KL estimate is unbiased)"),
     Rule("parity.request_timeout_s", _above(0), SECONDS),
 )  # fmt: skip

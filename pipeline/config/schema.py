@@ -233,7 +233,9 @@ class ParityConf:
     """
 
     enabled: bool = False
-    sequences_from: str | None = None  # a cell folder that generated them (None: generate here)
+    # a cell folder that generated them (None: generate here); auto: the baseline cell the
+    # report's rule picks among finished cells (measuring/parity_source.py)
+    sequences_from: str | None = None
     sequences: int = 64  # prompts, one sequence each; each is its own cluster (question)
     # random (ids drawn as below, prompt_tokens long) or eval:NAME: the first ``sequences``
     # distinct prompts of the cell's eval NAME as it sends them (chat template, the model's
@@ -245,6 +247,14 @@ class ParityConf:
     # logp_base - logp_cand over them estimates KL(base || cand); input logprobs are unscaled.
     temperature: float = 1.0
     top_k: int = 10  # top ids per position: the top-k KL and top-1 agreement (0: neither)
+    # The decode/verify path (issue 39 item 2): each cell also compares what it reported while
+    # decoding with its own prefill re-score of those tokens (parity/decode.json); a cell with
+    # sequences_from generates its own sequences for it (one more generation per sequence).
+    decode_path: bool = True
+    # The losslessness arm (issue 39 item 3): greedy outputs of the first N prompts kept in
+    # parity/greedy.jsonl; the report compares a speculative cell's with those of the same
+    # variant with speculation off (model.speculative.algorithm=null ...). 0: none.
+    greedy_sequences: int = 0
     position_bins: list[int] = field(default_factory=lambda: [0, 1024, 4096, 16384])
     vocab_size: int = 32000  # random prompt ids are drawn from [first_token_id, vocab_size)
     first_token_id: int = 1000

@@ -34,6 +34,7 @@ CHECKED_ROOTS = frozenset(
         "cluster",
         "speed",
         "serving",
+        "parity",  # its rules, and parity.enabled lets evals=[] run the phase alone
     }
 )
 

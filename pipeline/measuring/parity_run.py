@@ -23,6 +23,8 @@ from typing import Any
 from pipeline.config.schema import ParityConf
 from pipeline.measuring.eval_window import MeasureError
 from pipeline.measuring.parity_client import PHASE, generate_with_logprobs, rescore
+from pipeline.measuring.parity_decode import decode_pairs, write_decode_summary
+from pipeline.measuring.parity_greedy import greedy_phase
 from pipeline.measuring.speed.plan import TokenRange, prompt_ids
 from pipeline.measuring.speed.prompts import PromptPool
 from pipeline.measuring.speed.run import SpeedClient
@@ -178,12 +180,36 @@ def parity_phase(
         sequences = read_jsonl(parity_dir(Path(conf.sequences_from)) / SEQUENCES)
     scores = score_rows(sequences, client, conf.top_k)
     _write_jsonl(own / SCORES, scores)
+    greedy_phase(conf, client, parity_prompts(conf, pool), cell_dir)
     if conf.sequences_from is None:
+        _decode_path(conf, client, pool, cell_dir, (sequences, scores))
         log.info("parity: %d sequences generated and re-scored", len(sequences))
         return None
+    _decode_path(conf, client, pool, cell_dir, None)
     base = read_jsonl(parity_dir(Path(conf.sequences_from)) / SCORES)
     out = summary(paired(sequences, base, scores), conf.position_bins, conf.sequences_from)
     write_json_atomic(own / SUMMARY, out)
     line = ", ".join(f"{k} {v['estimate']:.3g}" for k, v in out["metrics"].items())
     log.info("parity against %s: %s", conf.sequences_from, line)
     return out
+
+
+def _decode_path(
+    conf: ParityConf,
+    client: SpeedClient,
+    pool: PromptPool | None,
+    cell_dir: Path,
+    generated: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None,
+) -> None:
+    """``parity/decode.json`` (``parity.decode_path``): decoding against this server's prefill.
+
+    A baseline reuses its own sequences and re-scores; another cell generates its own from the
+    same prompts (one more generation and prefill per sequence).
+    """
+    if not conf.decode_path:
+        return
+    if generated is None:
+        mine = generate_sequences(conf, client, pool)
+        generated = (mine, score_rows(mine, client, conf.top_k))
+    seqs = decode_pairs(*generated)
+    write_decode_summary(cell_dir, summary(seqs, conf.position_bins, str(cell_dir)))

@@ -105,7 +105,7 @@ def prepare(argv: Sequence[str], env: Mapping[str, str]) -> Runtime:
         ascending=acceptance_thresholds(args, targets),
         sampling_nonce=secrets.token_hex(8) if conf.sampling_spread > 0 else "",
         timing=timing,
-        logprobs=cell_model(conf, targets.matched, secrets.randbits(64)),
+        logprobs=cell_model(conf, targets.matched, secrets.randbits(64), bool(ndt)),
     )  # fmt: skip
 
 

@@ -76,19 +76,28 @@ class LogprobModel:
     shape: Shape
     seed: int
     noises: tuple[Noise, ...] = ()
+    decode_noises: tuple[Noise, ...] = ()  # seen by decoding only (``verify_logit_sigma``)
 
     def at(self, context: int, where: int) -> Position:
         """The distribution after context hash ``context``, predicting position ``where``."""
         return position(self.shape, context, where, self.noises)
 
+    def decoding(self, context: int, where: int) -> Position:
+        """The distribution decoding (or verifying) reads: ``at`` plus the decode-only noise."""
+        return position(self.shape, context, where, self.noises + self.decode_noises)
 
-def cell_model(conf: SimConfig, matched: Sequence[int], restart_salt: int) -> LogprobModel:
+
+def cell_model(
+    conf: SimConfig, matched: Sequence[int], restart_salt: int, speculative: bool = True
+) -> LogprobModel:
     """The cell's distributions: the matched effects' ``logit_sigma`` and this start's noise.
 
     Args:
         conf: the ``--sim-config``.
         matched: indices of the effects that apply to the cell (``CellTargets.matched``).
         restart_salt: drawn at every start; with ``logprobs.restart_sigma`` > 0 starts differ.
+        speculative: whether the server verifies drafts; ``verify_logit_sigma`` needs it (a
+            server with speculation off decodes what it prefills: the losslessness arm).
     """
     lp = conf.logprobs
     shape = Shape(lp.vocab, lp.candidates, lp.logit_scale, lp.rest_mass)
@@ -99,7 +108,12 @@ def cell_model(conf: SimConfig, matched: Sequence[int], restart_salt: int) -> Lo
     ]
     if lp.restart_sigma > 0:
         noises.append(Noise(restart_salt, lp.restart_sigma))
-    return LogprobModel(shape, conf.seed, tuple(noises))
+    decode = tuple(
+        Noise(mix64(i + 1001), conf.effects[i].verify_logit_sigma)
+        for i in matched
+        if conf.effects[i].verify_logit_sigma > 0 and speculative
+    )
+    return LogprobModel(shape, conf.seed, tuple(noises), decode)
 
 
 @dataclass(frozen=True)
@@ -159,7 +173,7 @@ def _generate(
     rows: list[list[Any]] = []
     tops: list[Any] = []
     for k in range(count):
-        pos = at_temperature(model.at(context, at + k), ask.temperature)
+        pos = at_temperature(model.decoding(context, at + k), ask.temperature)
         token = greedy(pos) if ask.temperature <= 0 else sample(pos, stream, model.shape.vocab)
         ids.append(token)
         rows.append(_triple(pos, token))

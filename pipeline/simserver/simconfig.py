@@ -52,6 +52,11 @@ class Effect:
         """Whether the effect applies per request (a length or text condition), not per cell."""
         return self.above_prompt_tokens is not None or self.prompt_contains is not None
 
+    # Noise on the logits the verify pass reads (a server with speculation only): a prefill
+    # re-score does not see it, nor does the same variant with speculation off (issue 39 items
+    # 2 and 3), only decode-time logprobs and greedy outputs with speculation do.
+    verify_logit_sigma: float = checked(0.0, Check(0.0))
+
 
 @dataclass(frozen=True)
 class LogprobConf:

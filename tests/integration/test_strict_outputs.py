@@ -43,7 +43,7 @@ def test_every_json_file_and_line_the_sweep_wrote_is_strict_json(demo_report: De
 
 def test_summary_says_why_a_number_is_null(demo_report: DemoReport):
     summary = strict_load((demo_report.out / "summary.json").read_text())
-    assert isinstance(summary, dict) and summary["schema_version"] == 5
+    assert isinstance(summary, dict) and summary["schema_version"] == 6
     checks = [k for c in summary["cells"] for k in c["checks"]]
     broken = [k for k in checks if k["kind"] == "broken_prompts" and "p" in k["numbers"]]
     assert broken, "the demo's eight repeats make broken-prompt checks"
@@ -79,6 +79,6 @@ def test_read_summary_reads_a_version_1_file_with_nan(tmp_path: Path):
     old.write_text('{"schema_version": 1, "cells": [{"numbers": {"p_go_adjusted": NaN}}]}')
     assert read_summary(old)["cells"][0]["numbers"]["p_go_adjusted"] is None
     assert read_summary(old)["speed"] == []  # before version 3: no speed list
-    old.write_text('{"schema_version": 6}')
+    old.write_text('{"schema_version": 7}')
     with pytest.raises(ValueError, match="newer than this reader"):
         read_summary(old)

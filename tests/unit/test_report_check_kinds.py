@@ -26,7 +26,8 @@ def test_every_kind_has_one_name_and_distinct_columns() -> None:
               "accept_by_category"}  # fmt: skip
     assert set(KINDS) == {"status", "accept_metric", "accuracy_vs_baseline", "accept_vs_baseline",
                           "accuracy_vs_reference", "accept_vs_reference", "mcnemar",
-                          "broken_prompts", "speed_vs_baseline", *by_bin}  # fmt: skip
+                          "broken_prompts", "speed_vs_baseline", "parity_vs_baseline",
+                          "decode_parity_vs_baseline", "lossless_vs_spec_off", *by_bin}  # fmt: skip
     columns = [c for kind in STAT_KINDS for c in kind.columns]
     assert len(columns) == len(set(columns)) == 2 * 9 + 2 * 7
     bin_columns = [c for kind in BIN_KINDS for c in kind.columns]

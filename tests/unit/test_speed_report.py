@@ -207,6 +207,7 @@ def test_read_summary_gives_older_files_an_empty_speed_list(tmp_path: Path) -> N
     old.write_text(json.dumps({"schema_version": 2, "cells": []}))
     assert read_summary(old)["speed"] == []
     assert read_summary(old)["by_bin"] == read_summary(old)["frontier_by_length"] == []
+    assert read_summary(old)["parity"] == []
     old.write_text(json.dumps({"schema_version": 7}))
     with pytest.raises(ValueError, match="newer than this reader"):
         read_summary(old)

@@ -11,7 +11,10 @@ from pipeline.report.assemble.gate import gate_exit_code, not_judged
 from pipeline.report.judge.baseline_warnings import baseline_warnings
 from pipeline.report.judge.cell_checks import cell_checks
 from pipeline.report.judge.check_kinds import SPEED_VS_BASELINE
+from pipeline.report.judge.decode_parity import decode_checks
+from pipeline.report.judge.lossless import lossless_checks
 from pipeline.report.judge.pairing import Samples
+from pipeline.report.judge.parity_checks import parity_checks
 from pipeline.report.judge.verdicts import Check, finalize, overall, verdict_note, worst
 from pipeline.report.load.cells import CellRecord, load_cells
 from pipeline.report.load.samples import SampleError, read_samples
@@ -169,6 +172,8 @@ def build_report(
     checks += serving_checks(
         serving_rows(cells, tol.baseline, tol.match), tol.serving, tol.baseline
     )
+    checks += parity_checks(cells, pool, tol) + decode_checks(cells, pool, tol)
+    checks += lossless_checks(cells, pool)
     for check in checks:
         check.message = check.kind.describe(check)
     inputs = [str(p) for p in paths]

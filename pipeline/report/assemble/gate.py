@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 
 from pipeline.report.judge.check_kinds import (
     BROKEN_PROMPTS,
+    PARITY_VS_BASELINE,
     SPEED_VS_BASELINE,
     STAT_KINDS,
     CheckKind,
@@ -31,7 +32,12 @@ from pipeline.report.load.cells import CellRecord
 from pipeline.report.speed.band_checks import shape_name
 from pipeline.report.speed.ratios import SpeedRow
 
-JUDGING_KINDS: tuple[CheckKind, ...] = (*STAT_KINDS, BROKEN_PROMPTS, SPEED_VS_BASELINE)
+JUDGING_KINDS: tuple[CheckKind, ...] = (
+    *STAT_KINDS,
+    BROKEN_PROMPTS,
+    SPEED_VS_BASELINE,
+    PARITY_VS_BASELINE,
+)
 DECIDED = (GO, NO_GO, PASS, FAIL)
 NOTHING_JUDGED = "nothing was judged"
 NO_SPEED_BAND = (

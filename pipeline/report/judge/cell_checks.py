@@ -26,6 +26,7 @@ from pipeline.report.judge.verdicts import (
 from pipeline.report.judge.versus_baseline import baseline_checks
 from pipeline.report.judge.versus_reference import reference_checks
 from pipeline.report.load.cells import CellRecord
+from pipeline.report.load.parity_files import has_parity
 from pipeline.report.load.tolerance import Tolerance
 from pipeline.results.accept_block import AcceptBlock
 from pipeline.results.cell_paths import result_path
@@ -62,8 +63,12 @@ def _cell_checks(
     out = [make_check(cell, None, STATUS, _STATUS[cell.status], cell.note or cell.status)]
     if cell.status != "ok":
         return out
-    if not cell.evals:  # a speed- or serving-only cell (evals=[]): the Speed / Serving tables
-        if cell.result.speed is None and cell.result.serving is None:
+    if not cell.evals:  # a speed-, serving- or parity-only cell (evals=[]): read in their tables
+        if (
+            cell.result.speed is None
+            and cell.result.serving is None
+            and not has_parity(cell.folder)
+        ):
             out.append(make_check(cell, None, STATUS, ERROR, "result.json: ok but no evals"))
         return out
     baseline, note = None, ""

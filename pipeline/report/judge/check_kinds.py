@@ -301,6 +301,48 @@ class ByBin(CheckKind):
         return dict(zip(self.columns, values, strict=True))
 
 
+@dataclass(frozen=True)
+class ParityVsBaseline(CheckKind):
+    """Teacher-forced logprob divergence from the baseline against a band of measured noise."""
+
+    prefix: str = "parity"
+
+    null_reasons: ClassVar[dict[str, str]] = {
+        "upper": "fewer than two questions: no clustered bound",
+        "lower": "fewer than two questions: no clustered bound",
+    }
+
+    def describe(self, check: CheckReading) -> str:
+        """The divergence, its bounds against the band and what set the band."""
+        n = check.numbers
+        if "band" not in n:  # no band (no A/A), or not paired: the message says why
+            return check.message
+        return (
+            f"{n['metric']} {n['divergence']:.3g} per token, one-sided {100 * n['confidence']:g}% "
+            f"bounds [{n['lower']:.3g}, {n['upper']:.3g}] over {n['questions']} sequences "
+            f"({n['tokens']} tokens) vs band {n['band']:.3g} ({n['band_source']}: "
+            f"{n['band_why']}); "
+            f"top-1 agreement {_share(n.get('top1_agreement'))}"
+        )
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """``cells.csv``'s parity columns."""
+        fields = ("", "_metric", "_divergence", "_upper", "_band")
+        return tuple(f"{self.prefix}{f}" for f in fields)
+
+    def csv_fields(self, check: CheckReading) -> dict[str, Any]:
+        """Verdict, metric, divergence, upper bound and band of ``check``."""
+        n = check.numbers
+        values = [check.verdict, n.get("metric"), n.get("divergence"), n.get("upper"),
+                  n.get("band")]  # fmt: skip
+        return dict(zip(self.columns, values, strict=True))
+
+
+def _share(value: float | None) -> str:
+    return "unknown" if value is None else f"{100 * value:.2f}%"
+
+
 STATUS = CheckKind("status", "cell status")
 ACCEPT_METRIC = CheckKind("accept_metric", "accept metric present")
 ACCURACY_VS_BASELINE = AccuracyVsBaseline(
@@ -320,6 +362,11 @@ ACCEPT_VS_REFERENCE = AcceptVsReference(
 MCNEMAR = McNemar("mcnemar", "McNemar (1 repeat) vs {baseline}")
 BROKEN_PROMPTS = BrokenPrompts("broken_prompts", "broken prompts vs {baseline}")
 SPEED_VS_BASELINE = SpeedVsBaseline("speed_vs_baseline", "speed vs {baseline}")
+PARITY_VS_BASELINE = ParityVsBaseline("parity_vs_baseline", "logprob parity vs {baseline}")
+LOSSLESS = CheckKind("lossless_vs_spec_off", "greedy spec-on vs spec-off")
+DECODE_PARITY = ParityVsBaseline(
+    "decode_parity_vs_baseline", "decode/verify parity vs {baseline}", prefix="decode_parity"
+)
 
 ACCURACY_BY_LENGTH = ByBin(
     "accuracy_by_length", "accuracy by context length vs {baseline}", prefix="by_length"
@@ -341,4 +388,5 @@ BASELINE_KINDS = (ACCURACY_VS_BASELINE, ACCEPT_VS_BASELINE)
 REFERENCE_KINDS = (ACCURACY_VS_REFERENCE, ACCEPT_VS_REFERENCE)
 STAT_KINDS = (*BASELINE_KINDS, *REFERENCE_KINDS)
 KINDS = {k.name: k for k in (STATUS, ACCEPT_METRIC, *STAT_KINDS, MCNEMAR, BROKEN_PROMPTS,
-                             SPEED_VS_BASELINE, *BIN_KINDS)}  # fmt: skip
+                             SPEED_VS_BASELINE, PARITY_VS_BASELINE, DECODE_PARITY,
+                             LOSSLESS, *BIN_KINDS)}  # fmt: skip

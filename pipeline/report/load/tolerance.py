@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.config_file import Check, ConfigFileError, checked, load_structured, read_mapping
+from pipeline.report.load.parity_policy import ParityPolicy
 from pipeline.report.load.references import Reference, load_references
 
 REPO_CONF = Path(__file__).resolve().parents[3] / "conf" / "tolerance"
@@ -106,6 +107,7 @@ class PolicyFile:
     evals: dict[str, Any] = field(default_factory=dict)
     speed: SpeedTolerance = field(default_factory=SpeedTolerance)  # unset: speed informational
     serving: ServingTolerance = field(default_factory=ServingTolerance)  # unset: informational
+    parity: ParityPolicy = field(default_factory=ParityPolicy)  # logprob parity (issue 39)
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,7 @@ class Tolerance:
     references: tuple[Reference, ...] = ()
     speed: SpeedTolerance = SpeedTolerance()
     serving: ServingTolerance = ServingTolerance()
+    parity: ParityPolicy = field(default_factory=ParityPolicy)
 
     def for_eval(self, name: str) -> EvalTolerance:
         """The margins of eval ``name`` (its own block, else the defaults)."""
@@ -173,6 +176,8 @@ def load_tolerance(
     ref_dir = references_dir or path.parent / policy.references
     _check_speed(policy.speed, str(path))
     _check_serving(policy.serving, str(path))
+    if (problem := policy.parity.problem()) is not None:
+        raise ToleranceError(f"{path}: {problem}: the floor is the band's least width")
     return Tolerance(
         name=path.stem,
         path=path,
@@ -187,6 +192,7 @@ def load_tolerance(
         references=tuple(load_references(ref_dir)) if ref_dir.is_dir() else (),
         speed=policy.speed,
         serving=policy.serving,
+        parity=policy.parity,
     )
 
 

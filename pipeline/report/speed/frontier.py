@@ -6,8 +6,10 @@ factors at least. Per factor it shows the accuracy verdict against the report's 
 of the accuracy checks: the paired mean test or McNemar, and broken prompts; per eval too), the
 prefill speed gain over the same variant's factor-0 cell at each prefill shape both measured
 (the factor-0 cell's median time over this cell's, with the speed table's bootstrap interval;
-above 1: faster), and the share of key tiles skipped where it was measured. What a user picks
-from it: the largest factor whose verdict is GO, and what it gains.
+above 1: faster), the share of key tiles skipped where it was measured, and where the cells ran
+the parity phase, the logprob divergence from the baseline against its band (issue 39). What a
+user picks from it: the largest factor whose verdict is GO, the largest inside the parity band,
+and what they gain.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 from pipeline.report.judge.verdicts import GO, Check, worst
 from pipeline.report.load.cells import CellRecord
+from pipeline.report.speed.frontier_parity import PARITY_KIND, Divergence, divergence_of
 from pipeline.report.speed.ratios import compare_points
 from pipeline.report.speed.skip_fractions import skipped_fraction
 from pipeline.results.speed_block import PREFILL, SpeedPoint
@@ -54,6 +57,7 @@ class FrontierPoint:
     eval_verdicts: dict[str, str]
     gains: tuple[Gain, ...]  # one per shape of the frontier, in its order
     skipped: float | None  # share of key tiles skipped (None: not measured)
+    divergence: Divergence | None = None  # logprob parity (None: no parity phase)
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,17 @@ class Frontier:
         """The largest factor whose accuracy verdict is GO (None: no factor is GO)."""
         found = [p for p in self.points if p.verdict == GO]
         return found[-1] if found else None
+
+    @property
+    def inside_band(self) -> FrontierPoint | None:
+        """The largest factor whose logprob parity is GO: inside the band (None: none is)."""
+        found = [p for p in self.points if p.divergence and p.divergence.verdict == GO]
+        return found[-1] if found else None
+
+    @property
+    def has_parity(self) -> bool:
+        """Whether any factor ran the parity phase against the baseline."""
+        return any(p.divergence is not None for p in self.points)
 
 
 def factor_of(cell: CellRecord) -> float:
@@ -142,7 +157,8 @@ def _point(
 ) -> FrontierPoint:
     checks = checks_of(cell)
     per_eval = accuracy_verdicts(checks)
-    verdict = worst(per_eval.values()) if per_eval else worst(c.verdict for c in checks)
+    own = [c.verdict for c in checks if c.kind.name != PARITY_KIND]  # parity has its own column
+    verdict = worst(per_eval.values()) if per_eval else worst(own)
     mine, ref = prefill_points(cell), prefill_points(reference)
     gains = tuple(
         replace(
@@ -153,7 +169,7 @@ def _point(
     )
     factor = factor_of(cell)
     skipped = skipped_fraction(fractions, cell.kv_dtype, factor)
-    return FrontierPoint(factor, cell, verdict, per_eval, gains, skipped)
+    return FrontierPoint(factor, cell, verdict, per_eval, gains, skipped, divergence_of(checks))
 
 
 def _unrecorded(cell: CellRecord) -> str:

@@ -8,6 +8,7 @@ whose verdict is GO, and what it gains.
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from pipeline.report.assemble.build import Report
@@ -69,6 +70,26 @@ def takeaway(frontier: Frontier) -> str:
     return f"Largest factor whose verdict is GO: {factor_text(best.factor)} ({said})."
 
 
+def divergence_text(p: FrontierPoint) -> str:
+    """``NO-GO: 0.0123 (upper 0.015, band 0.0004)`` or ``-`` without a parity phase."""
+    d = p.divergence
+    if d is None or d.estimate is None:
+        return "-" if d is None else d.verdict
+    band = f"band {d.band:.3g}" if d.band is not None else "no band"
+    upper = f"upper {d.upper:.3g}, " if d.upper is not None else ""
+    return f"{d.verdict}: {d.estimate:.3g} ({upper}{band})"
+
+
+def band_takeaway(frontier: Frontier) -> str:
+    """The largest factor inside the parity band ('' when no factor ran the parity phase)."""
+    if not frontier.has_parity:
+        return ""
+    inside = frontier.inside_band
+    if inside is None:
+        return "No factor's logprob divergence is inside the parity band."
+    return f"Largest factor inside the parity band: {factor_text(inside.factor)}."
+
+
 def _title(frontier: Frontier) -> str:
     gpu, model, variant, kv, release = frontier.key[:5]
     return f"Skip-softmax frontier: {variant} on {model}, {gpu}, KV {kv}, SGLang {release}"
@@ -80,18 +101,21 @@ def frontier_sections(report: Report) -> list[Section]:
     sections = []
     for frontier in frontier_list(report):
         evals = sorted({e for p in frontier.points for e in p.eval_verdicts}) if per_eval else []
-        headers = ["factor", "tiles skipped", "accuracy verdict", *evals,
+        parity = ["divergence (parity)"] if frontier.has_parity else []
+        headers = ["factor", "tiles skipped", "accuracy verdict", *parity, *evals,
                    *(f"{shape_text(s)} gain" for s in frontier.shapes), "cell"]  # fmt: skip
         source = report.frontier_inputs.source
         where = f"Tiles skipped: measured with HF ({source})." if source else (
             f"Tiles skipped: not measured here; {HOW_TO_MEASURE}.")  # fmt: skip
         restarts = report.restart.said(p.cell for p in frontier.points)
-        said = [takeaway(frontier), INTRO, where, restarts, *frontier.notes]
+        said = [takeaway(frontier), band_takeaway(frontier), INTRO, where, restarts,
+                *frontier.notes]  # fmt: skip
         intro = " ".join(x for x in said if x)
         section = Section(_title(frontier), headers, intro=intro)
         for p in frontier.points:
             section.rows.append([
                 factor_text(p.factor), share_text(p.skipped), p.verdict,
+                *([divergence_text(p)] if parity else []),
                 *(p.eval_verdicts.get(e, "-") for e in evals), *(gain_text(g) for g in p.gains),
                 p.cell.label,
             ])  # fmt: skip
@@ -109,7 +133,8 @@ def _point_entry(p: FrontierPoint) -> dict[str, Any]:
     return {"factor": p.factor, "cell": p.cell.label, "cell_id": p.cell.id,
             "status": p.cell.status, "accuracy_verdict": p.verdict,
             "eval_verdicts": p.eval_verdicts, "skipped_fraction": p.skipped,
-            "prefill_gain": [_gain_entry(g) for g in p.gains]}  # fmt: skip
+            "prefill_gain": [_gain_entry(g) for g in p.gains],
+            "parity": asdict(p.divergence) if p.divergence else None}  # fmt: skip
 
 
 def frontier_entries(report: Report) -> list[dict[str, Any]]:
@@ -125,6 +150,7 @@ def frontier_entries(report: Report) -> list[dict[str, Any]]:
             "reference": f.reference.label if f.reference is not None else None,
             "skipped_fraction_source": report.frontier_inputs.source or None,
             "largest_go_factor": best.factor if best is not None else None,
+            "largest_inside_band_factor": f.inside_band.factor if f.inside_band else None,
             "takeaway": takeaway(f), "points": [_point_entry(p) for p in f.points],
         })  # fmt: skip
     return entries

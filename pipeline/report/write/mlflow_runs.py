@@ -23,7 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.report.assemble.build import Report
-from pipeline.report.judge.check_kinds import BIN_KINDS, STAT_KINDS
+from pipeline.report.judge.check_kinds import (
+    BIN_KINDS,
+    DECODE_PARITY,
+    PARITY_VS_BASELINE,
+    STAT_KINDS,
+)
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.speed.ratios import SpeedRow
 from pipeline.report.write.bin_tables import bin_metrics
@@ -111,6 +116,10 @@ def _params(cell: CellRecord) -> dict[str, str]:
     return {k: str(v)[:MAX_PARAM] for k, v in params.items() if v not in (None, "")}
 
 
+# The kinds whose numbers become metrics (their csv fields).
+_NUMBERED = (*STAT_KINDS, *BIN_KINDS, PARITY_VS_BASELINE, DECODE_PARITY)
+
+
 def _metrics(report: Report, cell: CellRecord) -> dict[str, float]:
     values: dict[str, Any] = {}
     for name, summary in cell.evals.items():
@@ -122,9 +131,10 @@ def _metrics(report: Report, cell: CellRecord) -> dict[str, float]:
     for check in report.checks_of(cell):
         if check.kind in BIN_KINDS:  # by length or category: each bin's change and bounds
             values |= bin_metrics(check)
-        if check.kind in (*STAT_KINDS, *BIN_KINDS):
+        if check.kind in _NUMBERED:  # parity's checks have no eval
             fields = check.kind.csv_fields(check)
-            values |= {f"{key}/{check.eval}": value for key, value in fields.items()}
+            where = f"/{check.eval}" if check.eval else ""
+            values |= {f"{key}{where}": value for key, value in fields.items()}
     for row in report.speed:
         if row.cell is cell:
             values |= speed_metrics(row)

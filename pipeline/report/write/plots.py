@@ -206,3 +206,27 @@ def verdict_grid(report: Report) -> bytes:
         _title(report, "Verdict per GPU x variant (* = simulated GPU)"), fontsize=9, pad=24
     )
     return _png(fig)
+
+
+def parity_position_plot(report: Report) -> bytes | None:
+    """Each candidate's parity divergence per context-position bin (None without parity)."""
+    from pipeline.report.judge.check_kinds import PARITY_VS_BASELINE
+
+    found = [(c, k) for c in sorted(report.cells, key=sort_key) for k in report.checks_of(c)
+             if k.kind == PARITY_VS_BASELINE and k.numbers.get("bins")]  # fmt: skip
+    if not found:
+        return None
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    for cell, check in found:
+        bins = [b for b in check.numbers["bins"] if b["mean"] is not None]
+        ax.plot([b["low"] for b in bins], [b["mean"] for b in bins], marker="o",
+                label=f"{cell.variant} {cell.kv_dtype} {skip_text(cell)}")  # fmt: skip
+        if check.numbers.get("band") is not None:
+            ax.axhline(check.numbers["band"], color=GREY, linestyle="--", linewidth=0.8)
+    ax.set_xscale("symlog", linthresh=1024)
+    ax.set_xlabel("context position (bin start)")
+    ax.set_ylabel(f"{found[0][1].numbers['metric']} per token")
+    ax.set_title(_title(report, "Parity divergence by context position (dashed: band)"))
+    ax.legend(fontsize=7)
+    return _png(fig)

@@ -11,7 +11,15 @@ from pipeline.report.write.bin_plots import bin_plot
 from pipeline.report.write.bin_tables import all_sections as bin_sections
 from pipeline.report.write.cost_tables import cost_sections
 from pipeline.report.write.frontier_tables import frontier_sections
-from pipeline.report.write.plots import COLOURS, GREY, metric_plot, paired_plot, verdict_grid
+from pipeline.report.write.parity_tables import parity_sections
+from pipeline.report.write.plots import (
+    COLOURS,
+    GREY,
+    metric_plot,
+    paired_plot,
+    parity_position_plot,
+    verdict_grid,
+)
 from pipeline.report.write.questions_html import banner_items, questions_section
 from pipeline.report.write.render_md import METHOD, headline
 from pipeline.report.write.section import Section
@@ -104,6 +112,10 @@ def render_html(report: Report) -> str:
         _img(bin_plot(report), "accuracy and accept length change by context length"),
         _img(pareto_plot(report), "serving: throughput against per-user speed"),
     ]
+    parity = parity_sections(report)
+    if parity:  # the plot beside its tables
+        parts += [_table(parity[0]), _img(parity_position_plot(report), "parity by position")]
+        parts += [_table(s) for s in parity[1:]]
     tables = [
         *sections(report), *bin_sections(report), *speed_sections(report), *cost_sections(report),
         *frontier_sections(report), *serving_sections(report), *baselines_section(report),

@@ -5,10 +5,12 @@ the check it belongs to says why in ``null_because``; ``speed`` lists each speed
 its baseline (``speed_tables.speed_entry``), ``frontier`` each skip-softmax frontier
 (``frontier_tables.frontier_entries``), ``speed_costs`` what the KV pool and the release cost
 (``cost_tables``), ``by_bin`` and ``frontier_by_length`` the checks by context length and
-category (``bin_tables``). Version 1 wrote a bare ``NaN`` there, 1 and 2 had no ``speed``, 1 to 3
-no ``frontier``, 1 to 4 no ``speed_costs``, 1 to 5 no ``by_bin``; ``read_summary`` reads them all
-(empty lists there). The by-bin columns of ``cells.csv`` (``BIN_COLUMNS``) come only when some
-check is by bin.
+category (``bin_tables``), ``parity`` each candidate's logprob parity (``parity_tables``),
+``serving`` the serving levels (``serving_tables``). Version 1 wrote a bare ``NaN`` there, 1 and 2
+had no ``speed``, 1 to 3 no ``frontier``, 1 to 4 no ``speed_costs``, 1 to 5 no ``by_bin``,
+``parity`` or ``serving``; ``read_summary`` reads them all (empty lists there). The by-bin and
+parity columns of ``cells.csv`` (``BIN_COLUMNS``, ``PARITY_COLUMNS``) come only when some check
+is of their kind.
 ``cells.csv`` has, per comparison, the numbers behind its verdict (``check_kinds.Comparison``),
 and the prefill-time columns (``PREFILL_COLUMNS``, last) only when some eval has a prefill time
 (a server run with ``--enable-metrics``).
@@ -45,6 +47,8 @@ from pipeline.report.write.bin_tables import bin_entries
 from pipeline.report.write.bin_tables import frontier_entries as bin_frontier_entries
 from pipeline.report.write.cost_tables import speed_cost_entries
 from pipeline.report.write.frontier_tables import frontier_entries
+from pipeline.report.write.parity_tables import KINDS as PARITY_KINDS
+from pipeline.report.write.parity_tables import PARITY_COLUMNS, parity_entries, parity_fields
 from pipeline.report.write.section import sort_key
 from pipeline.report.write.serving_tables import serving_entries
 from pipeline.report.write.speed_tables import speed_entries
@@ -52,7 +56,7 @@ from pipeline.results.result_types import AcceptBlock, EvalSummary
 
 # 2: strict JSON (null, with null_because, where 1 wrote NaN); 3: speed; 4: frontier;
 # 5: speed_costs, and each speed entry's release and KV pool; 6: by_bin, frontier_by_length,
-# serving
+# serving, parity (issues 39, 40, 42)
 SCHEMA_VERSION = 6
 CSV_COLUMNS = [
     "gpu",
@@ -167,6 +171,7 @@ def render_summary(report: Report) -> str:
         "by_bin": bin_entries(report),
         "frontier_by_length": bin_frontier_entries(report),
         "serving": serving_entries(report),
+        "parity": parity_entries(report),
     }
     return strict_dumps(data, indent=1) + "\n"
 
@@ -194,7 +199,7 @@ def read_summary(path: Path) -> dict[str, Any]:
     return {**data, "speed": data.get("speed", []), "frontier": data.get("frontier", []),
             "speed_costs": costs, "by_bin": data.get("by_bin", []),
             "frontier_by_length": data.get("frontier_by_length", []),
-            "serving": data.get("serving", [])}  # fmt: skip
+            "serving": data.get("serving", []), "parity": data.get("parity", [])}  # fmt: skip
 
 
 def _verdict(report: Report, cell: CellRecord, name: str, kind: CheckKind) -> str:
@@ -219,6 +224,8 @@ def render_csv(report: Report) -> str:
     columns = CSV_COLUMNS + (PREFILL_COLUMNS if timed else []) + (SPEED_COLUMNS if banded else [])
     if any(k.kind in BIN_KINDS for k in report.checks):
         columns += BIN_COLUMNS
+    if any(k.kind in PARITY_KINDS for k in report.checks):
+        columns += PARITY_COLUMNS
     writer = csv.DictWriter(out, columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     for cell in sorted(report.cells, key=sort_key):
@@ -235,6 +242,7 @@ def render_csv(report: Report) -> str:
             "verdict": report.cell_verdict(cell),
             "folder": str(cell.folder or ""),
             **speed_fields(report.checks_of(cell)),
+            **parity_fields(report.checks_of(cell)),
         }
         for name, summary in (cell.evals or {"": EvalSummary.from_json({})}).items():
             accept = summary.accept or AcceptBlock()

@@ -1,0 +1,113 @@
+"""The Parity tables (issue 39): each ``parity_vs_baseline`` check as rows and entries.
+
+Per candidate: the divergence, its bounds, top-1 agreement, the band and what set it, the
+verdict; its mean per context-position bin (a divergence that only bites at long context); the
+sequences furthest from the baseline. ``summary.json``'s ``parity`` list and ``cells.csv``'s
+parity columns come from the same checks.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pipeline.report.assemble.build import Report
+from pipeline.report.judge.check_kinds import DECODE_PARITY, LOSSLESS, PARITY_VS_BASELINE
+from pipeline.report.judge.verdicts import Check
+from pipeline.report.load.cells import CellRecord
+from pipeline.report.write.section import WHO, Section, sort_key, who
+
+KINDS = (PARITY_VS_BASELINE, DECODE_PARITY)
+PARITY_COLUMNS = [c for kind in KINDS for c in kind.columns]
+PATH = {PARITY_VS_BASELINE.name: "prefill", DECODE_PARITY.name: "decode/verify"}
+INTRO = (
+    "Teacher-forced logprob parity: the baseline generated sequences at temperature 1; each "
+    "candidate (and the A/A, a second start of the baseline) re-scored exactly those token ids "
+    "by prefill. The divergence is the per-token mean of the policy's metric against the "
+    "baseline's own re-score, clustered by sequence; GO when its upper bound lies inside the "
+    "band (noise_factor x the A/A's or the reference pair's upper bound, within the policy's "
+    "floor and ceiling), NO-GO when its lower bound lies beyond it. No sampling noise of the "
+    "evals enters: a drift too small for the accuracy margin shows here. The decode/verify "
+    "rows compare what each cell reported while decoding (verifying, with speculation) with its "
+    "own prefill re-score of the same tokens, against the baseline's own such divergence: a "
+    "verify-path bug shows there only."
+)
+
+
+def parity_checks(report: Report) -> list[tuple[CellRecord, Check]]:
+    """Each cell's parity check, in the tables' order."""
+    out = []
+    for cell in sorted(report.cells, key=sort_key):
+        out += [(cell, c) for c in report.checks_of(cell) if c.kind in KINDS]
+    return out
+
+
+def _g(value: Any) -> str:
+    return "" if value is None else f"{value:.3g}" if isinstance(value, float) else str(value)
+
+
+def _pct(value: Any) -> str:
+    return "" if value is None else f"{100 * value:.2f}%"
+
+
+def lossless_section(report: Report) -> list[Section]:
+    """Greedy spec-on against spec-off per variant (none without a losslessness check)."""
+    heads = ["spec-off cell", "requests", "exact match", "deterministic", "first divergence",
+             "verdict"]  # fmt: skip
+    section = Section("Parity: speculation on vs off (greedy)",
+                      [*WHO.strip("|").split("|"), *heads])  # fmt: skip
+    for cell in sorted(report.cells, key=sort_key):
+        for check in (c for c in report.checks_of(cell) if c.kind == LOSSLESS):
+            n = check.numbers
+            firsts = ", ".join(f"{q}@{p}" for q, p in n.get("first_divergence", {}).items())
+            section.rows.append([*who(cell), str(n.get("spec_off_cell", check.message)),
+                                 str(n.get("requests", "")), _pct(n.get("exact_match_rate")),
+                                 str(n.get("deterministic", "")), firsts or "-",
+                                 check.verdict])  # fmt: skip
+    return [section] if section.rows else []
+
+
+def parity_sections(report: Report) -> list[Section]:
+    """The Parity table, its position bins and its worst sequences (none without checks)."""
+    found = parity_checks(report)
+    if not found:
+        return lossless_section(report)
+    cols = WHO.strip("|").split("|")
+    heads = ["path", "metric", "divergence", "bounds", "top-1 agreement", "band", "verdict",
+             "paired with"]  # fmt: skip
+    main = Section("Parity", [*cols, *heads], intro=INTRO)
+    bins = Section("Parity by context position", [*cols, "positions", "mean", "tokens"])
+    worst_heads = ["sequence", "prompt tokens", "scored tokens", "mean"]
+    worst = Section("Parity: worst sequences", [*cols, *worst_heads])
+    for cell, check in found:
+        n = check.numbers
+        band = f"{_g(n.get('band'))} ({n.get('band_why', 'no A/A')})" if "band" in n else "none"
+        bounds = f"[{_g(n.get('lower'))}, {_g(n.get('upper'))}]" if "lower" in n else ""
+        main.rows.append([*who(cell), PATH[check.kind.name], str(n.get("metric", "")),
+                          _g(n.get("divergence")), bounds, _pct(n.get("top1_agreement")), band,
+                          check.verdict, str(n.get("baseline_cell", check.message))])  # fmt: skip
+        for b in n.get("bins", []):
+            high = "" if b["high"] is None else b["high"]
+            bins.rows.append([*who(cell), f"[{b['low']}, {high})", _g(b["mean"]), str(b["tokens"])])
+        for w in n.get("worst", []):
+            worst.rows.append([*who(cell), w["question"], str(w["prompt_tokens"]),
+                               str(w["tokens"]), _g(w["mean"])])  # fmt: skip
+    return [main, bins, worst, *lossless_section(report)]
+
+
+def parity_entries(report: Report) -> list[dict[str, Any]]:
+    """``summary.json``'s ``parity`` list: one entry per candidate's parity check."""
+    return [
+        {"cell": cell.id, "label": cell.label, "variant": cell.variant, "kv_dtype": cell.kv_dtype,
+         "skip_softmax": {"prefill": cell.skip_prefill, "decode": cell.skip_decode},
+         "path": PATH[check.kind.name], "verdict": check.verdict, **check.numbers}
+        for cell, check in parity_checks(report)
+    ]  # fmt: skip
+
+
+def parity_fields(checks: list[Check]) -> dict[str, Any]:
+    """A cell's ``cells.csv`` parity columns (empty without a parity check)."""
+    out: dict[str, Any] = {}
+    for check in checks:
+        if check.kind in KINDS:
+            out |= check.kind.csv_fields(check)
+    return out

@@ -1,0 +1,72 @@
+"""The skip-softmax frontier's divergence column: the largest factor inside the parity band.
+
+Real ``mtp-eval`` cells on the simulated server: fa3 generates the sequences, fa3_repeat (the A/A)
+and fmha_v2 at the prefill skip-softmax factors 0, 1e4 and 1e6 re-score them; only 1e6 perturbs
+the logits (``logit_sigma`` matched on the factor's environment variable, as SGLang reads it).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.report.write.summary_json import read_summary
+from tests.helpers.cells import run_script
+
+pytestmark = pytest.mark.integration
+ENV = "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR"
+COMMON = [
+    "evals=[]", "parity.enabled=true", "parity.sequences=12", "parity.prompt_tokens=16",
+    "parity.new_tokens=16", "server.simulated.sglang_version=0.5.23",
+    "server.simulated.startup_delay_s=0.1",
+    f"server.simulated.effects=[{{match:{{{ENV}:1000000}},logit_sigma:0.2}}]",
+]  # fmt: skip
+
+
+def test_the_frontier_names_the_largest_factor_inside_the_parity_band(tmp_path: Path) -> None:
+    base = run_script("mtp-eval", "backend=fa3", *COMMON, f"output_dir={tmp_path}/fa3")
+    assert base.returncode == 0, base.stdout[-2000:] + base.stderr[-2000:]
+    source = f"parity.sequences_from={tmp_path}/fa3"
+    sweeps = {"aa": ["backend=fa3_repeat"],
+              "v2": ["backend=fmha_v2", "skip_softmax.prefill=0,10000,1000000"]}  # fmt: skip
+    for name, overrides in sweeps.items():
+        run = run_script("mtp-eval", "-m", *overrides, *COMMON, source,
+                         f"hydra.sweep.dir={tmp_path / name}")  # fmt: skip
+        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = run_script("mtp-eval-report", str(tmp_path), "--out", str(tmp_path / "report"),
+                        timeout=180)  # fmt: skip
+    assert report.returncode == 1, report.stdout[-2000:] + report.stderr[-2000:]
+    (entry,) = read_summary(tmp_path / "report" / "summary.json")["frontier"]
+    assert [p["factor"] for p in entry["points"]] == [0.0, 1e4, 1e6]
+    assert [p["parity"]["verdict"] for p in entry["points"]] == ["GO", "GO", "NO-GO"]
+    assert entry["largest_inside_band_factor"] == 1e4
+    md = (tmp_path / "report" / "report.md").read_text()
+    assert "Largest factor inside the parity band: 10000." in md
+    assert "| divergence (parity) |" in md
+
+
+def test_sequences_from_auto_pairs_by_the_reports_rule_in_one_sweep(tmp_path: Path) -> None:
+    """The baseline listed first generates; the others find it as the report pairs them."""
+    effect = "server.simulated.effects=[{match:{attention_backend:trtllm_mha},logit_sigma:0.2}]"
+    run = run_script("mtp-eval", "-m", "backend=fa3,fa3_repeat,fmha_v2", *COMMON[:-1], effect,
+                     "parity.sequences_from=auto", f"hydra.sweep.dir={tmp_path}/s")  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = run_script("mtp-eval-report", str(tmp_path / "s"), "--out", str(tmp_path / "r"),
+                        timeout=180)  # fmt: skip
+    assert report.returncode == 1, report.stdout[-2000:] + report.stderr[-2000:]
+    summary = read_summary(tmp_path / "r" / "summary.json")
+    found = {(e["variant"], e["path"]): e for e in summary["parity"]}
+    assert found[("fa3_repeat", "prefill")]["verdict"] == "GO"
+    cand = found[("fmha_v2", "prefill")]
+    assert cand["verdict"] == "NO-GO" and cand["paired_by"].startswith("the report's baseline")
+    assert cand["sequences_from"].startswith(str(tmp_path / "s"))
+
+
+def test_sequences_from_auto_without_a_baseline_fails_the_cell_naming_the_fix(
+    tmp_path: Path,
+) -> None:
+    run = run_script("mtp-eval", "backend=fmha_v2", *COMMON, "parity.sequences_from=auto",
+                     f"output_dir={tmp_path}/lone")  # fmt: skip
+    assert run.returncode != 0
+    assert "run the fa3 cell with parity.enabled=true first" in run.stdout + run.stderr
