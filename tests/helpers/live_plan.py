@@ -25,6 +25,9 @@ def run_live_plan(
     variables = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",  # python3
+        # The host's repo copy ($R) is where `python3 -m benchmarks...` finds the scripts; here
+        # $R is an empty folder, so the checkout stands in for it.
+        "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),
         "LIVE": str(tmp_path / "live"),
         "MTP_REPO": str(tmp_path / "repo"),
         "LIVE_PLAN": plan,

@@ -169,7 +169,12 @@ CHAT = {
 )
 def test_simulated_server_answers_with_live_shapes(sim, live_file, path, body):
     if path == "/server_info":
-        call(sim, "/v1/chat/completions", CHAT)  # so avg_spec_accept_length exists, as live
+        # Enough verify steps for one decode log interval, so avg_spec_accept_length exists, as
+        # live (a reply that stops at EOS early may not fill one interval alone).
+        for _ in range(8):
+            call(sim, "/v1/chat/completions", CHAT)
+            if "avg_spec_accept_length" in call(sim, path, body)[1]["internal_states"][0]:
+                break
     status, answer = call(sim, path, body)
     assert status == 200
     assert differences(shape(live(live_file)), shape(answer)) == []

@@ -29,7 +29,7 @@ def one_after_another(cells: list[dict]) -> bool:
     return all(b[0] >= a[1] for a, b in pairwise(spans))
 
 
-def test_the_0_5_23_signoff_ran_live_with_graphs_on_every_variant_and_38_checks_go(tmp_path):
+def test_the_0_5_23_signoff_ran_live_with_graphs_on_every_variant_and_46_checks_go(tmp_path):
     cells = results("signoff-0.5.23")
     assert len(cells) == 10 and {r["status"] for r in cells} == {"ok"}
     for r in cells:
@@ -50,8 +50,11 @@ def test_the_0_5_23_signoff_ran_live_with_graphs_on_every_variant_and_38_checks_
     assert report["verdict"] == "UNDECIDED" and len(report["cells"]) == 10
     go = [k for c in report["cells"] for k in c["checks"] if k["verdict"] == "GO"]
     # 24 accept-length checks and 14 accuracy checks GO (6 before issue 37 made the question the
-    # unit of evidence: the looks' old per-repeat bets were conservative here)
-    assert len(go) == 38
+    # unit of evidence: the looks' old per-repeat bets were conservative here), and issue 40's
+    # accept length by context length on synth_retrieval's four length bins, one per candidate (8)
+    assert len(go) == 46
+    by_length = [k for k in go if k["kind"] == "accept_by_length"]
+    assert len(by_length) == 8
 
 
 def _grid_0_5_19() -> list[str]:
