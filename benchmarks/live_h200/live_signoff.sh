@@ -688,6 +688,10 @@ phase_train_longctx() {
   # shellcheck disable=SC2086  # LIVE_TRAIN_ARGS is a list of options
   PYTHONPATH="$py" "$HF_PY" -m benchmarks.live_h200.train_longctx "$LC_DIR" \
     ${LIVE_TRAIN_ARGS:---seed 0} || return 1
+  # The weights come back through $OUT (16 MiB a file): the folder as 15-MiB chunks + manifest.
+  tar -cf "$LIVE/longctx-model.tar" -C "$LIVE" longctx \
+    && python3 -m benchmarks.live_h200.chunks split "$LIVE/longctx-model.tar" "$LIVE/model-parts" \
+      --chunk-mib 15 || return 1
   PYTHONPATH="$py" "$HF_PY" -m benchmarks.live_h200.longctx_greedy "$LC_DIR/target" \
     "$LIVE/hf-longctx.json" ${LIVE_GREEDY_ARGS:-}
 }
@@ -767,6 +771,10 @@ tick() {
     cp "$LIVE/live-results.tgz" "$OUT/" 2>/dev/null
     # Whatever cells have finished, so a run cut short by the device budget still brings them back.
     [[ -d $R/outputs/live ]] && tar -czf "$OUT/live-cells.tgz" -C "$R/outputs" live 2>/dev/null
+    # The trained long-context model's chunks, once (about 50 MB: the call's 64 MiB of returns).
+    if [[ -d $LIVE/model-parts ]] && ! has model sent; then
+      cp "$LIVE"/model-parts/* "$OUT/" && touch "$STATE/model.sent"
+    fi
   fi
   return 0
 }

@@ -43,3 +43,7 @@ def test_train_longctx_plan_trains_evaluates_and_checks_the_served_model(tmp_pat
     assert "--speculative-algorithm EAGLE3" in argv and f"{live}/longctx/draft" in argv
     assert "--context-length 135168" in argv and "--attention-backend trtllm_mha" in argv
     assert (live / "live-results.tgz").is_file()
+    # The weights' chunks, each under the 16 MiB a device call returns, checked by their manifest.
+    parts = live / "model-parts"
+    assert (parts / "longctx-model.tar.manifest").is_file()
+    assert all(p.stat().st_size <= 15 * 2**20 for p in parts.glob("longctx-model.tar.part-*"))
