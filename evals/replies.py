@@ -3,7 +3,9 @@
 A reply is *unfinished* when the server did not finish it: a stream that ends without
 ``[DONE]`` (a load balancer's idle timeout closes it cleanly, without a finish chunk), or a
 body whose JSON stops mid-document. ``Unfinished`` says where it stopped; the client retries it
-like a dropped connection and records ``unfinished`` when retries do not cure it.
+like a dropped connection and records ``unfinished`` when retries do not cure it. Where a cut can
+leave the bytes (inside a literal, a number, an escape, a UTF-8 character):
+``evals.cut_replies``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 
 import aiohttp
 
+from evals.cut_replies import cut_json, cut_utf8
 from evals.responses import ABORT, ChatResult, parse_chat_response, parse_chat_stream
 from evals.retry_policy import RATE_LIMITED, retry_after_s
 
@@ -58,20 +61,26 @@ def body_result(raw: bytes) -> ChatResult:
         Unfinished: the JSON stops before the document ends.
         ResponseFormatError, ValueError: a body that is whole but not a chat completion.
     """
-    text = raw.decode("utf-8")
+    text = _utf8(raw, "the body")
     try:
         body = json.loads(text)
     except json.JSONDecodeError as exc:
-        if _cut_short(exc, text):
+        if cut_json(exc, text):
             raise Unfinished(f"the body ends mid-JSON after {len(raw)} bytes") from exc
         raise
     return parse_chat_response(body)
 
 
-def _cut_short(exc: json.JSONDecodeError, text: str) -> bool:
-    # The parser reached the end of the bytes still inside the document: at the very end, or in
-    # a string it never saw closed (the position it names is then the string's start).
-    return exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+def _utf8(raw: bytes, what: str) -> str:
+    # A cut inside a multi-byte character is a cut like any other, not a body in another
+    # encoding (that one is ``invalid_utf8``, retried once).
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if cut_utf8(exc, raw):
+            said = f"{what} ends inside a UTF-8 character after {len(raw)} bytes"
+            raise Unfinished(said) from exc
+        raise
 
 
 async def stream_result(response: aiohttp.ClientResponse) -> ChatResult:
@@ -114,7 +123,7 @@ async def _read_sse(
     chunks: list[object] = []
     times: list[float] = []
     async for raw in response.content:
-        data = buffer.feed(raw.decode("utf-8").rstrip("\r\n"))
+        data = buffer.feed(_utf8(raw, "the stream").rstrip("\r\n"))
         if data is not None and not buffer.done:
             chunks.append(json.loads(data))
             times.append(time.perf_counter())
@@ -124,7 +133,7 @@ async def _read_sse(
             chunks.append(json.loads(tail))
             times.append(time.perf_counter())
         except json.JSONDecodeError as exc:
-            if not _cut_short(exc, tail):
+            if not cut_json(exc, tail):
                 raise
             raise Unfinished(f"the stream stops mid-event after {len(chunks)} chunks") from exc
     return chunks, times, buffer.done

@@ -1,7 +1,7 @@
 """A fault-injecting reverse proxy in front of SGLang (or the simulated server), as a real process.
 
 ``python -m tests.helpers.fault_proxy --port P --upstream URL [--upstream URL2 --switch-after N]
-[--cut-every N --cut-after K] [--http-5xx-every M] [--ledger FILE]``
+[--cut-every N --cut-after K [--cut-json-after TEXT]] [--http-5xx-every M] [--ledger FILE]``
 
 Every path is forwarded to the current upstream. Chat requests (``/v1/chat/completions``) are
 numbered in arrival order, from 1; fault rules act on that number, so a run sees a fixed count of
@@ -12,6 +12,9 @@ faults whatever the order of its requests:
 - ``--cut-every N --cut-after K``: request N, 2N, ... is forwarded, but its reply ends cleanly
   after K server-sent events (a stream: no finish chunk, no ``[DONE]``, as a load balancer's
   idle timeout ends it) or after half of its body (a JSON reply, cut mid-document).
+  ``--cut-json-after TEXT``: a cut JSON reply ends right after the first TEXT in it instead
+  (half of it where TEXT is absent), so a test picks where the cut falls: inside ``null``, after
+  a number's decimal point. Half of a body falls wherever the reply's length puts it.
 - ``--flush-after N``: once chat request N is answered, the proxy calls the upstream's
   ``/flush_cache`` itself (another client resetting the accept counters).
 - ``--switch-after N``: from chat request N + 1 on, everything goes to the next ``--upstream``
@@ -46,6 +49,7 @@ class Proxy:
     http_5xx_every: int | None = None
     http_status: int = 500
     ledger: Path | None = None
+    cut_json_after: bytes | None = None
     chats: int = 0
     session: aiohttp.ClientSession | None = field(default=None, repr=False)
 
@@ -94,7 +98,7 @@ async def forward(request: web.Request) -> web.StreamResponse:
         resp.enable_chunked_encoding()
         await resp.prepare(request)
         if fault == "cut":
-            await _cut(up, resp, proxy.cut_after)
+            await _cut(up, resp, proxy.cut_after, proxy.cut_json_after)
         else:
             async for piece in up.content.iter_any():
                 await resp.write(piece)
@@ -105,7 +109,9 @@ async def forward(request: web.Request) -> web.StreamResponse:
     return resp
 
 
-async def _cut(up: aiohttp.ClientResponse, resp: web.StreamResponse, events: int) -> None:
+async def _cut(
+    up: aiohttp.ClientResponse, resp: web.StreamResponse, events: int, mark: bytes | None
+) -> None:
     if up.headers.get("Content-Type", "").startswith("text/event-stream"):
         sent = 0
         async for line in up.content:  # one line at a time; a blank line ends an event
@@ -114,8 +120,13 @@ async def _cut(up: aiohttp.ClientResponse, resp: web.StreamResponse, events: int
             if sent >= events:
                 return
         return
-    body = await up.read()
-    await resp.write(body[: len(body) // 2])
+    await resp.write(json_cut(await up.read(), mark))
+
+
+def json_cut(body: bytes, mark: bytes | None) -> bytes:
+    """What a cut JSON reply keeps: up to the end of the first ``mark``, else half of it."""
+    at = body.find(mark) if mark else -1
+    return body[: at + len(mark)] if mark and at >= 0 else body[: len(body) // 2]
 
 
 async def _open(app: web.Application) -> None:
@@ -135,6 +146,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--flush-after", type=int)
     parser.add_argument("--cut-every", type=int)
     parser.add_argument("--cut-after", type=int, default=3)
+    parser.add_argument("--cut-json-after")
     parser.add_argument("--http-5xx-every", type=int)
     parser.add_argument("--http-status", type=int, default=500)
     parser.add_argument("--ledger", type=Path)
@@ -143,6 +155,7 @@ def main(argv: list[str] | None = None) -> None:
         [u.rstrip("/") for u in args.upstream], args.switch_after, args.flush_after,
         args.cut_every, args.cut_after, args.http_5xx_every, args.http_status, args.ledger,
     )  # fmt: skip
+    proxy.cut_json_after = args.cut_json_after.encode() if args.cut_json_after else None
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app["proxy"] = proxy
     app.on_startup.append(_open)

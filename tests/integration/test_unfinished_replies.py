@@ -45,6 +45,31 @@ def test_cut_replies_are_retried_and_the_figures_stay_exact(tmp_path, stream):
     assert f"{cuts} retried (unfinished {cuts}), 0 errored" in cut.stdout  # the console says it
 
 
+@pytest.mark.parametrize(
+    "cut_after",
+    ['"logprobs": nu', '"spec_accept_rate": 0.'],
+    ids=["inside-null", "after-decimal-point"],
+)
+def test_a_json_reply_cut_inside_a_literal_or_a_number_is_retried_not_an_error(tmp_path, cut_after):
+    """Half of a body lands wherever the reply's length puts it; here it lands there each time.
+
+    A JSON parser stops at the start of a ``nu`` it cannot read, not at the end of the bytes:
+    such a cut was taken for a malformed body, never retried, and counted an error (the
+    ``[json]`` test above failed so in a CI run, where a cut happened to land there).
+    """
+    with external_sim(tmp_path / "a", FAST, []) as url:
+        rules = ["--cut-every", "9", "--cut-json-after", cut_after]
+        with fault_proxy(tmp_path / "p", [url], *rules) as via:
+            cut = mtp_eval(*external(via, "client.stream=false"), f"hydra.run.dir={tmp_path}/c")
+    assert cut.returncode == 0, cut.stdout + cut.stderr
+    cuts = len(proxy_faults(tmp_path / "p"))
+    assert cuts >= 12
+    block = result_of(tmp_path / "c").evals[EVAL]
+    assert block.data["retries"] == {"unfinished": cuts}, block.data.get("error_kinds")
+    assert block.counts.get("error", 0) == 0 and block.rates["error_rate"] == 0.0
+    assert f"{cuts} retried (unfinished {cuts}), 0 errored" in cut.stdout
+
+
 def test_unretried_cuts_are_errors_beside_the_verdict_never_a_no_go(tmp_path):
     """Two servers of equal accuracy, cuts on the candidate's side, no retries: errors shown."""
     no_retry = ["client.stream=true", "client.max_retries=0", "client.max_error_rate=0.2"]
