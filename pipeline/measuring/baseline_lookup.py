@@ -26,7 +26,7 @@ def family_size(cell_dir: Path, conf: SequentialConf, evals: int) -> int:
     readable ``multirun.yaml`` (a single run) the cell is a family of its own evals.
     """
     jobs = sweep_jobs(cell_dir.parent)
-    candidates = sum(1 for j in jobs if j.identity.get("variant") != conf.baseline)
+    candidates = sum(1 for j in jobs if j.identity.variant != conf.baseline)
     return max(1, candidates) * max(1, evals)
 
 
