@@ -42,7 +42,6 @@ from pipeline.results.cell_error import CellError
 from pipeline.results.cell_paths import samples_dir, samples_path
 from pipeline.results.eval_block import EvalHead, EvalSummary, eval_block
 from pipeline.results.result_draft import ResultDraft
-from pipeline.results.result_types import CellResult
 from pipeline.results.resume import kept_samples, resuming_line
 from pipeline.serving import server_api
 from pipeline.serving.server import RunningServer
@@ -119,7 +118,7 @@ def _measure_eval(
     watch.check(
         server_api.server_info(server.base_url, plan.api_key), f"before eval {name}", result
     )
-    me = key_of_result(CellResult.from_json(result.to_json()), cell_dir)
+    me = key_of_result(result.as_result(), cell_dir)
     records, new, block = _run_one(plan, name, ev, server, cell_dir, me)
     result.set_eval(name, block)  # summarised from its samples even if the server is gone now
     if server.process is not None and server.process.poll() is not None:

@@ -4,7 +4,8 @@
 through a named method, so no module of the cell indexes the result with string keys, and the
 draft itself holds a ``ResultJson``, so mypy checks each key it writes against the schema. It
 keeps the JSON in the order the blocks were set (a result written today is byte-for-byte what the
-cell wrote before the draft existed); ``CellResult.from_json(draft.to_json())`` reads it back.
+cell wrote before the draft existed); ``as_result`` is the typed view of it so far, the one that
+the steps reading their own cell (its baseline key, its samples' key, its release) take.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pipeline.results.result_schema import (
 from pipeline.results.result_types import (
     AcceptBlock,
     CellIdentity,
+    CellResult,
     EvalSummary,
     ResultError,
     Unverified,
@@ -135,6 +137,10 @@ class ResultDraft:
     def identity(self) -> CellIdentity:
         """What the cell is, typed."""
         return CellIdentity.from_json(self._data["cell"])
+
+    def as_result(self) -> CellResult:
+        """The result so far, typed (what ``result.json`` would read back as if written now)."""
+        return CellResult.from_json(self._data)
 
     def set_platform(self, gpu: Mapping[str, Any], sglang_version: str | None) -> None:
         """The GPU the cell is planned for and the SGLang version it found."""
