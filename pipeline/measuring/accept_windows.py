@@ -16,7 +16,7 @@ each window's verify steps, which is what one ``/server_info`` read over the who
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -29,7 +29,7 @@ from pipeline.measuring.accept_stats import (
     spec_records,
     summarize_accept,
 )
-from pipeline.results.accept_block import AcceptBlock, CrossCheck
+from pipeline.results.accept_block import AcceptBlock, CrossCheck, ServerWindow, Traffic
 
 # Every release this project knows names them alike (backends.server_info.SURFACE_BY_VERSION).
 GENERATION = LATEST.metrics.generation_tokens
@@ -71,7 +71,7 @@ def _snapshot_total(text: str | None, name: str) -> float | None:
     return value
 
 
-def traffic(new: Sequence[Mapping[str, Any]], deltas: Mapping[str, Any]) -> dict[str, Any] | None:
+def traffic(new: Sequence[Mapping[str, Any]], deltas: Mapping[str, Any]) -> Traffic | None:
     """Requests the server counted in the window against those the pipeline sent.
 
     Every answered request was counted once; a retried one at most once per attempt. More than
@@ -83,14 +83,16 @@ def traffic(new: Sequence[Mapping[str, Any]], deltas: Mapping[str, Any]) -> dict
     sent = sum(1 for r in new if r.get("error_kind") is None)
     attempts = sum(max(int(r.get("attempts") or 1), 1) for r in new if r.get("attempts") != 0)
     foreign = max(0.0, counted - max(attempts, sent))
-    return {"counted": counted, "sent": sent, "attempts": attempts, "foreign": foreign}
+    return Traffic(counted, sent, attempts, foreign)
 
 
-def uncertainty(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def uncertainty(
+    records: Sequence[Mapping[str, Any]],
+) -> tuple[float | None, tuple[float | None, ...]]:
     """Clustered standard errors of the accept rate and of each per-position acceptance."""
     specs = spec_records(records)
     if not specs:
-        return {"accept_rate_stderr": None, "per_position_acceptance_stderr": []}
+        return None, ()
     correct = np.array([s["num_correct_drafts"] for s in specs], dtype=float)
     proposed = np.array([s["num_proposed_drafts"] for s in specs], dtype=float)
     width = max((len(s["histogram"]) for s in specs), default=0)
@@ -99,19 +101,18 @@ def uncertainty(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         hist[row, : len(s["histogram"])] = s["histogram"]
     steps = hist.sum(axis=1)
     at_least = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1]  # steps with >= i correct drafts
-    positions = [ratio_stderr(at_least[:, i], steps) for i in range(1, width)]
-    return {
-        "accept_rate_stderr": ratio_stderr(correct, proposed) if proposed.sum() else None,
-        "per_position_acceptance_stderr": positions if steps.sum() else [],
-    }
+    positions = tuple(ratio_stderr(at_least[:, i], steps) for i in range(1, width))
+    rate = ratio_stderr(correct, proposed) if proposed.sum() else None
+    return rate, positions if steps.sum() else ()
 
 
 def counters_check(
-    per_request: Mapping[str, Any], deltas: Mapping[str, Any], rel_tolerance: float
-) -> dict[str, Any]:
+    per_request: AcceptBlock, deltas: Mapping[str, Any], rel_tolerance: float
+) -> CrossCheck:
     """Δgeneration_tokens / Δverify_calls against the token-weighted per-request accept length."""
-    expected, observed = per_request.get("accept_length"), deltas.get("accept_length")
-    return agreement("metrics", observed, expected, rel_tolerance)
+    return agreement(
+        "metrics", deltas.get("accept_length"), per_request.accept_length, rel_tolerance
+    )
 
 
 def window_accept(
@@ -119,32 +120,32 @@ def window_accept(
 ) -> AcceptBlock:
     """Accept statistics of one eval: all its records, and its window's server figures."""
     out = summarize_accept(records, speculative)
-    if out["status"] == "ok":
-        out.update(uncertainty(records))
+    if out.status == "ok":
+        rate, positions = uncertainty(records)
+        out = replace(out, accept_rate_stderr=rate, per_position_acceptance_stderr=positions)
     sent = summarize_accept(window.new, speculative)
-    out.update(
+    return replace(
+        out,
         server_avg_spec_accept_length=window.server_value,
         metrics=window.deltas,
         cross_check=cross_check(sent, window.server_value, rel_tolerance),
         metrics_cross_check=counters_check(sent, window.deltas, rel_tolerance),
         traffic=traffic(window.new, window.deltas),
         server_window=server_window(records, window.new),
+        server_accept_weighting=window.server_weighting,
     )
-    if window.server_weighting is not None:
-        out["server_accept_weighting"] = window.server_weighting
-    return AcceptBlock.from_json(out)
 
 
 def server_window(
     records: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
-) -> dict[str, Any]:
+) -> ServerWindow:
     """Which of an eval's requests the server-side figures cover.
 
     After a resume only those sent in this run (``resumed``): the kept ones were counted by a
     server long gone. The per-request figures cover every request.
     """
     covers = "resumed" if len(new) < len(records) else "all"
-    return {"covers": covers, "requests": len(new), "of": len(records)}
+    return ServerWindow(covers, len(new), len(records))
 
 
 def combine(windows: Sequence[Window]) -> Window:
@@ -191,8 +192,8 @@ def accept_warnings(scope: str, accept: AcceptBlock) -> list[str]:
     )
     out += _no_server_figure(scope, accept)
     out += _without_statistics(scope, accept)
-    weighting = accept.data.get("server_accept_weighting")
-    if isinstance(weighting, str) and weighting.startswith("unweighted") and scope != "cell":
+    weighting = accept.server_accept_weighting
+    if weighting is not None and weighting.startswith("unweighted") and scope != "cell":
         out.append(f"{scope}: the server-level accept length is the {weighting}")
     seen = accept.traffic
     if seen is not None and seen.foreign and scope != "cell":  # each eval's window says it

@@ -17,6 +17,7 @@ from pipeline.measuring.accept_windows import (
     uncertainty,
     window_accept,
 )
+from pipeline.results.accept_block import AcceptBlock
 
 
 def rec(hist: list[int], completion: int | None = None, error: str | None = None) -> dict[str, Any]:
@@ -46,21 +47,18 @@ def deltas(gen: float | None, verify: float | None, requests: float | None = 1.0
 def test_uncertainty_matches_the_clustered_ratio_formula() -> None:
     # Requests: hist [1, 1] and [0, 2]: steps 2 and 2; steps with >= 1 correct: 1 and 2.
     # ratio 3/4; residuals 1 - 1.5 = -0.5, 2 - 1.5 = 0.5; var = 0.5 / (2 * 1); se = 0.5 / 2.
-    out = uncertainty([rec([1, 1]), rec([0, 2])])
-    assert out["per_position_acceptance_stderr"] == [pytest.approx(0.25)]
+    rate, positions = uncertainty([rec([1, 1]), rec([0, 2])])
+    assert list(positions) == [pytest.approx(0.25)]
     # accept rate: correct [1, 2] over proposed [6, 6]: ratio 1/4; residuals -0.5, 0.5;
     # se = sqrt(0.5 / 2) / 6.
-    assert out["accept_rate_stderr"] == pytest.approx(math.sqrt(0.25) / 6)
+    assert rate == pytest.approx(math.sqrt(0.25) / 6)
 
 
 def test_uncertainty_pads_short_histograms_and_handles_none() -> None:
-    out = uncertainty([rec([2, 0, 1, 3]), rec([4]), rec([0, 0, 5])])
-    assert len(out["per_position_acceptance_stderr"]) == 3
-    assert all(v is not None and v >= 0 for v in out["per_position_acceptance_stderr"])
-    assert uncertainty([{"spec": None}]) == {
-        "accept_rate_stderr": None,
-        "per_position_acceptance_stderr": [],
-    }
+    _, positions = uncertainty([rec([2, 0, 1, 3]), rec([4]), rec([0, 0, 5])])
+    assert len(positions) == 3
+    assert all(v is not None and v >= 0 for v in positions)
+    assert uncertainty([{"spec": None}]) == (None, ())
 
 
 def test_metric_deltas_from_prometheus_text() -> None:
@@ -83,7 +81,7 @@ def test_counters_check(
     observed: float | None, expected: float | None, agrees: bool | None
 ) -> None:
     d = {"accept_length": observed}
-    assert counters_check({"accept_length": expected}, d, 0.10)["agrees"] is agrees
+    assert counters_check(AcceptBlock(accept_length=expected), d, 0.10).agrees is agrees
 
 
 def test_combine_sums_counters_and_weights_server_values_by_verify_steps() -> None:
