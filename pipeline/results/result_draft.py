@@ -50,7 +50,7 @@ class ResultDraft:
         config: dict[str, Any],
         *,
         simulated: bool,
-        slurm: dict[str, Any] | None,
+        slurm: dict[str, str] | None,
         started_at: str,
     ) -> ResultDraft:
         """A result that says ``failed`` until the cell proves otherwise.

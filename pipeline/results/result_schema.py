@@ -49,6 +49,13 @@ class GpuJson(TypedDict, total=False):
     source: str
 
 
+class SkipSoftmaxJson(TypedDict):
+    """``cell.skip_softmax``: the factors as set (None: exact softmax; read by ``skip_factor``)."""
+
+    prefill: float | None
+    decode: float | None
+
+
 class CellJson(TypedDict, total=False):
     """``cell``: what the cell is."""
 
@@ -57,7 +64,7 @@ class CellJson(TypedDict, total=False):
     model_path: str | None
     variant: str | None
     kv_dtype: str | None
-    skip_softmax: dict[str, Any]  # prefill, decode: the factors (None: exact softmax)
+    skip_softmax: SkipSoftmaxJson
     speculative: dict[str, Any]
     server_kind: str
     gpu: GpuJson
@@ -98,17 +105,34 @@ class ResumedJson(TypedDict):
     action: str
 
 
+class GitJson(TypedDict, total=False):
+    """``provenance.mtp_eval_git``: the checkout that ran the cell."""
+
+    sha: str | None
+    dirty: bool | None
+    source: str  # MTP_EVAL_COMMIT when git could not say (absent: git said)
+
+
+class HostJson(TypedDict):
+    """``provenance.host``: the machine that ran the pipeline."""
+
+    hostname: str
+    platform: str
+    python: str
+    cuda_driver: str | None
+
+
 class ProvenanceJson(TypedDict, total=False):
     """``provenance``: what ran the cell."""
 
-    mtp_eval_git: dict[str, Any]  # sha, dirty (+ source: MTP_EVAL_COMMIT when git could not say)
-    packages: dict[str, Any]
-    host: dict[str, Any]
+    mtp_eval_git: GitJson
+    packages: dict[str, str | None]  # installed version per package, None: not installed
+    host: HostJson
     pipeline_argv: list[str]
     server_argv: list[str]
-    server_env: dict[str, Any]
+    server_env: dict[str, str]
     cuda_visible_devices: str | None
-    slurm: dict[str, Any] | None  # None outside SLURM
+    slurm: dict[str, str] | None  # SLURM's job variables by short name; None outside SLURM
 
 
 class JitCacheJson(TypedDict, total=False):
@@ -155,7 +179,7 @@ class NodeJson(TypedDict, total=False):
     status: str
     exit_code: int | None
     server_argv: list[str]
-    slurm: dict[str, Any] | None  # None outside SLURM
+    slurm: dict[str, str] | None  # None outside SLURM
     log_tail: str
     devices: str | None
 
