@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from backends.server_info import LATEST, metric_total, verify_calls_by_rank
+from evals.sample_line import SampleJson
 from pipeline.measuring.accept_stats import (
     agreement,
     cross_check,
@@ -42,7 +43,7 @@ VERIFY_BY_RANK = "spec_verify_calls_by_dp_rank"  # {dp_rank: delta}, with severa
 class Window:
     """What one eval's window observed."""
 
-    new: list[dict[str, Any]]  # records of requests sent in the window (not resumed ones)
+    new: list[SampleJson]  # records of requests sent in the window (not resumed ones)
     server_value: float | None  # avg_spec_accept_length read at its end
     deltas: dict[str, Any]  # metric_deltas of the window
     # How server_value weighted the DP ranks (accept_stats.server_accept); None: one rank
@@ -116,7 +117,7 @@ def counters_check(
 
 
 def window_accept(
-    records: Sequence[dict[str, Any]], window: Window, speculative: bool, rel_tolerance: float
+    records: Sequence[SampleJson], window: Window, speculative: bool, rel_tolerance: float
 ) -> AcceptBlock:
     """Accept statistics of one eval: all its records, and its window's server figures."""
     out = summarize_accept(records, speculative)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
 
+from evals.sample_line import SampleJson
 from pipeline.config.schema import SequentialConf
 from pipeline.measuring.live_looks import answered_records
 from pipeline.measuring.sequential_beside import choose_beside, sweep_jobs, wait_for_repeats
@@ -76,7 +76,7 @@ def find_baseline(
 
 def baseline_records(
     baseline_dir: Path, eval_name: str, wait: tuple[int, float] | None = None
-) -> list[dict[str, Any]]:
+) -> list[SampleJson]:
     """The baseline cell's sample lines of one eval (empty when it has none).
 
     ``wait`` (repeats, seconds): a running baseline's, once it has finished that many repeats

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evals.sample_line import SampleJson
 from pipeline.results.baseline_choice import CellKey
 from pipeline.results.cell_paths import RESULT_FILE
 from pipeline.results.store import write_json_atomic
@@ -88,7 +89,7 @@ def finished(folder: Path) -> bool:
     return (folder / RESULT_FILE).exists()
 
 
-def answered_records(path: Path) -> list[dict[str, Any]]:
+def answered_records(path: Path) -> list[SampleJson]:
     """The sample lines of a samples file being appended to, the line being written left out."""
     if not path.exists():
         return []
