@@ -15,8 +15,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from pipeline.cluster.slurm_job import job_facts
+from pipeline.results.nested_schema import GitJson, HostJson
 from pipeline.results.redact import redact_argv, redact_env
-from pipeline.results.result_schema import GitJson, HostJson, ProvenanceJson
+from pipeline.results.result_schema import ProvenanceJson
 
 _REPO = Path(__file__).resolve().parents[2]
 _PACKAGES = (

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any, TypedDict, Union
 
 from pipeline.results.eval_schema import AcceptJson, EvalJson
+from pipeline.results.nested_schema import GitJson, GpuSamplesJson, HostJson, SkipSoftmaxJson
 
 SCHEMA_VERSION = 1
 # What a cell job writes as ``status`` (``planned``: a dry run).
@@ -47,13 +48,6 @@ class GpuJson(TypedDict, total=False):
     memory_mib: int
     driver_version: str
     source: str
-
-
-class SkipSoftmaxJson(TypedDict):
-    """``cell.skip_softmax``: the factors as set (None: exact softmax; read by ``skip_factor``)."""
-
-    prefill: float | None
-    decode: float | None
 
 
 class CellJson(TypedDict, total=False):
@@ -103,23 +97,6 @@ class ResumedJson(TypedDict):
 
     at: str
     action: str
-
-
-class GitJson(TypedDict, total=False):
-    """``provenance.mtp_eval_git``: the checkout that ran the cell."""
-
-    sha: str | None
-    dirty: bool | None
-    source: str  # MTP_EVAL_COMMIT when git could not say (absent: git said)
-
-
-class HostJson(TypedDict):
-    """``provenance.host``: the machine that ran the pipeline."""
-
-    hostname: str
-    platform: str
-    python: str
-    cuda_driver: str | None
 
 
 class ProvenanceJson(TypedDict, total=False):
@@ -211,7 +188,7 @@ class SpeedJson(TypedDict, total=False):
     prompts: dict[str, Any]  # speed.prompts=eval:NAME instead: source, tokenizer, distinct, ...
     notes: list[str]  # shapes skipped and why
     points: list[SpeedPointJson]
-    gpu_samples: dict[str, Any]  # source (nvidia-smi | absent), interval_ms, gpus or reason
+    gpu_samples: GpuSamplesJson
     log_warnings: list[dict[str, Any]]  # server-log lines that change what a time means
     release_notes: list[str]  # costs the prefill kernel pays on this SGLang release only
     error: str  # why the phase stopped early (the cell then fails; the points so far are kept)

@@ -1,0 +1,52 @@
+"""The small nested blocks of ``result.json`` as ``TypedDict``s (``result_schema`` holds the rest).
+
+Each is typed where it is made: ``cell.skip_softmax`` by the cell job, ``provenance``'s
+``mtp_eval_git`` and ``host`` by ``pipeline.cell.provenance``, ``speed.gpu_samples`` by
+``pipeline.measuring.speed.gpu_sampler``.
+"""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+
+class SkipSoftmaxJson(TypedDict):
+    """``cell.skip_softmax``: the factors as set (None: exact softmax; read by ``skip_factor``)."""
+
+    prefill: float | None
+    decode: float | None
+
+
+class GitJson(TypedDict, total=False):
+    """``provenance.mtp_eval_git``: the checkout that ran the cell."""
+
+    sha: str | None
+    dirty: bool | None
+    source: str  # MTP_EVAL_COMMIT when git could not say (absent: git said)
+
+
+class HostJson(TypedDict):
+    """``provenance.host``: the machine that ran the pipeline."""
+
+    hostname: str
+    platform: str
+    python: str
+    cuda_driver: str | None
+
+
+class SampledJson(TypedDict):
+    """One quantity of one GPU over the speed phase: samples taken, min, median, max."""
+
+    samples: int
+    min: float | None
+    median: float | None
+    max: float | None
+
+
+class GpuSamplesJson(TypedDict, total=False):
+    """``speed.gpu_samples``: clocks, power and temperature while the speed phase ran."""
+
+    source: str  # nvidia-smi | absent
+    interval_ms: int
+    reason: str  # why nothing was sampled
+    gpus: dict[str, dict[str, SampledJson]]  # GPU index -> quantity -> its figures
