@@ -12,7 +12,7 @@ from typing import Any, Literal, Protocol, TypedDict, TypeGuard
 from evals.datasets import load_rows
 from evals.eval_conf import ClientConf, EvalConf, SamplingConf
 from evals.rows import check_repeats
-from evals.sample_line import QuestionJson, SampleJson
+from evals.sample_line import ChatMessage, QuestionJson, SampleJson
 
 # kind -> "module:factory". Modules are imported on use, so an eval's heavy imports stay lazy.
 # Adding an eval is one line here, e.g. "gsm8k": "evals.gsm8k:Gsm8kEval".
@@ -104,7 +104,7 @@ class EvalPrompt:
 
     question_id: str  # stable hash of the question text
     repeat: int
-    messages: list[dict[str, Any]]
+    messages: list[ChatMessage]
     answer: str  # the correct letter / number
     meta: dict[str, Any]  # permutation etc.
     question: QuestionText | None = None  # what the report shows of it (None: its hash id)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 
@@ -25,10 +25,10 @@ from scipy import special
 
 from evals.base import EvalPrompt
 from evals.client import RequestOutcome
-from evals.sample_line import EvalStatsJson, SampleJson, spec_json
+from evals.sample_line import ChatMessage, EvalStatsJson, SampleJson, spec_json
 
 
-def prompt_hash(messages: Sequence[dict[str, Any]]) -> str:
+def prompt_hash(messages: Sequence[ChatMessage]) -> str:
     """SHA-256 (16 hex digits) of the canonical JSON of the messages: equal prompts, equal hash."""
     canonical = json.dumps(list(messages), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]

@@ -29,6 +29,7 @@ from evals.base import (
 )
 from evals.eval_conf import EvalConf
 from evals.rows import first_present, row_error, skip_duplicate, text_list
+from evals.sample_line import ChatMessage
 
 TURN_COLUMNS = ("prompt", "turns")
 
@@ -109,8 +110,8 @@ class MtBenchEval(RowsEval):
         turns_done: int,
         repeat: int,
         by_key: Mapping[tuple[str, int], Mapping[str, Any]],
-    ) -> list[dict[str, str]] | None:
-        history: list[dict[str, str]] = []
+    ) -> list[ChatMessage] | None:
+        history: list[ChatMessage] = []
         for turn in range(1, turns_done + 1):
             record = by_key.get((turn_id(conversation["id"], turn), repeat))
             if record is None or record.get("error_kind") is not None:
@@ -121,9 +122,9 @@ class MtBenchEval(RowsEval):
         return history
 
     def _prompt(
-        self, conversation: dict[str, Any], turn: int, repeat: int, history: list[dict[str, str]]
+        self, conversation: dict[str, Any], turn: int, repeat: int, history: list[ChatMessage]
     ) -> EvalPrompt:
-        user = {"role": "user", "content": conversation["turns"][turn - 1]}
+        user: ChatMessage = {"role": "user", "content": conversation["turns"][turn - 1]}
         return EvalPrompt(
             question_id=turn_id(conversation["id"], turn),
             repeat=repeat,

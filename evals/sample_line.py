@@ -17,6 +17,13 @@ if TYPE_CHECKING:
     from evals.responses import SpecStats
 
 
+class ChatMessage(TypedDict):
+    """One message of a chat request, as the OpenAI-compatible API takes it."""
+
+    role: str  # system | user | assistant
+    content: str
+
+
 class SpecJson(TypedDict, total=False):
     """``spec``: one request's speculative statistics (``evals.responses.SpecStats``)."""
 
