@@ -2,7 +2,7 @@
 
 Each is typed where it is made: ``cell.skip_softmax`` by the cell job, ``provenance``'s
 ``mtp_eval_git`` and ``host`` by ``pipeline.cell.provenance``, ``speed.gpu_samples`` by
-``pipeline.measuring.speed.gpu_sampler``.
+``pipeline.measuring.speed.gpu_sampler``, ``preflight[]`` by ``pipeline.cell.launching``.
 """
 
 from __future__ import annotations
@@ -50,3 +50,12 @@ class GpuSamplesJson(TypedDict, total=False):
     interval_ms: int
     reason: str  # why nothing was sampled
     gpus: dict[str, dict[str, SampledJson]]  # GPU index -> quantity -> its figures
+
+
+class FindingJson(TypedDict):
+    """``preflight[]``: one compatibility rule that applies to the cell (``backends.compat``)."""
+
+    rule: str
+    outcome: str  # reject | adjust | no-effect | crash-at-start
+    message: str  # SGLang's own message ("" where SGLang says nothing)
+    detail: str  # our one-line explanation

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from backends.verify import Mismatch
+from pipeline.results.nested_schema import FindingJson
 from pipeline.results.result_schema import (
     SCHEMA_VERSION,
     CellJson,
@@ -152,14 +153,14 @@ class ResultDraft:
         """The version the running server reports (None when it reports none)."""
         self._data["cell"]["server_version"] = version
 
-    def set_preflight(self, findings: list[dict[str, Any]]) -> None:
+    def set_preflight(self, findings: list[FindingJson]) -> None:
         """The pre-flight findings, as dicts."""
         self._data["preflight"] = findings
 
     def set_plan(
         self,
         requested: Mapping[str, Any],
-        runs: Mapping[str, Any],
+        runs: Mapping[str, str],
         notes: list[str],
         argv: list[str],
         provenance: ProvenanceJson,
@@ -189,7 +190,7 @@ class ResultDraft:
         """Every setting checked against the server."""
         self._data["requested"] = requested
 
-    def set_runs(self, runs: dict[str, Any], label_runs: dict[str, Any]) -> None:
+    def set_runs(self, runs: dict[str, str], label_runs: dict[str, str]) -> None:
         """The kernels the server runs, and the ones the variant's name stands for."""
         self._data["runs"], self._data["label_runs"] = runs, label_runs
 

@@ -22,7 +22,13 @@ from collections.abc import Mapping
 from typing import Annotated, Any, TypedDict, Union
 
 from pipeline.results.eval_schema import AcceptJson, EvalJson
-from pipeline.results.nested_schema import GitJson, GpuSamplesJson, HostJson, SkipSoftmaxJson
+from pipeline.results.nested_schema import (
+    FindingJson,
+    GitJson,
+    GpuSamplesJson,
+    HostJson,
+    SkipSoftmaxJson,
+)
 
 SCHEMA_VERSION = 1
 # What a cell job writes as ``status`` (``planned``: a dry run).
@@ -240,10 +246,10 @@ class ResultJson(TypedDict, total=False):
     cell: Annotated[CellJson, NotNull]
     config_hash: str
     config: dict[str, Any]
-    preflight: list[dict[str, Any]]
+    preflight: list[FindingJson]
     warnings: list[str]
     notes: list[str]
-    runs: dict[str, Any]
+    runs: dict[str, str]  # the kernel per phase (prefill, decode, ...)
     requested: dict[str, Any]
     observed: dict[str, Any]
     mismatches: list[MismatchJson]
@@ -253,7 +259,7 @@ class ResultJson(TypedDict, total=False):
     provenance: ProvenanceJson
     error: ErrorJson | None
     timing: TimingJson
-    label_runs: dict[str, Any]
+    label_runs: dict[str, str]  # the kernels the variant's name stands for
     unverified: list[UnverifiedJson]
     client: ClientJson
     resumed: list[ResumedJson]
