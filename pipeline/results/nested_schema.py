@@ -1,8 +1,9 @@
 """The small nested blocks of ``result.json`` as ``TypedDict``s (``result_schema`` holds the rest).
 
 Each is typed where it is made: ``cell.skip_softmax`` by the cell job, ``provenance``'s
-``mtp_eval_git`` and ``host`` by ``pipeline.cell.provenance``, ``speed.gpu_samples`` by
-``pipeline.measuring.speed.gpu_sampler``, ``preflight[]`` by ``pipeline.cell.launching``.
+``mtp_eval_git`` and ``host`` by ``pipeline.cell.provenance``, ``preflight[]`` by
+``pipeline.cell.launching``, ``speed.gpu_samples`` by ``pipeline.measuring.speed.gpu_sampler``,
+``speed.token_ids`` / ``prompts`` by ``pipeline.measuring.speed.prompts``.
 """
 
 from __future__ import annotations
@@ -59,3 +60,23 @@ class FindingJson(TypedDict):
     outcome: str  # reject | adjust | no-effect | crash-at-start
     message: str  # SGLang's own message ("" where SGLang says nothing)
     detail: str  # our one-line explanation
+
+
+class TokenIdsJson(TypedDict):
+    """``speed.token_ids``: the range random prompt ids were drawn from, and who said it."""
+
+    low: int
+    high: int
+    source: str  # speed.vocab_size | the model's config.json | default
+
+
+class PromptsJson(TypedDict):
+    """``speed.prompts`` (``speed.prompts=eval:NAME``): the eval's tokenized prompts used."""
+
+    source: str
+    tokenizer: str
+    distinct: int
+    shortest: int
+    longest: int
+    shared_prefix_tokens: int
+    radix_cache: str

@@ -27,7 +27,9 @@ from pipeline.results.nested_schema import (
     GitJson,
     GpuSamplesJson,
     HostJson,
+    PromptsJson,
     SkipSoftmaxJson,
+    TokenIdsJson,
 )
 
 SCHEMA_VERSION = 1
@@ -190,8 +192,8 @@ class SpeedJson(TypedDict, total=False):
     repeats: int
     spread: str  # what min_ms / max_ms are: "min_max"
     context_len: int | None  # the server's max_model_len
-    token_ids: dict[str, Any]  # random ids: low, high, source
-    prompts: dict[str, Any]  # speed.prompts=eval:NAME instead: source, tokenizer, distinct, ...
+    token_ids: TokenIdsJson  # random ids
+    prompts: PromptsJson  # speed.prompts=eval:NAME instead
     notes: list[str]  # shapes skipped and why
     points: list[SpeedPointJson]
     gpu_samples: GpuSamplesJson

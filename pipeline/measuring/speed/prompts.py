@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from backends.backend_conf import ModelConf
 from evals.base import Eval
@@ -35,6 +34,7 @@ from pipeline.config.prompt_source import (
 )
 from pipeline.measuring.speed.plan import SpeedShape, TokenRange, prompt_ids
 from pipeline.results.cell_error import CellError
+from pipeline.results.nested_schema import PromptsJson
 from pipeline.results.result_schema import SpeedJson
 
 ChatIds = Callable[[list[ChatMessage]], list[int]]  # messages -> the ids the server sees
@@ -48,7 +48,7 @@ class PromptPool:
     tokenizer: str  # the folder its tokenizer came from
     prompts: tuple[tuple[int, ...], ...]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> PromptsJson:
         """``speed.prompts`` of result.json: where the ids came from, how many, how long."""
         lengths = [len(p) for p in self.prompts]
         return {
