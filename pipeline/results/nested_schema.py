@@ -3,7 +3,8 @@
 Each is typed where it is made: ``cell.skip_softmax`` by the cell job, ``provenance``'s
 ``mtp_eval_git`` and ``host`` by ``pipeline.cell.provenance``, ``preflight[]`` by
 ``pipeline.cell.launching``, ``speed.gpu_samples`` by ``pipeline.measuring.speed.gpu_sampler``,
-``speed.token_ids`` / ``prompts`` by ``pipeline.measuring.speed.prompts``.
+``speed.token_ids`` / ``prompts`` by ``pipeline.measuring.speed.prompts``, ``speed.log_warnings``
+by ``pipeline.measuring.speed.log_warnings``.
 """
 
 from __future__ import annotations
@@ -80,3 +81,12 @@ class PromptsJson(TypedDict):
     longest: int
     shared_prefix_tokens: int
     radix_cache: str
+
+
+class LogWarningJson(TypedDict):
+    """``speed.log_warnings[]``: a server-log line that changes what a speed figure means."""
+
+    kind: str
+    meaning: str
+    count: int  # lines that carry it
+    line: str  # the first of them

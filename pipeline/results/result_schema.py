@@ -27,6 +27,7 @@ from pipeline.results.nested_schema import (
     GitJson,
     GpuSamplesJson,
     HostJson,
+    LogWarningJson,
     PromptsJson,
     SkipSoftmaxJson,
     TokenIdsJson,
@@ -197,7 +198,7 @@ class SpeedJson(TypedDict, total=False):
     notes: list[str]  # shapes skipped and why
     points: list[SpeedPointJson]
     gpu_samples: GpuSamplesJson
-    log_warnings: list[dict[str, Any]]  # server-log lines that change what a time means
+    log_warnings: list[LogWarningJson]  # server-log lines that change what a time means
     release_notes: list[str]  # costs the prefill kernel pays on this SGLang release only
     error: str  # why the phase stopped early (the cell then fails; the points so far are kept)
 
