@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-from backends.server_info import LATEST, metric_total, verify_calls_by_rank
 from evals.sample_line import SampleJson
 from pipeline.measuring.accept_stats import (
     agreement,
@@ -30,13 +29,22 @@ from pipeline.measuring.accept_stats import (
     spec_records,
     summarize_accept,
 )
+from pipeline.measuring.metric_deltas import (
+    GENERATION,
+    NOT_READ,
+    REQUESTS,
+    VERIFY,
+    VERIFY_BY_RANK,
+    MetricDeltas,
+    metric_deltas,
+    summed,
+)
 from pipeline.results.accept_block import AcceptBlock, CrossCheck, ServerWindow, Traffic
 
-# Every release this project knows names them alike (backends.server_info.SURFACE_BY_VERSION).
-GENERATION = LATEST.metrics.generation_tokens
-VERIFY = LATEST.metrics.verify_calls
-REQUESTS = LATEST.metrics.requests
-VERIFY_BY_RANK = "spec_verify_calls_by_dp_rank"  # {dp_rank: delta}, with several DP ranks
+__all__ = [  # the counters' names and reader live in metric_deltas; callers find them here too
+    "GENERATION", "NOT_READ", "REQUESTS", "VERIFY", "VERIFY_BY_RANK", "MetricDeltas", "Window",
+    "accept_warnings", "combine", "metric_deltas", "window_accept",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -45,40 +53,18 @@ class Window:
 
     new: list[SampleJson]  # records of requests sent in the window (not resumed ones)
     server_value: float | None  # avg_spec_accept_length read at its end
-    deltas: dict[str, Any]  # metric_deltas of the window
+    deltas: MetricDeltas  # metric_deltas of the window
     # How server_value weighted the DP ranks (accept_stats.server_accept); None: one rank
     server_weighting: str | None = None
 
 
-def metric_deltas(before: str | None, after: str | None) -> dict[str, Any]:
-    """Counter deltas between two ``/metrics`` texts and their accept length (None: unknown)."""
-    deltas: dict[str, Any] = {}
-    for name in (GENERATION, VERIFY, REQUESTS):
-        a, b = _snapshot_total(before, name), _snapshot_total(after, name)
-        deltas[name] = None if a is None or b is None else b - a
-    gen, verify = deltas[GENERATION], deltas[VERIFY]
-    deltas["accept_length"] = gen / verify if gen is not None and verify else None
-    a_ranks, b_ranks = verify_calls_by_rank(before), verify_calls_by_rank(after)
-    if b_ranks and len(b_ranks) > 1:
-        deltas[VERIFY_BY_RANK] = {r: v - a_ranks.get(r, 0.0) for r, v in b_ranks.items()}
-    return deltas
-
-
-def _snapshot_total(text: str | None, name: str) -> float | None:
-    """A counter's total; 0 where the server has served nothing yet (no sample exists then)."""
-    value = metric_total(text, name)
-    if value is None and text is not None and metric_total(text, REQUESTS) is None:
-        return 0.0  # prometheus_client writes a labelled counter's first sample on first use
-    return value
-
-
-def traffic(new: Sequence[Mapping[str, Any]], deltas: Mapping[str, Any]) -> Traffic | None:
+def traffic(new: Sequence[Mapping[str, Any]], deltas: MetricDeltas) -> Traffic | None:
     """Requests the server counted in the window against those the pipeline sent.
 
     Every answered request was counted once; a retried one at most once per attempt. More than
     that is another client's traffic (``foreign`` > 0), which the server-level figures include.
     """
-    counted = deltas.get(REQUESTS)
+    counted = deltas.requests
     if counted is None:
         return None
     sent = sum(1 for r in new if r.get("error_kind") is None)
@@ -108,12 +94,10 @@ def uncertainty(
 
 
 def counters_check(
-    per_request: AcceptBlock, deltas: Mapping[str, Any], rel_tolerance: float
+    per_request: AcceptBlock, deltas: MetricDeltas, rel_tolerance: float
 ) -> CrossCheck:
     """Δgeneration_tokens / Δverify_calls against the token-weighted per-request accept length."""
-    return agreement(
-        "metrics", deltas.get("accept_length"), per_request.accept_length, rel_tolerance
-    )
+    return agreement("metrics", deltas.accept_length, per_request.accept_length, rel_tolerance)
 
 
 def window_accept(
@@ -128,7 +112,7 @@ def window_accept(
     return replace(
         out,
         server_avg_spec_accept_length=window.server_value,
-        metrics=window.deltas,
+        metrics=window.deltas.to_json(),
         cross_check=cross_check(sent, window.server_value, rel_tolerance),
         metrics_cross_check=counters_check(sent, window.deltas, rel_tolerance),
         traffic=traffic(window.new, window.deltas),
@@ -152,12 +136,7 @@ def server_window(
 def combine(windows: Sequence[Window]) -> Window:
     """One window for the whole cell: counters summed, server figures verify-weighted."""
     new = [r for w in windows for r in w.new]
-    deltas: dict[str, Any] = {}
-    for name in (GENERATION, VERIFY, REQUESTS):
-        values = [w.deltas.get(name) for w in windows]
-        deltas[name] = None if not values or None in values else sum(values)
-    gen, verify = deltas[GENERATION], deltas[VERIFY]
-    deltas["accept_length"] = gen / verify if gen is not None and verify else None
+    deltas = summed([w.deltas for w in windows])
     weighted = [(w.server_value, _verify_weight(w)) for w in windows if w.server_value is not None]
     total = sum(weight for _, weight in weighted)
     server = sum(v * weight for v, weight in weighted) / total if total else None
@@ -170,7 +149,7 @@ def combine(windows: Sequence[Window]) -> Window:
 
 
 def _verify_weight(window: Window) -> float:
-    counted = window.deltas.get(VERIFY)
+    counted = window.deltas.verify
     if counted:
         return float(counted)
     return float(sum(s["verify_ct"] for s in spec_records(window.new)))

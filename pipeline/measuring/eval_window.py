@@ -14,7 +14,7 @@ from __future__ import annotations
 from backends.server_info import LATEST, ServerInfo, metric_total
 from evals.sample_line import SampleJson
 from pipeline.measuring.accept_stats import server_accept
-from pipeline.measuring.accept_windows import VERIFY_BY_RANK, Window, metric_deltas
+from pipeline.measuring.accept_windows import Window, metric_deltas
 from pipeline.results.accept_block import Traffic
 from pipeline.results.cell_error import CellError
 from pipeline.serving import server_api
@@ -71,7 +71,7 @@ def close_window(
     after = server_api.metrics_text(server.base_url, api_key)
     deltas = metric_deltas(before, after)
     info = server_api.server_info(server.base_url, api_key)
-    value, weighting = server_accept(info, deltas.get(VERIFY_BY_RANK), new)
+    value, weighting = server_accept(info, deltas.verify_by_rank, new)
     return Window(new, value, deltas, weighting), info
 
 

@@ -11,7 +11,7 @@ import dataclasses
 import json
 from pathlib import Path
 
-from pipeline.measuring.accept_windows import Window, window_accept
+from pipeline.measuring.accept_windows import NOT_READ, Window, window_accept
 from pipeline.results.accept_block import AcceptBlock
 
 ROOT = Path(__file__).parents[2]
@@ -37,10 +37,11 @@ def test_every_committed_accept_block_is_written_again_from_its_fields_alone() -
 
 def test_a_block_without_statistics_writes_its_status_and_the_window() -> None:
     records = [{"error_kind": None, "spec": None}]
-    out = window_accept(records, Window(records, None, {}), True, 0.1).to_json()
+    out = window_accept(records, Window(records, None, NOT_READ), True, 0.1).to_json()
     assert list(out) == [
         "n_requests", "n_with_spec", "status", "server_avg_spec_accept_length", "metrics",
         "cross_check", "metrics_cross_check", "traffic", "server_window",
     ]  # fmt: skip
     assert out["status"] == "missing" and out["traffic"] is None
     assert out["cross_check"] == {"server": None, "per_request": None, "agrees": None}
+    assert out["metrics"] == {}  # a window that read no counters (the server died first)
