@@ -14,7 +14,7 @@ Rows: ``prompt`` (``HuggingFaceH4/mt_bench_prompts``, split ``train``) or ``turn
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from evals.base import (
     MULTI_TURN,
@@ -106,7 +106,7 @@ class MtBenchEval(RowsEval):
 
     def _history(
         self,
-        conversation: dict[str, Any],
+        conversation: Conversation,
         turns_done: int,
         repeat: int,
         by_key: Mapping[tuple[str, int], Mapping[str, Any]],
@@ -122,7 +122,7 @@ class MtBenchEval(RowsEval):
         return history
 
     def _prompt(
-        self, conversation: dict[str, Any], turn: int, repeat: int, history: list[ChatMessage]
+        self, conversation: Conversation, turn: int, repeat: int, history: list[ChatMessage]
     ) -> EvalPrompt:
         user: ChatMessage = {"role": "user", "content": conversation["turns"][turn - 1]}
         return EvalPrompt(
@@ -139,10 +139,16 @@ class MtBenchEval(RowsEval):
         )
 
 
-def _conversations(
-    rows: Sequence[dict[str, Any]], conf: EvalConf, name: str
-) -> list[dict[str, Any]]:
-    conversations: list[dict[str, Any]] = []
+class Conversation(TypedDict):
+    """A dataset row made a conversation: its id, the user's turns and its category."""
+
+    id: str
+    turns: list[str]
+    category: str
+
+
+def _conversations(rows: Sequence[dict[str, Any]], conf: EvalConf, name: str) -> list[Conversation]:
+    conversations: list[Conversation] = []
     seen: set[str] = set()
     for number, row in enumerate(rows, start=1):
         column = first_present(row, TURN_COLUMNS)
