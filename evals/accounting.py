@@ -9,16 +9,14 @@ happened to each request: answered, truncated or errored.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from evals.metrics import outcome_class, summarize
-
-_ACCURACY_FIELDS = ("accuracy", "stderr", "per_repeat_accuracy", "no_answer_rate")
+from evals.sample_line import EvalStatsJson, SampleJson
 
 
 def summarize_ungraded(
-    records: Sequence[dict[str, Any]], wall_time_s: float | None = None
-) -> dict[str, Any]:
+    records: Sequence[SampleJson], wall_time_s: float | None = None
+) -> EvalStatsJson:
     """Summarize sample records of an eval without grading.
 
     Args:
@@ -31,7 +29,8 @@ def summarize_ungraded(
     """
     summary = summarize(records, wall_time_s)
     classes = [outcome_class(r) for r in records]
-    summary.update({field: None for field in _ACCURACY_FIELDS})
+    summary["accuracy"] = summary["stderr"] = None
+    summary["per_repeat_accuracy"] = summary["no_answer_rate"] = None
     # Bounds unknown, as a pair: readers (pipeline.cli.summary) unpack ci95 without a None check.
     summary["ci95"] = [None, None]
     summary["stderr_method"] = "n/a: not graded"
@@ -45,9 +44,11 @@ def summarize_ungraded(
 
 
 def summarize_records(
-    records: Sequence[dict[str, Any]], graded: bool, wall_time_s: float | None = None
-) -> dict[str, Any]:
+    records: Sequence[SampleJson], graded: bool, wall_time_s: float | None = None
+) -> EvalStatsJson:
     """``summarize`` (with ``graded: True``) or ``summarize_ungraded`` by ``graded``."""
     if not graded:
         return summarize_ungraded(records, wall_time_s)
-    return {**summarize(records, wall_time_s), "graded": True}
+    summary = summarize(records, wall_time_s)
+    summary["graded"] = True
+    return summary

@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol, TypedDict, TypeGuard
 from evals.datasets import load_rows
 from evals.eval_conf import ClientConf, EvalConf, SamplingConf
 from evals.rows import check_repeats
+from evals.sample_line import ChatMessage, QuestionJson, SampleJson
 
 # kind -> "module:factory". Modules are imported on use, so an eval's heavy imports stay lazy.
 # Adding an eval is one line here, e.g. "gsm8k": "evals.gsm8k:Gsm8kEval".
@@ -65,13 +66,13 @@ class QuestionText:
     # (position i shows option permutation[i]), so a letter means another option per repeat.
     permuted: bool = False
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> QuestionJson:
         """The sample line's ``question`` object (empty fields left out, to keep samples small).
 
         A text longer than ``KEPT_CHARS`` (a long-context haystack) keeps its start and its end,
         where such a prompt asks its question, and says how much it left out.
         """
-        out: dict[str, Any] = {"text": kept_text(self.text)}
+        out: QuestionJson = {"text": kept_text(self.text)}
         if self.options:
             out["options"] = [kept_text(o) for o in self.options]
         if self.gold is not None:
@@ -103,7 +104,7 @@ class EvalPrompt:
 
     question_id: str  # stable hash of the question text
     repeat: int
-    messages: list[dict[str, Any]]
+    messages: list[ChatMessage]
     answer: str  # the correct letter / number
     meta: dict[str, Any]  # permutation etc.
     question: QuestionText | None = None  # what the report shows of it (None: its hash id)
@@ -137,7 +138,7 @@ class EvalRunError(RuntimeError):
 class HarnessRun:
     """What one harness run produced."""
 
-    records: list[dict[str, Any]]  # one per (document, repeat), samples/<eval>.jsonl format
+    records: list[SampleJson]  # one per (document, repeat), samples/<eval>.jsonl format
     lm_eval: dict[str, Any]  # evals.<name>.lm_eval of result.json
     graded: bool  # False when the primary metric is not 0/1 (then only the harness's figures count)
 

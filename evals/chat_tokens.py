@@ -16,6 +16,8 @@ import importlib.util
 from pathlib import Path
 from typing import Any
 
+from evals.sample_line import ChatMessage
+
 # What a local folder must hold for AutoTokenizer to load it without the hub.
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "tokenizer.model")
 
@@ -64,7 +66,7 @@ def load_tokenizer(path: str | None, key: str) -> Any:
 
 
 def chat_ids(
-    tok: Any, messages: list[dict[str, Any]], template_kwargs: dict[str, Any] | None = None
+    tok: Any, messages: list[ChatMessage], template_kwargs: dict[str, Any] | None = None
 ) -> list[int]:
     """The prompt ids of ``messages`` as SGLang's chat endpoint builds them (generation prompt on).
 

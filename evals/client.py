@@ -40,6 +40,7 @@ from evals.replies import (
 )
 from evals.responses import ChatResult, ResponseFormatError, StreamError, stats_request_flags
 from evals.retry_policy import RATE_LIMITED, RetryBudget, rate_limit_spent, retry_wait
+from evals.sample_line import ChatMessage
 
 T = TypeVar("T")
 _SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "max_tokens", "seed")
@@ -61,7 +62,7 @@ class RequestOutcome:
 
 
 def build_chat_payload(
-    messages: Sequence[dict[str, Any]],
+    messages: Sequence[ChatMessage],
     sampling: SamplingConf | None,
     model: str,
     chat_template_kwargs: dict[str, Any] | None,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import random
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from evals.base import (
     AnswerKeyEntry,
@@ -78,7 +78,7 @@ class GpqaEval(RowsEval):
             self._prompt(q, repeat) for repeat in range(self.conf.repeats) for q in self.questions
         ]
 
-    def _prompt(self, q: dict[str, Any], repeat: int) -> EvalPrompt:
+    def _prompt(self, q: GpqaQuestion, repeat: int) -> EvalPrompt:
         perm = permutation(self.conf.seed, q["id"], repeat)
         options = [q["choices"][i] for i in perm]
         return EvalPrompt(
@@ -105,10 +105,18 @@ class GpqaEval(RowsEval):
         ]
 
 
-def _unique_questions(rows: Sequence[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+class GpqaQuestion(TypedDict):
+    """A dataset row made a question: its id, text, and choices with the correct one first."""
+
+    id: str
+    question: str
+    choices: list[str]  # [correct, incorrect 1, incorrect 2, incorrect 3]
+
+
+def _unique_questions(rows: Sequence[dict[str, Any]], name: str) -> list[GpqaQuestion]:
     # Pairing across variants is by question id, so a repeated question text would make two
     # rows collide; the first occurrence is kept and the rest reported.
-    questions: dict[str, dict[str, Any]] = {}
+    questions: dict[str, GpqaQuestion] = {}
     for number, row in enumerate(rows, start=1):
         text = str(row["Question"]).strip()
         qid = question_id(text)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from evals.base import (
     AnswerKeyEntry,
@@ -117,8 +117,16 @@ class Gsm8kEval(RowsEval):
         ]
 
 
-def _problems(rows: Sequence[dict[str, Any]], conf: EvalConf, name: str) -> list[dict[str, Any]]:
-    problems: list[dict[str, Any]] = []
+class Gsm8kProblem(TypedDict):
+    """A dataset row made a problem: its id, text and the number that answers it."""
+
+    id: str
+    question: str
+    gold: str  # the final number as the solution writes it after '####'
+
+
+def _problems(rows: Sequence[dict[str, Any]], conf: EvalConf, name: str) -> list[Gsm8kProblem]:
+    problems: list[Gsm8kProblem] = []
     seen: set[str] = set()
     for number, row in enumerate(rows, start=1):
         gold = gold_number(row["answer"])

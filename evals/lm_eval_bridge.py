@@ -52,6 +52,7 @@ from evals.lm_eval_model import (
     recording_model_class,
 )
 from evals.lm_eval_records import answer_entry, build_records, json_safe
+from evals.sample_line import SampleJson
 
 TASKS_DIR = Path(__file__).parent / "lm_eval_tasks"
 SOURCE = "lm_eval"
@@ -231,8 +232,8 @@ def _write_samples(path: Path, samples: dict[str, list[dict[str, Any]]]) -> None
 
 def _records(
     samples: dict[str, list[dict[str, Any]]], log: RequestLog
-) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]]]:
-    records: list[dict[str, Any]] = []
+) -> tuple[list[SampleJson], dict[str, dict[str, Any]]]:
+    records: list[SampleJson] = []
     grading = {}
     for task in sorted(samples):
         task_records, grading[task] = build_records(task, samples[task], log)

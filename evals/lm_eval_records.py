@@ -10,7 +10,6 @@ speculative statistics come from the response itself (``evals.lm_eval_model``).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -21,6 +20,7 @@ from evals.grading import extract_number
 from evals.json_text import json_safe
 from evals.lm_eval_model import LoggedResponse, RequestLog
 from evals.metrics import prompt_hash
+from evals.sample_line import SampleJson, spec_json
 
 __all__ = ["answer_entry", "build_records", "json_safe", "prompt_of", "question_of"]
 
@@ -58,7 +58,7 @@ def _is_binary(value: object) -> bool:
 
 def build_records(
     task: str, samples: Sequence[Mapping[str, Any]], log: RequestLog
-) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[list[SampleJson], dict[str, Any]]:
     """Sample records of one task, and how they were graded.
 
     Args:
@@ -75,7 +75,7 @@ def build_records(
     filt, metric = primary(samples)
     chosen = sorted((s for s in samples if s.get("filter", "none") == filt), key=_doc_id)
     binary = all(_is_binary(s.get(metric)) for s in chosen)
-    records = []
+    records: list[SampleJson] = []
     for sample in chosen:
         prompt = prompt_of(sample.get("arguments"))
         for repeat in range(max(len(sample.get("resps") or []), 1)):
@@ -97,7 +97,7 @@ def _record(
     logged: LoggedResponse | None,
     graded_on: tuple[str, str],
     binary: bool,
-) -> dict[str, Any]:
+) -> SampleJson:
     result = logged.result if logged else None
     error_kind, error = None, None
     if result is None:
@@ -106,7 +106,7 @@ def _record(
     value = sample.get(graded_on[1])
     finish = result.finish_reason if result else None
     correct = binary and value == 1 and error_kind is None and finish != "length"
-    record = {
+    record: SampleJson = {
         "question_id": question_id(f"{task}\x00{sample.get('doc_hash')}"),
         "repeat": repeat,
         "permutation": None,
@@ -124,7 +124,7 @@ def _record(
         "attempts": logged.attempts if logged else 0,
         "error_kind": error_kind,
         "error": error,
-        "spec": dataclasses.asdict(result.spec) if result and result.spec else None,
+        "spec": spec_json(result.spec) if result and result.spec else None,
         "meta": {"task": task, "doc_id": sample.get("doc_id"), "filter": graded_on[0],
                  graded_on[1]: json_safe(value)},
     }  # fmt: skip

@@ -13,11 +13,10 @@ residuals of question g; with one repeat it equals the CLT standard error.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Literal
 
 import numpy as np
 
@@ -26,9 +25,10 @@ from scipy import special
 
 from evals.base import EvalPrompt
 from evals.client import RequestOutcome
+from evals.sample_line import ChatMessage, EvalStatsJson, SampleJson, spec_json
 
 
-def prompt_hash(messages: Sequence[dict[str, Any]]) -> str:
+def prompt_hash(messages: Sequence[ChatMessage]) -> str:
     """SHA-256 (16 hex digits) of the canonical JSON of the messages: equal prompts, equal hash."""
     canonical = json.dumps(list(messages), sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
@@ -36,7 +36,7 @@ def prompt_hash(messages: Sequence[dict[str, Any]]) -> str:
 
 def sample_record(
     prompt: EvalPrompt, outcome: RequestOutcome, extracted: str | None, correct: bool
-) -> dict[str, Any]:
+) -> SampleJson:
     """Build one ``samples/<eval>.jsonl`` line.
 
     Args:
@@ -70,11 +70,11 @@ def sample_record(
         "error_kind": outcome.error_kind,
         "error": outcome.error,
         "retried": list(outcome.retried),
-        "spec": dataclasses.asdict(result.spec) if result and result.spec else None,
+        "spec": spec_json(result.spec) if result and result.spec else None,
     }
 
 
-def outcome_class(record: dict[str, Any]) -> str:
+def outcome_class(record: SampleJson) -> str:
     """Classify a sample: error | truncated | no_answer | correct | wrong (first that applies)."""
     if record.get("error_kind"):
         return "error"
@@ -103,12 +103,15 @@ def clustered_stderr(scores: np.ndarray, clusters: Sequence[str]) -> float | Non
     return float(np.sqrt(groups / ((groups - 1) * n**2) * np.sum(residual_sums**2)))
 
 
-def _mean_of(records: Sequence[dict[str, Any]], key: str) -> float | None:
-    values = [r[key] for r in records if isinstance(r.get(key), int | float)]
+Figure = Literal["latency_s", "prefill_s", "prompt_tokens", "completion_tokens"]
+
+
+def _mean_of(records: Sequence[SampleJson], key: Figure) -> float | None:
+    values = [float(v) for r in records if isinstance(v := r.get(key), int | float)]
     return float(np.mean(values)) if values else None
 
 
-def prefill_summary(records: Sequence[dict[str, Any]]) -> dict[str, float | None]:
+def prefill_summary(records: Sequence[SampleJson]) -> dict[str, float | None]:
     """The server's prefill time over the requests whose record has one (``prefill_s``).
 
     ``mean_prefill_s`` is the mean per request; ``prefill_s_per_1k_prompt_tokens`` is the summed
@@ -121,8 +124,8 @@ def prefill_summary(records: Sequence[dict[str, Any]]) -> dict[str, float | None
         for r in records
         if isinstance(r.get("prefill_s"), int | float) and isinstance(r.get("prompt_tokens"), int)
     ]
-    tokens = sum(r["prompt_tokens"] for r in sized)
-    per_1k = 1000.0 * sum(r["prefill_s"] for r in sized) / tokens if tokens > 0 else None
+    tokens = sum(r.get("prompt_tokens") or 0 for r in sized)
+    per_1k = 1000.0 * sum(r.get("prefill_s") or 0.0 for r in sized) / tokens if tokens > 0 else None
     return {
         "mean_prefill_s": _mean_of(records, "prefill_s"),
         "prefill_s_per_1k_prompt_tokens": per_1k,
@@ -137,7 +140,7 @@ def _interval(accuracy: float, stderr: float | None, groups: int) -> list[float]
     return [max(0.0, accuracy - half), min(1.0, accuracy + half)]
 
 
-def _accuracy_block(records: Sequence[dict[str, Any]], classes: Sequence[str]) -> dict[str, Any]:
+def _accuracy_block(records: Sequence[SampleJson], classes: Sequence[str]) -> EvalStatsJson:
     answered = [(r, c) for r, c in zip(records, classes, strict=True) if c != "error"]
     scores = np.array([c == "correct" for _, c in answered], dtype=float)
     questions = [str(r["question_id"]) for r, _ in answered]
@@ -162,7 +165,7 @@ def _accuracy_block(records: Sequence[dict[str, Any]], classes: Sequence[str]) -
     }
 
 
-def retry_counts(records: Sequence[dict[str, Any]]) -> dict[str, int]:
+def retry_counts(records: Sequence[SampleJson]) -> dict[str, int]:
     """Retried attempts per cause (http_5xx, connection, unfinished) over an eval's requests.
 
     Records written before the client kept the causes count their extra attempts as ``unknown``.
@@ -178,7 +181,7 @@ def retry_counts(records: Sequence[dict[str, Any]]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def _error_kinds(records: Sequence[dict[str, Any]]) -> dict[str, int]:
+def _error_kinds(records: Sequence[SampleJson]) -> dict[str, int]:
     kinds: dict[str, int] = {}
     for record in records:
         if kind := record.get("error_kind"):
@@ -186,7 +189,7 @@ def _error_kinds(records: Sequence[dict[str, Any]]) -> dict[str, int]:
     return dict(sorted(kinds.items()))
 
 
-def _error_examples(records: Sequence[dict[str, Any]]) -> dict[str, str]:
+def _error_examples(records: Sequence[SampleJson]) -> dict[str, str]:
     # The first message of each error kind, so that a failure can name what the server said.
     examples: dict[str, str] = {}
     for record in records:
@@ -196,9 +199,7 @@ def _error_examples(records: Sequence[dict[str, Any]]) -> dict[str, str]:
     return dict(sorted(examples.items()))
 
 
-def summarize(
-    records: Sequence[dict[str, Any]], wall_time_s: float | None = None
-) -> dict[str, Any]:
+def summarize(records: Sequence[SampleJson], wall_time_s: float | None = None) -> EvalStatsJson:
     """Summarize an eval's sample records.
 
     Args:
@@ -215,10 +216,13 @@ def summarize(
     n = len(records)
     counts = {k: classes.count(k) for k in ("correct", "wrong", "no_answer", "truncated", "error")}
     retries = retry_counts(records)
-    return {
-        **_accuracy_block(records, classes),
+    prefill = prefill_summary(records)
+    out = _accuracy_block(records, classes)
+    out.update({
         "counts": counts,
-        **{f"{k}_rate": counts[k] / n if n else None for k in ("no_answer", "truncated", "error")},
+        "no_answer_rate": counts["no_answer"] / n if n else None,
+        "truncated_rate": counts["truncated"] / n if n else None,
+        "error_rate": counts["error"] / n if n else None,
         "error_kinds": _error_kinds(records),
         "error_examples": _error_examples(records),
         "retries": retries,
@@ -226,6 +230,8 @@ def summarize(
         "mean_completion_tokens": _mean_of(records, "completion_tokens"),
         "mean_prompt_tokens": _mean_of(records, "prompt_tokens"),
         "total_completion_tokens": int(sum(r.get("completion_tokens") or 0 for r in records)),
-        **prefill_summary(records),
+        "mean_prefill_s": prefill["mean_prefill_s"],
+        "prefill_s_per_1k_prompt_tokens": prefill["prefill_s_per_1k_prompt_tokens"],
         "wall_time_s": wall_time_s,
-    }
+    })  # fmt: skip
+    return out

@@ -15,7 +15,7 @@ MMLU-Pro zero-shot; grading is ``extract_mcq_letter`` over the row's letters, la
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from evals.base import (
     AnswerKeyEntry,
@@ -97,7 +97,7 @@ class MmluEval(RowsEval):
         return entries
 
 
-def _shown(q: dict[str, Any]) -> QuestionText:
+def _shown(q: MmluQuestion) -> QuestionText:
     return QuestionText(q["question"], tuple(q["options"]), gold=q["options"][q["answer"]])
 
 
@@ -137,8 +137,18 @@ def _answer(row: dict[str, Any], count: int, conf: EvalConf, number: int) -> int
     return answer_index(row[column], count, conf.dataset, number, column)
 
 
-def _questions(rows: Sequence[dict[str, Any]], conf: EvalConf, name: str) -> list[dict[str, Any]]:
-    questions: list[dict[str, Any]] = []
+class MmluQuestion(TypedDict):
+    """A dataset row made a question: its id, text, options, correct index and subject."""
+
+    id: str
+    question: str
+    options: list[str]
+    answer: int  # the correct option's 0-based index
+    subject: str
+
+
+def _questions(rows: Sequence[dict[str, Any]], conf: EvalConf, name: str) -> list[MmluQuestion]:
+    questions: list[MmluQuestion] = []
     seen: set[str] = set()
     for number, row in enumerate(rows, start=1):
         options = _options(row, conf, number)

@@ -14,7 +14,7 @@ Rows: ``prompt`` (``HuggingFaceH4/mt_bench_prompts``, split ``train``) or ``turn
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypedDict
 
 from evals.base import (
     MULTI_TURN,
@@ -29,6 +29,7 @@ from evals.base import (
 )
 from evals.eval_conf import EvalConf
 from evals.rows import first_present, row_error, skip_duplicate, text_list
+from evals.sample_line import ChatMessage
 
 TURN_COLUMNS = ("prompt", "turns")
 
@@ -105,12 +106,12 @@ class MtBenchEval(RowsEval):
 
     def _history(
         self,
-        conversation: dict[str, Any],
+        conversation: Conversation,
         turns_done: int,
         repeat: int,
         by_key: Mapping[tuple[str, int], Mapping[str, Any]],
-    ) -> list[dict[str, str]] | None:
-        history: list[dict[str, str]] = []
+    ) -> list[ChatMessage] | None:
+        history: list[ChatMessage] = []
         for turn in range(1, turns_done + 1):
             record = by_key.get((turn_id(conversation["id"], turn), repeat))
             if record is None or record.get("error_kind") is not None:
@@ -121,9 +122,9 @@ class MtBenchEval(RowsEval):
         return history
 
     def _prompt(
-        self, conversation: dict[str, Any], turn: int, repeat: int, history: list[dict[str, str]]
+        self, conversation: Conversation, turn: int, repeat: int, history: list[ChatMessage]
     ) -> EvalPrompt:
-        user = {"role": "user", "content": conversation["turns"][turn - 1]}
+        user: ChatMessage = {"role": "user", "content": conversation["turns"][turn - 1]}
         return EvalPrompt(
             question_id=turn_id(conversation["id"], turn),
             repeat=repeat,
@@ -138,10 +139,16 @@ class MtBenchEval(RowsEval):
         )
 
 
-def _conversations(
-    rows: Sequence[dict[str, Any]], conf: EvalConf, name: str
-) -> list[dict[str, Any]]:
-    conversations: list[dict[str, Any]] = []
+class Conversation(TypedDict):
+    """A dataset row made a conversation: its id, the user's turns and its category."""
+
+    id: str
+    turns: list[str]
+    category: str
+
+
+def _conversations(rows: Sequence[dict[str, Any]], conf: EvalConf, name: str) -> list[Conversation]:
+    conversations: list[Conversation] = []
     seen: set[str] = set()
     for number, row in enumerate(rows, start=1):
         column = first_present(row, TURN_COLUMNS)

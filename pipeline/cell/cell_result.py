@@ -93,7 +93,7 @@ def initial_result(conf: RootConf, kind: ServerKind) -> ResultDraft:
         "model_path": conf.model.path,
         "variant": conf.backend.name,
         "kv_dtype": conf.kv_dtype.name,
-        "skip_softmax": dataclasses.asdict(conf.skip_softmax),
+        "skip_softmax": {"prefill": conf.skip_softmax.prefill, "decode": conf.skip_softmax.decode},
         "speculative": dataclasses.asdict(conf.model.speculative),
         "server_kind": conf.server.kind,
     }

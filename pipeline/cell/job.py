@@ -210,7 +210,7 @@ def _verify(
     """Hold the running server to the plan; the samples then belong to what it really runs."""
     record_server(result, server)
     verify_server(cell.checks, launch.plan, server, launch.gpu, result)
-    measured = samples_key(CellResult.from_json(result.to_json()))
+    measured = samples_key(result.as_result())
     claim_samples(cell_dir, measured, result.warnings)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from backends.compat import preflight
+from backends.compat import Finding, preflight
 from backends.gpu import GpuInfo
 from backends.launch import LaunchPlan, plan_launch
 from backends.options import LaunchOptions
@@ -31,6 +31,7 @@ from pipeline.cluster.multinode import NodePlan, node_plan
 from pipeline.config.schema import gpus_per_node
 from pipeline.results.cell_error import CellError
 from pipeline.results.cell_paths import server_log_path
+from pipeline.results.nested_schema import FindingJson
 from pipeline.results.result_draft import ResultDraft
 from pipeline.serving import jit_cache
 from pipeline.serving.keys import secrets_of
@@ -71,7 +72,7 @@ def preflight_cell(cell: CellPlan, result: ResultDraft) -> CellSpec | None:
         launch.model, launch.backend, launch.kv_dtype, launch.skip_softmax, gpu, version, options
     )
     findings = preflight(spec)
-    result.set_preflight([dataclasses.asdict(f) for f in findings])
+    result.set_preflight([finding_json(f) for f in findings])
     result.warnings.extend(f"{f.outcome}: {f.message}" for f in findings if f.outcome not in FATAL)
     result.set_platform(dataclasses.asdict(gpu), version)
     blocking = [f for f in findings if f.outcome in FATAL]
@@ -184,3 +185,8 @@ def _health_policy(cell: CellPlan) -> HealthPolicy:
         server.progress_every_s,
         tuple(secrets_of(cell.launch.client)),
     )
+
+
+def finding_json(f: Finding) -> FindingJson:
+    """A pre-flight finding as ``preflight[]`` holds it (in the dataclass's order)."""
+    return {"rule": f.rule, "outcome": f.outcome, "message": f.message, "detail": f.detail}

@@ -13,9 +13,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 from pipeline.cluster.slurm_job import job_facts
+from pipeline.results.nested_schema import GitJson, HostJson
 from pipeline.results.redact import redact_argv, redact_env
 from pipeline.results.result_schema import ProvenanceJson
 
@@ -66,7 +66,7 @@ def _run_git(repo: Path, *args: str) -> str | None:
     return out.stdout.strip()
 
 
-def git_state(repo: Path = _REPO, env: Mapping[str, str] = os.environ) -> dict[str, Any]:
+def git_state(repo: Path = _REPO, env: Mapping[str, str] = os.environ) -> GitJson:
     """Commit, dirty flag and their source for the mtp-eval checkout that runs the cell.
 
     Git says when it can (no ``source`` key: the layout every result had before). A copy of
@@ -104,7 +104,7 @@ def cuda_driver_version() -> str | None:
     return found.group(1) if found else None
 
 
-def host_facts() -> dict[str, Any]:
+def host_facts() -> HostJson:
     """Host name, OS, Python and CUDA of the machine running the pipeline."""
     return {
         "hostname": socket.gethostname(),

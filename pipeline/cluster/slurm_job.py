@@ -14,7 +14,6 @@ import os
 import signal
 from collections.abc import Mapping
 from types import FrameType
-from typing import Any
 
 _JOB_KEYS = {
     "job_id": "SLURM_JOB_ID",
@@ -45,7 +44,7 @@ class StopSignal(SystemExit):
         self.reason = _REASONS.get(signal.Signals(signum), f"signal {signal.Signals(signum).name}")
 
 
-def job_facts(env: Mapping[str, str]) -> dict[str, Any] | None:
+def job_facts(env: Mapping[str, str]) -> dict[str, str] | None:
     """The SLURM job this process runs in (ids, node list), None outside SLURM.
 
     ``job`` is the id that ``scontrol show job`` and ``sacct -j`` take: ``ARRAY_TASK`` for an
@@ -53,7 +52,7 @@ def job_facts(env: Mapping[str, str]) -> dict[str, Any] | None:
     """
     if "SLURM_JOB_ID" not in env:
         return None
-    facts: dict[str, Any] = {key: env[name] for key, name in _JOB_KEYS.items() if name in env}
+    facts = {key: env[name] for key, name in _JOB_KEYS.items() if name in env}
     array, task = facts.get("array_job_id"), facts.get("array_task_id")
     facts["job"] = f"{array}_{task}" if array and task else facts["job_id"]
     return facts

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from backends.server_info import ServerInfo
+from pipeline.results.accept_block import AcceptBlock, CrossCheck, Source
 
 
 def spec_records(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -26,7 +27,7 @@ def spec_records(records: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]
     return [r["spec"] for r in records if r.get("spec") and r["spec"].get("verify_ct")]
 
 
-def summarize_accept(records: Sequence[Mapping[str, Any]], speculative: bool) -> dict[str, Any]:
+def summarize_accept(records: Sequence[Mapping[str, Any]], speculative: bool) -> AcceptBlock:
     """Accept statistics over sample records (one per request).
 
     Args:
@@ -35,35 +36,30 @@ def summarize_accept(records: Sequence[Mapping[str, Any]], speculative: bool) ->
         speculative: whether the cell asked for speculative decoding.
 
     Returns:
-        A dict with the figures above, the number of requests with and without statistics, and
-        ``status``: ok, missing (speculative but no request had statistics) or not_speculative.
+        The block's per-request part: the figures above, the number of requests with and
+        without statistics, and ``status``: ok, missing (speculative but no request had
+        statistics) or not_speculative.
     """
     specs = spec_records(records)
-    answered = [r for r in records if r.get("error_kind") is None]
-    base: dict[str, Any] = {"n_requests": len(answered), "n_with_spec": len(specs)}
-    if not speculative:
-        return {**base, "status": "not_speculative"}
-    if not specs:
-        return {**base, "status": "missing"}
+    answered = sum(1 for r in records if r.get("error_kind") is None)
+    if not speculative or not specs:
+        status = "missing" if speculative else "not_speculative"
+        return AcceptBlock(status=status, n_requests=answered, n_with_spec=len(specs))
     completion = np.array([s["completion_tokens"] for s in specs], dtype=float)
     verify = np.array([s["verify_ct"] for s in specs], dtype=float)
     correct = sum(int(s["num_correct_drafts"]) for s in specs)
     proposed = sum(int(s["num_proposed_drafts"]) for s in specs)
-    weighted = float(completion.sum() / verify.sum())
-    return {
-        **base,
-        "status": "ok",
-        "accept_length": weighted,
-        "accept_length_stderr": ratio_stderr(completion, verify),
-        "accept_length_request_mean": float(np.mean(completion / verify)),
-        "accept_rate": correct / proposed if proposed else None,
-        "per_position_acceptance": per_position_acceptance(s["histogram"] for s in specs),
-        "server_equivalent_accept_length": float((completion - 1).sum() / verify.sum()),
-        "completion_tokens": int(completion.sum()),
-        "verify_ct": int(verify.sum()),
-        "num_correct_drafts": correct,
-        "num_proposed_drafts": proposed,
-    }
+    return AcceptBlock(
+        status="ok", n_requests=answered, n_with_spec=len(specs),
+        accept_length=float(completion.sum() / verify.sum()),
+        accept_length_stderr=ratio_stderr(completion, verify),
+        accept_length_request_mean=float(np.mean(completion / verify)),
+        accept_rate=correct / proposed if proposed else None,
+        per_position_acceptance=tuple(per_position_acceptance(s["histogram"] for s in specs)),
+        server_equivalent_accept_length=float((completion - 1).sum() / verify.sum()),
+        completion_tokens=int(completion.sum()), verify_ct=int(verify.sum()),
+        num_correct_drafts=correct, num_proposed_drafts=proposed,
+    )  # fmt: skip
 
 
 def ratio_stderr(numerator: np.ndarray, denominator: np.ndarray) -> float | None:
@@ -166,30 +162,25 @@ def request_verify_by_rank(records: Iterable[Mapping[str, Any]]) -> dict[str, fl
 
 
 def cross_check(
-    per_request: Mapping[str, Any], server_value: float | None, rel_tolerance: float
-) -> dict[str, Any]:
+    per_request: AcceptBlock, server_value: float | None, rel_tolerance: float
+) -> CrossCheck:
     """Compare the server-level accept length with the per-request totals.
 
     SGLang only folds whole decode log intervals (40 iterations by default) into its lifetime
     totals, so short runs differ by a few percent; beyond ``rel_tolerance`` it is a warning.
     """
-    expected = per_request.get("server_equivalent_accept_length")
+    expected = per_request.server_equivalent_accept_length
     return agreement("server", server_value, expected, rel_tolerance)
 
 
 def agreement(
-    source: str, observed: float | None, expected: float | None, rel_tolerance: float
-) -> dict[str, Any]:
+    source: Source, observed: float | None, expected: float | None, rel_tolerance: float
+) -> CrossCheck:
     """``observed`` (named ``source``) against the per-request ``expected``, relative tolerance.
 
     ``agrees`` is None when either figure is missing.
     """
     if observed is None or expected is None:
-        return {source: observed, "per_request": expected, "agrees": None}
+        return CrossCheck(observed, expected, None, None, source)
     rel = abs(observed - expected) / expected
-    return {
-        source: observed,
-        "per_request": expected,
-        "relative_difference": rel,
-        "agrees": rel <= rel_tolerance,
-    }
+    return CrossCheck(observed, expected, rel, rel <= rel_tolerance, source)

@@ -16,12 +16,12 @@ each window's verify steps, which is what one ``/server_info`` read over the who
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from backends.server_info import LATEST, metric_total, verify_calls_by_rank
+from evals.sample_line import SampleJson
 from pipeline.measuring.accept_stats import (
     agreement,
     cross_check,
@@ -29,68 +29,57 @@ from pipeline.measuring.accept_stats import (
     spec_records,
     summarize_accept,
 )
-from pipeline.results.accept_block import AcceptBlock, CrossCheck
+from pipeline.measuring.metric_deltas import (
+    GENERATION,
+    NOT_READ,
+    REQUESTS,
+    VERIFY,
+    VERIFY_BY_RANK,
+    MetricDeltas,
+    metric_deltas,
+    summed,
+)
+from pipeline.results.accept_block import AcceptBlock, CrossCheck, ServerWindow, Traffic
 
-# Every release this project knows names them alike (backends.server_info.SURFACE_BY_VERSION).
-GENERATION = LATEST.metrics.generation_tokens
-VERIFY = LATEST.metrics.verify_calls
-REQUESTS = LATEST.metrics.requests
-VERIFY_BY_RANK = "spec_verify_calls_by_dp_rank"  # {dp_rank: delta}, with several DP ranks
+__all__ = [  # the counters' names and reader live in metric_deltas; callers find them here too
+    "GENERATION", "NOT_READ", "REQUESTS", "VERIFY", "VERIFY_BY_RANK", "MetricDeltas", "Window",
+    "accept_warnings", "combine", "metric_deltas", "window_accept",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Window:
     """What one eval's window observed."""
 
-    new: list[dict[str, Any]]  # records of requests sent in the window (not resumed ones)
+    new: list[SampleJson]  # records of requests sent in the window (not resumed ones)
     server_value: float | None  # avg_spec_accept_length read at its end
-    deltas: dict[str, Any]  # metric_deltas of the window
+    deltas: MetricDeltas  # metric_deltas of the window
     # How server_value weighted the DP ranks (accept_stats.server_accept); None: one rank
     server_weighting: str | None = None
 
 
-def metric_deltas(before: str | None, after: str | None) -> dict[str, Any]:
-    """Counter deltas between two ``/metrics`` texts and their accept length (None: unknown)."""
-    deltas: dict[str, Any] = {}
-    for name in (GENERATION, VERIFY, REQUESTS):
-        a, b = _snapshot_total(before, name), _snapshot_total(after, name)
-        deltas[name] = None if a is None or b is None else b - a
-    gen, verify = deltas[GENERATION], deltas[VERIFY]
-    deltas["accept_length"] = gen / verify if gen is not None and verify else None
-    a_ranks, b_ranks = verify_calls_by_rank(before), verify_calls_by_rank(after)
-    if b_ranks and len(b_ranks) > 1:
-        deltas[VERIFY_BY_RANK] = {r: v - a_ranks.get(r, 0.0) for r, v in b_ranks.items()}
-    return deltas
-
-
-def _snapshot_total(text: str | None, name: str) -> float | None:
-    """A counter's total; 0 where the server has served nothing yet (no sample exists then)."""
-    value = metric_total(text, name)
-    if value is None and text is not None and metric_total(text, REQUESTS) is None:
-        return 0.0  # prometheus_client writes a labelled counter's first sample on first use
-    return value
-
-
-def traffic(new: Sequence[Mapping[str, Any]], deltas: Mapping[str, Any]) -> dict[str, Any] | None:
+def traffic(new: Sequence[Mapping[str, Any]], deltas: MetricDeltas) -> Traffic | None:
     """Requests the server counted in the window against those the pipeline sent.
 
     Every answered request was counted once; a retried one at most once per attempt. More than
     that is another client's traffic (``foreign`` > 0), which the server-level figures include.
     """
-    counted = deltas.get(REQUESTS)
+    counted = deltas.requests
     if counted is None:
         return None
     sent = sum(1 for r in new if r.get("error_kind") is None)
     attempts = sum(max(int(r.get("attempts") or 1), 1) for r in new if r.get("attempts") != 0)
     foreign = max(0.0, counted - max(attempts, sent))
-    return {"counted": counted, "sent": sent, "attempts": attempts, "foreign": foreign}
+    return Traffic(counted, sent, attempts, foreign)
 
 
-def uncertainty(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def uncertainty(
+    records: Sequence[Mapping[str, Any]],
+) -> tuple[float | None, tuple[float | None, ...]]:
     """Clustered standard errors of the accept rate and of each per-position acceptance."""
     specs = spec_records(records)
     if not specs:
-        return {"accept_rate_stderr": None, "per_position_acceptance_stderr": []}
+        return None, ()
     correct = np.array([s["num_correct_drafts"] for s in specs], dtype=float)
     proposed = np.array([s["num_proposed_drafts"] for s in specs], dtype=float)
     width = max((len(s["histogram"]) for s in specs), default=0)
@@ -99,63 +88,55 @@ def uncertainty(records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         hist[row, : len(s["histogram"])] = s["histogram"]
     steps = hist.sum(axis=1)
     at_least = np.cumsum(hist[:, ::-1], axis=1)[:, ::-1]  # steps with >= i correct drafts
-    positions = [ratio_stderr(at_least[:, i], steps) for i in range(1, width)]
-    return {
-        "accept_rate_stderr": ratio_stderr(correct, proposed) if proposed.sum() else None,
-        "per_position_acceptance_stderr": positions if steps.sum() else [],
-    }
+    positions = tuple(ratio_stderr(at_least[:, i], steps) for i in range(1, width))
+    rate = ratio_stderr(correct, proposed) if proposed.sum() else None
+    return rate, positions if steps.sum() else ()
 
 
 def counters_check(
-    per_request: Mapping[str, Any], deltas: Mapping[str, Any], rel_tolerance: float
-) -> dict[str, Any]:
+    per_request: AcceptBlock, deltas: MetricDeltas, rel_tolerance: float
+) -> CrossCheck:
     """Δgeneration_tokens / Δverify_calls against the token-weighted per-request accept length."""
-    expected, observed = per_request.get("accept_length"), deltas.get("accept_length")
-    return agreement("metrics", observed, expected, rel_tolerance)
+    return agreement("metrics", deltas.accept_length, per_request.accept_length, rel_tolerance)
 
 
 def window_accept(
-    records: Sequence[dict[str, Any]], window: Window, speculative: bool, rel_tolerance: float
+    records: Sequence[SampleJson], window: Window, speculative: bool, rel_tolerance: float
 ) -> AcceptBlock:
     """Accept statistics of one eval: all its records, and its window's server figures."""
     out = summarize_accept(records, speculative)
-    if out["status"] == "ok":
-        out.update(uncertainty(records))
+    if out.status == "ok":
+        rate, positions = uncertainty(records)
+        out = replace(out, accept_rate_stderr=rate, per_position_acceptance_stderr=positions)
     sent = summarize_accept(window.new, speculative)
-    out.update(
+    return replace(
+        out,
         server_avg_spec_accept_length=window.server_value,
-        metrics=window.deltas,
+        metrics=window.deltas.to_json(),
         cross_check=cross_check(sent, window.server_value, rel_tolerance),
         metrics_cross_check=counters_check(sent, window.deltas, rel_tolerance),
         traffic=traffic(window.new, window.deltas),
         server_window=server_window(records, window.new),
+        server_accept_weighting=window.server_weighting,
     )
-    if window.server_weighting is not None:
-        out["server_accept_weighting"] = window.server_weighting
-    return AcceptBlock.from_json(out)
 
 
 def server_window(
     records: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
-) -> dict[str, Any]:
+) -> ServerWindow:
     """Which of an eval's requests the server-side figures cover.
 
     After a resume only those sent in this run (``resumed``): the kept ones were counted by a
     server long gone. The per-request figures cover every request.
     """
     covers = "resumed" if len(new) < len(records) else "all"
-    return {"covers": covers, "requests": len(new), "of": len(records)}
+    return ServerWindow(covers, len(new), len(records))
 
 
 def combine(windows: Sequence[Window]) -> Window:
     """One window for the whole cell: counters summed, server figures verify-weighted."""
     new = [r for w in windows for r in w.new]
-    deltas: dict[str, Any] = {}
-    for name in (GENERATION, VERIFY, REQUESTS):
-        values = [w.deltas.get(name) for w in windows]
-        deltas[name] = None if not values or None in values else sum(values)
-    gen, verify = deltas[GENERATION], deltas[VERIFY]
-    deltas["accept_length"] = gen / verify if gen is not None and verify else None
+    deltas = summed([w.deltas for w in windows])
     weighted = [(w.server_value, _verify_weight(w)) for w in windows if w.server_value is not None]
     total = sum(weight for _, weight in weighted)
     server = sum(v * weight for v, weight in weighted) / total if total else None
@@ -168,7 +149,7 @@ def combine(windows: Sequence[Window]) -> Window:
 
 
 def _verify_weight(window: Window) -> float:
-    counted = window.deltas.get(VERIFY)
+    counted = window.deltas.verify
     if counted:
         return float(counted)
     return float(sum(s["verify_ct"] for s in spec_records(window.new)))
@@ -191,8 +172,8 @@ def accept_warnings(scope: str, accept: AcceptBlock) -> list[str]:
     )
     out += _no_server_figure(scope, accept)
     out += _without_statistics(scope, accept)
-    weighting = accept.data.get("server_accept_weighting")
-    if isinstance(weighting, str) and weighting.startswith("unweighted") and scope != "cell":
+    weighting = accept.server_accept_weighting
+    if weighting is not None and weighting.startswith("unweighted") and scope != "cell":
         out.append(f"{scope}: the server-level accept length is the {weighting}")
     seen = accept.traffic
     if seen is not None and seen.foreign and scope != "cell":  # each eval's window says it

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any
 
+from evals.sample_line import SampleJson
 from pipeline.config.schema import SequentialConf
 from pipeline.measuring.live_looks import answered_records
 from pipeline.measuring.sequential_beside import choose_beside, sweep_jobs, wait_for_repeats
@@ -26,7 +26,7 @@ def family_size(cell_dir: Path, conf: SequentialConf, evals: int) -> int:
     readable ``multirun.yaml`` (a single run) the cell is a family of its own evals.
     """
     jobs = sweep_jobs(cell_dir.parent)
-    candidates = sum(1 for j in jobs if j.identity.get("variant") != conf.baseline)
+    candidates = sum(1 for j in jobs if j.identity.variant != conf.baseline)
     return max(1, candidates) * max(1, evals)
 
 
@@ -76,7 +76,7 @@ def find_baseline(
 
 def baseline_records(
     baseline_dir: Path, eval_name: str, wait: tuple[int, float] | None = None
-) -> list[dict[str, Any]]:
+) -> list[SampleJson]:
     """The baseline cell's sample lines of one eval (empty when it has none).
 
     ``wait`` (repeats, seconds): a running baseline's, once it has finished that many repeats

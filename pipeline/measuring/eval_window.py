@@ -11,11 +11,10 @@ are another client's, whose tokens are in the server-level figures too.
 
 from __future__ import annotations
 
-from typing import Any
-
 from backends.server_info import LATEST, ServerInfo, metric_total
+from evals.sample_line import SampleJson
 from pipeline.measuring.accept_stats import server_accept
-from pipeline.measuring.accept_windows import VERIFY_BY_RANK, Window, metric_deltas
+from pipeline.measuring.accept_windows import Window, metric_deltas
 from pipeline.results.accept_block import Traffic
 from pipeline.results.cell_error import CellError
 from pipeline.serving import server_api
@@ -66,13 +65,13 @@ def open_window(
 
 
 def close_window(
-    server: RunningServer, api_key: str | None, new: list[dict[str, Any]], before: str | None
+    server: RunningServer, api_key: str | None, new: list[SampleJson], before: str | None
 ) -> tuple[Window, ServerInfo]:
     """The server's figures for the window that ``before`` opened, and its ``/server_info``."""
     after = server_api.metrics_text(server.base_url, api_key)
     deltas = metric_deltas(before, after)
     info = server_api.server_info(server.base_url, api_key)
-    value, weighting = server_accept(info, deltas.get(VERIFY_BY_RANK), new)
+    value, weighting = server_accept(info, deltas.verify_by_rank, new)
     return Window(new, value, deltas, weighting), info
 
 

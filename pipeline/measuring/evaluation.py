@@ -18,6 +18,7 @@ from evals.base import Eval, EvalPrompt, RequestTarget, is_multi_turn
 from evals.client import ChatClient, RequestOutcome, build_chat_payload
 from evals.json_text import strict_dumps
 from evals.metrics import sample_record
+from evals.sample_line import SampleJson
 
 PREVIOUS_TURN_FAILED = "previous_turn_failed"
 
@@ -31,7 +32,7 @@ class EvalRun:
     out: Path  # samples/<eval>.jsonl, appended to
 
 
-def with_meta(record: dict[str, Any], prompt: EvalPrompt) -> dict[str, Any]:
+def with_meta(record: SampleJson, prompt: EvalPrompt) -> SampleJson:
     """Add the prompt's meta (turn, subject, ...) and, on repeat 0, its question to its record.
 
     The permutation has its own key. The question (``question``: text, options, gold) is what
@@ -46,7 +47,7 @@ def with_meta(record: dict[str, Any], prompt: EvalPrompt) -> dict[str, Any]:
     return record
 
 
-def run_eval(run: EvalRun, prompts: list[EvalPrompt]) -> tuple[list[dict[str, Any]], float]:
+def run_eval(run: EvalRun, prompts: list[EvalPrompt]) -> tuple[list[SampleJson], float]:
     """Send every prompt, grade each answer and append its sample line to ``run.out``.
 
     A truncated answer (``finish_reason == "length"``) is never graded correct, whatever it says.
@@ -56,7 +57,7 @@ def run_eval(run: EvalRun, prompts: list[EvalPrompt]) -> tuple[list[dict[str, An
     """
     ev, target, out = run.ev, run.target, run.out
     out.parent.mkdir(parents=True, exist_ok=True)
-    records: list[dict[str, Any]] = []
+    records: list[SampleJson] = []
     started = time.monotonic()
     with out.open("a", encoding="utf-8") as fh:
 
@@ -88,8 +89,8 @@ def run_eval(run: EvalRun, prompts: list[EvalPrompt]) -> tuple[list[dict[str, An
 
 
 def run_turns(
-    run: EvalRun, first: list[EvalPrompt], kept: list[dict[str, Any]]
-) -> tuple[list[dict[str, Any]], float]:
+    run: EvalRun, first: list[EvalPrompt], kept: list[SampleJson]
+) -> tuple[list[SampleJson], float]:
     """Send a multi-turn eval turn by turn (``first``: the first turns still to send).
 
     Args:
@@ -105,7 +106,7 @@ def run_turns(
     if not is_multi_turn(ev):
         raise TypeError(f"eval {ev.name} has shape {ev.shape!r}, not multi_turn")
     started = time.monotonic()
-    new: list[dict[str, Any]] = []
+    new: list[SampleJson] = []
     todo = first
     while True:
         if todo:
@@ -117,7 +118,7 @@ def run_turns(
             return new, time.monotonic() - started
 
 
-def blocked_record(prompt: EvalPrompt) -> dict[str, Any]:
+def blocked_record(prompt: EvalPrompt) -> SampleJson:
     """The error record of a turn not sent because an earlier turn of it failed."""
     outcome = RequestOutcome(
         result=None,
@@ -130,9 +131,7 @@ def blocked_record(prompt: EvalPrompt) -> dict[str, Any]:
     return with_meta(sample_record(prompt, outcome, None, False), prompt)
 
 
-def write_records(
-    out: Path, records: list[dict[str, Any]], mode: str = "a"
-) -> list[dict[str, Any]]:
+def write_records(out: Path, records: list[SampleJson], mode: str = "a") -> list[SampleJson]:
     """Write sample records to ``out`` (append by default; ``mode="w"`` replaces the file)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with out.open(mode, encoding="utf-8") as fh:

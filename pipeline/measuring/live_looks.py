@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
+from evals.sample_line import SampleJson
 from pipeline.results.baseline_choice import CellKey
 from pipeline.results.cell_paths import RESULT_FILE
 from pipeline.results.store import write_json_atomic
@@ -25,17 +25,33 @@ LIVE_FILE = "sequential_live.json"
 RUNNING, STOPPED, DONE = "running", "stopped", "done"
 
 
+class LiveEntryJson(TypedDict, total=False):
+    """One eval's entry of ``sequential_live.json``."""
+
+    role: str  # baseline | candidate
+    state: str  # running | stopped | done
+    repeats: int  # repeats finished: every prompt of repeats 0 .. repeats - 1 answered or errored
+    baseline_dir: str | None  # a candidate's: the baseline folder it pairs with
+
+
+class LiveJson(TypedDict):
+    """``sequential_live.json``: the cell's ``CellKey`` (as ``asdict``) and its evals' entries."""
+
+    cell: dict[str, Any]  # JSON read back: CellKey(**cell) checks it
+    evals: dict[str, LiveEntryJson]
+
+
 def live_entry(
     role: str, state: str, repeats: int, baseline_dir: str | None = None
-) -> dict[str, Any]:
+) -> LiveEntryJson:
     """One eval's entry: role, state, finished repeats (and a candidate's baseline folder)."""
-    entry: dict[str, Any] = {"role": role, "state": state, "repeats": repeats}
+    entry: LiveEntryJson = {"role": role, "state": state, "repeats": repeats}
     if role == "candidate":
         entry["baseline_dir"] = baseline_dir
     return entry
 
 
-def read_live(folder: Path) -> dict[str, Any] | None:
+def read_live(folder: Path) -> LiveJson | None:
     """A cell's live record, or None when it has none (yet) or it cannot be read.
 
     Written atomically, so a file that does not parse is not being written: it is left out, as
@@ -45,18 +61,20 @@ def read_live(folder: Path) -> dict[str, Any] | None:
         data = json.loads((folder / LIVE_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) and isinstance(data.get("evals"), dict) else None
+    if not isinstance(data, dict) or not isinstance(data.get("evals"), dict):
+        return None
+    return cast(LiveJson, data)
 
 
-def write_live(cell_dir: Path, key: CellKey, eval_name: str, entry: Mapping[str, Any]) -> None:
+def write_live(cell_dir: Path, key: CellKey, eval_name: str, entry: LiveEntryJson) -> None:
     """Set one eval's entry of this cell's live record (the other evals' entries are kept)."""
-    data = read_live(cell_dir) or {}
-    evals = {**data.get("evals", {}), eval_name: dict(entry)}
+    data = read_live(cell_dir)
+    evals = {**(data["evals"] if data else {}), eval_name: entry}
     cell = dataclasses.asdict(dataclasses.replace(key, status=RUNNING))
     write_json_atomic(cell_dir / LIVE_FILE, {"cell": cell, "evals": evals})
 
 
-def eval_entry(folder: Path, eval_name: str) -> Mapping[str, Any] | None:
+def eval_entry(folder: Path, eval_name: str) -> LiveEntryJson | None:
     """The live entry of one eval of the cell in ``folder`` (None: not started, or no record)."""
     data = read_live(folder)
     entry = None if data is None else data["evals"].get(eval_name)
@@ -88,7 +106,7 @@ def finished(folder: Path) -> bool:
     return (folder / RESULT_FILE).exists()
 
 
-def answered_records(path: Path) -> list[dict[str, Any]]:
+def answered_records(path: Path) -> list[SampleJson]:
     """The sample lines of a samples file being appended to, the line being written left out."""
     if not path.exists():
         return []

@@ -13,13 +13,13 @@ import dataclasses
 import functools
 import time
 from pathlib import Path
-from typing import Any
 
 from backends.server_info import ServerInfo
 from evals.accounting import summarize_records
 from evals.base import Eval, EvalRunError, HarnessEval, RequestTarget, is_harness, is_multi_turn
 from evals.eval_conf import SamplingConf
 from evals.longctx import LongCtxEval, context_refusals
+from evals.sample_line import SampleJson
 from pipeline.measuring.accept_windows import Window, accept_warnings, combine, window_accept
 from pipeline.measuring.concurrency import client_concurrency, longest_first
 from pipeline.measuring.eval_window import MeasureError, check_traffic, close_window, open_window
@@ -42,7 +42,6 @@ from pipeline.results.cell_error import CellError
 from pipeline.results.cell_paths import samples_dir, samples_path
 from pipeline.results.eval_block import EvalHead, EvalSummary, eval_block
 from pipeline.results.result_draft import ResultDraft
-from pipeline.results.result_types import CellResult
 from pipeline.results.resume import kept_samples, resuming_line
 from pipeline.serving import server_api
 from pipeline.serving.server import RunningServer
@@ -65,7 +64,7 @@ def measure_cell(
     """Run every eval against ``server`` and fill the result's eval blocks and accept block."""
     speculative = plan.speculative
     result.warnings.extend(generation_limit_warnings(plan))
-    every: list[dict[str, Any]] = []
+    every: list[SampleJson] = []
     windows: list[Window] = []
     info = server_api.server_info(server.base_url, plan.api_key)
     _refuse_overlong(plan, evals, server)
@@ -112,14 +111,14 @@ def _measure_eval(
     cell_dir: Path,
     result: ResultDraft,
     watch: ServerWatch,
-) -> tuple[list[dict[str, Any]], Window]:
+) -> tuple[list[SampleJson], Window]:
     """One eval in its counter window; its block is on ``result`` before the window closes."""
     idle_s = plan.idle_timeout_s
     before = open_window(server, plan.api_key, idle_s, name, plan.client.admin_api_key)
     watch.check(
         server_api.server_info(server.base_url, plan.api_key), f"before eval {name}", result
     )
-    me = key_of_result(CellResult.from_json(result.to_json()), cell_dir)
+    me = key_of_result(result.as_result(), cell_dir)
     records, new, block = _run_one(plan, name, ev, server, cell_dir, me)
     result.set_eval(name, block)  # summarised from its samples even if the server is gone now
     if server.process is not None and server.process.poll() is not None:
@@ -199,7 +198,7 @@ def _run_one(
     server: RunningServer,
     cell_dir: Path,
     cell: CellKey,
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], EvalSummary]:
+) -> tuple[list[SampleJson], list[SampleJson], EvalSummary]:
     """(all records, records of requests sent now, the eval's result block without accept)."""
     target = _target(plan, name, server)
     head = _head(plan, name, ev)
@@ -242,7 +241,7 @@ def _target(plan: MeasurePlan, name: str, server: RunningServer) -> RequestTarge
 
 def _run_harness(
     ev: HarnessEval, target: RequestTarget, cell_dir: Path, head: EvalHead
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]], EvalSummary]:
+) -> tuple[list[SampleJson], list[SampleJson], EvalSummary]:
     started = time.monotonic()
     try:
         run = ev.run(target, samples_dir(cell_dir))

@@ -20,7 +20,6 @@ from pipeline.measuring.parity_client import PHASE
 from pipeline.results.baseline_choice import key_of_result
 from pipeline.results.cell_paths import parity_dir
 from pipeline.results.result_draft import ResultDraft
-from pipeline.results.result_types import CellResult
 
 AUTO = "auto"
 
@@ -35,7 +34,7 @@ def resolve_source(
     """
     if conf.sequences_from != AUTO:
         return conf
-    me = key_of_result(CellResult.from_json(result.to_json()), cell_dir)
+    me = key_of_result(result.as_result(), cell_dir)
     if me.variant == seq.baseline:
         return replace(conf, sequences_from=None)
     choice = find_baseline(cell_dir, me, seq)

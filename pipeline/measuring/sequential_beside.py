@@ -27,7 +27,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.config.schema import SequentialConf
 from pipeline.measuring.live_looks import (
@@ -37,14 +37,17 @@ from pipeline.measuring.live_looks import (
     read_live,
     running_keys,
 )
-from pipeline.results.baseline_choice import BaselineChoice, CellKey, choose_baseline
+from pipeline.results.baseline_choice import UNKNOWN, BaselineChoice, CellKey, choose_baseline
 from pipeline.results.cell_error import CellError
 from pipeline.results.store import read_result
+
+if TYPE_CHECKING:
+    from pipeline.report.load.expected import ExpectedJob
 
 POLL_S = 0.2  # between two readings of the baseline's live record
 
 
-def sweep_jobs(sweep: Path) -> list[Any]:
+def sweep_jobs(sweep: Path) -> list[ExpectedJob]:
     """The jobs of the sweep in folder ``sweep`` (its ``multirun.yaml``; [] for a single run)."""
     from pipeline.report.load.expected import expected_jobs
 
@@ -59,7 +62,7 @@ def candidate_folders(sweep: Path, baseline: str) -> list[Path]:
     """Every candidate job's folder in the sweep (``<num>_*``; named as Hydra will name it)."""
     out = []
     for job in sweep_jobs(sweep):
-        if job.identity.get("variant") == baseline:
+        if job.identity.variant == baseline:
             continue
         found = sorted(sweep.glob(f"{job.num}_*"))
         out.append(found[0] if found else sweep / f"{job.num}_")
@@ -157,8 +160,9 @@ def _baseline_coming(sweep: Path, cell: CellKey, baseline: str, match: Sequence[
     # the candidate's) and has not ended: it may still start or register.
     for job in sweep_jobs(sweep):
         ident = job.identity
-        if ident.get("variant") != baseline or any(
-            m in match and str(ident.get(m)) != getattr(cell, m) for m in ("model", "kv_dtype")
+        if ident.variant != baseline or any(
+            m in match and (getattr(ident, m) or UNKNOWN) != getattr(cell, m)
+            for m in ("model", "kv_dtype")
         ):
             continue
         if not any(finished(f) for f in sweep.glob(f"{job.num}_*")):

@@ -20,8 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from evals.sample_line import SampleJson
 from pipeline.config.schema import SequentialConf
 from pipeline.measuring.baseline_lookup import baseline_records, family_size, find_baseline
 from pipeline.measuring.live_looks import DONE, RUNNING, STOPPED, live_entry, write_live
@@ -31,6 +32,7 @@ from pipeline.results.eval_block import DESIGN_KEYS, SequentialBlock
 
 if TYPE_CHECKING:  # scipy.stats/optimize cost a second of import: loaded only when used
     from pipeline.measuring.evaluation import EvalRun
+    from pipeline.report.judge.pairing import Samples
     from pipeline.stats.sequential import SequentialDesign
 
 P = TypeVar("P")
@@ -78,7 +80,7 @@ def rounds(prompts: Sequence[P], repeat_of: Any, design: SequentialDesign) -> li
 
 
 def paired_diffs(
-    records: Iterable[dict[str, Any]], baseline: Iterable[dict[str, Any]]
+    records: Iterable[SampleJson], baseline: Iterable[SampleJson]
 ) -> dict[str, list[float]]:
     """Candidate minus baseline score per question, over the (question, repeat) pairs both have."""
     base = {
@@ -94,13 +96,14 @@ def paired_diffs(
     return out
 
 
-def _keyed(records: Iterable[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
-    return {(str(r["question_id"]), int(r["repeat"])): r for r in records}
+def _keyed(records: Iterable[SampleJson]) -> Samples:
+    # The report's pairing reads sample lines as the JSON objects they are.
+    return cast("Samples", {(str(r["question_id"]), int(r["repeat"])): r for r in records})
 
 
 def look(
-    records: Sequence[dict[str, Any]],
-    baseline: Sequence[dict[str, Any]],
+    records: Sequence[SampleJson],
+    baseline: Sequence[SampleJson],
     design: SequentialDesign,
     look_index: int,
 ) -> str | None:
@@ -127,7 +130,7 @@ def look(
     return found if found in ("GO", "NO-GO") else None
 
 
-def copies_only(records: Sequence[dict[str, Any]], baseline: Sequence[dict[str, Any]]) -> bool:
+def copies_only(records: Sequence[SampleJson], baseline: Sequence[SampleJson]) -> bool:
     """Whether 2+ repeats are paired and no question's answers vary on either side."""
     from pipeline.report.judge.pairing import pair_samples
     from pipeline.stats.dependence import within_question
@@ -144,11 +147,11 @@ def run_sequential(
     conf: SequentialConf,
     run: EvalRun,
     todo: Sequence[Any],
-    kept: list[dict[str, Any]],
+    kept: list[SampleJson],
     cell_dir: Path,
     cell: CellKey,
     evals: int = 1,
-) -> tuple[list[dict[str, Any]], float, SequentialBlock]:
+) -> tuple[list[SampleJson], float, SequentialBlock]:
     """Run an eval's prompts in rounds, stopping once the look decides (I/O: sends requests).
 
     The baseline's samples are those of the eval of the same name (``run.ev.name``). ``evals``
@@ -203,15 +206,15 @@ class Live:
         write_live(self.cell_dir, self.cell, self.eval_name, entry)
 
 
-def repeats_of(records: Sequence[dict[str, Any]]) -> int:
+def repeats_of(records: Sequence[SampleJson]) -> int:
     """Repeats a side has (1 + its largest repeat index; 0 without records)."""
     return 1 + max((int(r["repeat"]) for r in records), default=-1)
 
 
 def _candidate_rounds(
-    conf: SequentialConf, run: EvalRun, todo: Sequence[Any], kept: list[dict[str, Any]],
+    conf: SequentialConf, run: EvalRun, todo: Sequence[Any], kept: list[SampleJson],
     design: SequentialDesign, base_dir: Path, live: Live | None,
-) -> tuple[list[dict[str, Any]], float, str | None, int]:  # fmt: skip
+) -> tuple[list[SampleJson], float, str | None, int]:  # fmt: skip
     """A candidate's rounds and looks; ``live``: its baseline runs beside it, read per round."""
     from pipeline.measuring.evaluation import run_eval
 
@@ -219,7 +222,7 @@ def _candidate_rounds(
     finished_base = None if live else baseline_records(base_dir, name)
     if live:
         live.say("candidate", RUNNING, 0)
-    sent: list[dict[str, Any]] = []
+    sent: list[SampleJson] = []
     wall, decision, look_index = 0.0, None, 0
     for look_index, group in enumerate(rounds(todo, lambda p: p.repeat, design), start=1):
         if group:
@@ -248,14 +251,14 @@ def _candidate_rounds(
 def _baseline_rounds(
     conf: SequentialConf, run: EvalRun, todo: Sequence[Any], design: SequentialDesign,
     cell_dir: Path, cell: CellKey, fields: dict[str, Any],
-) -> tuple[list[dict[str, Any]], float, SequentialBlock]:  # fmt: skip
+) -> tuple[list[SampleJson], float, SequentialBlock]:  # fmt: skip
     """A baseline beside its candidates: rounds until none of them needs more (or the last)."""
     from pipeline.measuring.evaluation import run_eval
 
     live = Live(cell_dir, cell, run.ev.name)
     live.say("baseline", RUNNING, 0)
     groups = rounds(todo, lambda p: p.repeat, design)
-    sent: list[dict[str, Any]] = []
+    sent: list[SampleJson] = []
     wall = 0.0
     for j, group in enumerate(groups, start=1):
         if group:

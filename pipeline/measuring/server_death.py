@@ -13,7 +13,7 @@ from pathlib import Path
 
 from evals.accounting import summarize_records
 from evals.base import Eval, is_harness
-from pipeline.measuring.accept_windows import Window, window_accept
+from pipeline.measuring.accept_windows import NOT_READ, Window, window_accept
 from pipeline.results.cell_paths import samples_path
 from pipeline.results.eval_block import EvalHead, eval_block
 from pipeline.results.result_draft import ResultDraft
@@ -81,7 +81,7 @@ def summarise_from_disk(
             summarize_records(records, ev.graded),
             resumed_samples=len(records),
             summarised_from="samples on disk (the server stopped answering)",
-            accept=window_accept(records, Window([], None, {}), speculative, 0.10),
+            accept=window_accept(records, Window([], None, NOT_READ), speculative, 0.10),
         )
         result.set_eval(name, block)
         done.append(name)

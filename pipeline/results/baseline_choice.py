@@ -23,14 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.results.result_types import CellResult
+from pipeline.results.result_types import CellIdentity, CellResult
+from pipeline.results.skip_factor import is_exact
 
 EXACT = "exact"
+UNKNOWN = "unknown"  # an identity field neither the result nor the sweep says
 
 
-def skip_part(factor: Any) -> str:
+def skip_part(factor: float | None) -> str:
     """A skip-softmax factor as the rule compares it: ``exact`` for None / 0, else the number."""
-    return EXACT if factor in (None, 0, 0.0, "None", "null") else str(factor)
+    return EXACT if is_exact(factor) else str(factor)
 
 
 def speculative_part(spec: Mapping[str, Any] | None) -> str:
@@ -82,24 +84,49 @@ def evals_of(result: CellResult) -> tuple[str, ...]:
     return tuple(sorted({*result.evals, *(planned if isinstance(planned, Mapping) else ())}))
 
 
+@dataclass(frozen=True)
+class Where:
+    """What the rule reads of a cell besides its identity: where it ran, how it ended."""
+
+    folder: str
+    sweep: str  # the sweep folder it belongs to (a lone cell: the folder above it)
+    status: str
+    layout: str
+    ended_at: str = ""
+    label: str = ""
+    evals: tuple[str, ...] = ()
+
+
+def key_of(identity: CellIdentity, where: Where) -> CellKey:
+    """The rule's key of a cell: its identity (the one type) and where it ran.
+
+    A field the identity does not say reads ``unknown``, on the job's side and the report's alike.
+    """
+    return CellKey(
+        folder=where.folder,
+        sweep=where.sweep,
+        status=where.status,
+        variant=identity.variant or UNKNOWN,
+        model=identity.model or UNKNOWN,
+        kv_dtype=identity.kv_dtype or UNKNOWN,
+        skip=(skip_part(identity.skip_prefill), skip_part(identity.skip_decode)),
+        speculative=speculative_part(identity.spec_recipe),
+        gpu=identity.gpu_name or UNKNOWN,
+        layout=where.layout,
+        ended_at=where.ended_at,
+        label=where.label,
+        evals=where.evals,
+    )
+
+
 def key_of_result(result: CellResult, folder: Path) -> CellKey:
     """The key of a cell from its ``result.json`` (the cell job's view of itself and siblings)."""
-    cell = result.cell
     status = "misconfigured" if result.status == "ok" and result.misconfigured() else result.status
-    return CellKey(
-        folder=str(folder),
-        sweep=str(folder.parent),
-        status=status,
-        variant=str(cell.variant),
-        model=str(cell.model),
-        kv_dtype=str(cell.kv_dtype),
-        skip=(skip_part(cell.skip_prefill), skip_part(cell.skip_decode)),
-        speculative=speculative_part(cell.speculative),
-        gpu=cell.gpu_name or "unknown",
-        layout=layout_of(*result.parallel),
-        ended_at=result.ended_at or "",
-        evals=evals_of(result),
-    )
+    where = Where(
+        str(folder), str(folder.parent), status, layout_of(*result.parallel),
+        ended_at=result.ended_at or "", evals=evals_of(result),
+    )  # fmt: skip
+    return key_of(result.cell, where)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ theirs into ``node-<rank>/``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+
+from pipeline.results.skip_factor import factor_text
 
 RESULT_FILE = "result.json"
 SAMPLES_DIR = "samples"
@@ -48,22 +49,9 @@ def node_dir(cell_dir: Path, rank: int) -> Path:
     return cell_dir / f"node-{rank}"
 
 
-EXACT_FACTOR = "None"  # how a name spells a factor that leaves the kernel exact (None or 0)
-_EXACT = (None, 0, "None", "null", "0", "0.0")  # 0 == 0.0; strings from hand-written JSON
-
-
-def factor_text(factor: Any) -> str:
-    """A skip-softmax factor as a cell's name spells it: ``None`` for exact softmax.
-
-    ``skip_softmax.prefill=null``, ``=0`` and ``=0.0`` run the same kernel, so they are one
-    name (``sp=None``; ``sp=0.0`` before): the name the report pairs and shows. Only the name
-    changes: ``result.json`` keeps the factor as it was set.
-    """
-    exact = factor in _EXACT and not isinstance(factor, bool)
-    return EXACT_FACTOR if exact else str(factor)
-
-
-def cell_name(model: Any, variant: Any, kv_dtype: Any, skip_prefill: Any, skip_decode: Any) -> str:
+def cell_name(
+    model: str, variant: str, kv_dtype: str, skip_prefill: float | None, skip_decode: float | None
+) -> str:
     """Human-readable identity of a cell: ``model/variant/kv dtype/sp=PREFILL/sd=DECODE``."""
     prefill, decode = factor_text(skip_prefill), factor_text(skip_decode)
     return f"{model}/{variant}/{kv_dtype}/sp={prefill}/sd={decode}"

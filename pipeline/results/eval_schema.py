@@ -110,7 +110,7 @@ class EvalJson(TypedDict, total=False):
     stderr: float | None
     stderr_method: str
     ci95: list[float | None] | None
-    per_repeat_accuracy: dict[str, Any]
+    per_repeat_accuracy: dict[str, float] | None  # by the repeat as a string; None: not graded
     counts: dict[str, int]
     no_answer_rate: float | None
     truncated_rate: float | None

@@ -7,10 +7,10 @@ a block as any released pipeline wrote it: a missing field reads as None or empt
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
-from pipeline.results.json_values import as_list, as_map, as_optional_text, as_text
+from pipeline.results.json_values import EMPTY, as_list, as_map, as_optional_text, as_text
 from pipeline.results.result_schema import (
     SCHEMA_VERSION,
     STATUSES,
@@ -19,6 +19,7 @@ from pipeline.results.result_schema import (
     NodeJson,
     ProvenanceJson,
 )
+from pipeline.results.skip_factor import parse_factor
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -62,23 +63,31 @@ class ResultError:
 
 @dataclass(frozen=True)
 class CellIdentity:
-    """``cell``: what the cell is (model, variant, KV dtype, skip-softmax, speculative recipe)."""
+    """``cell``: what the cell is (model, variant, KV dtype, skip-softmax, speculative recipe).
 
-    name: str
-    model: str | None
-    model_path: str | None
-    variant: str | None
-    kv_dtype: str | None
-    skip_prefill: Any
-    skip_decode: Any
-    speculative: Mapping[str, Any]
-    gpu_name: str | None
-    sglang_version: str | None
-    server_version: str | None
+    The one identity type of a cell: the report's ``CellRecord`` holds one, the baseline rule's
+    ``CellKey`` is derived from one (``baseline_choice.key_of``). None: the cell does not say.
+    """
+
+    name: str = "?"
+    model: str | None = None
+    model_path: str | None = None
+    variant: str | None = None
+    kv_dtype: str | None = None
+    skip_prefill: float | None = None  # ``skip_factor.parse_factor``: None when unset
+    skip_decode: float | None = None
+    speculative: Mapping[str, Any] = field(default_factory=lambda: EMPTY)
+    gpu_name: str | None = None
+    sglang_version: str | None = None
+    server_version: str | None = None
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> CellIdentity:
-        """The cell block as written; a field an old result lacks is None."""
+        """The cell block as written; a field an old result lacks is None.
+
+        Raises:
+            ValueError: a skip-softmax factor that is no number (``parse_factor``).
+        """
         cell = cast(CellJson, data)
         skip, gpu = as_map(cell.get("skip_softmax")), as_map(cell.get("gpu"))
         return cls(
@@ -87,13 +96,18 @@ class CellIdentity:
             as_optional_text(cell.get("model_path")),
             as_optional_text(cell.get("variant")),
             as_optional_text(cell.get("kv_dtype")),
-            skip.get("prefill"),
-            skip.get("decode"),
+            parse_factor(skip.get("prefill"), "cell.skip_softmax.prefill"),
+            parse_factor(skip.get("decode"), "cell.skip_softmax.decode"),
             as_map(cell.get("speculative")),
             as_optional_text(gpu.get("name")) or None,
             as_optional_text(cell.get("sglang_version")),
             as_optional_text(cell.get("server_version")),
         )
+
+    @property
+    def spec_recipe(self) -> Mapping[str, Any] | None:
+        """The speculative recipe when the cell speculates (an ``algorithm`` set), else None."""
+        return self.speculative if self.speculative.get("algorithm") else None
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@
 through a named method, so no module of the cell indexes the result with string keys, and the
 draft itself holds a ``ResultJson``, so mypy checks each key it writes against the schema. It
 keeps the JSON in the order the blocks were set (a result written today is byte-for-byte what the
-cell wrote before the draft existed); ``CellResult.from_json(draft.to_json())`` reads it back.
+cell wrote before the draft existed); ``as_result`` is the typed view of it so far, the one that
+the steps reading their own cell (its baseline key, its samples' key, its release) take.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, cast
 
 from backends.verify import Mismatch
+from pipeline.results.nested_schema import FindingJson
 from pipeline.results.result_schema import (
     SCHEMA_VERSION,
     CellJson,
@@ -28,6 +30,7 @@ from pipeline.results.result_schema import (
 from pipeline.results.result_types import (
     AcceptBlock,
     CellIdentity,
+    CellResult,
     EvalSummary,
     ResultError,
     Unverified,
@@ -48,7 +51,7 @@ class ResultDraft:
         config: dict[str, Any],
         *,
         simulated: bool,
-        slurm: dict[str, Any] | None,
+        slurm: dict[str, str] | None,
         started_at: str,
     ) -> ResultDraft:
         """A result that says ``failed`` until the cell proves otherwise.
@@ -136,6 +139,10 @@ class ResultDraft:
         """What the cell is, typed."""
         return CellIdentity.from_json(self._data["cell"])
 
+    def as_result(self) -> CellResult:
+        """The result so far, typed (what ``result.json`` would read back as if written now)."""
+        return CellResult.from_json(self._data)
+
     def set_platform(self, gpu: Mapping[str, Any], sglang_version: str | None) -> None:
         """The GPU the cell is planned for and the SGLang version it found."""
         cell = self._data["cell"]
@@ -146,14 +153,14 @@ class ResultDraft:
         """The version the running server reports (None when it reports none)."""
         self._data["cell"]["server_version"] = version
 
-    def set_preflight(self, findings: list[dict[str, Any]]) -> None:
+    def set_preflight(self, findings: list[FindingJson]) -> None:
         """The pre-flight findings, as dicts."""
         self._data["preflight"] = findings
 
     def set_plan(
         self,
         requested: Mapping[str, Any],
-        runs: Mapping[str, Any],
+        runs: Mapping[str, str],
         notes: list[str],
         argv: list[str],
         provenance: ProvenanceJson,
@@ -183,7 +190,7 @@ class ResultDraft:
         """Every setting checked against the server."""
         self._data["requested"] = requested
 
-    def set_runs(self, runs: dict[str, Any], label_runs: dict[str, Any]) -> None:
+    def set_runs(self, runs: dict[str, str], label_runs: dict[str, str]) -> None:
         """The kernels the server runs, and the ones the variant's name stands for."""
         self._data["runs"], self._data["label_runs"] = runs, label_runs
 

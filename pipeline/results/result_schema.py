@@ -22,6 +22,16 @@ from collections.abc import Mapping
 from typing import Annotated, Any, TypedDict, Union
 
 from pipeline.results.eval_schema import AcceptJson, EvalJson
+from pipeline.results.nested_schema import (
+    FindingJson,
+    GitJson,
+    GpuSamplesJson,
+    HostJson,
+    LogWarningJson,
+    PromptsJson,
+    SkipSoftmaxJson,
+    TokenIdsJson,
+)
 
 SCHEMA_VERSION = 1
 # What a cell job writes as ``status`` (``planned``: a dry run).
@@ -57,7 +67,7 @@ class CellJson(TypedDict, total=False):
     model_path: str | None
     variant: str | None
     kv_dtype: str | None
-    skip_softmax: dict[str, Any]  # prefill, decode: the factors (None: exact softmax)
+    skip_softmax: SkipSoftmaxJson
     speculative: dict[str, Any]
     server_kind: str
     gpu: GpuJson
@@ -101,14 +111,14 @@ class ResumedJson(TypedDict):
 class ProvenanceJson(TypedDict, total=False):
     """``provenance``: what ran the cell."""
 
-    mtp_eval_git: dict[str, Any]  # sha, dirty (+ source: MTP_EVAL_COMMIT when git could not say)
-    packages: dict[str, Any]
-    host: dict[str, Any]
+    mtp_eval_git: GitJson
+    packages: dict[str, str | None]  # installed version per package, None: not installed
+    host: HostJson
     pipeline_argv: list[str]
     server_argv: list[str]
-    server_env: dict[str, Any]
+    server_env: dict[str, str]
     cuda_visible_devices: str | None
-    slurm: dict[str, Any] | None  # None outside SLURM
+    slurm: dict[str, str] | None  # SLURM's job variables by short name; None outside SLURM
 
 
 class JitCacheJson(TypedDict, total=False):
@@ -155,7 +165,7 @@ class NodeJson(TypedDict, total=False):
     status: str
     exit_code: int | None
     server_argv: list[str]
-    slurm: dict[str, Any] | None  # None outside SLURM
+    slurm: dict[str, str] | None  # None outside SLURM
     log_tail: str
     devices: str | None
 
@@ -183,12 +193,12 @@ class SpeedJson(TypedDict, total=False):
     repeats: int
     spread: str  # what min_ms / max_ms are: "min_max"
     context_len: int | None  # the server's max_model_len
-    token_ids: dict[str, Any]  # random ids: low, high, source
-    prompts: dict[str, Any]  # speed.prompts=eval:NAME instead: source, tokenizer, distinct, ...
+    token_ids: TokenIdsJson  # random ids
+    prompts: PromptsJson  # speed.prompts=eval:NAME instead
     notes: list[str]  # shapes skipped and why
     points: list[SpeedPointJson]
-    gpu_samples: dict[str, Any]  # source (nvidia-smi | absent), interval_ms, gpus or reason
-    log_warnings: list[dict[str, Any]]  # server-log lines that change what a time means
+    gpu_samples: GpuSamplesJson
+    log_warnings: list[LogWarningJson]  # server-log lines that change what a time means
     release_notes: list[str]  # costs the prefill kernel pays on this SGLang release only
     error: str  # why the phase stopped early (the cell then fails; the points so far are kept)
 
@@ -239,10 +249,10 @@ class ResultJson(TypedDict, total=False):
     cell: Annotated[CellJson, NotNull]
     config_hash: str
     config: dict[str, Any]
-    preflight: list[dict[str, Any]]
+    preflight: list[FindingJson]
     warnings: list[str]
     notes: list[str]
-    runs: dict[str, Any]
+    runs: dict[str, str]  # the kernel per phase (prefill, decode, ...)
     requested: dict[str, Any]
     observed: dict[str, Any]
     mismatches: list[MismatchJson]
@@ -252,7 +262,7 @@ class ResultJson(TypedDict, total=False):
     provenance: ProvenanceJson
     error: ErrorJson | None
     timing: TimingJson
-    label_runs: dict[str, Any]
+    label_runs: dict[str, str]  # the kernels the variant's name stands for
     unverified: list[UnverifiedJson]
     client: ClientJson
     resumed: list[ResumedJson]

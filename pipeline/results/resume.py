@@ -16,9 +16,9 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from evals.json_text import strict_dumps
+from evals.sample_line import SampleJson
 from pipeline.results.accept_block import Traffic
 from pipeline.results.cell_paths import HASH_FILE, SAMPLES_DIR, samples_dir
 from pipeline.results.result_types import CellResult, Resumed
@@ -136,7 +136,7 @@ def claim_samples(cell_dir: Path, config_hash: str, notes: list[str] | None = No
     return samples
 
 
-def kept_samples(path: Path, need_spec: bool = False) -> list[dict[str, Any]]:
+def kept_samples(path: Path, need_spec: bool = False) -> list[SampleJson]:
     """Answered samples of an earlier run of the same cell (the last line per prompt wins).
 
     Errored samples are dropped so they are asked again, and so are, when ``need_spec``, samples
@@ -150,11 +150,11 @@ def kept_samples(path: Path, need_spec: bool = False) -> list[dict[str, Any]]:
     return kept
 
 
-def answered_samples(path: Path, need_spec: bool = False) -> list[dict[str, Any]]:
+def answered_samples(path: Path, need_spec: bool = False) -> list[SampleJson]:
     """The answered samples in ``path`` (the last line per prompt wins); the file is not touched."""
     if not path.exists():
         return []
-    latest: dict[tuple[str, int], dict[str, Any]] = {}
+    latest: dict[tuple[str, int], SampleJson] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             record = json.loads(line)
@@ -168,7 +168,7 @@ def answered_samples(path: Path, need_spec: bool = False) -> list[dict[str, Any]
     ]
 
 
-def _rewrite_jsonl(path: Path, records: list[dict[str, Any]]) -> None:
+def _rewrite_jsonl(path: Path, records: list[SampleJson]) -> None:
     tmp = path.with_suffix(".jsonl.tmp")
     with tmp.open("w", encoding="utf-8") as fh:
         for record in records:

@@ -65,7 +65,7 @@ def read_result(cell_dir: Path) -> CellResult | None:
         raise ValueError(f"{path}: not a JSON object")
     try:
         typed = CellResult.from_json(data)
-    except ValueError as err:  # a newer schema_version than this reader
+    except ValueError as err:  # a newer schema_version, a skip-softmax factor no number
         raise ValueError(f"{path}: {err}") from err
     if problems := shape_problems(data):
         raise ValueError(f"{path}: " + "; ".join(f"{k} {why}" for k, why in problems.items()))

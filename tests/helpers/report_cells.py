@@ -48,8 +48,8 @@ def write_cell(folder: Path, variant: str, recs: list[dict] | None, *, kv: str =
         (folder / "samples" / "gpqa_diamond.jsonl").write_text(
             "\n".join(json.dumps(r) for r in recs) + "\n"
         )
-        evals["gpqa_diamond"] = {**summarize(recs),
-                                 "accept": summarize_accept(recs, speculative)}  # fmt: skip
+        accept = summarize_accept(recs, speculative).to_json()
+        evals["gpqa_diamond"] = {**summarize(recs), "accept": accept}
     gpu = f"{GPU} (simulated)" if simulated else GPU
     cell = {
         "name": f"m/{variant}/{kv}",

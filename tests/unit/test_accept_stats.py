@@ -12,6 +12,7 @@ from pipeline.measuring.accept_stats import (
     server_accept_length,
     summarize_accept,
 )
+from pipeline.results.accept_block import AcceptBlock
 
 
 def spec(completion, verify, correct, hist, n_draft=4):
@@ -31,12 +32,12 @@ LIVE = [spec(64, 39, 24, [25, 7, 4, 3]), spec(48, 39, 8, [32, 6, 1])]
 
 def test_token_weighted_vs_request_mean_on_live_figures():
     out = summarize_accept([{"spec": s, "error_kind": None} for s in LIVE], speculative=True)
-    assert out["status"] == "ok"
-    assert out["accept_length"] == pytest.approx(112 / 78)
-    assert out["accept_length_request_mean"] == pytest.approx((64 / 39 + 48 / 39) / 2)
-    assert out["accept_rate"] == pytest.approx(32 / 234)
-    assert out["server_equivalent_accept_length"] == pytest.approx(110 / 78)
-    assert out["per_position_acceptance"] == pytest.approx([21 / 78, 8 / 78, 3 / 78])
+    assert out.status == "ok"
+    assert out.accept_length == pytest.approx(112 / 78)
+    assert out.accept_length_request_mean == pytest.approx((64 / 39 + 48 / 39) / 2)
+    assert out.accept_rate == pytest.approx(32 / 234)
+    assert out.server_equivalent_accept_length == pytest.approx(110 / 78)
+    assert list(out.per_position_acceptance) == pytest.approx([21 / 78, 8 / 78, 3 / 78])
 
 
 @pytest.mark.parametrize(
@@ -49,7 +50,7 @@ def test_token_weighted_vs_request_mean_on_live_figures():
     ],
 )
 def test_status(records, speculative, status):
-    assert summarize_accept(records, speculative)["status"] == status
+    assert summarize_accept(records, speculative).status == status
 
 
 @pytest.mark.parametrize(
@@ -95,10 +96,11 @@ def test_server_accept_length(info, expected):
 
 
 def test_cross_check_flags_large_difference():
-    assert cross_check({"server_equivalent_accept_length": 1.65}, 1.744, 0.10)["agrees"] is True
-    out = cross_check({"server_equivalent_accept_length": 1.65}, 2.2, 0.10)
-    assert out["agrees"] is False and math.isclose(out["relative_difference"], 0.55 / 1.65)
-    assert cross_check({"server_equivalent_accept_length": 1.65}, None, 0.1)["agrees"] is None
+    sent = AcceptBlock(server_equivalent_accept_length=1.65)
+    assert cross_check(sent, 1.744, 0.10).agrees is True
+    out = cross_check(sent, 2.2, 0.10)
+    assert out.agrees is False and math.isclose(out.relative_difference or 0.0, 0.55 / 1.65)
+    assert cross_check(sent, None, 0.1).agrees is None
 
 
 def test_server_accept_length_of_dp_ranks_is_weighted_by_their_verify_steps():

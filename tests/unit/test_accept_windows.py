@@ -9,6 +9,7 @@ from pipeline.measuring.accept_windows import (
     GENERATION,
     REQUESTS,
     VERIFY,
+    MetricDeltas,
     Window,
     accept_warnings,
     combine,
@@ -17,6 +18,7 @@ from pipeline.measuring.accept_windows import (
     uncertainty,
     window_accept,
 )
+from pipeline.results.accept_block import AcceptBlock
 
 
 def rec(hist: list[int], completion: int | None = None, error: str | None = None) -> dict[str, Any]:
@@ -34,33 +36,25 @@ def rec(hist: list[int], completion: int | None = None, error: str | None = None
     }
 
 
-def deltas(gen: float | None, verify: float | None, requests: float | None = 1.0) -> dict:
-    return {
-        GENERATION: gen,
-        VERIFY: verify,
-        REQUESTS: requests,
-        "accept_length": gen / verify if gen is not None and verify else None,
-    }
+def deltas(gen: float | None, verify: float | None, requests: float | None = 1.0) -> MetricDeltas:
+    return MetricDeltas(gen, verify, requests)
 
 
 def test_uncertainty_matches_the_clustered_ratio_formula() -> None:
     # Requests: hist [1, 1] and [0, 2]: steps 2 and 2; steps with >= 1 correct: 1 and 2.
     # ratio 3/4; residuals 1 - 1.5 = -0.5, 2 - 1.5 = 0.5; var = 0.5 / (2 * 1); se = 0.5 / 2.
-    out = uncertainty([rec([1, 1]), rec([0, 2])])
-    assert out["per_position_acceptance_stderr"] == [pytest.approx(0.25)]
+    rate, positions = uncertainty([rec([1, 1]), rec([0, 2])])
+    assert list(positions) == [pytest.approx(0.25)]
     # accept rate: correct [1, 2] over proposed [6, 6]: ratio 1/4; residuals -0.5, 0.5;
     # se = sqrt(0.5 / 2) / 6.
-    assert out["accept_rate_stderr"] == pytest.approx(math.sqrt(0.25) / 6)
+    assert rate == pytest.approx(math.sqrt(0.25) / 6)
 
 
 def test_uncertainty_pads_short_histograms_and_handles_none() -> None:
-    out = uncertainty([rec([2, 0, 1, 3]), rec([4]), rec([0, 0, 5])])
-    assert len(out["per_position_acceptance_stderr"]) == 3
-    assert all(v is not None and v >= 0 for v in out["per_position_acceptance_stderr"])
-    assert uncertainty([{"spec": None}]) == {
-        "accept_rate_stderr": None,
-        "per_position_acceptance_stderr": [],
-    }
+    _, positions = uncertainty([rec([2, 0, 1, 3]), rec([4]), rec([0, 0, 5])])
+    assert len(positions) == 3
+    assert all(v is not None and v >= 0 for v in positions)
+    assert uncertainty([{"spec": None}]) == (None, ())
 
 
 def test_metric_deltas_from_prometheus_text() -> None:
@@ -70,9 +64,10 @@ def test_metric_deltas_from_prometheus_text() -> None:
         "sglang:spec_verify_calls_total{} 40.0\nsglang:num_requests_total{} 3.0\n"
     )
     after = before.replace("100.0", "350.0").replace("40.0", "140.0").replace(" 3.0", " 8.0")
-    out = metric_deltas(before, after)
+    out = metric_deltas(before, after).to_json()
     assert out == {GENERATION: 250.0, VERIFY: 100.0, REQUESTS: 5.0, "accept_length": 2.5}
-    assert metric_deltas(None, after)["accept_length"] is None
+    assert list(out) == [GENERATION, VERIFY, REQUESTS, "accept_length"]  # as the cell wrote it
+    assert metric_deltas(None, after).accept_length is None
 
 
 @pytest.mark.parametrize(
@@ -82,8 +77,8 @@ def test_metric_deltas_from_prometheus_text() -> None:
 def test_counters_check(
     observed: float | None, expected: float | None, agrees: bool | None
 ) -> None:
-    d = {"accept_length": observed}
-    assert counters_check({"accept_length": expected}, d, 0.10)["agrees"] is agrees
+    d = MetricDeltas(observed, 1.0) if observed is not None else MetricDeltas()
+    assert counters_check(AcceptBlock(accept_length=expected), d, 0.10).agrees is agrees
 
 
 def test_combine_sums_counters_and_weights_server_values_by_verify_steps() -> None:
@@ -92,12 +87,12 @@ def test_combine_sums_counters_and_weights_server_values_by_verify_steps() -> No
     empty = Window([], None, deltas(0.0, 0.0, 0.0))  # a fully resumed eval: nothing sent
     cell = combine([a, b, empty])
     assert cell.server_value == pytest.approx((2.0 * 100 + 3.0 * 300) / 400)
-    assert cell.deltas[GENERATION] == 1100.0 and cell.deltas[VERIFY] == 400.0
-    assert cell.deltas["accept_length"] == pytest.approx(1100 / 400)
+    assert cell.deltas.generation == 1100.0 and cell.deltas.verify == 400.0
+    assert cell.deltas.accept_length == pytest.approx(1100 / 400)
     assert len(cell.new) == 2
     assert combine([a]).server_value == 2.0  # one window: exactly what the server said
     unknown = combine([a, Window([], 2.5, deltas(None, None))])
-    assert unknown.deltas[GENERATION] is None and unknown.deltas["accept_length"] is None
+    assert unknown.deltas.generation is None and unknown.deltas.accept_length is None
 
 
 def test_combine_weights_by_request_totals_without_metrics() -> None:
@@ -158,17 +153,17 @@ AFTER = (
 
 
 def test_absent_counters_count_as_zero_on_a_server_that_served_nothing():
-    deltas = metric_deltas(FRESH, AFTER)
-    assert (deltas[REQUESTS], deltas[VERIFY], deltas["accept_length"]) == (4.0, 40.0, 2.5)
-    assert metric_deltas(None, AFTER)[REQUESTS] is None  # metrics off: unknown, not zero
+    found = metric_deltas(FRESH, AFTER)
+    assert (found.requests, found.verify, found.accept_length) == (4.0, 40.0, 2.5)
+    assert metric_deltas(None, AFTER).requests is None  # metrics off: unknown, not zero
 
 
 def test_verify_steps_per_dp_rank():
     before = f'{VERIFY}{{dp_rank="0"}} 10.0\n{VERIFY}{{dp_rank="1"}} 5.0\n{REQUESTS}{{}} 2.0\n'
     after = f'{VERIFY}{{dp_rank="0"}} 40.0\n{VERIFY}{{dp_rank="1"}} 15.0\n{REQUESTS}{{}} 6.0\n'
-    deltas = metric_deltas(before, after)
-    assert deltas["spec_verify_calls_by_dp_rank"] == {"0": 30.0, "1": 10.0}
-    assert deltas[VERIFY] == 40.0
+    found = metric_deltas(before, after)
+    assert found.to_json()["spec_verify_calls_by_dp_rank"] == {"0": 30.0, "1": 10.0}
+    assert found.verify == 40.0
 
 
 @pytest.mark.parametrize(
@@ -177,7 +172,7 @@ def test_verify_steps_per_dp_rank():
 )
 def test_requests_of_another_client_are_counted(counted, attempts, foreign):
     new = [{"error_kind": None, "attempts": a} for a in attempts]
-    window = Window(new, None, {REQUESTS: counted, VERIFY: None, GENERATION: None})
+    window = Window(new, None, MetricDeltas(requests=counted))
     seen = window_accept(new, window, speculative=False, rel_tolerance=0.1)
     assert (seen.traffic and seen.traffic.foreign) == foreign
     warned = accept_warnings("eval x", seen)

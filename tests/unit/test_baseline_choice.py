@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
+
 import pytest
 
-from pipeline.results.baseline_choice import CellKey, choose_baseline, skip_part
+from pipeline.report.judge.pairing import baseline_key
+from pipeline.report.load.cells import cell_from_folder
+from pipeline.results.baseline_choice import CellKey, choose_baseline, key_of_result, skip_part
+from pipeline.results.store import read_result
 
 MATCH = ("model", "kv_dtype", "skip_softmax", "gpu", "speculative")
 
@@ -66,3 +73,38 @@ def test_the_gpu_only_counts_when_the_policy_matches_on_it():
     without_gpu = tuple(m for m in MATCH if m != "gpu")
     choice = choose_baseline(ME, [key(gpu="B200")], "fa3", without_gpu)
     assert choice.chosen == key(gpu="B200")
+
+
+def test_the_job_and_the_report_key_a_cell_alike_from_its_one_identity(tmp_path) -> None:
+    """A cell's ``result.json`` keyed by the cell job and by the report: the same key."""
+    data_dir = Path(__file__).parents[1] / "data" / "sweep-schema1-f95dc87"
+    src = data_dir / "0_tiny-sim_fmha_v2_auto_exact"
+    folder = tmp_path / "sweep" / src.name
+    shutil.copytree(src, folder)
+    data = json.loads((folder / "result.json").read_text())
+    data["cell"]["skip_softmax"] = {"prefill": "1e4", "decode": 0}  # hand-written spellings
+    (folder / "result.json").write_text(json.dumps(data))
+    result = read_result(folder)
+    assert result is not None
+    job = key_of_result(result, folder)
+    record = cell_from_folder(folder, str(folder))
+    record.sweep = str(folder.parent)
+    report = baseline_key(record)
+    assert job.skip == ("10000.0", "exact") and record.name.endswith("/sp=10000.0/sd=None")
+    assert (job.variant, job.model, job.kv_dtype, job.skip, job.gpu, job.speculative) == (
+        report.variant, report.model, report.kv_dtype, report.skip, report.gpu, report.speculative
+    )  # fmt: skip
+    assert (job.folder, job.sweep, job.status, job.layout, job.evals) == (
+        report.folder, report.sweep, report.status, report.layout, report.evals
+    )  # fmt: skip
+
+
+def test_a_result_whose_factor_is_no_number_names_the_file_key_and_fix(tmp_path) -> None:
+
+    (tmp_path / "result.json").write_text(
+        json.dumps({"status": "ok", "cell": {"skip_softmax": {"prefill": "fast"}}})
+    )
+    with pytest.raises(
+        ValueError, match=r"result\.json: cell\.skip_softmax\.prefill: 'fast'.*>= 0"
+    ):
+        read_result(tmp_path)

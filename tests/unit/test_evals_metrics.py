@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -17,6 +18,7 @@ from evals.metrics import (
     summarize,
 )
 from evals.responses import ChatResult, SpecStats
+from evals.sample_line import SampleJson, SpecJson
 
 PROMPT = EvalPrompt(
     "q1", 2, [{"role": "user", "content": "hi"}], "B", {"permutation": [1, 0, 2, 3]}
@@ -41,6 +43,14 @@ def test_sample_record_fields() -> None:
                  "completion_tokens": 64, "accept_length": 2.2, "accept_rate": 0.39,
                  "histogram": (10, 11, 1, 7), "source": "sglext", "dp_rank": None},
     }  # fmt: skip
+
+
+def test_a_sample_line_has_the_declared_keys_and_spec_every_field() -> None:
+    # SampleJson is what readers type a line as: a key the writer adds must be declared there.
+    record = sample_record(PROMPT, outcome(), "B", True)
+    declared = set(SampleJson.__annotations__)
+    assert set(record) == declared - {"meta", "question"}  # added by the runner when they apply
+    assert set(SpecJson.__annotations__) == {f.name for f in dataclasses.fields(SpecStats)}
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,9 @@ import pytest
 
 from pipeline.cli.help_text import MTP_EVAL, help_page, wants_help
 from pipeline.config.group_choices import choice_problem, chosen_values, config_dirs
-from pipeline.results.cell_paths import cell_name, factor_text
+from pipeline.results.cell_paths import cell_name
 from pipeline.results.resume import resumed_line, resuming_line
+from pipeline.results.skip_factor import factor_text, parse_factor
 
 BACKENDS = ["fa3", "fa3_repeat", "flashinfer", "fmha_v2", "fmha_v2_fi", "triton", "trtllm_mha"]
 
@@ -63,12 +64,20 @@ def test_the_help_page_lists_each_group_with_its_choices():
 
 @pytest.mark.parametrize(
     ("factor", "text"),
-    [(None, "None"), (0, "None"), (0.0, "None"), ("null", "None"), ("0.0", "None"),
-     (0.5, "0.5"), (1e4, "10000.0"), (False, "False")],
+    [(None, "None"), (0, "None"), (0.0, "None"), ("null", "None"), ("None", "None"),
+     ("0", "None"), ("0.0", "None"), (0.5, "0.5"), (1e4, "10000.0"), ("1e4", "10000.0"),
+     (10000, "10000.0")],
 )  # fmt: skip
 def test_an_exact_factor_has_one_spelling(factor, text):
-    assert factor_text(factor) == text
-    assert cell_name("m", "v", "auto", factor, None) == f"m/v/auto/sp={text}/sd=None"
+    parsed = parse_factor(factor, "skip_softmax.prefill")
+    assert factor_text(parsed) == text
+    assert cell_name("m", "v", "auto", parsed, None) == f"m/v/auto/sp={text}/sd=None"
+
+
+@pytest.mark.parametrize("factor", [False, -1, "-0.5", "nan", "fast", [1.0]])
+def test_a_factor_that_is_no_number_is_refused_naming_the_key(factor):
+    with pytest.raises(ValueError, match=r"cell\.skip_softmax\.decode: .* write a number >= 0"):
+        parse_factor(factor, "cell.skip_softmax.decode")
 
 
 def test_the_resume_lines_count_what_was_kept():

@@ -21,7 +21,8 @@ from pipeline.report.speed.skip_fractions import (
 )
 from pipeline.report.write.frontier_tables import frontier_entries, frontier_sections, takeaway
 from pipeline.report.write.summary_json import read_summary
-from pipeline.results.result_types import CellResult
+from pipeline.results.result_types import CellIdentity, CellResult
+from pipeline.results.skip_factor import parse_factor
 
 REPO = Path(__file__).resolve().parents[2]
 MEASURED = REPO / "benchmarks/results/live-h200/signoff/checks/skip_fraction.json"
@@ -46,10 +47,21 @@ def cell(
                          "notes": [], "points": points,
                          "gpu_samples": {"source": "absent"}}  # fmt: skip
     return CellRecord(
-        id=f"{variant}/{kv}/{release}/{factor}", folder=None, status=status, simulated=True,
-        model="m", model_path="m", variant=variant, kv_dtype=kv, skip_prefill=factor,
-        skip_decode=None, speculative=None, gpu="H200", result=CellResult.from_json(data),
-    )  # fmt: skip
+        id=f"{variant}/{kv}/{release}/{factor}",
+        folder=None,
+        status=status,
+        simulated=True,
+        result=CellResult.from_json(data),
+        identity=CellIdentity(
+            model="m",
+            model_path="m",
+            variant=variant,
+            kv_dtype=kv,
+            skip_prefill=factor,
+            skip_decode=None,
+            gpu_name="H200",
+        ),
+    )
 
 
 def judged(c: CellRecord, *verdicts: tuple[str, str]) -> list[Check]:
@@ -64,10 +76,11 @@ def report(cells: list[CellRecord], checks: list[Check], **inputs: Any) -> Repor
 
 
 @pytest.mark.parametrize(
-    ("value", "factor"), [(None, 0.0), (0, 0.0), (0.0, 0.0), (1e4, 1e4), (30000, 3e4), (True, 0.0)]
+    ("value", "factor"), [(None, 0.0), (0, 0.0), (0.0, 0.0), (1e4, 1e4), (30000, 3e4), ("1e4", 1e4)]
 )
 def test_the_factor_of_a_cell_is_zero_at_exact_softmax(value: Any, factor: float) -> None:
-    assert factor_of(cell(value)) == factor
+    # A record holds the factor as ``parse_factor`` read it (a bool never gets that far).
+    assert factor_of(cell(parse_factor(value, "cell.skip_softmax.prefill"))) == factor
 
 
 @pytest.mark.parametrize(

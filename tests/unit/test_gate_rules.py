@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from pipeline.report.load.cells import CellRecord
 from pipeline.report.load.tolerance import SpeedTolerance, ToleranceError, load_tolerance
 from pipeline.report.speed.band_checks import slowdown_verdict
 from pipeline.report.speed.ratios import SpeedRow
-from pipeline.results.result_types import CellResult
+from pipeline.results.result_types import CellIdentity, CellResult
 from pipeline.results.speed_block import SpeedPoint
 
 SHAPE_4K = ("prefill", 1, 4096)
@@ -101,7 +102,8 @@ def test_the_shipped_policy_leaves_speed_informational() -> None:
 
 def _cell(folder: str | None, sweep: str) -> CellRecord:
     path = Path(folder) if folder else None
-    record = CellRecord("id", path, "ok", True, "m", "m", "fa3", "auto", None, None, None, "g")
+    ident = CellIdentity(model="m", model_path="m", variant="fa3", kv_dtype="auto", gpu_name="g")
+    record = CellRecord("id", path, "ok", ident, True)
     record.sweep = sweep
     return record
 
@@ -151,7 +153,8 @@ def _row(cell: CellRecord, phase: str = "prefill") -> SpeedRow:
 )
 def test_what_was_not_judged_is_said_once_per_cause(checks, expected) -> None:
     base, cand = _cell("/r/A/0", "/r/A"), _cell("/r/A/1", "/r/A")
-    base.id, cand.id, cand.variant = "fa3", "v2", "v2"
+    base.id, cand.id = "fa3", "v2"
+    cand.identity = replace(cand.identity, variant="v2")
     base.result = cand.result = CellResult.from_json({"status": "ok", "speed": {"points": []}})
     found = [Check(cand.id, cand.label, shape, KINDS["speed_vs_baseline"], "GO")
              for _, shape in checks]  # fmt: skip

@@ -10,14 +10,27 @@ import yaml
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.write.mlflow_identity import recorded_sweep_dir, sweep_origin
 from pipeline.report.write.mlflow_runs import epoch_ms, run_key, run_name, sweep_key
+from pipeline.results.result_types import CellIdentity
 
 
 def cell(folder: Path | None, overrides: tuple[str, ...] = (), sweep: str = "") -> CellRecord:
     return CellRecord(
-        id=str(folder), folder=folder, status="ok", simulated=True, model="tiny-sim",
-        model_path="m", variant="fa3", kv_dtype="auto", skip_prefill=None, skip_decode=None,
-        speculative=None, gpu="H200", overrides=overrides, sweep=sweep,
-    )  # fmt: skip
+        id=str(folder),
+        folder=folder,
+        status="ok",
+        simulated=True,
+        overrides=overrides,
+        sweep=sweep,
+        identity=CellIdentity(
+            model="tiny-sim",
+            model_path="m",
+            variant="fa3",
+            kv_dtype="auto",
+            skip_prefill=None,
+            skip_decode=None,
+            gpu_name="H200",
+        ),
+    )
 
 
 def write_yaml(path: Path, data: object) -> None:

@@ -31,19 +31,19 @@ def test_jobs_are_hydras_cartesian_product_in_order(tmp_path):
     assert [j.num for j in jobs] == [0, 1, 2, 3]
     assert jobs[1].overrides == ("backend=fmha_v2", "kv_dtype=fp8_e4m3", "experiment=demo",
                                  "skip_softmax.prefill=0.5")  # fmt: skip
-    assert [(j.identity["variant"], j.identity["kv_dtype"]) for j in jobs] == [
+    assert [(j.identity.variant, j.identity.kv_dtype) for j in jobs] == [
         ("fmha_v2", "auto"),
         ("fmha_v2", "fp8_e4m3"),
         ("fa3", "auto"),
         ("fa3", "fp8_e4m3"),
     ]
-    assert jobs[0].identity["skip_prefill"] == 0.5
-    assert jobs[0].identity["speculative"] == {"algorithm": "EAGLE"}
+    assert jobs[0].identity.skip_prefill == 0.5
+    assert jobs[0].identity.speculative == {"algorithm": "EAGLE"}
 
 
 def test_command_line_sweeps_count_too(tmp_path):
     jobs, _ = expected_jobs(multirun(tmp_path, {}, ["backend=fmha_v2,fa3,triton"]))
-    assert [j.identity["variant"] for j in jobs] == ["fmha_v2", "fa3", "triton"]
+    assert [j.identity.variant for j in jobs] == ["fmha_v2", "fa3", "triton"]
 
 
 def test_other_sweepers_are_reported_not_guessed(tmp_path):

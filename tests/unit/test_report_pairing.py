@@ -7,7 +7,7 @@ from pipeline.report.judge.accept_pairing import accept_pairs, accept_rows
 from pipeline.report.judge.pairing import find_baseline, pair_samples, score_matrix
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.load.samples import SampleError, read_samples
-from pipeline.results.result_types import CellResult
+from pipeline.results.result_types import CellIdentity, CellResult
 
 MATCH = ("model", "kv_dtype", "skip_softmax", "gpu", "speculative")
 
@@ -15,13 +15,23 @@ MATCH = ("model", "kv_dtype", "skip_softmax", "gpu", "speculative")
 def cell(variant, kv="auto", gpu="H200", status="ok", sp=None, finished="", cid=None, tp=None):
     argv = ["--tp-size", str(tp[0]), "--nnodes", str(tp[1])] if tp else []
     return CellRecord(
-        id=cid or f"{variant}/{kv}/{sp}/{finished}" + (f"/tp{tp}" if tp else ""), folder=None,
-        status=status, simulated=False, model="m", model_path="m", variant=variant, kv_dtype=kv,
-        skip_prefill=sp, skip_decode=None, speculative=None, gpu=gpu,
+        id=cid or f"{variant}/{kv}/{sp}/{finished}" + (f"/tp{tp}" if tp else ""),
+        folder=None,
+        status=status,
+        simulated=False,
         result=CellResult.from_json(
             {"timing": {"finished_at": finished}, "server": {"argv": argv}}
         ),
-    )  # fmt: skip
+        identity=CellIdentity(
+            model="m",
+            model_path="m",
+            variant=variant,
+            kv_dtype=kv,
+            skip_prefill=sp,
+            skip_decode=None,
+            gpu_name=gpu,
+        ),
+    )
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ import pytest
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.speed.frontier import frontiers
 from pipeline.report.speed.restart_noise import FASTER, NO_AA, SLOWER, WITHIN, beyond, restart_noise
-from pipeline.results.result_types import CellResult
+from pipeline.results.result_types import CellIdentity, CellResult
 from tests.unit.test_frontier import prefill
 
 FA3 = {"prefill": "fa3", "decode": "fa3", "verify": "fa3", "draft": "fa3"}
@@ -32,11 +32,22 @@ def cell(
                   "points": [prefill(times)], "gpu_samples": {"source": "absent"}},
     }  # fmt: skip
     return CellRecord(
-        id=f"{sweep}/{variant}/{factor}", folder=None, status="ok", simulated=False, model="m",
-        model_path="m", variant=variant, kv_dtype=where.get("kv", "auto"), skip_prefill=factor,
-        skip_decode=None, speculative=None, gpu=where.get("gpu", "H200"),
-        result=CellResult.from_json(data), sweep=sweep,
-    )  # fmt: skip
+        id=f"{sweep}/{variant}/{factor}",
+        folder=None,
+        status="ok",
+        simulated=False,
+        result=CellResult.from_json(data),
+        sweep=sweep,
+        identity=CellIdentity(
+            model="m",
+            model_path="m",
+            variant=variant,
+            kv_dtype=where.get("kv", "auto"),
+            skip_prefill=factor,
+            skip_decode=None,
+            gpu_name=where.get("gpu", "H200"),
+        ),
+    )
 
 
 @pytest.mark.parametrize(

@@ -139,6 +139,21 @@ def test_the_draft_writes_errors_as_the_cell_always_did():
     assert draft.error == ResultError("server_crash", "*** here", "*** there")
 
 
+def test_the_draft_is_read_typed_as_its_written_file_would_be(tmp_path):
+    from pipeline.results.result_draft import ResultDraft
+    from pipeline.results.store import read_result, write_result
+
+    cell = {"name": "m/fa3/auto/sp=None/sd=None", "model": "m", "variant": "fa3",
+            "kv_dtype": "auto", "skip_softmax": {"prefill": 0.5, "decode": None}}  # fmt: skip
+    draft = ResultDraft.start(cell, "h", {}, simulated=True, slurm=None, started_at="t0")
+    draft.set_platform({"name": "H200"}, "0.5.23")
+    draft.status = "ok"
+    write_result(tmp_path, draft.to_json())
+    view, on_disk = draft.as_result(), read_result(tmp_path)
+    assert on_disk is not None and view == on_disk
+    assert (view.cell.skip_prefill, view.cell.gpu_name, view.status) == (0.5, "H200", "ok")
+
+
 def test_an_eval_summary_typed_and_its_sequential_block_checked():
     from pipeline.results.result_types import EvalSummary
 

@@ -21,7 +21,7 @@ from pipeline.report.write.cost_tables import (
 )
 from pipeline.report.write.speed_tables import speed_sections
 from pipeline.report.write.summary_json import read_summary, render_summary
-from pipeline.results.result_types import CellResult
+from pipeline.results.result_types import CellIdentity, CellResult
 
 MATCH = ("model", "kv_dtype", "skip_softmax", "gpu", "speculative")
 
@@ -40,10 +40,21 @@ def cell(variant: str, release: str | None, pool: int | None, times: list[float]
                   "notes": [], "points": [point], "gpu_samples": {"source": "absent"}},
     }  # fmt: skip
     return CellRecord(
-        id=name or f"{variant}/{release}/{pool}", folder=None, status="ok", simulated=False,
-        model="m", model_path="m", variant=variant, kv_dtype="auto", skip_prefill=None,
-        skip_decode=None, speculative=None, gpu="H200", result=CellResult.from_json(data),
-    )  # fmt: skip
+        id=name or f"{variant}/{release}/{pool}",
+        folder=None,
+        status="ok",
+        simulated=False,
+        result=CellResult.from_json(data),
+        identity=CellIdentity(
+            model="m",
+            model_path="m",
+            variant=variant,
+            kv_dtype="auto",
+            skip_prefill=None,
+            skip_decode=None,
+            gpu_name="H200",
+        ),
+    )
 
 
 def around(ms: float) -> list[float]:

@@ -12,7 +12,8 @@ import statistics
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from typing import Any
+
+from pipeline.results.nested_schema import GpuSamplesJson, SampledJson
 
 # nvidia-smi's names of what is sampled; the key each is written under in result.json.
 QUERY = {
@@ -40,7 +41,7 @@ def parse_samples(text: str) -> dict[str, dict[str, list[float]]]:
     return found
 
 
-def summarise(samples: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
+def summarise(samples: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, SampledJson]]:
     """Per GPU and quantity: samples taken, min, median and max (None when none was readable)."""
     return {
         index: {
@@ -57,13 +58,13 @@ def summarise(samples: dict[str, dict[str, list[float]]]) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def sampled_gpus(interval_ms: int, program: str = "nvidia-smi") -> Iterator[dict[str, Any]]:
+def sampled_gpus(interval_ms: int, program: str = "nvidia-smi") -> Iterator[GpuSamplesJson]:
     """Sample while the block runs; the yielded dict is filled in when it ends.
 
     The dict holds ``source`` (``nvidia-smi`` or ``absent``), ``interval_ms`` and ``gpus`` (from
     ``summarise``), or ``reason`` when nothing was sampled.
     """
-    found: dict[str, Any] = {"source": "absent", "interval_ms": interval_ms}
+    found: GpuSamplesJson = {"source": "absent", "interval_ms": interval_ms}
     path = shutil.which(program)
     if path is None:
         found["reason"] = f"{program} not found on PATH: clocks, power and temperature not sampled"
@@ -85,6 +86,6 @@ def sampled_gpus(interval_ms: int, program: str = "nvidia-smi") -> Iterator[dict
                 proc.wait()
             out.seek(0)
             gpus = summarise(parse_samples(out.read()))
-            found.update(source="nvidia-smi" if gpus else "absent", gpus=gpus)
+            found["source"], found["gpus"] = "nvidia-smi" if gpus else "absent", gpus
             if not gpus:
                 found["reason"] = f"{program} printed no readable sample"

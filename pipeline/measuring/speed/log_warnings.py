@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from backends.version_ranges import VersionError, in_range, parse_version
+from pipeline.results.nested_schema import LogWarningJson
 
 
 @dataclass(frozen=True)
@@ -67,10 +68,10 @@ def release_costs(prefill_kernel: str | None, version: str | None) -> list[str]:
     ]
 
 
-def speed_log_warnings(log_text: str) -> list[dict[str, object]]:
+def speed_log_warnings(log_text: str) -> list[LogWarningJson]:
     """Each known warning the log holds: its kind, meaning, how often and its first line."""
     lines = log_text.splitlines()
-    found: list[dict[str, object]] = []
+    found: list[LogWarningJson] = []
     for warning in LOG_WARNINGS:
         hits = [line.strip() for line in lines if warning.text in line]
         if hits:

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from backends.backend_conf import ModelConf
 from evals.base import Eval
 from evals.chat_tokens import chat_ids, load_tokenizer
+from evals.sample_line import ChatMessage
 from pipeline.config.prompt_source import (
     SPEED_KEY,
     PromptSetting,
@@ -34,9 +34,10 @@ from pipeline.config.prompt_source import (
 )
 from pipeline.measuring.speed.plan import SpeedShape, TokenRange, prompt_ids
 from pipeline.results.cell_error import CellError
+from pipeline.results.nested_schema import PromptsJson
 from pipeline.results.result_schema import SpeedJson
 
-ChatIds = Callable[[list[dict[str, Any]]], list[int]]  # messages -> the ids the server sees
+ChatIds = Callable[[list[ChatMessage]], list[int]]  # messages -> the ids the server sees
 
 
 @dataclass(frozen=True)
@@ -47,7 +48,7 @@ class PromptPool:
     tokenizer: str  # the folder its tokenizer came from
     prompts: tuple[tuple[int, ...], ...]
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> PromptsJson:
         """``speed.prompts`` of result.json: where the ids came from, how many, how long."""
         lengths = [len(p) for p in self.prompts]
         return {
@@ -72,7 +73,7 @@ def shared_prefix(prompts: Sequence[Sequence[int]]) -> int:
 
 
 def distinct_prompts(
-    messages: Sequence[list[dict[str, Any]]], chat_ids: ChatIds
+    messages: Sequence[list[ChatMessage]], chat_ids: ChatIds
 ) -> list[tuple[int, ...]]:
     """Each distinct prompt's ids once, in the eval's order (its repeats send the same ids)."""
     found = dict.fromkeys(tuple(chat_ids(m)) for m in messages)

@@ -46,7 +46,6 @@ from pipeline.measuring.speed.timing import (
 )
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_schema import SpeedJson, SpeedPointJson
-from pipeline.results.result_types import CellResult
 from pipeline.serving import server_api
 from pipeline.serving.server import RunningServer
 
@@ -236,7 +235,7 @@ def speed_phase(
     log = server.log_path  # None for server=external: its log is not ours to read
     if log is not None and log.is_file():
         speed["log_warnings"] = speed_log_warnings(log.read_text(errors="replace"))
-    so_far = CellResult.from_json(result.to_json())  # the kernels verified, the release found
+    so_far = result.as_result()  # the kernels verified, the release found
     version = so_far.cell.sglang_version
     speed["release_notes"] = release_costs(so_far.runs.get("prefill"), version)
     result.set_speed(speed)

@@ -12,10 +12,10 @@ from pipeline.report.load.cells import CellRecord
 from pipeline.results.baseline_choice import (
     BaselineChoice,
     CellKey,
+    Where,
     choose_baseline,
     evals_of,
-    skip_part,
-    speculative_part,
+    key_of,
 )
 from pipeline.stats.signoff import Outcomes, paired_masks, question_diffs
 
@@ -25,21 +25,11 @@ SampleReader = Callable[[CellRecord, str], Samples]
 
 def baseline_key(cell: CellRecord) -> CellKey:
     """What the baseline rule reads of a report's cell (``pipeline.results.baseline_choice``)."""
-    return CellKey(
-        folder=str(cell.folder or cell.id),
-        sweep=cell.sweep,
-        status=cell.status,
-        variant=cell.variant,
-        model=cell.model,
-        kv_dtype=cell.kv_dtype,
-        skip=(skip_part(cell.skip_prefill), skip_part(cell.skip_decode)),
-        speculative=speculative_part(cell.speculative),
-        gpu=cell.gpu,
-        layout=cell.layout,
-        ended_at=ended_at(cell),
-        label=cell.label,
-        evals=evals_of(cell.result),
-    )
+    where = Where(
+        str(cell.folder or cell.id), cell.sweep, cell.status, cell.layout,
+        ended_at=ended_at(cell), label=cell.label, evals=evals_of(cell.result),
+    )  # fmt: skip
+    return key_of(cell.identity, where)
 
 
 def choose_for(

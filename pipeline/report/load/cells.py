@@ -7,77 +7,26 @@ Accepted inputs: a multirun folder (``multirun.yaml`` at its top), a single cell
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from pipeline.report.load.expected import ExpectedJob, expected_jobs, read_yaml
-from pipeline.report.load.expected import base_identity as _identity_of_config
-from pipeline.results.baseline_choice import layout_of
+from pipeline.report.load.cell_record import CellRecord
+from pipeline.report.load.expected import ExpectedJob, expected_jobs, identity_of_config, read_yaml
+from pipeline.results.baseline_choice import UNKNOWN
 from pipeline.results.cell_paths import RESULT_FILE as RESULT
-from pipeline.results.cell_paths import cell_name, result_path
-from pipeline.results.result_types import STATUSES, CellResult, EvalSummary
+from pipeline.results.cell_paths import result_path
+from pipeline.results.result_types import STATUSES, CellIdentity, CellResult
 from pipeline.results.store import read_result
 
 MULTIRUN = "multirun.yaml"
-_UNKNOWN = "unknown"  # an identity field neither the result nor the sweep says
 # An ``ok`` result whose server ran another backend, KV dtype, speculative shape, model or kernels
 # than the cell (``server.on_mismatch=warn``): never judged, never GO.
 MISCONFIGURED = "misconfigured"
 
-
-@dataclass
-class CellRecord:
-    """What the report knows about one cell (present or MISSING)."""
-
-    id: str
-    folder: Path | None
-    status: str  # ok | failed | unsupported | planned | missing | misconfigured
-    simulated: bool
-    model: str
-    model_path: str
-    variant: str
-    kv_dtype: str
-    skip_prefill: Any
-    skip_decode: Any
-    speculative: dict[str, Any] | None
-    gpu: str
-    result: CellResult = field(default_factory=lambda: CellResult.from_json({}))
-    overrides: tuple[str, ...] = ()
-    note: str = ""
-    sweep: str = ""  # the sweep folder it came from (a lone cell: the folder above it)
-    shown_sweep: str = ""  # set when the report holds several sweeps: the label names it
-
-    @property
-    def name(self) -> str:
-        """model/variant/kv/sp=/sd= (as the cell job names it)."""
-        return cell_name(
-            self.model, self.variant, self.kv_dtype, self.skip_prefill, self.skip_decode
-        )
-
-    @property
-    def layout(self) -> str:
-        """How the model was spread: ``""`` on one GPU, ``tp=2``, ``tp=2 over 2 nodes``."""
-        return layout_of(*self.result.parallel)
-
-    @property
-    def label(self) -> str:
-        """Name, layout, GPU, sweep (of several) and the simulated mark: how outputs name it."""
-        spread = f" ({self.layout})" if self.layout else ""
-        where = f" [sweep {self.shown_sweep}]" if self.shown_sweep else ""
-        mark = " [simulated]" if self.simulated else ""
-        return f"{self.name}{spread} @ {self.gpu}{where}{mark}"
-
-    @property
-    def unverified(self) -> list[str]:
-        """Settings the cell asked for that its server did not report (so not checked)."""
-        return self.result.unverified_lines()
-
-    @property
-    def evals(self) -> dict[str, EvalSummary]:
-        """Per-eval summaries from result.json (empty when none)."""
-        return dict(self.result.evals)
+__all__ = [
+    "MISCONFIGURED", "MULTIRUN", "CellRecord", "cell_from_folder", "load_cells", "sweep_folders",
+]  # fmt: skip
 
 
 def load_cells(paths: Sequence[Path]) -> tuple[list[CellRecord], list[str], list[str]]:
@@ -206,69 +155,18 @@ def _by_number(folders: Sequence[Path], num: int) -> Path | None:
 
 def _missing(root: Path, job: ExpectedJob) -> CellRecord:
     note = f"job {job.num} ({' '.join(job.overrides)}) left no folder under {root}"
-    return _missing_record(f"{root}/job {job.num}", None, job.identity, job.overrides, note)
-
-
-def _missing_record(
-    cell_id: str, folder: Path | None, ident: Mapping[str, Any], overrides: Any, note: str
-) -> CellRecord:
-    """A MISSING cell, described by what the sweep (or its Hydra config) says it was."""
-    spec = ident.get("speculative")
-    return _record(cell_id, folder, "missing", ident, overrides, note, Seen(speculative=spec))
-
-
-@dataclass(frozen=True)
-class Seen:
-    """What only a result.json tells about a cell (a MISSING cell has the defaults)."""
-
-    simulated: bool = False
-    speculative: dict[str, Any] | None = None
-    gpu: str = _UNKNOWN
-    result: CellResult = field(default_factory=lambda: CellResult.from_json({}))
-
-
-def _record(
-    cell_id: str,
-    folder: Path | None,
-    status: str,
-    ident: Mapping[str, Any],
-    overrides: Any,
-    note: str,
-    seen: Seen,
-) -> CellRecord:
-    """The one place a ``CellRecord`` is made: ``ident`` holds the identity fields by name."""
-
-    def text(key: str) -> str:
-        value = ident.get(key)
-        return _UNKNOWN if value is None else str(value)
-
-    return CellRecord(
-        id=cell_id,
-        folder=folder,
-        status=status,
-        simulated=seen.simulated,
-        model=text("model"),
-        model_path=text("model_path"),
-        variant=text("variant"),
-        kv_dtype=text("kv_dtype"),
-        skip_prefill=ident.get("skip_prefill"),
-        skip_decode=ident.get("skip_decode"),
-        speculative=seen.speculative,
-        gpu=seen.gpu,
-        result=seen.result,
-        overrides=overrides,
-        note=note,
-    )
+    return CellRecord(f"{root}/job {job.num}", None, "missing", job.identity, False,
+                      overrides=job.overrides, note=note)  # fmt: skip
 
 
 def _guess_missing_gpus(cells: list[CellRecord]) -> None:
     # A missing cell never said which GPU it was on; its sweep's other cells most likely share one.
-    known = Counter(c.gpu for c in cells if c.status != "missing" and c.gpu != "unknown")
+    known = Counter(c.gpu for c in cells if c.status != "missing" and c.gpu != UNKNOWN)
     if known:
         gpu = known.most_common(1)[0][0]
         for cell in cells:
-            if cell.status == "missing" and cell.gpu == "unknown":
-                cell.gpu = gpu
+            if cell.status == "missing" and cell.gpu == UNKNOWN:
+                cell.identity = replace(cell.identity, gpu_name=gpu)
                 cell.simulated = cell.simulated or gpu.endswith("(simulated)")
 
 
@@ -279,13 +177,13 @@ def cell_from_folder(folder: Path, cell_id: str, job: ExpectedJob | None = None)
     if not path.is_file():
         ident = job.identity if job else _identity_from_hydra(folder)
         note = f"{folder} has no {RESULT}: the job started and never finished"
-        return _missing_record(cell_id, folder, ident, overrides, note)
+        return CellRecord(cell_id, folder, "missing", ident, overrides=overrides, note=note)
     return _from_result(folder, cell_id, overrides, _read_result(path))
 
 
-def _identity_from_hydra(folder: Path) -> dict[str, Any]:
+def _identity_from_hydra(folder: Path) -> CellIdentity:
     path = folder / ".hydra" / "config.yaml"
-    return _identity_of_config(read_yaml(path) or {}, {}) if path.is_file() else {}
+    return identity_of_config(read_yaml(path) or {}, path) if path.is_file() else CellIdentity()
 
 
 def _read_result(path: Path) -> CellResult:
@@ -312,15 +210,4 @@ def _from_result(
         note = "the server ran something else than the cell asked: " + "; ".join(
             result.misconfigured()
         )
-    ident = {
-        "model": cell.model,
-        "model_path": cell.model_path,
-        "variant": cell.variant,
-        "kv_dtype": cell.kv_dtype,
-        "skip_prefill": cell.skip_prefill,
-        "skip_decode": cell.skip_decode,
-    }
-    spec = dict(cell.speculative) if cell.speculative.get("algorithm") else None
-    gpu = cell.gpu_name or _UNKNOWN
-    seen = Seen(result.simulated, spec, gpu, result)
-    return _record(cell_id, folder, status, ident, overrides, note, seen)
+    return CellRecord(cell_id, folder, status, cell, result.simulated, result, overrides, note)

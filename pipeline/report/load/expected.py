@@ -13,6 +13,9 @@ from typing import Any
 
 import yaml
 
+from pipeline.results.json_values import EMPTY
+from pipeline.results.result_blocks import CellIdentity
+from pipeline.results.skip_factor import parse_factor
 from pipeline.results.sweep_jobs import sweep_jobs
 
 
@@ -22,7 +25,7 @@ class ExpectedJob:
 
     num: int
     overrides: tuple[str, ...]
-    identity: dict[str, Any]
+    identity: CellIdentity  # what its overrides and the sweep's config make it
 
 
 def read_yaml(path: Path) -> Any:
@@ -49,9 +52,36 @@ def expected_jobs(multirun_yaml: Path) -> tuple[list[ExpectedJob], str | None]:
             "sweeper; expected cells (and so MISSING ones) cannot be worked out"
         )
     base = base_identity(conf, (hydra.get("runtime") or {}).get("choices") or {})
+    where = f"{multirun_yaml} job"
     return [
-        ExpectedJob(i, tuple(job), apply_overrides(base, job)) for i, job in enumerate(jobs)
+        ExpectedJob(i, tuple(job), _identity(apply_overrides(base, job), f"{where} {i}"))
+        for i, job in enumerate(jobs)
     ], None
+
+
+def identity_of_config(conf: dict[str, Any], path: Path) -> CellIdentity:
+    """The identity a composed config (a cell's ``.hydra/config.yaml``) gives its cell."""
+    return _identity(base_identity(conf, {}), str(path))
+
+
+def _identity(fields: dict[str, Any], where: str) -> CellIdentity:
+    """The fields ``base_identity`` / ``apply_overrides`` hold, as the one identity type.
+
+    Raises:
+        ValueError: naming ``where`` and the key, for a skip-softmax factor that is no number.
+    """
+
+    def text(key: str) -> str | None:
+        value = fields.get(key)
+        return None if value is None else str(value)
+
+    return CellIdentity(
+        model=text("model"), model_path=text("model_path"), variant=text("variant"),
+        kv_dtype=text("kv_dtype"),
+        skip_prefill=parse_factor(fields.get("skip_prefill"), f"{where}: skip_softmax.prefill"),
+        skip_decode=parse_factor(fields.get("skip_decode"), f"{where}: skip_softmax.decode"),
+        speculative=fields.get("speculative") or EMPTY,
+    )  # fmt: skip
 
 
 def base_identity(conf: dict[str, Any], choices: dict[str, Any]) -> dict[str, Any]:

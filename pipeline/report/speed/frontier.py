@@ -17,7 +17,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from pipeline.report.judge.verdicts import GO, Check, worst
 from pipeline.report.load.cells import CellRecord
@@ -90,8 +89,7 @@ class Frontier:
 
 def factor_of(cell: CellRecord) -> float:
     """The cell's prefill skip-softmax factor, 0 for exact softmax (unset or 0)."""
-    value: Any = cell.skip_prefill
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+    return cell.skip_prefill or 0.0
 
 
 def variant_key(cell: CellRecord) -> Key:

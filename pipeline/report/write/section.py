@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pipeline.report.load.cells import CellRecord
+from pipeline.results.skip_factor import is_exact
 
 WHO = "GPU|model|KV dtype|skip-softmax|variant|"
 
@@ -35,7 +36,7 @@ def sort_key(cell: CellRecord) -> tuple[str, ...]:
 
 def skip_text(cell: CellRecord) -> str:
     """Skip-softmax factors, or 'exact'."""
-    if cell.skip_prefill in (None, 0) and cell.skip_decode in (None, 0):
+    if is_exact(cell.skip_prefill) and is_exact(cell.skip_decode):
         return "exact"
     return f"p={cell.skip_prefill} d={cell.skip_decode}"
 
