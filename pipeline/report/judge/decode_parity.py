@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pipeline.report.judge.check_kinds import DECODE_PARITY
+from pipeline.report.judge.check_numbers import ParityNumbers
 from pipeline.report.judge.parity_checks import paired_source, same_folder, summaries_of
 from pipeline.report.judge.verdicts import ERROR, INCONCLUSIVE, NO_BASELINE, Check, make_check
 from pipeline.report.load.cells import CellRecord
@@ -100,4 +101,4 @@ def _check(
         "baseline_upper": noise.upper, "aa_upper": aa.upper if aa else None,
     }  # fmt: skip
     message = f"decode vs own prefill: {verdict.reason}"
-    return make_check(cell, None, DECODE_PARITY, verdict.verdict, message, **numbers)
+    return make_check(cell, None, DECODE_PARITY, verdict.verdict, message, ParityNumbers(numbers))

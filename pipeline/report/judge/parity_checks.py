@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.report.judge.check_kinds import PARITY_VS_BASELINE
+from pipeline.report.judge.check_numbers import ParityNumbers
 from pipeline.report.judge.pairing import find_baseline
 from pipeline.report.judge.verdicts import ERROR, INCONCLUSIVE, NO_BASELINE, Check, make_check
 from pipeline.report.load.cells import CellRecord
@@ -126,7 +127,9 @@ def _check(
             f"{policy.metric} {mean.estimate:.3g} per token; no band: no {policy.aa_variant} "
             f"cell (the A/A, parity.aa_variant) re-scored {base.label}'s sequences"
         )
-        return make_check(cell, None, PARITY_VS_BASELINE, INCONCLUSIVE, message, **numbers)
+        return make_check(
+            cell, None, PARITY_VS_BASELINE, INCONCLUSIVE, message, ParityNumbers(numbers)
+        )
     ref = _noise(policy.reference, summary, pool, summaries, policy) if policy.reference else None
     verdict = judge(policy.verdict_rule, mean, aa[1], ref[1] if ref else None)
     band = verdict.band
@@ -136,7 +139,9 @@ def _check(
         aa_cell=aa[0].label, aa_upper=aa[1].upper,
         reference_cell=ref[0].label if ref else None, reference_upper=ref[1].upper if ref else None,
     )  # fmt: skip
-    return make_check(cell, None, PARITY_VS_BASELINE, verdict.verdict, verdict.reason, **numbers)
+    return make_check(
+        cell, None, PARITY_VS_BASELINE, verdict.verdict, verdict.reason, ParityNumbers(numbers)
+    )
 
 
 def _why(source: str, aa: CellRecord, ref: CellRecord | None, policy: ParityPolicy) -> str:

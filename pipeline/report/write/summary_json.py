@@ -39,6 +39,7 @@ from pipeline.report.judge.check_kinds import (
     STAT_KINDS,
     CheckKind,
 )
+from pipeline.report.judge.check_numbers import numbers_json
 from pipeline.report.judge.verdicts import Check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.speed.band_checks import SPEED_COLUMNS, speed_fields
@@ -117,15 +118,16 @@ def _cell(report: Report, cell: CellRecord) -> dict[str, Any]:
 
 
 def _check(check: Check, baseline: str) -> dict[str, Any]:
+    numbers = numbers_json(check.numbers, check.adjusted)
     out = {
         "eval": check.eval,
         "kind": check.kind.name,
         "title": check.title(baseline),
         "verdict": check.verdict,
         "message": check.message,
-        "numbers": check.numbers,
+        "numbers": numbers,
     }
-    missing = {k: check.kind.null_reason(k) for k, v in check.numbers.items() if _non_finite(v)}
+    missing = {k: check.kind.null_reason(k) for k, v in numbers.items() if _non_finite(v)}
     if missing:
         out["null_because"] = missing
     return out
