@@ -33,6 +33,7 @@ from pipeline.report.judge.check_numbers import (
     AccuracyByBinNumbers,
     BinRow,
     ByBinNumbers,
+    PerPosition,
 )
 from pipeline.report.judge.describe import rel
 from pipeline.report.judge.pairing import Paired, Samples
@@ -147,9 +148,9 @@ def _check(
     return check
 
 
-def per_position(samples: tuple[Samples, Samples], labels: dict[str, str]) -> dict[str, Any]:
+def per_position(samples: tuple[Samples, Samples], labels: dict[str, str]) -> PerPosition:
     """Per-position acceptance per bin, both sides, from the samples' spec histograms."""
-    out: dict[str, Any] = {}
+    out: PerPosition = {}
     for side, records in zip(("baseline", "candidate"), samples, strict=True):
         totals: dict[str, np.ndarray] = {}
         for (q, _), record in records.items():

@@ -46,6 +46,10 @@ UNDEFINED = "not a finite number: these samples do not define it"
 NO_GO_TEST = "an alarm only: there is no GO test, so no GO p-value"
 
 
+CsvValue = str | float | None  # a cells.csv field (ints are floats to the type checker)
+CsvFields = dict[str, CsvValue]
+
+
 class CheckReading(Protocol):
     """What a kind reads of a check (``verdicts.Check`` is one)."""
 
@@ -76,7 +80,7 @@ class CheckKind:
         """The ``cells.csv`` columns this kind fills (none for a kind without numbers)."""
         return ()
 
-    def csv_fields(self, check: CheckReading) -> dict[str, Any]:
+    def csv_fields(self, check: CheckReading) -> CsvFields:
         """The values of ``columns`` for ``check``."""
         return {}
 
@@ -111,7 +115,7 @@ class Comparison(CheckKind):
         fields = _FIELDS + (_SIDES if self.paired else ())
         return tuple(f"{self.prefix}_{f}" for f in fields)
 
-    def csv_fields(self, check: CheckReading) -> dict[str, Any]:
+    def csv_fields(self, check: CheckReading) -> CsvFields:
         """Change, bounds, margin, p-values, repeats (and error rates) of ``check``."""
         n, a = check.numbers, check.adjusted
         if not isinstance(n, DropNumbers):
@@ -120,10 +124,11 @@ class Comparison(CheckKind):
             low, high = n.go_bound, n.nogo_bound
         else:
             low, high = n.upper, n.lower
-        values: list[Any] = [self._change(n.drop), self._change(low), self._change(high)]
+        values: list[CsvValue] = [self._change(n.drop), self._change(low), self._change(high)]
         margin = n.band if isinstance(n, _ACCEPT) else n.margin
         repeats = n.repeats if isinstance(n, _ACCURACY) else None
-        values += [margin, a and a.p_go_adjusted, a and a.p_nogo_adjusted, repeats]
+        p_go, p_nogo = (a.p_go_adjusted, a.p_nogo_adjusted) if a else (None, None)
+        values += [margin, p_go, p_nogo, repeats]
         if self.paired:
             rates = n.rates if isinstance(n, AccuracyVsBaselineNumbers) else {}
             values += [rates.get("base_error"), rates.get("cand_error")]
@@ -315,7 +320,7 @@ class ByBin(CheckKind):
         fields = ("bins", "nogo_bins", "worst_bin", "worst_change")
         return tuple(f"{self.prefix}_{f}" for f in fields)
 
-    def csv_fields(self, check: CheckReading) -> dict[str, Any]:
+    def csv_fields(self, check: CheckReading) -> CsvFields:
         """The bins tested, those NO-GO, and the bin with the largest drop."""
         n = check.numbers
         if not isinstance(n, ByBinNumbers) or not n.bins:
@@ -323,8 +328,8 @@ class ByBin(CheckKind):
         finite = [b for b in n.bins if math.isfinite(b.change)]
         worst = min(finite, key=lambda b: b.change) if finite else None
         nogo = "|".join(b.label for b in n.bins if self.bin_verdict(check, b) == "NO-GO")
-        values = [len(n.bins), nogo, worst.label if worst else None,
-                  worst.change if worst else None]  # fmt: skip
+        values: list[CsvValue] = [len(n.bins), nogo, worst.label if worst else None,
+                                  worst.change if worst else None]  # fmt: skip
         return dict(zip(self.columns, values, strict=True))
 
 
@@ -358,7 +363,7 @@ class ParityVsBaseline(CheckKind):
         fields = ("", "_metric", "_divergence", "_upper", "_band")
         return tuple(f"{self.prefix}{f}" for f in fields)
 
-    def csv_fields(self, check: CheckReading) -> dict[str, Any]:
+    def csv_fields(self, check: CheckReading) -> CsvFields:
         """Verdict, metric, divergence, upper bound and band of ``check``."""
         n = parity_values(check.numbers)
         values = [check.verdict, n.get("metric"), n.get("divergence"), n.get("upper"),

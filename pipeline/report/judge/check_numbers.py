@@ -148,7 +148,7 @@ class AccuracyVsReferenceNumbers(DropNumbers):
     se_method: str
     n_questions: int
     repeats: int | None  # None: result.json's summary, which did not say
-    source: dict[str, Any] = field(metadata=FLAT)  # reference_file and the provenance
+    source: dict[str, str] = field(metadata=FLAT)  # reference_file and the provenance
     stopped_early: str | Unset = UNSET
 
 
@@ -161,7 +161,7 @@ class AcceptVsReferenceNumbers(DropNumbers):
     accept_length: float
     band: float
     scale: str
-    source: dict[str, Any] = field(metadata=FLAT)
+    source: dict[str, str] = field(metadata=FLAT)
     stopped_early: str | Unset = UNSET
 
 
@@ -204,6 +204,9 @@ class BinRow:
     verdict: str
 
 
+PerPosition = dict[str, dict[str, list[float]]]  # side -> bin -> acceptance at position 1, 2, ...
+
+
 @dataclass(frozen=True)
 class ByBinNumbers(Numbers):
     """Paired checks per bin: a row per bin, the level and the correction over the bins."""
@@ -227,7 +230,7 @@ class AcceptByBinNumbers(ByBinNumbers):
     """Accept length per bin against the band, with the per-position acceptance per bin."""
 
     band: float
-    per_position: dict[str, Any]
+    per_position: PerPosition
     dimension: str
 
 

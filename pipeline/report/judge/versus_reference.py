@@ -84,7 +84,7 @@ def stopped_early(summary: EvalSummary) -> str:
             "shown, not counted")  # fmt: skip
 
 
-def _source(ref: Reference) -> dict[str, Any]:
+def _source(ref: Reference) -> dict[str, str]:
     return {"reference_file": ref.where, **ref.provenance}
 
 

@@ -12,9 +12,8 @@ beyond, INCONCLUSIVE otherwise; a shape with no baseline point is NO BASELINE.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from pipeline.report.judge.check_kinds import SPEED_VS_BASELINE
+from pipeline.report.judge.check_kinds import SPEED_VS_BASELINE, CsvFields
 from pipeline.report.judge.check_numbers import SpeedNumbers, SpeedShapeNumbers
 from pipeline.report.judge.verdicts import (
     GO,
@@ -80,7 +79,7 @@ def speed_checks(rows: Sequence[SpeedRow], bands: SpeedTolerance, baseline: str)
     return out
 
 
-def speed_fields(checks: list[Check]) -> dict[str, Any]:
+def speed_fields(checks: list[Check]) -> CsvFields:
     """A cell's speed columns: the worst verdict of its shapes, and the shape nearest failing."""
     found = [k for k in checks if k.kind == SPEED_VS_BASELINE]
     if not found:

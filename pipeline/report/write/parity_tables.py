@@ -15,6 +15,7 @@ from pipeline.report.judge.check_kinds import (
     DECODE_PARITY,
     LOSSLESS,
     PARITY_VS_BASELINE,
+    CsvFields,
     parity_values,
 )
 from pipeline.report.judge.check_numbers import LosslessNumbers, numbers_json
@@ -115,9 +116,9 @@ def parity_entries(report: Report) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def parity_fields(checks: list[Check]) -> dict[str, Any]:
+def parity_fields(checks: list[Check]) -> CsvFields:
     """A cell's ``cells.csv`` parity columns (empty without a parity check)."""
-    out: dict[str, Any] = {}
+    out: CsvFields = {}
     for check in checks:
         if check.kind in KINDS:
             out |= check.kind.csv_fields(check)

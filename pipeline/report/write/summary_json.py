@@ -38,6 +38,7 @@ from pipeline.report.judge.check_kinds import (
     SPEED_VS_BASELINE,
     STAT_KINDS,
     CheckKind,
+    CsvFields,
 )
 from pipeline.report.judge.check_numbers import numbers_json
 from pipeline.report.judge.verdicts import Check
@@ -210,7 +211,7 @@ def _verdict(report: Report, cell: CellRecord, name: str, kind: CheckKind) -> st
     )
 
 
-def _numbers(checks: list[Check], name: str) -> dict[str, Any]:
+def _numbers(checks: list[Check], name: str) -> CsvFields:
     # A non-finite number is an empty field, like every missing value in the file.
     kinds = (*STAT_KINDS, *BIN_KINDS)
     found = [k.kind.csv_fields(k) for k in checks if k.eval == name and k.kind in kinds]
