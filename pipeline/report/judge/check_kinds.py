@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
 from pipeline.report.judge.check_numbers import (
     UNSET,
@@ -24,12 +24,14 @@ from pipeline.report.judge.check_numbers import (
     BinRow,
     BrokenNumbers,
     ByBinNumbers,
+    DivergenceNumbers,
     DropNumbers,
     McNemarNumbers,
     Numbers,
     ParityNumbers,
     SpeedNumbers,
     Unset,
+    band_of,
 )
 from pipeline.report.judge.describe import (
     baseline_note,
@@ -346,15 +348,17 @@ class ParityVsBaseline(CheckKind):
 
     def describe(self, check: CheckReading) -> str:
         """The divergence, its bounds against the band and what set the band."""
-        n = parity_values(check.numbers)
-        if "band" not in n:  # no band (no A/A), or not paired: the message says why
+        n = check.numbers
+        # No band (no A/A), or not paired: the message says why.
+        if not isinstance(n, DivergenceNumbers) or (band := band_of(n)) is None:
             return check.message
+        limit, source, why = band
+        top1 = n.top1_agreement if isinstance(n, ParityNumbers) else None
         return (
-            f"{n['metric']} {n['divergence']:.3g} per token, one-sided {100 * n['confidence']:g}% "
-            f"bounds [{n['lower']:.3g}, {n['upper']:.3g}] over {n['questions']} sequences "
-            f"({n['tokens']} tokens) vs band {n['band']:.3g} ({n['band_source']}: "
-            f"{n['band_why']}); "
-            f"top-1 agreement {_share(n.get('top1_agreement'))}"
+            f"{n.metric} {n.divergence:.3g} per token, one-sided {100 * n.confidence:g}% "
+            f"bounds [{n.lower:.3g}, {n.upper:.3g}] over {n.questions} sequences "
+            f"({n.tokens} tokens) vs band {limit:.3g} ({source}: {why}); "
+            f"top-1 agreement {_share(top1)}"
         )
 
     @property
@@ -365,15 +369,13 @@ class ParityVsBaseline(CheckKind):
 
     def csv_fields(self, check: CheckReading) -> CsvFields:
         """Verdict, metric, divergence, upper bound and band of ``check``."""
-        n = parity_values(check.numbers)
-        values = [check.verdict, n.get("metric"), n.get("divergence"), n.get("upper"),
-                  n.get("band")]  # fmt: skip
+        n = check.numbers
+        if not isinstance(n, DivergenceNumbers):
+            values: list[CsvValue] = [check.verdict, None, None, None, None]
+        else:
+            band = band_of(n)
+            values = [check.verdict, n.metric, n.divergence, n.upper, band[0] if band else None]
         return dict(zip(self.columns, values, strict=True))
-
-
-def parity_values(numbers: Numbers) -> dict[str, Any]:
-    """A parity check's numbers (still a mapping: ``check_numbers.ParityNumbers``)."""
-    return numbers.values if isinstance(numbers, ParityNumbers) else {}
 
 
 def _share(value: float | None) -> str:

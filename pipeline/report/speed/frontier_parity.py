@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pipeline.report.judge.check_kinds import parity_values
+from pipeline.report.judge.check_numbers import ParityNumbers, band_of
 from pipeline.report.judge.verdicts import Check
 
 PARITY_KIND = "parity_vs_baseline"
@@ -32,6 +32,8 @@ def divergence_of(checks: Sequence[Check]) -> Divergence | None:
     found = [c for c in checks if c.kind.name == PARITY_KIND]
     if not found:
         return None
-    n = parity_values(found[0].numbers)
-    return Divergence(found[0].verdict, n.get("metric"), n.get("divergence"), n.get("upper"),
-                      n.get("band"))  # fmt: skip
+    n = found[0].numbers
+    if not isinstance(n, ParityNumbers):  # no baseline, or its files unreadable
+        return Divergence(found[0].verdict, None, None, None, None)
+    band = band_of(n)
+    return Divergence(found[0].verdict, n.metric, n.divergence, n.upper, band[0] if band else None)

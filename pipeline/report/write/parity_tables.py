@@ -16,9 +16,15 @@ from pipeline.report.judge.check_kinds import (
     LOSSLESS,
     PARITY_VS_BASELINE,
     CsvFields,
-    parity_values,
 )
-from pipeline.report.judge.check_numbers import LosslessNumbers, numbers_json
+from pipeline.report.judge.check_numbers import (
+    DecodeParityNumbers,
+    DivergenceNumbers,
+    LosslessNumbers,
+    ParityNumbers,
+    band_of,
+    numbers_json,
+)
 from pipeline.report.judge.verdicts import Check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.write.section import WHO, Section, sort_key, who
@@ -91,19 +97,30 @@ def parity_sections(report: Report) -> list[Section]:
     worst_heads = ["sequence", "prompt tokens", "scored tokens", "mean"]
     worst = Section("Parity: worst sequences", [*cols, *worst_heads])
     for cell, check in found:
-        n = parity_values(check.numbers)
-        band = f"{_g(n.get('band'))} ({n.get('band_why', 'no A/A')})" if "band" in n else "none"
-        bounds = f"[{_g(n.get('lower'))}, {_g(n.get('upper'))}]" if "lower" in n else ""
-        main.rows.append([*who(cell), PATH[check.kind.name], str(n.get("metric", "")),
-                          _g(n.get("divergence")), bounds, _pct(n.get("top1_agreement")), band,
-                          check.verdict, str(n.get("baseline_cell", check.message))])  # fmt: skip
-        for b in n.get("bins", []):
-            high = "" if b["high"] is None else b["high"]
-            bins.rows.append([*who(cell), f"[{b['low']}, {high})", _g(b["mean"]), str(b["tokens"])])
-        for w in n.get("worst", []):
-            worst.rows.append([*who(cell), w["question"], str(w["prompt_tokens"]),
-                               str(w["tokens"]), _g(w["mean"])])  # fmt: skip
+        main.rows.append([*who(cell), PATH[check.kind.name], *_main_row(check)])
+        n = check.numbers
+        if not isinstance(n, ParityNumbers):
+            continue
+        for b in n.bins:
+            high = "" if b.high is None else b.high
+            bins.rows.append([*who(cell), f"[{b.low}, {high})", _g(b.mean), str(b.tokens)])
+        for w in n.worst:
+            worst.rows.append([*who(cell), w.question, str(w.prompt_tokens), str(w.tokens),
+                               _g(w.mean)])  # fmt: skip
     return [main, bins, worst, *lossless_section(report)]
+
+
+def _main_row(check: Check) -> list[str]:
+    # A parity check without numbers (no baseline, unreadable files) shows its message.
+    n = check.numbers
+    if not isinstance(n, DivergenceNumbers):
+        return ["", _g(None), "", _pct(None), "none", check.verdict, check.message]
+    band = band_of(n)
+    shown = f"{_g(band[0])} ({band[2]})" if band else "none"
+    top1 = n.top1_agreement if isinstance(n, ParityNumbers) else None
+    who_with = n.baseline_cell if isinstance(n, ParityNumbers | DecodeParityNumbers) else ""
+    return [n.metric, _g(n.divergence), f"[{_g(n.lower)}, {_g(n.upper)}]", _pct(top1), shown,
+            check.verdict, who_with]  # fmt: skip
 
 
 def parity_entries(report: Report) -> list[dict[str, Any]]:

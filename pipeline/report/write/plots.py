@@ -15,6 +15,8 @@ from pipeline.report.judge.check_numbers import (
     AcceptVsReferenceNumbers,
     AccuracyVsReferenceNumbers,
     DropNumbers,
+    ParityNumbers,
+    band_of,
 )
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.write.section import skip_text, sort_key
@@ -219,24 +221,22 @@ def verdict_grid(report: Report) -> bytes:
 
 def parity_position_plot(report: Report) -> bytes | None:
     """Each candidate's parity divergence per context-position bin (None without parity)."""
-    from pipeline.report.judge.check_kinds import PARITY_VS_BASELINE, parity_values
-
-    found = [(c, parity_values(k.numbers)) for c in sorted(report.cells, key=sort_key)
+    found = [(c, k.numbers) for c in sorted(report.cells, key=sort_key)
              for k in report.checks_of(c)
-             if k.kind == PARITY_VS_BASELINE and parity_values(k.numbers).get("bins")]  # fmt: skip
+             if isinstance(k.numbers, ParityNumbers) and k.numbers.bins]  # fmt: skip
     if not found:
         return None
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 3.5))
     for cell, n in found:
-        bins = [b for b in n["bins"] if b["mean"] is not None]
-        ax.plot([b["low"] for b in bins], [b["mean"] for b in bins], marker="o",
+        bins = [b for b in n.bins if b.mean is not None]
+        ax.plot([b.low for b in bins], [b.mean for b in bins], marker="o",
                 label=f"{cell.variant} {cell.kv_dtype} {skip_text(cell)}")  # fmt: skip
-        if n.get("band") is not None:
-            ax.axhline(n["band"], color=GREY, linestyle="--", linewidth=0.8)
+        if (band := band_of(n)) is not None:
+            ax.axhline(band[0], color=GREY, linestyle="--", linewidth=0.8)
     ax.set_xscale("symlog", linthresh=1024)
     ax.set_xlabel("context position (bin start)")
-    ax.set_ylabel(f"{found[0][1]['metric']} per token")
+    ax.set_ylabel(f"{found[0][1].metric} per token")
     ax.set_title(_title(report, "Parity divergence by context position (dashed: band)"))
     ax.legend(fontsize=7)
     return _png(fig)
