@@ -6,12 +6,14 @@ from typing import Any
 
 from pipeline.report.judge.check_numbers import (
     AcceptByBinNumbers,
-    AcceptVsBaselineNumbers,
     AccuracyByBinNumbers,
-    AccuracyVsBaselineNumbers,
     BinRow,
-    Dependence,
     SpeedNumbers,
+)
+from pipeline.report.judge.drop_numbers import (
+    AcceptVsBaselineNumbers,
+    AccuracyVsBaselineNumbers,
+    Dependence,
 )
 
 _DROP: dict[str, Any] = {"drop": 0.0, "se": 0.01, "df": 100.0, "margin": 0.02, "alpha": 0.05,

@@ -16,22 +16,14 @@ from typing import ClassVar, Protocol
 
 from pipeline.report.judge.check_numbers import (
     UNSET,
-    AcceptVsBaselineNumbers,
-    AcceptVsReferenceNumbers,
-    AccuracyVsBaselineNumbers,
-    AccuracyVsReferenceNumbers,
     Adjusted,
     BinRow,
     BrokenNumbers,
     ByBinNumbers,
-    DivergenceNumbers,
-    DropNumbers,
     McNemarNumbers,
     Numbers,
-    ParityNumbers,
     SpeedNumbers,
     Unset,
-    band_of,
 )
 from pipeline.report.judge.describe import (
     baseline_note,
@@ -42,6 +34,14 @@ from pipeline.report.judge.describe import (
     pts,
     rel,
 )
+from pipeline.report.judge.drop_numbers import (
+    AcceptVsBaselineNumbers,
+    AcceptVsReferenceNumbers,
+    AccuracyVsBaselineNumbers,
+    AccuracyVsReferenceNumbers,
+    DropNumbers,
+)
+from pipeline.report.judge.parity_numbers import DivergenceNumbers, ParityNumbers, band_of
 
 # Why a number is missing, when it is missing by design (the rest get ``UNDEFINED``).
 UNDEFINED = "not a finite number: these samples do not define it"

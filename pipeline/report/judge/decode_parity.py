@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pipeline.report.judge.check_kinds import DECODE_PARITY
-from pipeline.report.judge.check_numbers import DecodeParityNumbers
 from pipeline.report.judge.parity_checks import paired_source, same_folder, summaries_of
+from pipeline.report.judge.parity_numbers import DecodeParityNumbers
 from pipeline.report.judge.verdicts import ERROR, INCONCLUSIVE, NO_BASELINE, Check, make_check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.load.parity_files import (

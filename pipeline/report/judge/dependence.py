@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pipeline.report.judge.check_numbers import Dependence
+from pipeline.report.judge.drop_numbers import Dependence
 from pipeline.report.judge.pairing import Paired
 from pipeline.stats.dependence import (
     questions_for_identical_answers,

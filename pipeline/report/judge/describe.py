@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import math
 
-from pipeline.report.judge.check_numbers import UNSET, AccuracyVsBaselineNumbers, Adjusted
+from pipeline.report.judge.check_numbers import UNSET, Adjusted
+from pipeline.report.judge.drop_numbers import AccuracyVsBaselineNumbers
 
 NAN = float("nan")
 

@@ -15,8 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from pipeline.report.judge.check_kinds import PARITY_VS_BASELINE
-from pipeline.report.judge.check_numbers import ParityBand, ParityNumbers, PositionBin
 from pipeline.report.judge.pairing import find_baseline
+from pipeline.report.judge.parity_numbers import ParityBand, ParityNumbers, PositionBin
 from pipeline.report.judge.verdicts import ERROR, INCONCLUSIVE, NO_BASELINE, Check, make_check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.load.parity_files import (

@@ -19,16 +19,12 @@ from pipeline.report.judge.check_kinds import (
     STAT_KINDS,
     CheckKind,
 )
-from pipeline.report.judge.check_numbers import (
-    NO_NUMBERS,
-    UNSET,
+from pipeline.report.judge.check_numbers import NO_NUMBERS, UNSET, Adjusted, BrokenNumbers, Numbers
+from pipeline.report.judge.drop_numbers import (
     AcceptVsReferenceNumbers,
     AccuracyVsBaselineNumbers,
     AccuracyVsReferenceNumbers,
-    Adjusted,
-    BrokenNumbers,
     DropNumbers,
-    Numbers,
 )
 from pipeline.report.load.cells import CellRecord
 from pipeline.stats.noninferiority import GO, INCONCLUSIVE, NO_GO, margin_test

@@ -19,15 +19,10 @@ from pipeline.report.judge.check_kinds import (
     BROKEN_PROMPTS,
     MCNEMAR,
 )
-from pipeline.report.judge.check_numbers import (
-    UNSET,
-    AcceptVsBaselineNumbers,
-    AccuracyVsBaselineNumbers,
-    BrokenNumbers,
-    McNemarNumbers,
-)
+from pipeline.report.judge.check_numbers import UNSET, BrokenNumbers, McNemarNumbers
 from pipeline.report.judge.dependence import dependence_numbers
 from pipeline.report.judge.describe import pts
+from pipeline.report.judge.drop_numbers import AcceptVsBaselineNumbers, AccuracyVsBaselineNumbers
 from pipeline.report.judge.pairing import Paired, SampleReader, Samples, pair_samples
 from pipeline.report.judge.stopped_cells import (
     Look,

@@ -15,10 +15,7 @@ import numpy as np
 
 from pipeline.report.judge.accept_pairing import accept_rows
 from pipeline.report.judge.check_kinds import ACCEPT_VS_REFERENCE, ACCURACY_VS_REFERENCE
-from pipeline.report.judge.check_numbers import (
-    AcceptVsReferenceNumbers,
-    AccuracyVsReferenceNumbers,
-)
+from pipeline.report.judge.drop_numbers import AcceptVsReferenceNumbers, AccuracyVsReferenceNumbers
 from pipeline.report.judge.pairing import SampleReader, Samples, score_matrix
 from pipeline.report.judge.verdicts import (
     ERROR,

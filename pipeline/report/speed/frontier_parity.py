@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pipeline.report.judge.check_numbers import ParityNumbers, band_of
+from pipeline.report.judge.parity_numbers import ParityNumbers, band_of
 from pipeline.report.judge.verdicts import Check
 
 PARITY_KIND = "parity_vs_baseline"

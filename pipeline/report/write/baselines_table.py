@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.report.assemble.build import Report
-from pipeline.report.judge.check_numbers import AccuracyVsBaselineNumbers, Numbers, SpeedNumbers
+from pipeline.report.judge.check_numbers import Numbers, SpeedNumbers
+from pipeline.report.judge.drop_numbers import AccuracyVsBaselineNumbers
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.write.section import Section, sort_key
 

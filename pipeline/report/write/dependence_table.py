@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 
 from pipeline.report.judge.check_kinds import ACCURACY_VS_BASELINE
-from pipeline.report.judge.check_numbers import AccuracyVsBaselineNumbers, Dependence, Unset
+from pipeline.report.judge.check_numbers import Unset
+from pipeline.report.judge.drop_numbers import AccuracyVsBaselineNumbers, Dependence
 from pipeline.report.judge.verdicts import Check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.write.section import WHO, Section, who

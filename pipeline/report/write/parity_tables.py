@@ -17,13 +17,12 @@ from pipeline.report.judge.check_kinds import (
     PARITY_VS_BASELINE,
     CsvFields,
 )
-from pipeline.report.judge.check_numbers import (
+from pipeline.report.judge.check_numbers import LosslessNumbers, numbers_json
+from pipeline.report.judge.parity_numbers import (
     DecodeParityNumbers,
     DivergenceNumbers,
-    LosslessNumbers,
     ParityNumbers,
     band_of,
-    numbers_json,
 )
 from pipeline.report.judge.verdicts import Check
 from pipeline.report.load.cells import CellRecord

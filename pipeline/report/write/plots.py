@@ -11,13 +11,12 @@ from pipeline.report.judge.check_kinds import (
     ACCURACY_VS_BASELINE,
     ACCURACY_VS_REFERENCE,
 )
-from pipeline.report.judge.check_numbers import (
+from pipeline.report.judge.drop_numbers import (
     AcceptVsReferenceNumbers,
     AccuracyVsReferenceNumbers,
     DropNumbers,
-    ParityNumbers,
-    band_of,
 )
+from pipeline.report.judge.parity_numbers import ParityNumbers, band_of
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.write.section import skip_text, sort_key
 from pipeline.results.result_types import AcceptBlock, EvalSummary

@@ -13,7 +13,7 @@ import html
 
 from pipeline.report.assemble.build import Report
 from pipeline.report.judge.check_kinds import ACCURACY_VS_BASELINE
-from pipeline.report.judge.check_numbers import AccuracyVsBaselineNumbers
+from pipeline.report.judge.drop_numbers import AccuracyVsBaselineNumbers
 from pipeline.report.judge.verdicts import FAILING, UNDECIDED, Check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.load.samples import SampleError, read_samples

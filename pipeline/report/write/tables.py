@@ -12,15 +12,15 @@ from pipeline.report.judge.check_kinds import (
     REFERENCE_KINDS,
     STATUS,
 )
-from pipeline.report.judge.check_numbers import (
-    UNSET,
+from pipeline.report.judge.check_numbers import UNSET
+from pipeline.report.judge.describe import aborted_note, pts, rel
+from pipeline.report.judge.drop_numbers import (
     AcceptVsBaselineNumbers,
     AcceptVsReferenceNumbers,
     AccuracyVsBaselineNumbers,
     AccuracyVsReferenceNumbers,
     DropNumbers,
 )
-from pipeline.report.judge.describe import aborted_note, pts, rel
 from pipeline.report.judge.verdicts import OK, Check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.write.dependence_table import dependence_section
