@@ -87,7 +87,7 @@ class CheckKind:
         return {}
 
     def null_reason(self, key: str) -> str:
-        """Why ``numbers[key]`` is not a finite number (``summary.json`` writes it beside)."""
+        """Why the number ``key`` is not a finite one (``summary.json`` writes it beside)."""
         return self.null_reasons.get(key, UNDEFINED)
 
 

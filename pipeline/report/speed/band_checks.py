@@ -58,9 +58,9 @@ def speed_check(row: SpeedRow, band: float, baseline: str) -> Check:
     low, high = widened(row.ratio_ci, row.aa_band)
     interval = (1.0 / high, 1.0 / low)  # slowdown = 1 / ratio: the ends swap
     numbers = SpeedNumbers(
-        **vars(shape), slowdown=1.0 / row.ratio, slowdown_low=interval[0],
-        slowdown_high=interval[1],
-        ratio=row.ratio, ratio_ci95=list(row.ratio_ci), aa_band=row.aa_band,
+        shape.phase, shape.batch, shape.tokens, band, slowdown=1.0 / row.ratio,
+        slowdown_low=interval[0], slowdown_high=interval[1], ratio=row.ratio,
+        ratio_ci95=list(row.ratio_ci), aa_band=row.aa_band,
         same_kernels=row.same_kernels, baseline=row.baseline.label,
         baseline_folder=str(row.baseline.folder or row.baseline.id),
     )  # fmt: skip

@@ -194,7 +194,7 @@ def _serving_check(row: ServingRow, band: float, baseline: str) -> Check:
     verdict = slowdown_verdict(interval, band) if row.aa_band else INCONCLUSIVE
     why = "" if row.aa_band else "no A/A at this level: one run has no interval"
     numbers = SpeedNumbers(
-        **vars(shape), slowdown=1.0 / row.ratio,
+        "serving", p.concurrency, p.bucket, band, slowdown=1.0 / row.ratio,
         slowdown_low=interval[0], slowdown_high=interval[1], ratio=row.ratio,
         ratio_ci95=[row.ratio, row.ratio], aa_band=row.aa_band, same_kernels=False,
         baseline=row.baseline.label, baseline_folder=str(row.baseline.folder or row.baseline.id),
