@@ -3,21 +3,18 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from pipeline.report.judge.check_kinds import ACCEPT_BY_LENGTH, ACCURACY_BY_CATEGORY, ByBin
+from pipeline.report.judge.check_numbers import BinRow
 from pipeline.report.judge.verdicts import Check
 from pipeline.report.write.bin_tables import _bin_verdicts, bin_metrics, metric_key
+from tests.helpers.check_numbers import bin_numbers
+from tests.helpers.check_numbers import bin_row as _row
 
 
-def _row(label: str, change: float, verdict: str) -> dict[str, Any]:
-    low, high = change - 0.05, change + 0.05
-    return {"label": label, "questions": 8, "change": change, "change_low": low,
-            "change_high": high, "p_go": 0.5, "p_nogo": 0.01, "verdict": verdict}  # fmt: skip
-
-
-def _check(verdict: str, rows: list[dict[str, Any]], kind: ByBin = ACCEPT_BY_LENGTH) -> Check:
-    numbers = {"bins": rows, "dimension": "length" if kind is ACCEPT_BY_LENGTH else "category"}
+def _check(verdict: str, rows: list[BinRow], kind: ByBin = ACCEPT_BY_LENGTH) -> Check:
+    dimension = "length" if kind is ACCEPT_BY_LENGTH else "category"
+    numbers = bin_numbers(rows, dimension, accept=kind.log_scale)
     return Check("c", "c", "longctx_vt", kind, verdict, "", numbers)
 
 

@@ -18,7 +18,9 @@ from pipeline.report.judge.check_kinds import (
     STATUS,
     UNDEFINED,
 )
+from pipeline.report.judge.check_numbers import Adjusted
 from pipeline.report.judge.verdicts import Check
+from tests.helpers.check_numbers import accept_numbers, accuracy_numbers, speed_numbers
 
 
 def test_every_kind_has_one_name_and_distinct_columns() -> None:
@@ -44,14 +46,15 @@ def test_titles(kind, title) -> None:
     assert Check("c", "label", "gsm8k", kind, "GO").title("fa3") == f"gsm8k: {title}"
 
 
-ACCURACY = {"drop": 0.06, "lower": 0.04, "upper": 0.08, "nogo_bound": 0.035, "go_bound": 0.085,
-            "margin": 0.02, "p_go_adjusted": 0.9, "p_nogo_adjusted": 0.001, "repeats": 8,
-            "base_error": 0.0, "cand_error": 0.01}  # fmt: skip
+ACCURACY = accuracy_numbers(drop=0.06, lower=0.04, upper=0.08, nogo_bound=0.035, go_bound=0.085,
+                            margin=0.02, repeats=8,
+                            rates={"base_error": 0.0, "cand_error": 0.01})  # fmt: skip
 
 
 def test_an_accuracy_comparison_gives_the_change_and_the_verdicts_bounds() -> None:
-    fields = ACCURACY_VS_BASELINE.csv_fields(Check("c", "l", "e", ACCURACY_VS_BASELINE, "NO-GO",
-                                                   numbers=ACCURACY))  # fmt: skip
+    check = Check("c", "l", "e", ACCURACY_VS_BASELINE, "NO-GO", numbers=ACCURACY,
+                  adjusted=Adjusted(0.9, 0.001, 1))  # fmt: skip
+    fields = ACCURACY_VS_BASELINE.csv_fields(check)
     assert fields == pytest.approx({
         "vs_baseline_change": -0.06, "vs_baseline_lower": -0.085, "vs_baseline_upper": -0.035,
         "vs_baseline_margin": 0.02, "vs_baseline_p_go": 0.9, "vs_baseline_p_nogo": 0.001,
@@ -61,7 +64,7 @@ def test_an_accuracy_comparison_gives_the_change_and_the_verdicts_bounds() -> No
 
 def test_an_accept_comparison_gives_relative_changes() -> None:
     drop = math.log(2.5 / 2.0)  # accept length 2.5 -> 2.0: 20% shorter
-    numbers = {"drop": drop, "lower": drop - 0.1, "upper": drop + 0.1, "band": 0.1}
+    numbers = accept_numbers(drop=drop, lower=drop - 0.1, upper=drop + 0.1, band=0.1)
     fields = ACCEPT_VS_BASELINE.csv_fields(Check("c", "l", "e", ACCEPT_VS_BASELINE, "NO-GO",
                                                  numbers=numbers))  # fmt: skip
     assert fields["accept_vs_baseline_change"] == pytest.approx(-0.2)
@@ -82,8 +85,8 @@ def test_why_a_number_is_missing() -> None:
 
 
 def test_a_speed_check_reads_its_slowdown_against_the_band() -> None:
-    numbers = {"slowdown": 2.02, "slowdown_low": 1.9, "slowdown_high": 2.1, "ratio": 0.495,
-               "max_slowdown": 1.05, "aa_band": None, "same_kernels": False}  # fmt: skip
+    numbers = speed_numbers(slowdown=2.02, slowdown_low=1.9, slowdown_high=2.1, ratio=0.495,
+                            max_slowdown=1.05, aa_band=None, same_kernels=False)  # fmt: skip
     check = Check("c", "l", "prefill 1x1024", KINDS["speed_vs_baseline"], "NO-GO", numbers=numbers)
     text = check.kind.describe(check)
     assert "time 2.020x the baseline's" in text and "[1.900, 2.100]" in text

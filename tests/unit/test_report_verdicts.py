@@ -1,6 +1,7 @@
 import pytest
 
 from pipeline.report.judge.check_kinds import KINDS
+from pipeline.report.judge.check_numbers import NO_NUMBERS
 from pipeline.report.judge.verdicts import (
     ERROR,
     FAIL,
@@ -20,10 +21,12 @@ from pipeline.report.judge.verdicts import (
     worst,
 )
 from pipeline.stats.power import VarianceComponents
+from tests.helpers.check_numbers import accuracy_numbers
 
 
 def check(verdict, kind="status", p_go=None, p_nogo=None, level=None):
-    c = Check("id", "label", "e", KINDS[kind], verdict)
+    numbers = accuracy_numbers() if kind == "accuracy_vs_baseline" else NO_NUMBERS
+    c = Check("id", "label", "e", KINDS[kind], verdict, numbers=numbers)
     c.p_go, c.p_nogo, c.level = p_go, p_nogo, level
     return c
 
@@ -62,12 +65,12 @@ def test_finalize_reads_go_per_cell_and_holm_corrects_no_go_alarms():
     checks = [check(INCONCLUSIVE, kind, p, 0.99, 0.05) for p in (0.01, 0.02, 0.02, 0.04)]
     finalize(checks, 0.05, 0.8, "holm")
     assert [c.verdict for c in checks] == [GO, GO, GO, GO]
-    assert [c.numbers["p_go_adjusted"] for c in checks] == pytest.approx([0.01, 0.02, 0.02, 0.04])
+    assert [c.adjusted.p_go_adjusted for c in checks] == pytest.approx([0.01, 0.02, 0.02, 0.04])
     # NO-GO p-values 0.01, 0.02, 0.02, 0.04 -> Holm 0.04, 0.06, 0.06, 0.06.
     checks = [check(INCONCLUSIVE, kind, 0.99, p, 0.05) for p in (0.01, 0.02, 0.02, 0.04)]
     finalize(checks, 0.05, 0.8, "holm")
     assert [c.verdict for c in checks] == [NO_GO, INCONCLUSIVE, INCONCLUSIVE, INCONCLUSIVE]
-    assert [c.numbers["p_nogo_adjusted"] for c in checks] == pytest.approx([0.04, 0.06, 0.06, 0.06])
+    assert [c.adjusted.p_nogo_adjusted for c in checks] == pytest.approx([0.04, 0.06, 0.06, 0.06])
     finalize(checks, 0.05, 0.8, "none")
     assert [c.verdict for c in checks] == [NO_GO, NO_GO, NO_GO, NO_GO]
 
@@ -83,15 +86,15 @@ def test_a_sequential_look_is_read_at_its_own_level():
     c = check(INCONCLUSIVE, "accuracy_vs_baseline", 0.03, 0.97, level=0.02)
     finalize([c], 0.05, 0.8, "holm")  # 0.03 > 0.02: not decided at this look
     assert c.verdict == INCONCLUSIVE
-    assert c.numbers["p_go_adjusted"] == pytest.approx(0.075)
+    assert c.adjusted.p_go_adjusted == pytest.approx(0.075)
 
 
 def test_inconclusive_checks_get_extra_repeats():
     c = check(INCONCLUSIVE, "accuracy_vs_baseline", 0.2, 0.8, 0.05)
     c.components, c.distance = VarianceComponents(0.1, 0.0, 200), 0.02
-    c.numbers["repeats"] = 4
+    c.numbers = accuracy_numbers(repeats=4)
     finalize([c], 0.05, 0.8, "holm")
-    assert c.numbers["extra_repeats"] == 4  # 8 needed (see test_stats_power), 4 done
+    assert c.adjusted.extra_repeats == 4  # 8 needed (see test_stats_power), 4 done
     c.components = VarianceComponents(0.1, 0.05, 200)
     finalize([c], 0.05, 0.8, "holm")
-    assert c.numbers["extra_repeats"] is None
+    assert c.adjusted.extra_repeats is None

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from pipeline.measuring.sequential_run import SequentialConf, copies_only, design_of, greedy, look
+from pipeline.report.judge.check_numbers import UNSET
 from pipeline.report.judge.verdicts import copies_note
 from pipeline.stats.anytime import anytime_evidence
 from pipeline.stats.dependence import questions_for_identical_answers
@@ -16,6 +17,7 @@ from pipeline.stats.look_schedule import LookSchedule
 from pipeline.stats.outcomes import Outcomes
 from pipeline.stats.sequential import SequentialDesign
 from pipeline.stats.signoff import accuracy_evidence
+from tests.helpers.check_numbers import accuracy_numbers, dependence
 
 
 def rec(qid: str, repeat: int, correct: bool) -> dict:
@@ -73,16 +75,18 @@ def test_copies_only_when_no_question_varies_on_either_side(base, cand, expected
     assert copies_only(cand, base) is expected
 
 
-@pytest.mark.parametrize(("numbers", "says"), [
+@pytest.mark.parametrize(("given", "says"), [
     ({"repeats_vary": False, "repeats": 2, "questions_needed": 174}, "about 174 questions can"),
     ({"repeats_vary": False, "repeats": 8, "questions_needed": None}, "more questions can"),
     ({"repeats_vary": True, "repeats": 8, "questions_needed": 174}, ""),
     ({"repeats_vary": False, "repeats": 1, "questions_needed": 174}, ""),
     ({"repeats_vary": False, "repeats": 2, "undecided_because": "errors decided it"}, ""),
-    ({}, ""),
+    ({"repeats": 2, "dependence": UNSET}, ""),
 ])  # fmt: skip
-def test_the_copies_note_only_where_copies_are_why(numbers, says):
-    note = copies_note(numbers)
+def test_the_copies_note_only_where_copies_are_why(given, says):
+    own = {k: given.pop(k) for k in ("repeats", "undecided_because", "dependence") if k in given}
+    own.setdefault("dependence", dependence(**given))
+    note = copies_note(accuracy_numbers(**own))
     assert (says in note and "more repeats cannot decide it" in note) if says else note == ""
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -26,6 +27,13 @@ from pipeline.report.judge.check_kinds import (
     ACCURACY_BY_CATEGORY,
     ACCURACY_BY_LENGTH,
     ByBin,
+)
+from pipeline.report.judge.check_numbers import (
+    AcceptByBinNumbers,
+    AccuracyByBinNumbers,
+    BinRow,
+    ByBinNumbers,
+    PerPosition,
 )
 from pipeline.report.judge.describe import rel
 from pipeline.report.judge.pairing import Paired, Samples
@@ -78,60 +86,59 @@ def bin_checks(
         labels = question_labels(b_samples, c_samples, label)
         if len(set(labels.values())) < 2:
             continue
-        made = []
+        tagged = (labels, dimension)
         if cell.evals[name].graded:
-            made.append(_accuracy(cell, base, name, margins, alpha, paired, labels, accuracy_kind))
+            out.append(_accuracy(cell, base, name, margins, alpha, paired, tagged, accuracy_kind))
         if cell.speculative and base.speculative:
-            made.append(_accept(cell, base, name, margins.accept_band, alpha, samples, labels,
-                                accept_kind))  # fmt: skip
-        for check in made:
-            check.numbers["dimension"] = dimension
-        out += made
+            out.append(_accept(cell, base, name, margins.accept_band, alpha, samples, tagged,
+                               accept_kind))  # fmt: skip
     return out
 
 
 def _accuracy(
     cell: CellRecord, base: CellRecord, name: str, margins: EvalTolerance, alpha: float,
-    paired: Paired, labels: dict[str, str], kind: ByBin,
+    paired: Paired, tagged: tuple[dict[str, str], str], kind: ByBin,
 ) -> Check:  # fmt: skip
+    labels, dimension = tagged
     keep = np.array([q in labels for q in paired.questions], dtype=bool)
     o = paired.outcomes
     errored = None if o.cand_errored is None else o.cand_errored[keep]
     part = type(o)(o.base[keep], o.cand[keep], np.asarray(o.cand_asked)[keep], o.by_repeat, errored)
     tags = [labels[q] for q in paired.questions if q in labels]
     found = by_bin.accuracy_by_bin(part, tags, margins.max_drop, alpha)
-    return _check(cell, base, name, kind, found, lambda d: -d, margin=margins.max_drop)
+    numbers = partial(AccuracyByBinNumbers, margin=margins.max_drop, dimension=dimension)
+    return _check(cell, name, kind, found, lambda d: -d, partial(numbers, baseline=base.label))
 
 
 def _accept(
     cell: CellRecord, base: CellRecord, name: str, band: float, alpha: float,
-    samples: tuple[Samples, Samples], labels: dict[str, str], kind: ByBin,
+    samples: tuple[Samples, Samples], tagged: tuple[dict[str, str], str], kind: ByBin,
 ) -> Check:  # fmt: skip
+    labels, dimension = tagged
     (cb, vb, cc, vc), questions = accept_pairs(*samples)
     keep = [i for i, q in enumerate(questions) if q in labels]
     pairs = AcceptPairs(cb[keep], vb[keep], cc[keep], vc[keep], [questions[i] for i in keep],
                         [labels[questions[i]] for i in keep])  # fmt: skip
     found = by_bin.accept_by_bin(pairs, band, alpha)
     positions = per_position(samples, labels)
-    return _check(cell, base, name, kind, found, lambda d: -rel(d), band=band,
-                  per_position=positions)  # fmt: skip
+    numbers = partial(AcceptByBinNumbers, baseline=base.label, band=band,
+                      per_position=positions, dimension=dimension)  # fmt: skip
+    return _check(cell, name, kind, found, lambda d: -rel(d), numbers)
 
 
-def _row(b: BinCheck, change: Callable[[float], float]) -> dict[str, Any]:
+def _row(b: BinCheck, change: Callable[[float], float]) -> BinRow:
     # The drop's upper bound is the change's lower one: a drop of 0.1 is a change of -0.1.
-    return {"label": b.label, "questions": b.questions, "change": change(b.drop),
-            "change_low": change(b.upper), "change_high": change(b.lower), "p_go": b.p_go,
-            "p_nogo": b.p_nogo, "verdict": b.verdict}  # fmt: skip
+    return BinRow(b.label, b.questions, change(b.drop), change(b.upper), change(b.lower),
+                  b.p_go, b.p_nogo, b.verdict)  # fmt: skip
 
 
 def _check(
-    cell: CellRecord, base: CellRecord, name: str, kind: ByBin, found: by_bin.ByBin,
-    change: Callable[[float], float], **numbers: Any,
+    cell: CellRecord, name: str, kind: ByBin, found: by_bin.ByBin,
+    change: Callable[[float], float], numbers: Callable[..., ByBinNumbers],
 ) -> Check:  # fmt: skip
     rows = [_row(b, change) for b in found.checks]
-    check = make_check(cell, name, kind, INCONCLUSIVE, "", bins=rows, alpha=found.alpha,
-                       multiplicity=found.multiplicity(), baseline=base.label,
-                       **numbers)  # fmt: skip
+    made = numbers(bins=rows, alpha=found.alpha, multiplicity=found.multiplicity())
+    check = make_check(cell, name, kind, INCONCLUSIVE, "", made)
     tested = [b for b in found.checks if math.isfinite(b.p_nogo)]
     # The worst bin decides: NO-GO's smallest Holm-corrected p, GO's largest (every bin GO).
     check.p_nogo = min((b.p_nogo for b in tested), default=1.0)
@@ -141,9 +148,9 @@ def _check(
     return check
 
 
-def per_position(samples: tuple[Samples, Samples], labels: dict[str, str]) -> dict[str, Any]:
+def per_position(samples: tuple[Samples, Samples], labels: dict[str, str]) -> PerPosition:
     """Per-position acceptance per bin, both sides, from the samples' spec histograms."""
-    out: dict[str, Any] = {}
+    out: PerPosition = {}
     for side, records in zip(("baseline", "candidate"), samples, strict=True):
         totals: dict[str, np.ndarray] = {}
         for (q, _), record in records.items():

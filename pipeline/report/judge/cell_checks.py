@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pipeline.report.judge.check_kinds import ACCEPT_METRIC, STATUS
+from pipeline.report.judge.check_numbers import AcceptMetricNumbers
 from pipeline.report.judge.pairing import SampleReader, find_baseline
 from pipeline.report.judge.verdicts import (
     ERROR,
@@ -100,8 +101,10 @@ def accept_metric(cell: CellRecord, name: str, max_unmeasured: float = 1.0) -> C
             message += f"; {lacking} of {answered} answered requests without accept statistics"
             if lacking / answered > max_unmeasured:
                 message += f", beyond the {max_unmeasured:.0%} accept_max_unmeasured allows"
-                return make_check(cell, name, ACCEPT_METRIC, FAIL, message, accept_length=value)
-        return make_check(cell, name, ACCEPT_METRIC, PASS, message, accept_length=value)
+                return make_check(
+                    cell, name, ACCEPT_METRIC, FAIL, message, AcceptMetricNumbers(value)
+                )
+        return make_check(cell, name, ACCEPT_METRIC, PASS, message, AcceptMetricNumbers(value))
     algorithm = (cell.speculative or {}).get("algorithm")
     message = (
         f"speculative cell ({algorithm}) without an accept metric "

@@ -2,19 +2,29 @@
 
 A kind knows its name (as ``summary.json`` writes it), its title in tables and JUnit, how its
 numbers read in one line, the ``cells.csv`` columns it fills, and why a number of it can be
-missing (``null`` in ``summary.json``). The numbers stay a dict on the ``Check``: the checks
-fill them in as they compute, ``verdicts.finalize`` adds the adjusted p-values, and
-``summary.json`` writes them as they are.
-A kind reads a check through ``CheckReading`` (its verdict, message and numbers), so this module
-does not import ``verdicts``, whose ``Check`` holds a kind.
+missing (``null`` in ``summary.json``). Its numbers are one of ``check_numbers``' types, read
+here by attribute; ``verdicts.finalize`` adds the adjusted p-values beside them (``Adjusted``).
+A kind reads a check through ``CheckReading`` (its verdict, message, numbers and adjusted
+p-values), so this module does not import ``verdicts``, whose ``Check`` holds a kind.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import ClassVar, Protocol
 
+from pipeline.report.judge.check_numbers import (
+    UNSET,
+    Adjusted,
+    BinRow,
+    BrokenNumbers,
+    ByBinNumbers,
+    McNemarNumbers,
+    Numbers,
+    SpeedNumbers,
+    Unset,
+)
 from pipeline.report.judge.describe import (
     baseline_note,
     drop_bounds,
@@ -24,10 +34,22 @@ from pipeline.report.judge.describe import (
     pts,
     rel,
 )
+from pipeline.report.judge.drop_numbers import (
+    AcceptVsBaselineNumbers,
+    AcceptVsReferenceNumbers,
+    AccuracyVsBaselineNumbers,
+    AccuracyVsReferenceNumbers,
+    DropNumbers,
+)
+from pipeline.report.judge.parity_numbers import DivergenceNumbers, ParityNumbers, band_of
 
 # Why a number is missing, when it is missing by design (the rest get ``UNDEFINED``).
 UNDEFINED = "not a finite number: these samples do not define it"
 NO_GO_TEST = "an alarm only: there is no GO test, so no GO p-value"
+
+
+CsvValue = str | float | None  # a cells.csv field (ints are floats to the type checker)
+CsvFields = dict[str, CsvValue]
 
 
 class CheckReading(Protocol):
@@ -35,7 +57,8 @@ class CheckReading(Protocol):
 
     verdict: str
     message: str
-    numbers: dict[str, Any]
+    numbers: Numbers
+    adjusted: Adjusted | None
 
 
 @dataclass(frozen=True)
@@ -59,15 +82,17 @@ class CheckKind:
         """The ``cells.csv`` columns this kind fills (none for a kind without numbers)."""
         return ()
 
-    def csv_fields(self, check: CheckReading) -> dict[str, Any]:
+    def csv_fields(self, check: CheckReading) -> CsvFields:
         """The values of ``columns`` for ``check``."""
         return {}
 
     def null_reason(self, key: str) -> str:
-        """Why ``numbers[key]`` is not a finite number (``summary.json`` writes it beside)."""
+        """Why the number ``key`` is not a finite one (``summary.json`` writes it beside)."""
         return self.null_reasons.get(key, UNDEFINED)
 
 
+_ACCEPT = (AcceptVsBaselineNumbers, AcceptVsReferenceNumbers)
+_ACCURACY = (AccuracyVsBaselineNumbers, AccuracyVsReferenceNumbers)
 _FIELDS = ("change", "lower", "upper", "margin", "p_go", "p_nogo", "repeats")
 _SIDES = ("baseline_error_rate", "candidate_error_rate")
 
@@ -92,17 +117,23 @@ class Comparison(CheckKind):
         fields = _FIELDS + (_SIDES if self.paired else ())
         return tuple(f"{self.prefix}_{f}" for f in fields)
 
-    def csv_fields(self, check: CheckReading) -> dict[str, Any]:
+    def csv_fields(self, check: CheckReading) -> CsvFields:
         """Change, bounds, margin, p-values, repeats (and error rates) of ``check``."""
-        n = check.numbers
-        if "drop" not in n:
+        n, a = check.numbers, check.adjusted
+        if not isinstance(n, DropNumbers):
             return {}
-        low, high = n.get("go_bound", n["upper"]), n.get("nogo_bound", n["lower"])
-        values: list[Any] = [self._change(n["drop"]), self._change(low), self._change(high)]
-        margin = n["band"] if self.log_scale else n["margin"]
-        values += [margin, n.get("p_go_adjusted"), n.get("p_nogo_adjusted"), n.get("repeats")]
+        if isinstance(n, AccuracyVsBaselineNumbers):
+            low, high = n.go_bound, n.nogo_bound
+        else:
+            low, high = n.upper, n.lower
+        values: list[CsvValue] = [self._change(n.drop), self._change(low), self._change(high)]
+        margin = n.band if isinstance(n, _ACCEPT) else n.margin
+        repeats = n.repeats if isinstance(n, _ACCURACY) else None
+        p_go, p_nogo = (a.p_go_adjusted, a.p_nogo_adjusted) if a else (None, None)
+        values += [margin, p_go, p_nogo, repeats]
         if self.paired:
-            values += [n.get("base_error"), n.get("cand_error")]
+            rates = n.rates if isinstance(n, AccuracyVsBaselineNumbers) else {}
+            values += [rates.get("base_error"), rates.get("cand_error")]
         return dict(zip(self.columns, values, strict=True))
 
     def _change(self, drop: float) -> float:
@@ -116,18 +147,19 @@ class AccuracyVsBaseline(Comparison):
 
     def describe(self, check: CheckReading) -> str:
         """Accuracies, change, bounds against the margin, p-values, coverage, what is missing."""
-        n = check.numbers
-        if "drop" not in n:
+        n, a = check.numbers, check.adjusted
+        if not isinstance(n, AccuracyVsBaselineNumbers):
             return check.message
-        seq = f", {n['sequential']}" if n.get("sequential") else ""
-        why = n.get("undecided_because") if check.verdict == "INCONCLUSIVE" else ""
+        seq = f", {n.sequential}" if n.sequential else ""
+        why = n.undecided_because if check.verdict == "INCONCLUSIVE" else ""
+        family = 1 if n.nogo_family is UNSET else n.nogo_family or 1
         return (
-            f"accuracy {n['accuracy_candidate']:.4f} vs {n['accuracy_baseline']:.4f} "
-            f"(change {pts(-n['drop'], True)} pts); drop {pts(n['drop'])} pts, one-sided "
-            f"{100 * (1 - n['alpha']):g}% bounds {drop_bounds(n)} vs "
-            f"margin {pts(n['margin'])} pts; {p_values(n)}; {n['n_questions']} questions x "
-            f"{n['repeats']} repeats{seq}; {error_rates(n)}; {n.get('coverage', '')}"
-            f"{f'; undecided: {why}' if why else ''}{extra_repeats(n)}{baseline_note(n)}"
+            f"accuracy {n.accuracy_candidate:.4f} vs {n.accuracy_baseline:.4f} "
+            f"(change {pts(-n.drop, True)} pts); drop {pts(n.drop)} pts, one-sided "
+            f"{100 * (1 - n.alpha):g}% bounds {drop_bounds(n)} vs "
+            f"margin {pts(n.margin)} pts; {p_values(a, family)}; {n.n_questions} questions x "
+            f"{n.repeats} repeats{seq}; {error_rates(n.rates)}; {n.coverage}"
+            f"{f'; undecided: {why}' if why else ''}{extra_repeats(a)}{baseline_note(n.note)}"
         )
 
 
@@ -138,19 +170,21 @@ class AcceptVsBaseline(Comparison):
     def describe(self, check: CheckReading) -> str:
         """Both accept lengths, the relative drop and its bounds against the band."""
         n = check.numbers
-        if "drop" not in n:
+        if not isinstance(n, AcceptVsBaselineNumbers):
             return check.message
         return (
-            f"accept length {n['accept_length_candidate']:.3f} vs "
-            f"{n['accept_length_baseline']:.3f} (relative drop {100 * rel(n['drop']):.2f}%, "
-            f"bounds [{100 * rel(n['lower']):.2f}%, {100 * rel(n['upper']):.2f}%] vs band "
-            f"{100 * n['band']:g}%); {p_values(n)}; {n['n_pairs']} paired prompts"
+            f"accept length {n.accept_length_candidate:.3f} vs "
+            f"{n.accept_length_baseline:.3f} (relative drop {100 * rel(n.drop):.2f}%, "
+            f"bounds [{100 * rel(n.lower):.2f}%, {100 * rel(n.upper):.2f}%] vs band "
+            f"{100 * n.band:g}%); {p_values(check.adjusted)}; {n.n_pairs} paired prompts"
         )
 
 
-def _not_decided(check: CheckReading) -> str:
+def _not_decided(check: CheckReading, stopped: str | Unset) -> str:
     # A sequentially stopped GO cell's reference check is shown, not counted (INFO).
-    return f"; not decided: {check.numbers['stopped_early']}" if check.verdict == "INFO" else ""
+    if check.verdict != "INFO" or stopped is UNSET:
+        return ""
+    return f"; not decided: {stopped}"
 
 
 @dataclass(frozen=True)
@@ -159,15 +193,15 @@ class AccuracyVsReference(Comparison):
 
     def describe(self, check: CheckReading) -> str:
         """Accuracy against the reference, bounds against the margin, the SEs used."""
-        n = check.numbers
-        if "drop" not in n:
+        n, a = check.numbers, check.adjusted
+        if not isinstance(n, AccuracyVsReferenceNumbers):
             return check.message
         return (
-            f"accuracy {n['accuracy']:.4f} vs reference {n['reference']:.4f} "
-            f"({n['source']}, {n['date']}); drop {pts(n['drop'])} pts, bounds "
-            f"[{pts(n['lower'])}, {pts(n['upper'])}] vs margin {pts(n['margin'])} pts; SE "
-            f"{pts(n['se'])} pts ({n['se_method']}, reference {pts(n['reference_stderr'])})"
-            f"; {p_values(n)}{extra_repeats(n)}{_not_decided(check)}"
+            f"accuracy {n.accuracy:.4f} vs reference {n.reference:.4f} "
+            f"({n.source['source']}, {n.source['date']}); drop {pts(n.drop)} pts, bounds "
+            f"[{pts(n.lower)}, {pts(n.upper)}] vs margin {pts(n.margin)} pts; SE "
+            f"{pts(n.se)} pts ({n.se_method}, reference {pts(n.reference_stderr)})"
+            f"; {p_values(a)}{extra_repeats(a)}{_not_decided(check, n.stopped_early)}"
         )
 
 
@@ -178,13 +212,13 @@ class AcceptVsReference(Comparison):
     def describe(self, check: CheckReading) -> str:
         """Accept length against the reference, the relative drop and its bounds."""
         n = check.numbers
-        if "drop" not in n:
+        if not isinstance(n, AcceptVsReferenceNumbers):
             return check.message
         return (
-            f"accept length {n['accept_length']:.3f} vs reference {n['reference']:.3f} "
-            f"({n['source']}); relative drop {100 * rel(n['drop']):.2f}%, bounds "
-            f"[{100 * rel(n['lower']):.2f}%, {100 * rel(n['upper']):.2f}%] vs band "
-            f"{100 * n['band']:g}%; {p_values(n)}{_not_decided(check)}"
+            f"accept length {n.accept_length:.3f} vs reference {n.reference:.3f} "
+            f"({n.source['source']}); relative drop {100 * rel(n.drop):.2f}%, bounds "
+            f"[{100 * rel(n.lower):.2f}%, {100 * rel(n.upper):.2f}%] vs band "
+            f"{100 * n.band:g}%; {p_values(check.adjusted)}{_not_decided(check, n.stopped_early)}"
         )
 
 
@@ -195,11 +229,11 @@ class McNemar(CheckKind):
     def describe(self, check: CheckReading) -> str:
         """The discordant counts and the exact one-sided p-value."""
         n = check.numbers
-        if "b" not in n:
+        if not isinstance(n, McNemarNumbers):
             return check.message
         return (
-            f"discordant questions: {n['b']} right only on the baseline, {n['c']} only on the "
-            f"candidate; exact one-sided p = {n['p']:.3g} for 'the candidate is worse' "
+            f"discordant questions: {n.b} right only on the baseline, {n.c} only on the "
+            f"candidate; exact one-sided p = {n.p:.3g} for 'the candidate is worse' "
             "(secondary: tests no difference, not the margin)"
         )
 
@@ -213,16 +247,16 @@ class BrokenPrompts(CheckKind):
     def describe(self, check: CheckReading) -> str:
         """The broken questions found, the test and its p-values."""
         n = check.numbers
-        if "p" not in n:
+        if not isinstance(n, BrokenNumbers):
             return check.message
-        ids = n["broken_questions"]
+        ids = n.broken_questions
         found = f"{len(ids)} broken: {', '.join(ids[:20])}" + ("..." if len(ids) > 20 else "")
-        adjusted = n.get("p_nogo_adjusted", math.nan)
+        adjusted = check.adjusted.p_nogo_adjusted if check.adjusted else math.nan
         return (
-            f"{found if ids else 'no question broke'} (questions {n['baseline']} gets right in "
+            f"{found if ids else 'no question broke'} (questions {n.baseline} gets right in "
             f"most repeats and the candidate in none, against the mirror pattern: an exact "
             f"sign test over questions, a question counted once whatever its repeats; "
-            f"{n['testable']} questions could show either); p {n['p']:.3g}"
+            f"{n.testable} questions could show either); p {n.p:.3g}"
             f", adjusted {adjusted:.3g}"
         )
 
@@ -236,22 +270,22 @@ class SpeedVsBaseline(CheckKind):
     def describe(self, check: CheckReading) -> str:
         """Slowdown, its widened interval against the band, and what widened it."""
         n = check.numbers
-        if "slowdown" not in n:
+        if not isinstance(n, SpeedNumbers):
             return check.message
-        aa = f"A/A band {n['aa_band']:.3f}" if n.get("aa_band") else "no A/A at this shape"
-        same = "; same kernels as the baseline in this phase" if n.get("same_kernels") else ""
+        aa = f"A/A band {n.aa_band:.3f}" if n.aa_band else "no A/A at this shape"
+        same = "; same kernels as the baseline in this phase" if n.same_kernels else ""
         # A serving level (issue 42) runs once: its interval is the A/A band alone.
-        runs = "one run" if n.get("phase") == "serving" else "the repeats' 95% bootstrap"
-        return (f"time {n['slowdown']:.3f}x the baseline's (ratio {n['ratio']:.3f}); interval "
-                f"[{n['slowdown_low']:.3f}, {n['slowdown_high']:.3f}] with {runs} "
-                f"and the {aa}, vs band {n['max_slowdown']:g}x{same}")  # fmt: skip
+        runs = "one run" if n.phase == "serving" else "the repeats' 95% bootstrap"
+        return (f"time {n.slowdown:.3f}x the baseline's (ratio {n.ratio:.3f}); interval "
+                f"[{n.slowdown_low:.3f}, {n.slowdown_high:.3f}] with {runs} "
+                f"and the {aa}, vs band {n.max_slowdown:g}x{same}")  # fmt: skip
 
 
 @dataclass(frozen=True)
 class ByBin(CheckKind):
     """Paired checks per bin (context length or category), one check per cell and eval.
 
-    ``numbers['bins']`` holds a row per bin (``judge/bin_checks.py``): questions, the change
+    ``numbers.bins`` holds a row per bin (``judge/bin_checks.py``): questions, the change
     (candidate minus baseline: points, or relative for accept length) and its one-sided bounds,
     both p-values and the bin's verdict (NO-GO Holm-corrected over the bins). The check's own
     p-values are the worst bin's (NO-GO: the smallest corrected one, GO: the largest), so that
@@ -262,25 +296,25 @@ class ByBin(CheckKind):
     log_scale: bool = False
 
     @staticmethod
-    def bin_verdict(check: CheckReading, row: dict[str, Any]) -> str:
+    def bin_verdict(check: CheckReading, row: BinRow) -> str:
         """A bin's verdict as shown: its NO-GO stands only when the check's, across cells, does."""
-        if row["verdict"] == "NO-GO" and check.verdict != "NO-GO":
+        if row.verdict == "NO-GO" and check.verdict != "NO-GO":
             return "INCONCLUSIVE"
-        return str(row["verdict"])
+        return row.verdict
 
     def describe(self, check: CheckReading) -> str:
         """Each bin's change and verdict, and the multiplicity."""
         n = check.numbers
-        if "bins" not in n:
+        if not isinstance(n, ByBinNumbers):
             return check.message
         unit = "%" if self.log_scale else " pts"
         rows = "; ".join(
-            f"{b['label']} ({b['questions']} q) {100 * b['change']:+.2f}{unit} "
-            f"[{100 * b['change_low']:+.2f}, {100 * b['change_high']:+.2f}] "
+            f"{b.label} ({b.questions} q) {100 * b.change:+.2f}{unit} "
+            f"[{100 * b.change_low:+.2f}, {100 * b.change_high:+.2f}] "
             f"{self.bin_verdict(check, b)}"
-            for b in n["bins"]
+            for b in n.bins
         )
-        return f"{rows}; {n['multiplicity']}; {p_values(n)}"
+        return f"{rows}; {n.multiplicity}; {p_values(check.adjusted)}"
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -288,16 +322,16 @@ class ByBin(CheckKind):
         fields = ("bins", "nogo_bins", "worst_bin", "worst_change")
         return tuple(f"{self.prefix}_{f}" for f in fields)
 
-    def csv_fields(self, check: CheckReading) -> dict[str, Any]:
+    def csv_fields(self, check: CheckReading) -> CsvFields:
         """The bins tested, those NO-GO, and the bin with the largest drop."""
-        bins = check.numbers.get("bins")
-        if not bins:
+        n = check.numbers
+        if not isinstance(n, ByBinNumbers) or not n.bins:
             return {}
-        finite = [b for b in bins if math.isfinite(b["change"])]
-        worst = min(finite, key=lambda b: b["change"]) if finite else None
-        nogo = "|".join(b["label"] for b in bins if self.bin_verdict(check, b) == "NO-GO")
-        values = [len(bins), nogo, worst["label"] if worst else None,
-                  worst["change"] if worst else None]  # fmt: skip
+        finite = [b for b in n.bins if math.isfinite(b.change)]
+        worst = min(finite, key=lambda b: b.change) if finite else None
+        nogo = "|".join(b.label for b in n.bins if self.bin_verdict(check, b) == "NO-GO")
+        values: list[CsvValue] = [len(n.bins), nogo, worst.label if worst else None,
+                                  worst.change if worst else None]  # fmt: skip
         return dict(zip(self.columns, values, strict=True))
 
 
@@ -315,14 +349,16 @@ class ParityVsBaseline(CheckKind):
     def describe(self, check: CheckReading) -> str:
         """The divergence, its bounds against the band and what set the band."""
         n = check.numbers
-        if "band" not in n:  # no band (no A/A), or not paired: the message says why
+        # No band (no A/A), or not paired: the message says why.
+        if not isinstance(n, DivergenceNumbers) or (band := band_of(n)) is None:
             return check.message
+        limit, source, why = band
+        top1 = n.top1_agreement if isinstance(n, ParityNumbers) else None
         return (
-            f"{n['metric']} {n['divergence']:.3g} per token, one-sided {100 * n['confidence']:g}% "
-            f"bounds [{n['lower']:.3g}, {n['upper']:.3g}] over {n['questions']} sequences "
-            f"({n['tokens']} tokens) vs band {n['band']:.3g} ({n['band_source']}: "
-            f"{n['band_why']}); "
-            f"top-1 agreement {_share(n.get('top1_agreement'))}"
+            f"{n.metric} {n.divergence:.3g} per token, one-sided {100 * n.confidence:g}% "
+            f"bounds [{n.lower:.3g}, {n.upper:.3g}] over {n.questions} sequences "
+            f"({n.tokens} tokens) vs band {limit:.3g} ({source}: {why}); "
+            f"top-1 agreement {_share(top1)}"
         )
 
     @property
@@ -331,11 +367,14 @@ class ParityVsBaseline(CheckKind):
         fields = ("", "_metric", "_divergence", "_upper", "_band")
         return tuple(f"{self.prefix}{f}" for f in fields)
 
-    def csv_fields(self, check: CheckReading) -> dict[str, Any]:
+    def csv_fields(self, check: CheckReading) -> CsvFields:
         """Verdict, metric, divergence, upper bound and band of ``check``."""
         n = check.numbers
-        values = [check.verdict, n.get("metric"), n.get("divergence"), n.get("upper"),
-                  n.get("band")]  # fmt: skip
+        if not isinstance(n, DivergenceNumbers):
+            values: list[CsvValue] = [check.verdict, None, None, None, None]
+        else:
+            band = band_of(n)
+            values = [check.verdict, n.metric, n.divergence, n.upper, band[0] if band else None]
         return dict(zip(self.columns, values, strict=True))
 
 

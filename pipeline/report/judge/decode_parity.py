@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from pipeline.report.judge.check_kinds import DECODE_PARITY
 from pipeline.report.judge.parity_checks import paired_source, same_folder, summaries_of
+from pipeline.report.judge.parity_numbers import DecodeParityNumbers
 from pipeline.report.judge.verdicts import ERROR, INCONCLUSIVE, NO_BASELINE, Check, make_check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.load.parity_files import (
@@ -92,12 +93,22 @@ def _check(
     why = f"{policy.noise_factor:g} x the upper bound of {who}'s own decode-vs-prefill"
     why = {"ceiling": f"the policy's ceiling {policy.ceiling:g}",
            "floor": f"the policy's floor {policy.floor:g}"}.get(band.source, why)  # fmt: skip
-    numbers = {
-        "metric": policy.metric, "divergence": mine.estimate, "lower": mine.lower,
-        "upper": mine.upper, "se": mine.se, "questions": mine.questions, "tokens": mine.tokens,
-        "confidence": policy.confidence, "band": band.limit, "band_source": band.source,
-        "band_why": why, "baseline_cell": base.label, "paired_by": how,
-        "baseline_upper": noise.upper, "aa_upper": aa.upper if aa else None,
-    }  # fmt: skip
+    numbers = DecodeParityNumbers(
+        metric=policy.metric,
+        divergence=mine.estimate,
+        lower=mine.lower,
+        upper=mine.upper,
+        se=mine.se,
+        questions=mine.questions,
+        tokens=mine.tokens,
+        confidence=policy.confidence,
+        band=band.limit,
+        band_source=band.source,
+        band_why=why,
+        baseline_cell=base.label,
+        paired_by=how,
+        baseline_upper=noise.upper,
+        aa_upper=aa.upper if aa else None,
+    )
     message = f"decode vs own prefill: {verdict.reason}"
-    return make_check(cell, None, DECODE_PARITY, verdict.verdict, message, **numbers)
+    return make_check(cell, None, DECODE_PARITY, verdict.verdict, message, numbers)

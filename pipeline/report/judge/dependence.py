@@ -10,10 +10,9 @@ questions the margin needs at these repeats. ``write/dependence_table.py`` is it
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
+from pipeline.report.judge.drop_numbers import Dependence
 from pipeline.report.judge.pairing import Paired
 from pipeline.stats.dependence import (
     questions_for_identical_answers,
@@ -23,7 +22,7 @@ from pipeline.stats.dependence import (
 from pipeline.stats.outcomes import question_diffs
 
 
-def dependence_numbers(paired: Paired, margin: float, alpha: float) -> dict[str, Any]:
+def dependence_numbers(paired: Paired, margin: float, alpha: float) -> Dependence:
     """The numbers an accuracy check carries about its answers' dependence."""
     dep = within_question(paired.outcomes.base, paired.outcomes.cand)
     diffs = question_diffs(paired.outcomes)
@@ -31,12 +30,12 @@ def dependence_numbers(paired: Paired, margin: float, alpha: float) -> dict[str,
     if needed is None and np.isfinite(diffs).sum() >= 2 and np.nanmax(np.abs(diffs)) == 0:
         base = paired.outcomes.base
         needed = questions_for_identical_answers(float(np.nanmean(base)), margin, alpha)
-    return {
-        "identical_share": dep.identical_share,
-        "icc": dep.icc,
-        "icc_ci95": [dep.icc_low, dep.icc_high],
-        "answers_per_side": dep.answers,
-        "effective_answers": dep.effective,
-        "repeats_vary": dep.repeats_vary,
-        "questions_needed": needed,
-    }
+    return Dependence(
+        identical_share=dep.identical_share,
+        icc=dep.icc,
+        icc_ci95=[dep.icc_low, dep.icc_high],
+        answers_per_side=dep.answers,
+        effective_answers=dep.effective,
+        repeats_vary=dep.repeats_vary,
+        questions_needed=needed,
+    )

@@ -1,12 +1,16 @@
 """The phrases a check's one-line description is built of (``check_kinds`` puts them together).
 
-Each takes the check's ``numbers``; none knows which kind of check it describes.
+Each takes the part of a check's numbers it phrases.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+
+from pipeline.report.judge.check_numbers import UNSET, Adjusted
+from pipeline.report.judge.drop_numbers import AccuracyVsBaselineNumbers
+
+NAN = float("nan")
 
 
 def pts(x: float | None, signed: bool = False) -> str:
@@ -24,49 +28,48 @@ def rel(log_drop: float) -> float:
     return 1 - math.exp(-log_drop)
 
 
-def p_values(n: dict[str, Any]) -> str:
+def p_values(adjusted: Adjusted | None, nogo_family: int = 1) -> str:
     """Both adjusted p-values, and the multiplicity correction they went through."""
-    adjusted = n.get("family_size", 1) > 1
-    tag = f" (NO-GO Holm over {n['family_size']} cells; GO per cell)" if adjusted else ""
-    if (n.get("nogo_family") or 1) > 1:  # a sequential candidate: the split its looks used
-        family = n["nogo_family"]
-        tag = f" (NO-GO Bonferroni over the sweep's {family} checks, as its looks; GO per cell)"
-    return (
-        f"p(GO) {n.get('p_go_adjusted', float('nan')):.3g}, "
-        f"p(NO-GO) {n.get('p_nogo_adjusted', float('nan')):.3g}{tag}"
-    )
+    size = adjusted.family_size if adjusted else 1
+    tag = f" (NO-GO Holm over {size} cells; GO per cell)" if size > 1 else ""
+    if nogo_family > 1:  # a sequential candidate: the split its looks used
+        tag = (
+            f" (NO-GO Bonferroni over the sweep's {nogo_family} checks, as its looks; GO per cell)"
+        )
+    p_go, p_nogo = (adjusted.p_go_adjusted, adjusted.p_nogo_adjusted) if adjusted else (NAN, NAN)
+    return f"p(GO) {p_go:.3g}, p(NO-GO) {p_nogo:.3g}{tag}"
 
 
-def error_rates(n: dict[str, Any]) -> str:
+def error_rates(rates: dict[str, float]) -> str:
     """Error and truncation rates of both sides (an errored request is no answer)."""
+    base, cand = rates.get("base_error", 0), rates.get("cand_error", 0)
     return (
-        f"errors {100 * n.get('base_error', 0):.1f}% baseline / {100 * n.get('cand_error', 0):.1f}%"
-        f" candidate (no answer), truncated {100 * n.get('base_truncated', 0):.1f}% / "
-        f"{100 * n.get('cand_truncated', 0):.1f}% (counted wrong)" + aborted_note(n)
+        f"errors {100 * base:.1f}% baseline / {100 * cand:.1f}%"
+        f" candidate (no answer), truncated {100 * rates.get('base_truncated', 0):.1f}% / "
+        f"{100 * rates.get('cand_truncated', 0):.1f}% (counted wrong)" + aborted_note(rates)
     )
 
 
-def aborted_note(n: dict[str, Any]) -> str:
+def aborted_note(rates: dict[str, float]) -> str:
     """``; aborted B / C (...)`` when a side had aborted replies, else nothing."""
-    if not (n.get("base_aborted") or n.get("cand_aborted")):
+    if not (rates.get("base_aborted") or rates.get("cand_aborted")):
         return ""
     return (
-        f"; aborted {n.get('base_aborted', 0)} / {n.get('cand_aborted', 0)} replies "
+        f"; aborted {rates.get('base_aborted', 0)} / {rates.get('cand_aborted', 0)} replies "
         "(retried or counted as errors, never graded)"
     )
 
 
-def drop_bounds(n: dict[str, Any]) -> str:
+def drop_bounds(n: AccuracyVsBaselineNumbers) -> str:
     """The bounds the verdict reads, and the answered pairs' own when some pairs lack answers.
 
     The verdict's bounds use the SE where each test's null holds, so they sit against the margin
-    exactly as the verdict does; checks written before them show the answered pairs' bounds.
+    exactly as the verdict does; the answered pairs' own bounds are said beside when some pairs
+    lack answers.
     """
-    answered = f"[{pts(n['lower'])}, {pts(n['upper'])}]"
-    if "go_bound" not in n:
-        return answered
-    verdict = f"[{pts(n['nogo_bound'])}, {pts(n['go_bound'])}]"
-    if not (n.get("n_lost") or n.get("n_unanswered_questions")):
+    answered = f"[{pts(n.lower)}, {pts(n.upper)}]"
+    verdict = f"[{pts(n.nogo_bound)}, {pts(n.go_bound)}]"
+    if not (n.n_lost or n.n_unanswered_questions):
         return verdict
     return (
         f"{verdict} with what has no answer counted right (NO-GO's) / wrong (GO's); answered "
@@ -74,11 +77,11 @@ def drop_bounds(n: dict[str, Any]) -> str:
     )
 
 
-def extra_repeats(n: dict[str, Any]) -> str:
+def extra_repeats(adjusted: Adjusted | None) -> str:
     """How many more repeats would likely decide an undecided check (empty when not sized)."""
-    if "extra_repeats" not in n:
+    if adjusted is None or adjusted.extra_repeats is UNSET:
         return ""
-    extra = n["extra_repeats"]
+    extra = adjusted.extra_repeats
     if extra is None:
         return "; repeats alone would not decide it (more questions, or a wider margin)"
     if extra > 99:
@@ -86,7 +89,6 @@ def extra_repeats(n: dict[str, Any]) -> str:
     return f"; about {extra} more repeats would likely decide it"
 
 
-def baseline_note(n: dict[str, Any]) -> str:
-    """Which baseline folder was used, when that needs saying (empty otherwise)."""
-    # Which baseline folder was used when several match, or why another one was.
-    return f"; baseline: {n['note']}" if n.get("note") else ""
+def baseline_note(note: str) -> str:
+    """Which baseline folder was used, when several match, or why another one was ('' else)."""
+    return f"; baseline: {note}" if note else ""

@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pipeline.report.judge.check_kinds import LOSSLESS
+from pipeline.report.judge.check_numbers import LosslessNumbers
 from pipeline.report.judge.verdicts import FAIL, INFO, NO_BASELINE, PASS, Check, make_check
 from pipeline.report.load.cells import CellRecord
 from pipeline.results.cell_paths import parity_dir
@@ -83,17 +83,15 @@ def _compare(
     differ = {q: p for q, p in diverged.items() if p is not None}
     rate = 1 - len(differ) / len(shared) if shared else 0.0
     deterministic = _deterministic(cell) and _deterministic(off)
-    numbers: dict[str, Any] = {
-        "spec_off_cell": off.label, "requests": len(shared), "exact_match_rate": rate,
-        "first_divergence": dict(sorted(differ.items())), "deterministic": deterministic,
-    }  # fmt: skip
+    numbers = LosslessNumbers(off.label, len(shared), rate, dict(sorted(differ.items())),
+                              deterministic)  # fmt: skip
     said = ", ".join(f"{q} at output position {p}" for q, p in sorted(differ.items())[:10])
     head = f"greedy exact match {len(shared) - len(differ)}/{len(shared)} against {off.label}"
     if not deterministic:
         note = "; not deterministic mode on both: shown, not judged"
         return make_check(cell, None, LOSSLESS, INFO, head + (f" ({said})" if said else "") + note,
-                          **numbers)  # fmt: skip
+                          numbers)  # fmt: skip
     if differ:
         message = f"{head} under deterministic mode: differs at {said}"
-        return make_check(cell, None, LOSSLESS, FAIL, message, **numbers)
-    return make_check(cell, None, LOSSLESS, PASS, f"{head} under deterministic mode", **numbers)
+        return make_check(cell, None, LOSSLESS, FAIL, message, numbers)
+    return make_check(cell, None, LOSSLESS, PASS, f"{head} under deterministic mode", numbers)

@@ -11,11 +11,12 @@ re-scored the same sequences (``stats.parity_verdict.judge``): no A/A, no band, 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from pipeline.report.judge.check_kinds import PARITY_VS_BASELINE
 from pipeline.report.judge.pairing import find_baseline
+from pipeline.report.judge.parity_numbers import ParityBand, ParityNumbers, PositionBin
 from pipeline.report.judge.verdicts import ERROR, INCONCLUSIVE, NO_BASELINE, Check, make_check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.load.parity_files import (
@@ -120,23 +121,24 @@ def _check(
         why = f"{summary.folder}/parity/summary.json has no {policy.metric} (top_k 0?)"
         return make_check(cell, None, PARITY_VS_BASELINE, ERROR, why)
     aa = _noise(policy.aa_variant, summary, pool, summaries, policy)
-    numbers = _numbers(cell, summary, mean, policy, base, how)
+    numbers = _numbers(summary, mean, policy, base, how)
     if aa is None:
         message = (
             f"{policy.metric} {mean.estimate:.3g} per token; no band: no {policy.aa_variant} "
             f"cell (the A/A, parity.aa_variant) re-scored {base.label}'s sequences"
         )
-        return make_check(cell, None, PARITY_VS_BASELINE, INCONCLUSIVE, message, **numbers)
+        return make_check(cell, None, PARITY_VS_BASELINE, INCONCLUSIVE, message, numbers)
     ref = _noise(policy.reference, summary, pool, summaries, policy) if policy.reference else None
     verdict = judge(policy.verdict_rule, mean, aa[1], ref[1] if ref else None)
     band = verdict.band
-    numbers.update(
+    judged = ParityBand(
         band=band.limit, band_source=band.source, band_noise=band.noise,
         band_why=_why(band.source, aa[0], ref[0] if ref else None, policy),
         aa_cell=aa[0].label, aa_upper=aa[1].upper,
         reference_cell=ref[0].label if ref else None, reference_upper=ref[1].upper if ref else None,
     )  # fmt: skip
-    return make_check(cell, None, PARITY_VS_BASELINE, verdict.verdict, verdict.reason, **numbers)
+    numbers = replace(numbers, judged=judged)
+    return make_check(cell, None, PARITY_VS_BASELINE, verdict.verdict, verdict.reason, numbers)
 
 
 def _why(source: str, aa: CellRecord, ref: CellRecord | None, policy: ParityPolicy) -> str:
@@ -149,29 +151,31 @@ def _why(source: str, aa: CellRecord, ref: CellRecord | None, policy: ParityPoli
 
 
 def _numbers(
-    cell: CellRecord,
-    summary: ParitySummary,
-    mean: ClusteredMean,
-    policy: ParityPolicy,
-    base: CellRecord,
-    how: str,
-) -> dict[str, Any]:
+    summary: ParitySummary, mean: ClusteredMean, policy: ParityPolicy, base: CellRecord, how: str
+) -> ParityNumbers:
     top1 = summary.mean("top1_disagree", policy.confidence)
     try:
-        worst = [vars(w) for w in worst_sequences(summary, policy.metric, WORST)]
+        worst = worst_sequences(summary, policy.metric, WORST)
     except (ParityFileError, KeyError, TypeError, ValueError) as err:
         worst, how = [], f"{how}; worst sequences not read: {err}"
-    bins = [
-        {"low": b.low, "high": b.high, "mean": b.means.get(policy.metric),
-         "tokens": b.tokens.get(policy.metric, 0)}
-        for b in summary.bins
-    ]  # fmt: skip
-    return {
-        "metric": policy.metric, "divergence": mean.estimate, "lower": mean.lower,
-        "upper": mean.upper, "se": mean.se, "questions": mean.questions, "tokens": mean.tokens,
-        "confidence": policy.confidence, "ceiling": policy.ceiling, "floor": policy.floor,
-        "noise_factor": policy.noise_factor, "sequences_from": str(summary.source),
-        "baseline_cell": base.label, "paired_by": how,
-        "top1_agreement": None if top1 is None else 1.0 - top1.estimate,
-        "bins": bins, "worst": worst,
-    }  # fmt: skip
+    bins = [PositionBin(b.low, b.high, b.means.get(policy.metric), b.tokens.get(policy.metric, 0))
+            for b in summary.bins]  # fmt: skip
+    return ParityNumbers(
+        metric=policy.metric,
+        divergence=mean.estimate,
+        lower=mean.lower,
+        upper=mean.upper,
+        se=mean.se,
+        questions=mean.questions,
+        tokens=mean.tokens,
+        confidence=policy.confidence,
+        ceiling=policy.ceiling,
+        floor=policy.floor,
+        noise_factor=policy.noise_factor,
+        sequences_from=str(summary.source),
+        baseline_cell=base.label,
+        paired_by=how,
+        top1_agreement=None if top1 is None else 1.0 - top1.estimate,
+        bins=bins,
+        worst=worst,
+    )

@@ -7,9 +7,8 @@ The report's own code (``gate.gate_exit_code``) is 2, not 0, when no check judge
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -19,6 +18,13 @@ from pipeline.report.judge.check_kinds import (
     REFERENCE_KINDS,
     STAT_KINDS,
     CheckKind,
+)
+from pipeline.report.judge.check_numbers import NO_NUMBERS, UNSET, Adjusted, BrokenNumbers, Numbers
+from pipeline.report.judge.drop_numbers import (
+    AcceptVsReferenceNumbers,
+    AccuracyVsBaselineNumbers,
+    AccuracyVsReferenceNumbers,
+    DropNumbers,
 )
 from pipeline.report.load.cells import CellRecord
 from pipeline.stats.noninferiority import GO, INCONCLUSIVE, NO_GO, margin_test
@@ -54,7 +60,8 @@ class Check:
     kind: CheckKind
     verdict: str
     message: str = ""
-    numbers: dict[str, Any] = field(default_factory=dict)
+    numbers: Numbers = NO_NUMBERS
+    adjusted: Adjusted | None = None  # set by ``finalize``
     p_go: float | None = None
     p_nogo: float | None = None
     level: float | None = None
@@ -111,7 +118,7 @@ def finalize(checks: list[Check], alpha: float, power: float, multiplicity: str)
         if not family:
             continue
         scale = np.array([alpha / (c.level or alpha) for c in family])
-        split = np.array([int(c.numbers.get("nogo_family") or 1) for c in family])
+        split = np.array([nogo_family(c.numbers) for c in family])
         p_go, p_nogo = family_pvalues(
             np.array([c.p_go for c in family], dtype=float),
             np.array([c.p_nogo for c in family], dtype=float),
@@ -120,20 +127,39 @@ def finalize(checks: list[Check], alpha: float, power: float, multiplicity: str)
             split,
         )
         found = family_verdicts(p_go, p_nogo, alpha)
-        # A NO-GO faces Holm's alpha / m at worst; a GO faces alpha: size extra repeats on GO's.
         for check, a, b, v in zip(family, p_go, p_nogo, found, strict=True):
-            check.numbers.update(p_go_adjusted=float(a), p_nogo_adjusted=float(b),
-                                 family_size=len(family))  # fmt: skip
+            check.adjusted = Adjusted(float(a), float(b), len(family))
             check.verdict = _name(kind, str(v))
-            if v == INCONCLUSIVE and check.numbers.get("stopped_early"):
-                check.verdict = INFO  # see versus_reference.stopped_early
-                continue
-            if v == INCONCLUSIVE and check.components is not None and check.distance is not None:
-                needed = repeats_to_decide(check.distance, check.components, alpha, power)
-                done = int(check.numbers.get("repeats") or 0)
-                check.numbers["extra_repeats"] = None if needed is None else max(1, needed - done)
-            if v == INCONCLUSIVE and (note := copies_note(check.numbers)):
-                check.numbers["undecided_because"] = note
+            if v == INCONCLUSIVE:
+                _undecided(check, alpha, power)
+
+
+def _undecided(check: Check, alpha: float, power: float) -> None:
+    n = check.numbers
+    if isinstance(n, (AccuracyVsReferenceNumbers, AcceptVsReferenceNumbers)) and n.stopped_early:
+        check.verdict = INFO  # see versus_reference.stopped_early
+        return
+    # A NO-GO faces Holm's alpha / m at worst; a GO faces alpha: size extra repeats on GO's.
+    if check.components is not None and check.distance is not None and check.adjusted:
+        needed = repeats_to_decide(check.distance, check.components, alpha, power)
+        extra = None if needed is None else max(1, needed - repeats_of(n))
+        check.adjusted = replace(check.adjusted, extra_repeats=extra)
+    if isinstance(n, AccuracyVsBaselineNumbers) and (note := copies_note(n)):
+        check.numbers = replace(n, undecided_because=note)
+
+
+def nogo_family(numbers: Numbers) -> int:
+    """The family a sequential candidate's NO-GO alpha was split over (1: none)."""
+    if isinstance(numbers, (AccuracyVsBaselineNumbers, BrokenNumbers)):
+        return 1 if numbers.nogo_family is UNSET else int(numbers.nogo_family or 1)
+    return 1
+
+
+def repeats_of(numbers: Numbers) -> int:
+    """The repeats a check's numbers were computed from (0 when they do not say)."""
+    if isinstance(numbers, (AccuracyVsBaselineNumbers, AccuracyVsReferenceNumbers)):
+        return int(numbers.repeats or 0)
+    return 0
 
 
 def _name(kind: CheckKind, verdict: str) -> str:
@@ -152,10 +178,10 @@ def make_check(
     kind: CheckKind,
     verdict: str,
     message: str,
-    **numbers: Any,
+    numbers: Numbers = NO_NUMBERS,
 ) -> Check:
     """A check of ``cell`` with its numbers."""
-    return Check(cell.id, cell.label, eval_name, kind, verdict, message, dict(numbers))
+    return Check(cell.id, cell.label, eval_name, kind, verdict, message, numbers)
 
 
 @dataclass(frozen=True)
@@ -175,31 +201,34 @@ def stat_check(
     margin: float,
     alpha: float,
     level: float,
-    **numbers: Any,
+    numbers: Callable[..., DropNumbers],
 ) -> Check:
-    """A statistical check: bounds and p-values now, the verdict in ``finalize``."""
+    """A statistical check: bounds and p-values now, the verdict in ``finalize``.
+
+    ``numbers`` makes the kind's numbers from the drop's (a ``partial`` of its type).
+    """
     test = margin_test(est.drop, est.se, est.df, margin, alpha)
-    bounds = {"lower": float(test.lower), "upper": float(test.upper)}
     ci95 = [float(test.ci95_low), float(test.ci95_high)]
-    check = make_check(
-        cell, eval_name, kind, INCONCLUSIVE, "", drop=est.drop, se=est.se, df=est.df,
-        margin=margin, alpha=alpha, level=level, ci95=ci95, **bounds, **numbers,
+    made = numbers(
+        drop=est.drop, se=est.se, df=est.df, margin=margin, alpha=alpha, level=level, ci95=ci95,
+        lower=float(test.lower), upper=float(test.upper),
     )  # fmt: skip
+    check = make_check(cell, eval_name, kind, INCONCLUSIVE, "", made)
     check.p_go, check.p_nogo, check.level = float(test.p_go), float(test.p_nogo), level
     check.distance = abs(est.drop - margin)
     return check
 
 
-def copies_note(numbers: dict[str, Any]) -> str:
+def copies_note(numbers: AccuracyVsBaselineNumbers) -> str:
     """Why more repeats cannot decide a check whose repeats are copies ('' otherwise).
 
     Only when nothing else explains the undecided verdict: no question's answers vary across
     its repeats on either side (greedy decoding), so power comes from questions or starts.
     """
-    repeats = int(numbers.get("repeats") or 0)
-    if numbers.get("repeats_vary") is not False or repeats < 2 or numbers.get("undecided_because"):
+    repeats, dep = numbers.repeats, numbers.dependence
+    if dep is UNSET or dep.repeats_vary is not False or repeats < 2 or numbers.undecided_because:
         return ""
-    needed = numbers.get("questions_needed")
+    needed = dep.questions_needed
     more = f"about {needed} questions" if needed else "more questions"
     return (
         f"repeats are copies (no question's answers vary across its {repeats} repeats on either "

@@ -7,6 +7,7 @@ token-weighted accept length (log ratio, clustered by question).
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -18,8 +19,10 @@ from pipeline.report.judge.check_kinds import (
     BROKEN_PROMPTS,
     MCNEMAR,
 )
+from pipeline.report.judge.check_numbers import UNSET, BrokenNumbers, McNemarNumbers
 from pipeline.report.judge.dependence import dependence_numbers
 from pipeline.report.judge.describe import pts
+from pipeline.report.judge.drop_numbers import AcceptVsBaselineNumbers, AccuracyVsBaselineNumbers
 from pipeline.report.judge.pairing import Paired, SampleReader, Samples, pair_samples
 from pipeline.report.judge.stopped_cells import (
     Look,
@@ -80,7 +83,9 @@ def baseline_checks(
     if paired.repeats == 1 and out:
         flat_b, flat_c = paired.flat()
         b, c = discordant_counts(flat_b.astype(bool), flat_c.astype(bool))
-        out.append(make_check(cell, name, MCNEMAR, INFO, "", b=b, c=c, p=mcnemar_exact(b, c)))
+        out.append(
+            make_check(cell, name, MCNEMAR, INFO, "", McNemarNumbers(b, c, mcnemar_exact(b, c)))
+        )
     if cell.speculative and base.speculative:
         out.append(accept_check(cell, base, name, margins.accept_band, alpha, b_samples, c_samples))
     out += bin_checks(cell, base, name, margins, alpha, (b_samples, c_samples), paired)
@@ -170,36 +175,39 @@ def accuracy_check(
     level = level_at(look[0].side(True), look[1]) if look and not anytime else alpha
     mean_share = nogo_split_of(look)[0]
     why = _why_undecided(ev, margins, len(paired.questions), level, level * mean_share)
-    check = stat_check(
-        cell, name, ACC, Estimate(drop, se, max(df, 1.0)), margins.max_drop, alpha, alpha,
-        baseline=base.label, baseline_folder=str(base.folder or base.id), note=note,
-        sequential=look_words(look),
+    numbers = partial(
+        AccuracyVsBaselineNumbers, baseline=base.label,
+        baseline_folder=str(base.folder or base.id), note=note, sequential=look_words(look),
         look_level=level, n_questions=int(ev.n_paired),
         repeats=paired.repeats, n_lost=int(ev.n_lost),
         n_unanswered_questions=int(ev.n_unanswered), go_bound=float(ev.go_bound),
         nogo_bound=float(ev.nogo_bound), n_pairs=int(b_flat.size), coverage=_coverage(paired, ev),
         pairing=paired.pairing, undecided_because=why,
         accuracy_baseline=float(b_flat.mean()) if b_flat.size else math.nan,
-        accuracy_candidate=float(c_flat.mean()) if c_flat.size else math.nan, **paired.rates,
+        accuracy_candidate=float(c_flat.mean()) if c_flat.size else math.nan, rates=paired.rates,
+        dependence=dependence_numbers(paired, margins.max_drop, alpha),
     )  # fmt: skip
+    runs = earlier_runs(cell.folder, name) if look is None else []
+    if look:
+        numbers = partial(numbers, nogo_family=look[0].family)
+    if runs:
+        numbers = partial(numbers, undecided_because=rerun_note(runs, paired.repeats),
+                          earlier_runs=runs)  # fmt: skip
+    est = Estimate(drop, se, max(df, 1.0))
+    check = stat_check(cell, name, ACC, est, margins.max_drop, alpha, alpha, numbers)
     check.p_go, check.p_nogo = float(ev.p_go), float(ev.p_nogo)
     if look and anytime:
         check.p_go, check.p_nogo = anytime_p(paired, margins, look[0])
-        check.numbers["nogo_family"] = look[0].family
     elif look:
         design, j = look
         check.p_go = float(stagewise(design.side(True), j, np.asarray(ev.p_go)))
         check.p_nogo = float(stagewise(design.side(False), j, np.asarray(ev.p_nogo)))
-        check.numbers["nogo_family"] = design.family
     # The mean test's NO-GO has its share of the cell's NO-GO alpha (the broken check the rest).
     check.p_nogo = float(on_family_scale(check.p_nogo, mean_share))
-    if look is None and (runs := earlier_runs(cell.folder, name)):
+    if runs:
         check.p_go = check.p_nogo = 1.0  # a fixed design rerun until it decides: no verdict
-        check.numbers["undecided_because"] = rerun_note(runs, paired.repeats)
-        check.numbers["earlier_runs"] = runs
     if paired.outcomes.by_repeat:
         check.components = variance_components(paired.diffs)
-    check.numbers.update(dependence_numbers(paired, margins.max_drop, alpha))
     return check
 
 
@@ -220,13 +228,10 @@ def broken_check(
     level, p = broken_reading(paired, float(found.p_cell), alpha, look)
     flagged = found.flagged(level)
     ids = [q for q, f in zip(paired.questions, flagged, strict=True) if f]
-    check = make_check(
-        cell, name, BROKEN_PROMPTS, INCONCLUSIVE, "", testable=int(found.testable),
-        broken_questions=ids, p=float(found.p_cell), baseline=base.label,
-    )  # fmt: skip
+    numbers = BrokenNumbers(int(found.testable), ids, float(found.p_cell), base.label,
+                            look[0].family if look else UNSET)  # fmt: skip
+    check = make_check(cell, name, BROKEN_PROMPTS, INCONCLUSIVE, "", numbers)
     check.p_go, check.p_nogo, check.level = math.nan, float(p), alpha
-    if look:
-        check.numbers["nogo_family"] = look[0].family
     return check
 
 
@@ -243,8 +248,10 @@ def accept_check(
     al_base, al_cand = float(cb.sum() / vb.sum()), float(cc.sum() / vc.sum())
     se = log_ratio_se([cc, vb], [vc, cb], clusters) or 0.0
     est = Estimate(math.log(al_base / al_cand), se, groups - 1)
-    return stat_check(
-        cell, name, ACCEPT_VS_BASELINE, est, -math.log(1 - band), alpha, alpha,
-        baseline=base.label, accept_length_baseline=al_base, accept_length_candidate=al_cand,
-        band=band, n_pairs=len(clusters), scale="log",
+    numbers = partial(
+        AcceptVsBaselineNumbers, baseline=base.label, accept_length_baseline=al_base,
+        accept_length_candidate=al_cand, band=band, n_pairs=len(clusters), scale="log",
     )  # fmt: skip
+    return stat_check(
+        cell, name, ACCEPT_VS_BASELINE, est, -math.log(1 - band), alpha, alpha, numbers
+    )

@@ -7,12 +7,15 @@ error.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from pipeline.report.judge.accept_pairing import accept_rows
 from pipeline.report.judge.check_kinds import ACCEPT_VS_REFERENCE, ACCURACY_VS_REFERENCE
+from pipeline.report.judge.drop_numbers import AcceptVsReferenceNumbers, AccuracyVsReferenceNumbers
 from pipeline.report.judge.pairing import SampleReader, Samples, score_matrix
 from pipeline.report.judge.verdicts import (
     ERROR,
@@ -56,8 +59,10 @@ def reference_checks(
         out.append(accept_check(cell, name, summary, samples, ref, margins, tol.alpha))
     stopped = stopped_early(summary)
     for check in out:
-        if stopped:
-            check.numbers["stopped_early"] = stopped
+        if stopped and isinstance(
+            check.numbers, (AccuracyVsReferenceNumbers, AcceptVsReferenceNumbers)
+        ):
+            check.numbers = replace(check.numbers, stopped_early=stopped)
     return out
 
 
@@ -76,7 +81,7 @@ def stopped_early(summary: EvalSummary) -> str:
             "shown, not counted")  # fmt: skip
 
 
-def _source(ref: Reference) -> dict[str, Any]:
+def _source(ref: Reference) -> dict[str, str]:
     return {"reference_file": ref.where, **ref.provenance}
 
 
@@ -109,10 +114,13 @@ def accuracy_check(
     value, ref_se = float(ref.value("accuracy") or 0.0), ref.value("accuracy_stderr") or 0.0
     est = Estimate(value - acc, math.hypot(se_run, ref_se), n - 1)
     repeats = matrix.shape[1] if matrix is not None else summary.n_repeats
+    numbers = partial(
+        AccuracyVsReferenceNumbers, reference=value, reference_stderr=ref_se, accuracy=acc,
+        se_run=se_run, se_method=how, n_questions=n, repeats=repeats, source=_source(ref),
+    )  # fmt: skip
     check = stat_check(
         cell, name, ACCURACY_VS_REFERENCE, est, margins.reference_max_drop, tol.alpha,
-        tol.alpha, reference=value, reference_stderr=ref_se, accuracy=acc, se_run=se_run,
-        se_method=how, n_questions=n, repeats=repeats, **_source(ref),
+        tol.alpha, numbers,
     )  # fmt: skip
     if matrix is not None:
         # The reference's own SE behaves like between-question variance: repeats cannot shrink it.
@@ -142,8 +150,10 @@ def accept_check(
     value, ref_se = float(ref.value("accept_length") or 1.0), ref.value("accept_length_stderr")
     est = Estimate(math.log(value / al), math.hypot(se_log, (ref_se or 0.0) / value), df)
     band = margins.reference_accept_band
-    return stat_check(
-        cell, name, ACCEPT_VS_REFERENCE, est, -math.log(1 - band), alpha, alpha,
-        reference=value, reference_stderr=ref_se or 0.0, accept_length=al, band=band,
-        scale="log", **_source(ref),
+    numbers = partial(
+        AcceptVsReferenceNumbers, reference=value, reference_stderr=ref_se or 0.0,
+        accept_length=al, band=band, scale="log", source=_source(ref),
     )  # fmt: skip
+    return stat_check(
+        cell, name, ACCEPT_VS_REFERENCE, est, -math.log(1 - band), alpha, alpha, numbers
+    )

@@ -12,9 +12,9 @@ beyond, INCONCLUSIVE otherwise; a shape with no baseline point is NO BASELINE.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from pipeline.report.judge.check_kinds import SPEED_VS_BASELINE
+from pipeline.report.judge.check_kinds import SPEED_VS_BASELINE, CsvFields
+from pipeline.report.judge.check_numbers import SpeedNumbers, SpeedShapeNumbers
 from pipeline.report.judge.verdicts import (
     GO,
     INCONCLUSIVE,
@@ -50,21 +50,23 @@ def slowdown_verdict(slowdown_interval: tuple[float, float], band: float) -> str
 def speed_check(row: SpeedRow, band: float, baseline: str) -> Check:
     """The check of one candidate's shape against ``band`` (the largest slowdown allowed)."""
     name = shape_name(row)
-    shape = {"phase": row.point.phase, "batch": row.point.batch,
-             "tokens": row.point.prompt_tokens, "max_slowdown": band}  # fmt: skip
+    shape = SpeedShapeNumbers(row.point.phase, row.point.batch, row.point.prompt_tokens, band)
     if row.ratio is None or row.ratio_ci is None or row.baseline is None:
         why = row.note or "no ratio to the baseline"
         message = f"speed band {band:g}x set, but no {baseline} speed to compare with: {why}"
-        return make_check(row.cell, name, SPEED_VS_BASELINE, NO_BASELINE, message, **shape)
+        return make_check(row.cell, name, SPEED_VS_BASELINE, NO_BASELINE, message, shape)
     low, high = widened(row.ratio_ci, row.aa_band)
     interval = (1.0 / high, 1.0 / low)  # slowdown = 1 / ratio: the ends swap
-    return make_check(
-        row.cell, name, SPEED_VS_BASELINE, slowdown_verdict(interval, band), "", **shape,
-        slowdown=1.0 / row.ratio, slowdown_low=interval[0], slowdown_high=interval[1],
-        ratio=row.ratio, ratio_ci95=list(row.ratio_ci), aa_band=row.aa_band,
+    numbers = SpeedNumbers(
+        shape.phase, shape.batch, shape.tokens, band, slowdown=1.0 / row.ratio,
+        slowdown_low=interval[0], slowdown_high=interval[1], ratio=row.ratio,
+        ratio_ci95=list(row.ratio_ci), aa_band=row.aa_band,
         same_kernels=row.same_kernels, baseline=row.baseline.label,
         baseline_folder=str(row.baseline.folder or row.baseline.id),
     )  # fmt: skip
+    return make_check(
+        row.cell, name, SPEED_VS_BASELINE, slowdown_verdict(interval, band), "", numbers
+    )
 
 
 def speed_checks(rows: Sequence[SpeedRow], bands: SpeedTolerance, baseline: str) -> list[Check]:
@@ -77,18 +79,17 @@ def speed_checks(rows: Sequence[SpeedRow], bands: SpeedTolerance, baseline: str)
     return out
 
 
-def speed_fields(checks: list[Check]) -> dict[str, Any]:
+def speed_fields(checks: list[Check]) -> CsvFields:
     """A cell's speed columns: the worst verdict of its shapes, and the shape nearest failing."""
     found = [k for k in checks if k.kind == SPEED_VS_BASELINE]
     if not found:
         return {}
-    scored = [k for k in found if "slowdown_high" in k.numbers]
-    top = max(scored, key=lambda k: k.numbers["slowdown_high"] / k.numbers["max_slowdown"],
-              default=None)  # fmt: skip
+    scored = [(k, k.numbers) for k in found if isinstance(k.numbers, SpeedNumbers)]
+    top = max(scored, key=lambda kn: kn[1].slowdown_high / kn[1].max_slowdown, default=None)
     return {
         "speed_vs_baseline": worst(k.verdict for k in found),
         "speed_shapes_judged": len(found),
-        "speed_worst_shape": top.eval if top else "",
-        "speed_worst_slowdown_high": top.numbers["slowdown_high"] if top else "",
-        "speed_max_slowdown": top.numbers["max_slowdown"] if top else "",
+        "speed_worst_shape": top[0].eval if top else "",
+        "speed_worst_slowdown_high": top[1].slowdown_high if top else "",
+        "speed_max_slowdown": top[1].max_slowdown if top else "",
     }

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pipeline.report.judge.parity_numbers import ParityNumbers, band_of
 from pipeline.report.judge.verdicts import Check
 
 PARITY_KIND = "parity_vs_baseline"
@@ -32,5 +33,7 @@ def divergence_of(checks: Sequence[Check]) -> Divergence | None:
     if not found:
         return None
     n = found[0].numbers
-    return Divergence(found[0].verdict, n.get("metric"), n.get("divergence"), n.get("upper"),
-                      n.get("band"))  # fmt: skip
+    if not isinstance(n, ParityNumbers):  # no baseline, or its files unreadable
+        return Divergence(found[0].verdict, None, None, None, None)
+    band = band_of(n)
+    return Divergence(found[0].verdict, n.metric, n.divergence, n.upper, band[0] if band else None)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from pipeline.report.judge.check_kinds import SPEED_VS_BASELINE
+from pipeline.report.judge.check_numbers import SpeedNumbers, SpeedShapeNumbers
 from pipeline.report.judge.pairing import find_baseline
 from pipeline.report.judge.verdicts import INCONCLUSIVE, NO_BASELINE, Check, make_check
 from pipeline.report.load.cells import CellRecord
@@ -184,17 +185,18 @@ def serving_checks(
 def _serving_check(row: ServingRow, band: float, baseline: str) -> Check:
     p, spec = row.point, "on" if row.speculation else "off"
     name = f"serving c{p.concurrency} x {p.bucket} (spec {spec})"
-    shape = {"phase": "serving", "batch": p.concurrency, "tokens": p.bucket, "max_slowdown": band}
+    shape = SpeedShapeNumbers("serving", p.concurrency, p.bucket, band)
     if row.ratio is None or row.baseline is None:
         message = f"serving band {band:g}x set, but no {baseline} serving level to compare with"
-        return make_check(row.cell, name, SPEED_VS_BASELINE, NO_BASELINE, message, **shape)
+        return make_check(row.cell, name, SPEED_VS_BASELINE, NO_BASELINE, message, shape)
     low, high = widened((row.ratio, row.ratio), row.aa_band)
     interval = (1.0 / high, 1.0 / low)
     verdict = slowdown_verdict(interval, band) if row.aa_band else INCONCLUSIVE
     why = "" if row.aa_band else "no A/A at this level: one run has no interval"
-    return make_check(
-        row.cell, name, SPEED_VS_BASELINE, verdict, why, **shape, slowdown=1.0 / row.ratio,
+    numbers = SpeedNumbers(
+        "serving", p.concurrency, p.bucket, band, slowdown=1.0 / row.ratio,
         slowdown_low=interval[0], slowdown_high=interval[1], ratio=row.ratio,
         ratio_ci95=[row.ratio, row.ratio], aa_band=row.aa_band, same_kernels=False,
         baseline=row.baseline.label, baseline_folder=str(row.baseline.folder or row.baseline.id),
     )  # fmt: skip
+    return make_check(row.cell, name, SPEED_VS_BASELINE, verdict, why, numbers)

@@ -10,6 +10,8 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.report.assemble.build import Report
+from pipeline.report.judge.check_numbers import Numbers, SpeedNumbers
+from pipeline.report.judge.drop_numbers import AccuracyVsBaselineNumbers
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.write.section import Section, sort_key
 
@@ -20,12 +22,19 @@ INTRO = (
 )
 
 
+def baseline_folder(numbers: Numbers) -> str | None:
+    """The baseline folder a check paired with (accuracy or speed; None for the rest)."""
+    if isinstance(numbers, AccuracyVsBaselineNumbers | SpeedNumbers):
+        return numbers.baseline_folder
+    return None
+
+
 def used_by(report: Report, base: CellRecord) -> list[str]:
     """The labels of the cells under test that paired with ``base`` (accuracy or speed)."""
     folder = str(base.folder or base.id)
     by_id = {c.id: c for c in report.cells}
     found = {by_id[k.cell_id].label for k in report.checks
-             if k.numbers.get("baseline_folder") == folder}  # fmt: skip
+             if baseline_folder(k.numbers) == folder}  # fmt: skip
     found |= {r.cell.label for r in report.speed if r.baseline is base}
     return sorted(found)
 

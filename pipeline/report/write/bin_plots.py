@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.report.assemble.build import Report
+from pipeline.report.judge.check_numbers import AcceptByBinNumbers, AccuracyByBinNumbers
 from pipeline.report.judge.verdicts import Check
-from pipeline.report.write.bin_tables import bin_checks_of
+from pipeline.report.write.bin_tables import BinNumbers, bin_checks_of, bin_numbers
 from pipeline.report.write.plots import _png, _pyplot, _title
 from pipeline.report.write.section import skip_text, sort_key
 from pipeline.stats.by_bin import bin_order
@@ -25,9 +26,16 @@ def _length_checks(report: Report) -> list[tuple[str, Check]]:
     for cell in sorted(report.cells, key=sort_key):
         label = f"{cell.variant} {skip_text(cell)} {cell.kv_dtype}"
         out += [
-            (label, k) for k in bin_checks_of(report, cell) if k.numbers["dimension"] == "length"
+            (label, k) for k in bin_checks_of(report, cell) if bin_numbers(k).dimension == "length"
         ]
     return out
+
+
+def _limit(n: BinNumbers, limit: str) -> float | None:
+    # The margin (accuracy) or band (accept length) drawn as the line a drop may not cross.
+    if limit == "margin" and isinstance(n, AccuracyByBinNumbers):
+        return n.margin
+    return n.band if limit == "band" and isinstance(n, AcceptByBinNumbers) else None
 
 
 def _measure(check: Check) -> str:
@@ -52,16 +60,17 @@ def bin_plot(report: Report) -> bytes | None:
 
 
 def _panel(ax: Any, mine: list[tuple[str, Check]], ylabel: str, limit: str) -> None:
-    labels = bin_order([r["label"] for _, k in mine for r in k.numbers["bins"]])
+    labels = bin_order([r.label for _, k in mine for r in bin_numbers(k).bins])
     at = {label: i for i, label in enumerate(labels)}
     for offset, (legend, check) in enumerate(mine):
-        rows = [r for r in check.numbers["bins"] if r["change"] == r["change"]]
-        xs = [at[r["label"]] + 0.06 * offset for r in rows]
-        ys = [100 * r["change"] for r in rows]
-        err = [[y - 100 * r["change_low"] for y, r in zip(ys, rows, strict=True)],
-               [100 * r["change_high"] - y for y, r in zip(ys, rows, strict=True)]]  # fmt: skip
+        n = bin_numbers(check)
+        rows = [r for r in n.bins if r.change == r.change]
+        xs = [at[r.label] + 0.06 * offset for r in rows]
+        ys = [100 * r.change for r in rows]
+        err = [[y - 100 * r.change_low for y, r in zip(ys, rows, strict=True)],
+               [100 * r.change_high - y for y, r in zip(ys, rows, strict=True)]]  # fmt: skip
         ax.errorbar(xs, ys, yerr=err, fmt="o-", capsize=3, label=legend)
-        if (bound := check.numbers.get(limit)) is not None:
+        if (bound := _limit(n, limit)) is not None:
             ax.axhline(-100 * bound, linestyle="--", color="#c62828", linewidth=1)
     ax.axhline(0, color="#757575", linewidth=0.8)
     ax.set_xticks(range(len(labels)), labels, fontsize=8)

@@ -13,14 +13,20 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
+from dataclasses import asdict
 from typing import Any
 
 from pipeline.report.assemble.build import Report
 from pipeline.report.judge.check_kinds import (
     ACCEPT_BY_CATEGORY,
     ACCEPT_BY_LENGTH,
-    BIN_KINDS,
     ByBin,
+)
+from pipeline.report.judge.check_numbers import (
+    AcceptByBinNumbers,
+    AccuracyByBinNumbers,
+    BinRow,
+    ByBinNumbers,
 )
 from pipeline.report.judge.verdicts import Check, worst
 from pipeline.report.load.cells import CellRecord
@@ -43,7 +49,20 @@ FRONTIER_INTRO = (
 
 def bin_checks_of(report: Report, cell: CellRecord) -> list[Check]:
     """The cell's by-bin checks that have bins."""
-    return [k for k in report.checks_of(cell) if k.kind in BIN_KINDS and "bins" in k.numbers]
+    return [k for k in report.checks_of(cell) if isinstance(k.numbers, ByBinNumbers)]
+
+
+BinNumbers = AccuracyByBinNumbers | AcceptByBinNumbers
+
+
+def bin_numbers(check: Check) -> BinNumbers:
+    """The numbers of a by-bin check (one ``bin_checks_of`` returned)."""
+    assert isinstance(check.numbers, AccuracyByBinNumbers | AcceptByBinNumbers)
+    return check.numbers
+
+
+def _dimension(check: Check) -> str:
+    return bin_numbers(check).dimension
 
 
 def _kind(check: Check) -> ByBin:
@@ -60,30 +79,31 @@ def bin_entries(report: Report) -> list[dict[str, Any]]:
     out = []
     for cell in sorted(report.cells, key=sort_key):
         for check in bin_checks_of(report, cell):
-            n = check.numbers
-            bins = [{**row, "verdict": _kind(check).bin_verdict(check, row)} for row in n["bins"]]
+            n = bin_numbers(check)
+            bins = [{**asdict(row), "verdict": _kind(check).bin_verdict(check, row)}
+                    for row in n.bins]  # fmt: skip
+            positions = n.per_position if isinstance(n, AcceptByBinNumbers) else None
             out.append({
                 "cell": cell.id, "gpu": cell.gpu, "model": cell.model, "variant": cell.variant,
                 "kv_dtype": cell.kv_dtype, "skip_prefill": cell.skip_prefill,
                 "skip_decode": cell.skip_decode, "eval": check.eval,
-                "dimension": n["dimension"], "measure": _measure(check),
+                "dimension": n.dimension, "measure": _measure(check),
                 "change_scale": "relative" if _kind(check).log_scale else "fraction",
-                "verdict": check.verdict, "baseline": n.get("baseline"),
-                "multiplicity": n["multiplicity"], "bins": bins,
-                "per_position": n.get("per_position"),
+                "verdict": check.verdict, "baseline": n.baseline,
+                "multiplicity": n.multiplicity, "bins": bins, "per_position": positions,
             })  # fmt: skip
     return out
 
 
-def _interval(row: dict[str, Any], unit: str) -> str:
-    return (f"{100 * row['change']:+.2f}{unit} [{100 * row['change_low']:+.2f}, "
-            f"{100 * row['change_high']:+.2f}]")  # fmt: skip
+def _interval(row: BinRow, unit: str) -> str:
+    return (f"{100 * row.change:+.2f}{unit} [{100 * row.change_low:+.2f}, "
+            f"{100 * row.change_high:+.2f}]")  # fmt: skip
 
 
-def _cells_of(check: Check, row: dict[str, Any] | None) -> list[str]:
+def _cells_of(check: Check, row: BinRow | None) -> list[str]:
     if row is None:
         return ["-", "-"]
-    if row["change"] != row["change"]:  # NaN: fewer than two questions
+    if row.change != row.change:  # NaN: fewer than two questions
         return ["n/a", _kind(check).bin_verdict(check, row)]
     unit = "%" if _kind(check).log_scale else " pts"
     return [_interval(row, unit), _kind(check).bin_verdict(check, row)]
@@ -93,11 +113,11 @@ def _rows(checks: list[Check]) -> list[list[str]]:
     rows = []
     for name in sorted({str(k.eval) for k in checks}):
         mine = {_measure(k): k for k in checks if k.eval == name}
-        by_label = {m: {r["label"]: r for r in k.numbers["bins"]} for m, k in mine.items()}
+        by_label = {m: {r.label: r for r in bin_numbers(k).bins} for m, k in mine.items()}
         labels = bin_order([label for rows in by_label.values() for label in rows])
         for label in labels:
             found = [by_label[m].get(label) for m in by_label]
-            questions = max(r["questions"] for r in found if r is not None)
+            questions = max(r.questions for r in found if r is not None)
             row = [name, label, str(questions)]
             for measure in ("accuracy", "accept_length"):
                 check = mine.get(measure)
@@ -114,7 +134,7 @@ def bin_sections(report: Report, dimension: str) -> list[Section]:
     """A table per candidate cell with by-bin checks of ``dimension`` (length or category)."""
     sections: list[Section] = []
     for cell in sorted(report.cells, key=sort_key):
-        checks = [k for k in bin_checks_of(report, cell) if k.numbers["dimension"] == dimension]
+        checks = [k for k in bin_checks_of(report, cell) if _dimension(k) == dimension]
         if checks:
             title = f"{TITLES[dimension]}: {' / '.join(who(cell))}"
             sections.append(Section(title, HEADERS, _rows(checks), INTRO if not sections else ""))
@@ -125,10 +145,10 @@ def _bin_verdicts(checks: Iterable[Check]) -> dict[str, str]:
     # Per bin, the worst shown verdict over the evals and both measures (which measure failed).
     found: dict[str, list[str]] = {}
     for check in checks:
-        for row in check.numbers["bins"]:
+        for row in bin_numbers(check).bins:
             verdict = _kind(check).bin_verdict(check, row)
             tag = f"{verdict} ({_measure(check).replace('_', ' ')}, {check.eval})"
-            found.setdefault(row["label"], []).append(tag if verdict == "NO-GO" else verdict)
+            found.setdefault(row.label, []).append(tag if verdict == "NO-GO" else verdict)
     return {label: _worst_tag(tags) for label, tags in found.items()}
 
 
@@ -141,12 +161,12 @@ def frontier_sections(report: Report) -> list[Section]:
     """The skip-softmax frontier per length: a table per variant with by-length checks."""
     groups: dict[tuple[str, ...], list[CellRecord]] = {}
     for cell in sorted(report.cells, key=sort_key):
-        if any(k.numbers["dimension"] == "length" for k in bin_checks_of(report, cell)):
+        if any(_dimension(k) == "length" for k in bin_checks_of(report, cell)):
             groups.setdefault((cell.gpu, cell.model, cell.variant, cell.kv_dtype), []).append(cell)
     sections: list[Section] = []
     for (gpu, model, variant, kv), cells in groups.items():
         per_cell = {c.id: _bin_verdicts(k for k in bin_checks_of(report, c)
-                                        if k.numbers["dimension"] == "length")
+                                        if _dimension(k) == "length")
                     for c in cells}  # fmt: skip
         labels = bin_order([label for v in per_cell.values() for label in v])
         rows = [[skip_text(c), *(per_cell[c.id].get(label, "-") for label in labels)]
@@ -160,7 +180,7 @@ def frontier_entries(report: Report) -> list[dict[str, Any]]:
     """``summary.json``'s ``frontier_by_length``: per candidate cell, each length bin's verdict."""
     out = []
     for cell in sorted(report.cells, key=sort_key):
-        checks = [k for k in bin_checks_of(report, cell) if k.numbers["dimension"] == "length"]
+        checks = [k for k in bin_checks_of(report, cell) if _dimension(k) == "length"]
         if checks:
             verdicts = {k: v.split(" (")[0] for k, v in _bin_verdicts(checks).items()}
             out.append({"cell": cell.id, "variant": cell.variant, "kv_dtype": cell.kv_dtype,
@@ -182,10 +202,15 @@ def metric_key(text: str) -> str:
 
 def bin_metrics(check: Check) -> dict[str, float]:
     """MLflow metrics of a by-bin check: each bin's change and bounds, under its dimension."""
-    out = {}
-    for row in check.numbers.get("bins", []):
-        key = f"{check.numbers['dimension']}/{metric_key(row['label'])}/{_measure(check)}"
-        for field in ("change", "change_low", "change_high"):
-            if math.isfinite(row[field]):
-                out[f"{key}_{field}/{check.eval}"] = float(row[field])
+    out: dict[str, float] = {}
+    n = check.numbers
+    if not isinstance(n, AccuracyByBinNumbers | AcceptByBinNumbers):
+        return out
+    for row in n.bins:
+        key = f"{n.dimension}/{metric_key(row.label)}/{_measure(check)}"
+        changes = {"change": row.change, "change_low": row.change_low,
+                   "change_high": row.change_high}  # fmt: skip
+        for field, value in changes.items():
+            if math.isfinite(value):
+                out[f"{key}_{field}/{check.eval}"] = float(value)
     return out

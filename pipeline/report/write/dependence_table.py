@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 
 from pipeline.report.judge.check_kinds import ACCURACY_VS_BASELINE
+from pipeline.report.judge.check_numbers import Unset
+from pipeline.report.judge.drop_numbers import AccuracyVsBaselineNumbers, Dependence
 from pipeline.report.judge.verdicts import Check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.write.section import WHO, Section, who
@@ -32,15 +34,15 @@ def _num(x: object, fmt: str) -> str:
     return format(x, fmt) if isinstance(x, float | int) and math.isfinite(x) else "n/a"
 
 
-def _row(check: Check) -> list[str]:
-    n = check.numbers
-    low, high = n["icc_ci95"]
-    icc = f"{_num(n['icc'], '.2f')} [{_num(low, '.2f')}, {_num(high, '.2f')}]"
-    adds = "information" if n["repeats_vary"] else "nothing (copies: greedy)"
-    needed = n["questions_needed"]
-    return [str(check.eval), f"{n.get('n_questions', '')} x {n.get('repeats', '')}",
-            f"{100 * n['identical_share']:.0f}%" if math.isfinite(n["identical_share"]) else "n/a",
-            icc, f"{_num(n['effective_answers'], '.0f')} of {_num(n['answers_per_side'], '.0f')}",
+def _row(check: Check, n: AccuracyVsBaselineNumbers, dep: Dependence) -> list[str]:
+    low, high = dep.icc_ci95
+    icc = f"{_num(dep.icc, '.2f')} [{_num(low, '.2f')}, {_num(high, '.2f')}]"
+    adds = "information" if dep.repeats_vary else "nothing (copies: greedy)"
+    needed = dep.questions_needed
+    share = dep.identical_share
+    return [str(check.eval), f"{n.n_questions} x {n.repeats}",
+            f"{100 * share:.0f}%" if math.isfinite(share) else "n/a",
+            icc, f"{_num(dep.effective_answers, '.0f')} of {_num(dep.answers_per_side, '.0f')}",
             adds, "" if needed is None else str(needed)]  # fmt: skip
 
 
@@ -48,6 +50,9 @@ def dependence_section(rows: list[tuple[CellRecord, Check]]) -> Section:
     """The table of every accuracy-vs-baseline check that carries the numbers."""
     sec = Section(TITLE, (WHO + HEADERS).split("|"), intro=INTRO)
     for cell, check in rows:
-        if check.kind == ACCURACY_VS_BASELINE and "icc" in check.numbers:
-            sec.rows.append([*who(cell), *_row(check)])
+        n = check.numbers
+        if check.kind != ACCURACY_VS_BASELINE or not isinstance(n, AccuracyVsBaselineNumbers):
+            continue
+        if not isinstance(n.dependence, Unset):
+            sec.rows.append([*who(cell), *_row(check, n, n.dependence)])
     return sec

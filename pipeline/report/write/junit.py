@@ -12,6 +12,7 @@ from typing import Any
 
 from pipeline.report.assemble.build import Report
 from pipeline.report.assemble.gate import NOTHING_JUDGED, judged
+from pipeline.report.judge.check_numbers import numbers_json
 from pipeline.report.judge.verdicts import FAILING, NO_REFERENCE, UNDECIDED, UNSUPPORTED, Check
 from pipeline.report.write.section import sort_key
 
@@ -35,7 +36,11 @@ def _testcase(
         time="0",
     )
     props = ET.SubElement(case, "properties")
-    for key, value in {"verdict": check.verdict, "simulated": simulated, **check.numbers}.items():
+    for key, value in {
+        "verdict": check.verdict,
+        "simulated": simulated,
+        **numbers_json(check.numbers, check.adjusted),
+    }.items():
         text = _scalar(value)
         if text is not None:
             ET.SubElement(props, "property", name=key, value=text)

@@ -11,7 +11,19 @@ from __future__ import annotations
 from typing import Any
 
 from pipeline.report.assemble.build import Report
-from pipeline.report.judge.check_kinds import DECODE_PARITY, LOSSLESS, PARITY_VS_BASELINE
+from pipeline.report.judge.check_kinds import (
+    DECODE_PARITY,
+    LOSSLESS,
+    PARITY_VS_BASELINE,
+    CsvFields,
+)
+from pipeline.report.judge.check_numbers import LosslessNumbers, numbers_json
+from pipeline.report.judge.parity_numbers import (
+    DecodeParityNumbers,
+    DivergenceNumbers,
+    ParityNumbers,
+    band_of,
+)
 from pipeline.report.judge.verdicts import Check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.write.section import WHO, Section, sort_key, who
@@ -57,13 +69,18 @@ def lossless_section(report: Report) -> list[Section]:
                       [*WHO.strip("|").split("|"), *heads])  # fmt: skip
     for cell in sorted(report.cells, key=sort_key):
         for check in (c for c in report.checks_of(cell) if c.kind == LOSSLESS):
-            n = check.numbers
-            firsts = ", ".join(f"{q}@{p}" for q, p in n.get("first_divergence", {}).items())
-            section.rows.append([*who(cell), str(n.get("spec_off_cell", check.message)),
-                                 str(n.get("requests", "")), _pct(n.get("exact_match_rate")),
-                                 str(n.get("deterministic", "")), firsts or "-",
-                                 check.verdict])  # fmt: skip
+            section.rows.append([*who(cell), *_lossless_row(check), check.verdict])
     return [section] if section.rows else []
+
+
+def _lossless_row(check: Check) -> list[str]:
+    # A losslessness check without numbers (refused, no spec-off cell) shows its message.
+    n = check.numbers
+    if not isinstance(n, LosslessNumbers):
+        return [check.message, "", _pct(None), "", "-"]
+    firsts = ", ".join(f"{q}@{p}" for q, p in n.first_divergence.items())
+    return [n.spec_off_cell, str(n.requests), _pct(n.exact_match_rate), str(n.deterministic),
+            firsts or "-"]  # fmt: skip
 
 
 def parity_sections(report: Report) -> list[Section]:
@@ -79,19 +96,30 @@ def parity_sections(report: Report) -> list[Section]:
     worst_heads = ["sequence", "prompt tokens", "scored tokens", "mean"]
     worst = Section("Parity: worst sequences", [*cols, *worst_heads])
     for cell, check in found:
+        main.rows.append([*who(cell), PATH[check.kind.name], *_main_row(check)])
         n = check.numbers
-        band = f"{_g(n.get('band'))} ({n.get('band_why', 'no A/A')})" if "band" in n else "none"
-        bounds = f"[{_g(n.get('lower'))}, {_g(n.get('upper'))}]" if "lower" in n else ""
-        main.rows.append([*who(cell), PATH[check.kind.name], str(n.get("metric", "")),
-                          _g(n.get("divergence")), bounds, _pct(n.get("top1_agreement")), band,
-                          check.verdict, str(n.get("baseline_cell", check.message))])  # fmt: skip
-        for b in n.get("bins", []):
-            high = "" if b["high"] is None else b["high"]
-            bins.rows.append([*who(cell), f"[{b['low']}, {high})", _g(b["mean"]), str(b["tokens"])])
-        for w in n.get("worst", []):
-            worst.rows.append([*who(cell), w["question"], str(w["prompt_tokens"]),
-                               str(w["tokens"]), _g(w["mean"])])  # fmt: skip
+        if not isinstance(n, ParityNumbers):
+            continue
+        for b in n.bins:
+            high = "" if b.high is None else b.high
+            bins.rows.append([*who(cell), f"[{b.low}, {high})", _g(b.mean), str(b.tokens)])
+        for w in n.worst:
+            worst.rows.append([*who(cell), w.question, str(w.prompt_tokens), str(w.tokens),
+                               _g(w.mean)])  # fmt: skip
     return [main, bins, worst, *lossless_section(report)]
+
+
+def _main_row(check: Check) -> list[str]:
+    # A parity check without numbers (no baseline, unreadable files) shows its message.
+    n = check.numbers
+    if not isinstance(n, DivergenceNumbers):
+        return ["", _g(None), "", _pct(None), "none", check.verdict, check.message]
+    band = band_of(n)
+    shown = f"{_g(band[0])} ({band[2]})" if band else "none"
+    top1 = n.top1_agreement if isinstance(n, ParityNumbers) else None
+    who_with = n.baseline_cell if isinstance(n, ParityNumbers | DecodeParityNumbers) else ""
+    return [n.metric, _g(n.divergence), f"[{_g(n.lower)}, {_g(n.upper)}]", _pct(top1), shown,
+            check.verdict, who_with]  # fmt: skip
 
 
 def parity_entries(report: Report) -> list[dict[str, Any]]:
@@ -99,14 +127,14 @@ def parity_entries(report: Report) -> list[dict[str, Any]]:
     return [
         {"cell": cell.id, "label": cell.label, "variant": cell.variant, "kv_dtype": cell.kv_dtype,
          "skip_softmax": {"prefill": cell.skip_prefill, "decode": cell.skip_decode},
-         "path": PATH[check.kind.name], "verdict": check.verdict, **check.numbers}
+         "path": PATH[check.kind.name], "verdict": check.verdict, **numbers_json(check.numbers)}
         for cell, check in parity_checks(report)
     ]  # fmt: skip
 
 
-def parity_fields(checks: list[Check]) -> dict[str, Any]:
+def parity_fields(checks: list[Check]) -> CsvFields:
     """A cell's ``cells.csv`` parity columns (empty without a parity check)."""
-    out: dict[str, Any] = {}
+    out: CsvFields = {}
     for check in checks:
         if check.kind in KINDS:
             out |= check.kind.csv_fields(check)

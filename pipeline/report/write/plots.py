@@ -11,6 +11,12 @@ from pipeline.report.judge.check_kinds import (
     ACCURACY_VS_BASELINE,
     ACCURACY_VS_REFERENCE,
 )
+from pipeline.report.judge.drop_numbers import (
+    AcceptVsReferenceNumbers,
+    AccuracyVsReferenceNumbers,
+    DropNumbers,
+)
+from pipeline.report.judge.parity_numbers import ParityNumbers, band_of
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.write.section import skip_text, sort_key
 from pipeline.results.result_types import AcceptBlock, EvalSummary
@@ -107,7 +113,8 @@ def paired_plot(report: Report) -> bytes | None:
     whole interval is above it, NO-GO when the whole interval is below it.
     """
     by_id = {c.id: c for c in report.cells}
-    checks = [k for k in report.checks if k.kind == ACCURACY_VS_BASELINE and "drop" in k.numbers]
+    checks = [k for k in report.checks
+              if k.kind == ACCURACY_VS_BASELINE and isinstance(k.numbers, DropNumbers)]  # fmt: skip
     evals = sorted({str(k.eval) for k in checks})
     if not evals:
         return None
@@ -121,11 +128,12 @@ def paired_plot(report: Report) -> bytes | None:
         )
         for x, check in enumerate(mine):
             n = check.numbers
-            change, low, high = -100 * n["drop"], -100 * n["upper"], -100 * n["lower"]
+            assert isinstance(n, DropNumbers)
+            change, low, high = -100 * n.drop, -100 * n.upper, -100 * n.lower
             colour = COLOURS.get(check.verdict, GREY)
             ax.errorbar([x], [change], yerr=[[change - low], [high - change]], fmt="o",
                         color=colour, capsize=4)  # fmt: skip
-            ax.hlines(-100 * n["margin"], x - 0.4, x + 0.4, linestyle="--", color="#c62828",
+            ax.hlines(-100 * n.margin, x - 0.4, x + 0.4, linestyle="--", color="#c62828",
                       linewidth=1)  # fmt: skip
         ax.axhline(0, color=GREY, linewidth=0.8)
         ax.set_xticks(range(len(mine)), [_tick(by_id[k.cell_id]) for k in mine], fontsize=7)
@@ -159,9 +167,11 @@ def _point(
 def _references(report: Report, name: str, metric: str) -> set[float]:
     kind = ACCURACY_VS_REFERENCE if metric == "accuracy" else ACCEPT_VS_REFERENCE
     return {
-        float(c.numbers["reference"])
+        float(c.numbers.reference)
         for c in report.checks
-        if c.kind == kind and c.eval == name and "reference" in c.numbers
+        if c.kind == kind
+        and c.eval == name
+        and isinstance(c.numbers, AccuracyVsReferenceNumbers | AcceptVsReferenceNumbers)
     }
 
 
@@ -210,23 +220,22 @@ def verdict_grid(report: Report) -> bytes:
 
 def parity_position_plot(report: Report) -> bytes | None:
     """Each candidate's parity divergence per context-position bin (None without parity)."""
-    from pipeline.report.judge.check_kinds import PARITY_VS_BASELINE
-
-    found = [(c, k) for c in sorted(report.cells, key=sort_key) for k in report.checks_of(c)
-             if k.kind == PARITY_VS_BASELINE and k.numbers.get("bins")]  # fmt: skip
+    found = [(c, k.numbers) for c in sorted(report.cells, key=sort_key)
+             for k in report.checks_of(c)
+             if isinstance(k.numbers, ParityNumbers) and k.numbers.bins]  # fmt: skip
     if not found:
         return None
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7, 3.5))
-    for cell, check in found:
-        bins = [b for b in check.numbers["bins"] if b["mean"] is not None]
-        ax.plot([b["low"] for b in bins], [b["mean"] for b in bins], marker="o",
+    for cell, n in found:
+        bins = [b for b in n.bins if b.mean is not None]
+        ax.plot([b.low for b in bins], [b.mean for b in bins], marker="o",
                 label=f"{cell.variant} {cell.kv_dtype} {skip_text(cell)}")  # fmt: skip
-        if check.numbers.get("band") is not None:
-            ax.axhline(check.numbers["band"], color=GREY, linestyle="--", linewidth=0.8)
+        if (band := band_of(n)) is not None:
+            ax.axhline(band[0], color=GREY, linestyle="--", linewidth=0.8)
     ax.set_xscale("symlog", linthresh=1024)
     ax.set_xlabel("context position (bin start)")
-    ax.set_ylabel(f"{found[0][1].numbers['metric']} per token")
+    ax.set_ylabel(f"{found[0][1].metric} per token")
     ax.set_title(_title(report, "Parity divergence by context position (dashed: band)"))
     ax.legend(fontsize=7)
     return _png(fig)

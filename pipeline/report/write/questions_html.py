@@ -13,6 +13,7 @@ import html
 
 from pipeline.report.assemble.build import Report
 from pipeline.report.judge.check_kinds import ACCURACY_VS_BASELINE
+from pipeline.report.judge.drop_numbers import AccuracyVsBaselineNumbers
 from pipeline.report.judge.verdicts import FAILING, UNDECIDED, Check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.load.samples import SampleError, read_samples
@@ -51,7 +52,11 @@ def banner_items(report: Report) -> str:
 
 
 def _compared(report: Report) -> list[Check]:
-    return [c for c in report.checks if c.kind == ACCURACY_VS_BASELINE and "drop" in c.numbers]
+    return [
+        c
+        for c in report.checks
+        if c.kind == ACCURACY_VS_BASELINE and isinstance(c.numbers, AccuracyVsBaselineNumbers)
+    ]
 
 
 def questions_section(report: Report) -> str:
@@ -62,8 +67,7 @@ def questions_section(report: Report) -> str:
     by_folder = {str(c.folder or c.id): c for c in report.cells}
     by_id = {c.id: c for c in report.cells}
     checks.sort(key=lambda c: (sort_key(by_id[c.cell_id]), c.eval or ""))
-    parts = [_part(c, by_id[c.cell_id], by_folder.get(str(c.numbers["baseline_folder"])))
-             for c in checks]  # fmt: skip
+    parts = [_part(c, by_id[c.cell_id], by_folder.get(_folder(c))) for c in checks]
     intro = (
         f"Per candidate and eval, the {LIMIT} questions at most whose share of correct repeats "
         "moved most between the baseline and the candidate, one row per repeat with both "
@@ -75,11 +79,17 @@ def questions_section(report: Report) -> str:
     )
 
 
+def _folder(check: Check) -> str:
+    # The baseline folder of a compared check (``_compared`` keeps only those).
+    assert isinstance(check.numbers, AccuracyVsBaselineNumbers)
+    return check.numbers.baseline_folder
+
+
 def _part(check: Check, cell: CellRecord, base: CellRecord | None) -> str:
     name = str(check.eval)
     head = (
         f'<h3 id="{questions_anchor(check)}">{html.escape(cell.label)}: {html.escape(name)} vs '
-        f"{html.escape(base.label if base else str(check.numbers['baseline_folder']))} "
+        f"{html.escape(base.label if base else _folder(check))} "
         f"({html.escape(check.verdict)})</h3>"
     )
     if base is None or base.folder is None or cell.folder is None:

@@ -38,7 +38,9 @@ from pipeline.report.judge.check_kinds import (
     SPEED_VS_BASELINE,
     STAT_KINDS,
     CheckKind,
+    CsvFields,
 )
+from pipeline.report.judge.check_numbers import numbers_json
 from pipeline.report.judge.verdicts import Check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.speed.band_checks import SPEED_COLUMNS, speed_fields
@@ -117,15 +119,16 @@ def _cell(report: Report, cell: CellRecord) -> dict[str, Any]:
 
 
 def _check(check: Check, baseline: str) -> dict[str, Any]:
+    numbers = numbers_json(check.numbers, check.adjusted)
     out = {
         "eval": check.eval,
         "kind": check.kind.name,
         "title": check.title(baseline),
         "verdict": check.verdict,
         "message": check.message,
-        "numbers": check.numbers,
+        "numbers": numbers,
     }
-    missing = {k: check.kind.null_reason(k) for k, v in check.numbers.items() if _non_finite(v)}
+    missing = {k: check.kind.null_reason(k) for k, v in numbers.items() if _non_finite(v)}
     if missing:
         out["null_because"] = missing
     return out
@@ -208,7 +211,7 @@ def _verdict(report: Report, cell: CellRecord, name: str, kind: CheckKind) -> st
     )
 
 
-def _numbers(checks: list[Check], name: str) -> dict[str, Any]:
+def _numbers(checks: list[Check], name: str) -> CsvFields:
     # A non-finite number is an empty field, like every missing value in the file.
     kinds = (*STAT_KINDS, *BIN_KINDS)
     found = [k.kind.csv_fields(k) for k in checks if k.eval == name and k.kind in kinds]

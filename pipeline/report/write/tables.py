@@ -9,11 +9,18 @@ from pipeline.report.assemble.build import Report
 from pipeline.report.judge.check_kinds import (
     ACCEPT_VS_BASELINE,
     ACCURACY_VS_BASELINE,
-    ACCURACY_VS_REFERENCE,
     REFERENCE_KINDS,
     STATUS,
 )
+from pipeline.report.judge.check_numbers import UNSET
 from pipeline.report.judge.describe import aborted_note, pts, rel
+from pipeline.report.judge.drop_numbers import (
+    AcceptVsBaselineNumbers,
+    AcceptVsReferenceNumbers,
+    AccuracyVsBaselineNumbers,
+    AccuracyVsReferenceNumbers,
+    DropNumbers,
+)
 from pipeline.report.judge.verdicts import OK, Check
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.write.dependence_table import dependence_section
@@ -28,27 +35,29 @@ def questions_anchor(check: Check) -> str:
 
 
 def _extra(check: Check) -> str:
-    if "extra_repeats" not in check.numbers:
+    if check.adjusted is None or check.adjusted.extra_repeats is UNSET:
         return ""
-    extra = check.numbers["extra_repeats"]
+    extra = check.adjusted.extra_repeats
     if extra is None:
         return "not by repeats"
     return "+99 or more" if extra > 99 else f"+{extra}"
 
 
 def _p(check: Check) -> str:
-    n = check.numbers
-    return f"{n.get('p_go_adjusted', math.nan):.3g} / {n.get('p_nogo_adjusted', math.nan):.3g}"
+    a = check.adjusted
+    p_go, p_nogo = (a.p_go_adjusted, a.p_nogo_adjusted) if a else (math.nan, math.nan)
+    return f"{p_go:.3g} / {p_nogo:.3g}"
 
 
-def _pts_bounds(n: dict[str, float]) -> str:
+def _pts_bounds(n: DropNumbers) -> str:
     # The bounds the verdict reads (null-variance SE) when the check has them.
-    low, high = (n["nogo_bound"], n["go_bound"]) if "go_bound" in n else (n["lower"], n["upper"])
-    return f"[{pts(low)}, {pts(high)}]"
+    if isinstance(n, AccuracyVsBaselineNumbers):
+        return f"[{pts(n.nogo_bound)}, {pts(n.go_bound)}]"
+    return f"[{pts(n.lower)}, {pts(n.upper)}]"
 
 
-def _rel_bounds(n: dict[str, float]) -> str:
-    return f"[{100 * rel(n['lower']):.2f}%, {100 * rel(n['upper']):.2f}%]"
+def _rel_bounds(n: DropNumbers) -> str:
+    return f"[{100 * rel(n.lower):.2f}%, {100 * rel(n.upper):.2f}%]"
 
 
 def sections(report: Report) -> list[Section]:
@@ -142,15 +151,17 @@ def _number(value: Any, spec: str) -> str:
     return format(value, spec) if isinstance(value, int | float) else "-"
 
 
-def _paired_set(n: dict[str, Any]) -> str:
+def _paired_set(n: AccuracyVsBaselineNumbers) -> str:
     # What was compared and what was left out, beside the verdict: a smaller set than asked shows.
-    how = "by repeat" if str(n.get("pairing", "")).endswith("and repeat") else "by question"
+    how = "by repeat" if n.pairing.endswith("and repeat") else "by question"
+    rates = n.rates
     return (
-        f"{n['n_questions']} q x {n['repeats']} ({how}); errors "
-        f"{100 * n.get('base_error', 0):.1f}% / {100 * n.get('cand_error', 0):.1f}%, truncated "
-        f"{100 * n.get('base_truncated', 0):.1f}% / {100 * n.get('cand_truncated', 0):.1f}%"
-        + aborted_note(n)
-        + (f"; baseline: {n['note']}" if n.get("note") else "")
+        f"{n.n_questions} q x {n.repeats} ({how}); errors "
+        f"{100 * rates.get('base_error', 0):.1f}% / {100 * rates.get('cand_error', 0):.1f}%, "
+        f"truncated {100 * rates.get('base_truncated', 0):.1f}% / "
+        f"{100 * rates.get('cand_truncated', 0):.1f}%"
+        + aborted_note(rates)
+        + (f"; baseline: {n.note}" if n.note else "")
     )
 
 
@@ -160,11 +171,10 @@ def _accuracy(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
     tail = "|verdict|paired set; errors, truncated (base / cand)|extra repeats|why undecided"
     sec = Section(title, (WHO + head + tail).split("|"))
     for cell, c in rows:
-        if c.kind == ACCURACY_VS_BASELINE and "drop" in c.numbers:
-            n = c.numbers
-            ci = f"[{pts(n['ci95'][0])}, {pts(n['ci95'][1])}]"
-            values = [pts(-n["drop"], True), ci, _pts_bounds(n), pts(n["margin"]), _p(c)]
-            why = str(n.get("undecided_because") or "") if c.verdict == "INCONCLUSIVE" else ""
+        if c.kind == ACCURACY_VS_BASELINE and isinstance(n := c.numbers, AccuracyVsBaselineNumbers):
+            ci = f"[{pts(n.ci95[0])}, {pts(n.ci95[1])}]"
+            values = [pts(-n.drop, True), ci, _pts_bounds(n), pts(n.margin), _p(c)]
+            why = str(n.undecided_because or "") if c.verdict == "INCONCLUSIVE" else ""
             sec.links[len(sec.rows)] = questions_anchor(c)
             sec.rows.append([*who(cell), str(c.eval), *values, c.verdict, _paired_set(n),
                              _extra(c), why])  # fmt: skip
@@ -176,10 +186,9 @@ def _accept(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
     head = f"eval|accept length|{base}|relative drop|one-sided bounds|band|p GO / NO-GO (adj.)"
     sec = Section(title, (WHO + head + "|verdict").split("|"))
     for cell, c in rows:
-        if c.kind == ACCEPT_VS_BASELINE and "drop" in c.numbers:
-            n = c.numbers
-            lengths = [f"{n['accept_length_candidate']:.3f}", f"{n['accept_length_baseline']:.3f}"]
-            values = [f"{100 * rel(n['drop']):.2f}%", _rel_bounds(n), f"{100 * n['band']:g}%"]
+        if c.kind == ACCEPT_VS_BASELINE and isinstance(n := c.numbers, AcceptVsBaselineNumbers):
+            lengths = [f"{n.accept_length_candidate:.3f}", f"{n.accept_length_baseline:.3f}"]
+            values = [f"{100 * rel(n.drop):.2f}%", _rel_bounds(n), f"{100 * n.band:g}%"]
             sec.rows.append([*who(cell), str(c.eval), *lengths, *values, _p(c), c.verdict])
     return sec
 
@@ -189,15 +198,17 @@ def _references(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
     sec = Section("Against reference values", (WHO + head).split("|"))
     for cell, c in rows:
         n = c.numbers
-        if c.kind not in REFERENCE_KINDS or "drop" not in n:
+        if c.kind not in REFERENCE_KINDS:
             continue
-        source = f"{n['source']} ({n['date']})"
-        if c.kind == ACCURACY_VS_REFERENCE:
-            values = [f"{n['accuracy']:.4f}", f"{n['reference']:.4f}", _pts_bounds(n) + " pts",
-                      f"{pts(n['margin'])} pts"]  # fmt: skip
+        if isinstance(n, AccuracyVsReferenceNumbers):
+            values = [f"{n.accuracy:.4f}", f"{n.reference:.4f}", _pts_bounds(n) + " pts",
+                      f"{pts(n.margin)} pts"]  # fmt: skip
+        elif isinstance(n, AcceptVsReferenceNumbers):
+            values = [f"{n.accept_length:.3f}", f"{n.reference:.3f}", _rel_bounds(n),
+                      f"{100 * n.band:g}%"]  # fmt: skip
         else:
-            values = [f"{n['accept_length']:.3f}", f"{n['reference']:.3f}", _rel_bounds(n),
-                      f"{100 * n['band']:g}%"]  # fmt: skip
+            continue
+        source = f"{n.source['source']} ({n.source['date']})"
         sec.rows.append([*who(cell), c.title(base), *values, c.verdict, _extra(c), source])
     return sec
 
@@ -208,7 +219,7 @@ def _other(rows: list[tuple[CellRecord, Check]], base: str) -> Section:
     title = "Other checks (accept metric, McNemar, missing baselines and references, errors)"
     sec = Section(title, (WHO + "check|verdict|details").split("|"))
     for cell, c in rows:
-        if (c.kind == STATUS and c.verdict == OK) or "drop" in c.numbers:
+        if (c.kind == STATUS and c.verdict == OK) or isinstance(c.numbers, DropNumbers):
             continue
         if c.kind == STATUS and cell.status != "ok":
             continue
