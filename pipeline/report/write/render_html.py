@@ -11,6 +11,7 @@ from pipeline.report.write.bin_plots import bin_plot
 from pipeline.report.write.bin_tables import all_sections as bin_sections
 from pipeline.report.write.cost_tables import cost_sections
 from pipeline.report.write.frontier_tables import frontier_sections
+from pipeline.report.write.kv_tables import kv_sections
 from pipeline.report.write.parity_tables import parity_sections
 from pipeline.report.write.plots import (
     COLOURS,
@@ -118,7 +119,8 @@ def render_html(report: Report) -> str:
         parts += [_table(s) for s in parity[1:]]
     tables = [
         *sections(report), *bin_sections(report), *speed_sections(report), *cost_sections(report),
-        *frontier_sections(report), *serving_sections(report), *baselines_section(report),
+        *frontier_sections(report), *kv_sections(report), *serving_sections(report),
+        *baselines_section(report),
     ]  # fmt: skip
     parts += [_table(s) for s in tables]
     parts.append(questions_section(report))
