@@ -87,3 +87,35 @@ def test_the_report_gives_the_parity_reason_and_the_repeats_not_spent(sweep: Pat
     assert gated["numbers"]["accuracy_skipped"] == {"mcq_sample": 4}
     assert not any(k["kind"] == "accuracy_vs_baseline" for k in cand["checks"])
     assert "not run: mcq_sample 4 repeats" in (out / "report.md").read_text()
+
+
+def test_the_cost_benchmark_prints_the_gpu_time_ratio(sweep: Path, tmp_path: Path) -> None:
+    """``python -m benchmarks.parity_cost`` on the sweep; a cell from before the block: marks."""
+    import shutil
+    import subprocess
+    import sys
+
+    from benchmarks.parity_cost import cell_cost, ratios
+    from tests.helpers.cells import REPO
+
+    older = tmp_path / "older"
+    shutil.copytree(cell(sweep, "flashinfer")[0], older)
+    data = json.loads((older / "result.json").read_text())
+    del data["parity"]
+    (older / "result.json").write_text(json.dumps(data))
+    run = subprocess.run(
+        [sys.executable, "-m", "benchmarks.parity_cost", str(sweep), str(older)],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    costs = {v: cell_cost(*cell(sweep, v)) for v in ("fa3", "fa3_repeat", "flashinfer", "fmha_v2")}
+    assert costs["fmha_v2"].gated and not costs["fmha_v2"].in_ratio
+    assert not costs["fa3"].judged and costs["flashinfer"].in_ratio
+    found = ratios(list(costs.values()))
+    assert found.candidates == 2 and found.verdict is not None
+    rescore = sum(costs[v].rescore_s or 0 for v in ("fa3_repeat", "flashinfer"))
+    accuracy = sum(costs[v].accuracy_s for v in ("fa3_repeat", "flashinfer"))
+    assert found.verdict == pytest.approx(rescore / accuracy)
+    assert "GPU-time ratio per verdict (re-score / accuracy design, 3 candidates)" in run.stdout
+    (line,) = [r for r in run.stdout.splitlines() if r.startswith(f"| {older} |")]
+    assert line.endswith("| judged | marks |")
