@@ -63,8 +63,15 @@ def generate_sequences(
     for serial, prompt in enumerate(parity_prompts(conf, pool)):
         out = generate_with_logprobs(client, prompt, conf.new_tokens, conf.temperature, conf.top_k)
         line = {"question": f"p{serial}", "prompt_ids": prompt, "output_ids": list(out.output_ids)}
-        rows.append({**line, **_decode_json(out.decode)})
+        rows.append({**line, **_decode_json(out.decode), **_asked(pool, serial)})
     return rows
+
+
+def _asked(pool: PromptPool | None, serial: int) -> dict[str, Any]:
+    # the eval question a sequence's prompt is: the report links its worst sequences to it
+    if pool is None or serial >= len(pool.question_ids):
+        return {}
+    return {"eval": pool.eval_name, "question_id": pool.question_ids[serial]}
 
 
 def _decode_json(decode: Scores) -> dict[str, Any]:

@@ -158,7 +158,7 @@ def _numbers(
 ) -> dict[str, Any]:
     top1 = summary.mean("top1_disagree", policy.confidence)
     try:
-        worst = [vars(w) for w in worst_sequences(summary, policy.metric, WORST)]
+        worst = [w.to_json() for w in worst_sequences(summary, policy.metric, WORST)]
     except (ParityFileError, KeyError, TypeError, ValueError) as err:
         worst, how = [], f"{how}; worst sequences not read: {err}"
     bins = [

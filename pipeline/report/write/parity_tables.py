@@ -66,6 +66,20 @@ def lossless_section(report: Report) -> list[Section]:
     return [section] if section.rows else []
 
 
+def parity_anchor(cell_id: str, question: str) -> str:
+    """The HTML anchor of one worst sequence's question row."""
+    raw = f"parity-{cell_id}-{question}"
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in raw)
+
+
+def link_worst(section: Section, cell_id: str, worst: list[dict[str, Any]]) -> None:
+    """Link the rows ``worst`` just added to ``section`` to their questions (where asked)."""
+    first = len(section.rows) - len(worst)
+    for offset, entry in enumerate(worst):
+        if entry.get("question_id"):
+            section.links[first + offset] = parity_anchor(cell_id, str(entry["question"]))
+
+
 def parity_sections(report: Report) -> list[Section]:
     """The Parity table, its position bins and its worst sequences (none without checks)."""
     found = parity_checks(report)
@@ -77,7 +91,8 @@ def parity_sections(report: Report) -> list[Section]:
     main = Section("Parity", [*cols, *heads], intro=INTRO)
     bins = Section("Parity by context position", [*cols, "positions", "mean", "tokens"])
     worst_heads = ["sequence", "prompt tokens", "scored tokens", "mean"]
-    worst = Section("Parity: worst sequences", [*cols, *worst_heads])
+    worst = Section("Parity: worst sequences", [*cols, *worst_heads], link_column="sequence",
+                    link_title="its question")  # fmt: skip
     for cell, check in found:
         n = check.numbers
         band = f"{_g(n.get('band'))} ({n.get('band_why', 'no A/A')})" if "band" in n else "none"
@@ -91,6 +106,7 @@ def parity_sections(report: Report) -> list[Section]:
         for w in n.get("worst", []):
             worst.rows.append([*who(cell), w["question"], str(w["prompt_tokens"]),
                                str(w["tokens"]), _g(w["mean"])])  # fmt: skip
+        link_worst(worst, cell.id, n.get("worst", []))
     return [main, bins, worst, *lossless_section(report)]
 
 
