@@ -30,6 +30,8 @@ _LATER_MODEL_DEFAULTS = {
 }  # fmt: skip
 _LATER_GEOMETRY_DEFAULTS = {"v_head_dim": None}
 _LATER_SPEED_DEFAULTS = {"prompts": "random"}
+# The parity gate (parity first, issue 39 item 4): parity cells from before it keep their hash.
+_LATER_PARITY_DEFAULTS = {"gate": False}
 # The long-context and SPEED-Bench evals' nodes (issue 40).
 _LATER_EVAL_DEFAULTS = {"longctx": None, "speed_bench": None}
 
@@ -72,7 +74,9 @@ def measured_config(conf: RootConf, kind: ServerKind) -> dict[str, Any]:
             dataclasses.asdict(conf.speed), _LATER_SPEED_DEFAULTS
         )
     if conf.parity.enabled:  # the same: a cell's hash moves only when it measures parity
-        data["parity"] = dataclasses.asdict(conf.parity)
+        data["parity"] = _without_later_defaults(
+            dataclasses.asdict(conf.parity), _LATER_PARITY_DEFAULTS
+        )
     if conf.serving.enabled:  # and serving (speculation off also empties model.speculative)
         data["serving"] = dataclasses.asdict(conf.serving)
     if kind.simulated:

@@ -7,27 +7,24 @@ once, into a ``CellPlan``; every step below takes its parts.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 
 import psutil
 
 from evals.base import Eval, make_eval
-from evals.eval_conf import EvalConf
 from pipeline.cell.cell_plan import CellPlan
 from pipeline.cell.cell_result import initial_result, mark, overhead, record_server
 from pipeline.cell.guards import check_error_rates
 from pipeline.cell.launching import PlannedLaunch, plan_cell_launch, preflight_cell, started_server
 from pipeline.cell.outcomes import record_failure
+from pipeline.cell.parity_step import accuracy_goes_on, parity_step, runs_first, runs_last
 from pipeline.cluster.multinode import DONE_MARKER, serve_as_worker
 from pipeline.config.schema import RootConf
 from pipeline.measuring.measure import measure_cell
 from pipeline.measuring.measure_plan import MeasurePlan
-from pipeline.measuring.parity_run import parity_phase
-from pipeline.measuring.parity_source import resolve_source
 from pipeline.measuring.serving.run import ServingTarget, serving_phase
-from pipeline.measuring.speed.prompts import cell_prompt_pool
+from pipeline.measuring.speed.prompts import PromptPool, cell_prompt_pool
 from pipeline.measuring.speed.run import speed_phase
 from pipeline.results.cell_paths import node_dir, result_path
 from pipeline.results.redact import redact_text, redact_tree
@@ -145,14 +142,7 @@ def _run(
 
 def _evals(measure: MeasurePlan) -> dict[str, Eval]:
     """The cell's evals, each with every repeat's prompts."""
-    return {name: make_eval(name, _repeats_for(measure, ec)) for name, ec in measure.evals.items()}
-
-
-def _repeats_for(measure: MeasurePlan, ec: EvalConf) -> EvalConf:
-    # Sequential stopping: prompts for every repeat exist; the measuring loop sends them in rounds.
-    if measure.sequential.enabled:
-        return dataclasses.replace(ec, repeats=measure.sequential.max_repeats)
-    return ec
+    return {name: make_eval(name, measure.repeats_of(ec)) for name, ec in measure.evals.items()}
 
 
 def _serve_and_measure(
@@ -173,25 +163,44 @@ def _serve_and_measure(
             mark(result, "ready", clock)
             _verify(cell, launch, server, cell_dir, result)
             mark(result, "verified", clock)
-            if evals:  # evals=[] with speed.enabled: the speed phase alone
-                measure_cell(cell.measure, evals, server, cell_dir, result)
-            mark(result, "evals_done", clock)
-            keys = (cell.launch.client.api_key, cell.launch.client.admin_api_key)
-            if cell.speed.enabled:  # after the evals, so nothing else runs on the server
-                speed_phase(cell.speed, server, keys, (cell.launch.model.path, pool), result)
-                mark(result, "speed_done", clock)
-            if cell.serving.enabled:  # after the evals and the speed phase, alone on the server
-                serving_phase(cell.serving, serving_target(cell, server), result)
-                mark(result, "serving_done", clock)
-            if cell.parity.enabled:  # last: its prefills leave the evals' counters alone
-                parity = resolve_source(cell.parity, cell.measure.sequential, cell_dir, result)
-                parity_phase(parity, server.base_url, keys, cell_dir, parity_pool)
-                mark(result, "parity_done", clock)
+            _phases(cell, server, evals, (cell_dir, pool, parity_pool), result, clock)
         finally:  # before node 0's server stops: the other nodes die with it, and may now
             _release_other_nodes(cell.launch.nodes, cell_dir, "stopping")
     check_error_rates(result.eval_summaries(), cell.launch.client.max_error_rate)
     mark(result, "stopped", clock)
     result.status = "ok"
+
+
+def _phases(
+    cell: CellPlan,
+    server: RunningServer,
+    evals: dict[str, Eval],
+    where: tuple[Path, PromptPool | None, PromptPool | None],
+    result: ResultDraft,
+    clock: float,
+) -> None:
+    """The phases on the verified server: (parity first,) evals, speed, serving, (parity last).
+
+    ``where``: the cell folder and the prompt pools of the speed and parity phases.
+    """
+    cell_dir, pool, parity_pool = where
+    keys = (cell.launch.client.api_key, cell.launch.client.admin_api_key)
+    at = (server.base_url, keys, cell_dir)
+    goes_on = True
+    if runs_first(cell):  # the release sign-off: a parity NO-GO spends no accuracy repeat
+        run = parity_step(cell, at, parity_pool, result, clock)
+        goes_on = accuracy_goes_on(cell, run, cell_dir, cell.measure.planned_repeats(), result)
+    if evals and goes_on:  # evals=[] with speed.enabled: the speed phase alone
+        measure_cell(cell.measure, evals, server, cell_dir, result)
+    mark(result, "evals_done", clock)
+    if cell.speed.enabled:  # after the evals, so nothing else runs on the server
+        speed_phase(cell.speed, server, keys, (cell.launch.model.path, pool), result)
+        mark(result, "speed_done", clock)
+    if cell.serving.enabled:  # after the evals and the speed phase, alone on the server
+        serving_phase(cell.serving, serving_target(cell, server), result)
+        mark(result, "serving_done", clock)
+    if runs_last(cell):  # last: its prefills leave the evals' counters alone
+        parity_step(cell, at, parity_pool, result, clock)
 
 
 def serving_target(cell: CellPlan, server: RunningServer) -> ServingTarget:

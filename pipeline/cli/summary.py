@@ -42,6 +42,9 @@ def _fmt(value: Any, digits: int = 3) -> str:
 
 def _note(result: CellResult) -> str:
     note = result.error.first_line() if result.error else ""
+    gate = result.parity.gate if result.parity else None
+    if gate is not None and gate.stopped:  # parity.gate: why the accuracy columns are empty
+        note = f"parity NO-GO: accuracy not run ({gate.skipped_text()})"
     wrong = result.misconfigured() if result.status == "ok" else []
     return "; ".join(wrong) if wrong else note  # server.on_mismatch=warn: not what was asked
 

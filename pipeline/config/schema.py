@@ -255,6 +255,10 @@ class ParityConf:
     # parity/greedy.jsonl; the report compares a speculative cell's with those of the same
     # variant with speculation off (model.speculative.algorithm=null ...). 0: none.
     greedy_sequences: int = 0
+    # The release sign-off's order (issue 39 item 4; experiment=release_signoff sets it): the
+    # phase runs before the evals, and a candidate whose parity is NO-GO against the A/A band
+    # of the cells finished before it skips its evals (pipeline/cell/parity_step.py).
+    gate: bool = False
     position_bins: list[int] = field(default_factory=lambda: [0, 1024, 4096, 16384])
     vocab_size: int = 32000  # random prompt ids are drawn from [first_token_id, vocab_size)
     first_token_id: int = 1000

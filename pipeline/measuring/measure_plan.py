@@ -60,3 +60,13 @@ class MeasurePlan:
         """The plan with the client sending ``concurrency`` requests at once."""
         client = dataclasses.replace(self.client, concurrency=concurrency)
         return dataclasses.replace(self, client=client)
+
+    def repeats_of(self, ec: EvalConf) -> EvalConf:
+        """``ec`` with the repeats its design plans (sequential: all, sent in rounds)."""
+        if self.sequential.enabled:
+            return dataclasses.replace(ec, repeats=self.sequential.max_repeats)
+        return ec
+
+    def planned_repeats(self) -> dict[str, int]:
+        """Each eval's repeats as its design runs them (sequential: at most)."""
+        return {name: self.repeats_of(ec).repeats for name, ec in self.evals.items()}

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 import logging
 import math
+import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +63,15 @@ def generate_sequences(
     for serial, prompt in enumerate(parity_prompts(conf, pool)):
         out = generate_with_logprobs(client, prompt, conf.new_tokens, conf.temperature, conf.top_k)
         line = {"question": f"p{serial}", "prompt_ids": prompt, "output_ids": list(out.output_ids)}
-        rows.append({**line, **_decode_json(out.decode)})
+        rows.append({**line, **_decode_json(out.decode), **_asked(pool, serial)})
     return rows
+
+
+def _asked(pool: PromptPool | None, serial: int) -> dict[str, Any]:
+    # the eval question a sequence's prompt is: the report links its worst sequences to it
+    if pool is None or serial >= len(pool.question_ids):
+        return {}
+    return {"eval": pool.eval_name, "question_id": pool.question_ids[serial]}
 
 
 def _decode_json(decode: Scores) -> dict[str, Any]:
@@ -160,17 +169,28 @@ def _bin_mean(t: Totals) -> dict[str, Any]:
     return {"mean": _bound(t.mean), "tokens": t.count}
 
 
+@dataclass(frozen=True)
+class ParityRun:
+    """What the parity phase did: its summary (None: this cell generated) and its cost."""
+
+    summary: dict[str, Any] | None
+    sequences: int
+    wall_s: float  # the whole phase
+    rescore_s: float  # the prefill re-score alone: what one more variant's verdict costs
+
+
 def parity_phase(
     conf: ParityConf,
     base_url: str,
     keys: tuple[str | None, str | None],
     cell_dir: Path,
     pool: PromptPool | None = None,
-) -> dict[str, Any] | None:
+) -> ParityRun:
     """Run the parity phase on the cell's server; the summary when another cell's were scored.
 
     ``pool``: the eval prompts ``parity.prompts`` names (None: random ids).
     """
+    started = time.monotonic()
     client = SpeedClient(base_url, keys, conf.request_timeout_s, phase=PHASE)
     own = parity_dir(cell_dir)
     if conf.sequences_from is None:
@@ -178,14 +198,26 @@ def parity_phase(
         _write_jsonl(own / SEQUENCES, sequences)
     else:
         sequences = read_jsonl(parity_dir(Path(conf.sequences_from)) / SEQUENCES)
+    rescore_started = time.monotonic()
     scores = score_rows(sequences, client, conf.top_k)
+    rescore_s = time.monotonic() - rescore_started
     _write_jsonl(own / SCORES, scores)
     greedy_phase(conf, client, parity_prompts(conf, pool), cell_dir)
+    out = None
     if conf.sequences_from is None:
         _decode_path(conf, client, pool, cell_dir, (sequences, scores))
         log.info("parity: %d sequences generated and re-scored", len(sequences))
-        return None
-    _decode_path(conf, client, pool, cell_dir, None)
+    else:
+        _decode_path(conf, client, pool, cell_dir, None)
+        out = _write_summary(conf, own, sequences, scores)
+    return ParityRun(out, len(sequences), time.monotonic() - started, rescore_s)
+
+
+def _write_summary(
+    conf: ParityConf, own: Path, sequences: list[dict[str, Any]], scores: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """``parity/summary.json``: this cell's re-score against the source cell's own."""
+    assert conf.sequences_from is not None
     base = read_jsonl(parity_dir(Path(conf.sequences_from)) / SCORES)
     out = summary(paired(sequences, base, scores), conf.position_bins, conf.sequences_from)
     write_json_atomic(own / SUMMARY, out)

@@ -22,6 +22,7 @@ from pipeline.results.result_schema import (
     GpuJson,
     JitCacheJson,
     MismatchJson,
+    ParityJson,
     ProvenanceJson,
     ResultJson,
     ServingJson,
@@ -216,6 +217,10 @@ class ResultDraft:
     def set_serving(self, serving: ServingJson) -> None:
         """The serving phase's block (``pipeline.measuring.serving.run``)."""
         self._data["serving"] = serving
+
+    def set_parity(self, parity: ParityJson) -> None:
+        """The parity phase's order, cost and gate (``pipeline.cell.parity_step``)."""
+        self._data["parity"] = parity
 
     def set_client(self, concurrency: int) -> None:
         """How many requests the client kept in flight."""

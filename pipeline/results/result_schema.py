@@ -240,6 +240,26 @@ class ServingJson(TypedDict, total=False):
     error: str  # why the phase stopped early (the cell then fails)
 
 
+class ParityGateJson(TypedDict, total=False):
+    """``parity.gate``: the in-cell parity verdict that decides whether accuracy runs (issue 39)."""
+
+    verdict: str  # GO | NO-GO | INCONCLUSIVE (stats.parity_verdict)
+    reason: str
+    aa_cell: str | None  # the A/A cell whose divergence set the band (None: no band)
+    accuracy: str  # "run" | "skipped"
+    skipped: dict[str, int]  # eval -> repeats not run (its design's most)
+
+
+class ParityJson(TypedDict, total=False):
+    """``parity``: when and how long the parity phase ran (absent when it is off)."""
+
+    order: str  # first (parity.gate: before the evals) | last (after every other phase)
+    sequences: int
+    wall_s: float  # the whole phase: generation, re-score, decode path, greedy
+    rescore_s: float  # the verdict's own cost: one prefill per sequence
+    gate: ParityGateJson  # only with parity.gate
+
+
 class ResultJson(TypedDict, total=False):
     """``result.json``, its keys in the order a cell writes them."""
 
@@ -268,6 +288,7 @@ class ResultJson(TypedDict, total=False):
     resumed: list[ResumedJson]
     speed: SpeedJson  # only when the cell ran the speed phase
     serving: ServingJson  # only when the cell ran the serving phase
+    parity: ParityJson  # only when the cell ran the parity phase
     node: NodeJson  # a non-zero node's own result, carried in memory, never on disk
 
 

@@ -15,6 +15,7 @@ from typing import Any, cast
 from pipeline.results.accept_block import AcceptBlock, CrossCheck, Traffic
 from pipeline.results.eval_block import EvalSummary, SequentialBlock
 from pipeline.results.json_values import as_list, as_map, as_optional_text, as_text
+from pipeline.results.parity_block import ParityBlock
 from pipeline.results.result_blocks import (
     SCHEMA_VERSION,
     STATUSES,
@@ -85,6 +86,7 @@ class CellResult:
     node: NodeResult | None = None  # a non-zero node's own result (multi-node, not on disk)
     speed: SpeedBlock | None = None  # the speed phase, when the cell ran one
     serving: ServingBlock | None = None  # the serving phase, when the cell ran one
+    parity: ParityBlock | None = None  # the parity phase's order, cost and gate, when it ran
     raw: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
@@ -135,6 +137,7 @@ class CellResult:
             node=NodeResult.from_json(node) if isinstance(node, Mapping) else None,
             speed=SpeedBlock.from_json(d.get("speed")),
             serving=ServingBlock.from_json(d.get("serving")),
+            parity=ParityBlock.from_json(d.get("parity")),
             raw=data,
         )
 

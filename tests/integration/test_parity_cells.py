@@ -8,7 +8,9 @@ is the perturbation's KL, and the verdict over the two summaries says GO and NO-
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -121,3 +123,34 @@ def test_eval_prompts_are_the_evals_own_whole(tmp_path):
     ]
     assert [r["prompt_ids"] for r in rows] == _retrieval_ids()[:3]
     assert min(len(r["prompt_ids"]) for r in rows) > 1000  # whole, long retrieval prompts
+
+
+def test_worst_sequences_link_to_their_questions(tmp_path):
+    """parity.prompts=eval:NAME: each sequence names its question; the HTML links it there."""
+    common = [
+        *PARITY[1:], "evals=[synth_mcq]", f"model.tokenizer_path={TOKENIZER}",
+        "parity.prompts=eval:synth_mcq", "parity.sequences=6", "parity.new_tokens=8",
+    ]  # fmt: skip
+    run = run_script("mtp-eval", "backend=fa3", *common, f"output_dir={tmp_path}/fa3")
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    source = f"parity.sequences_from={tmp_path}/fa3"
+    run = run_script("mtp-eval", "-m", "backend=fa3_repeat,fmha_v2", *common, source,
+                     f"hydra.sweep.dir={tmp_path}/s")  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    rows = [json.loads(x) for x in (parity_dir(tmp_path / "fa3") / "sequences.jsonl").open()]
+    samples = [json.loads(x) for x in (tmp_path / "fa3" / "samples" / "synth_mcq.jsonl").open()]
+    asked = {s["question_id"]: s["question"]["text"] for s in samples if s["repeat"] == 0}
+    assert all(r["eval"] == "synth_mcq" and r["question_id"] in asked for r in rows)
+    report = run_script("mtp-eval-report", str(tmp_path), "--out", str(tmp_path / "r"))
+    assert report.returncode == 1, report.stdout[-2000:] + report.stderr[-2000:]
+    page = (tmp_path / "r" / "report.html").read_text()
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    (entry,) = [
+        e for e in summary["parity"] if e["variant"] == "fmha_v2" and e["path"] == "prefill"
+    ]
+    for worst in entry["worst"]:
+        link = re.search(rf'<a href="#([^"]+)" title="its question">{worst["question"]}</a>', page)
+        assert link is not None, worst
+        row = page[page.index(f'<tr id="{link.group(1)}">') :]
+        text = asked[worst["question_id"]]
+        assert html.escape(text) in row[: row.index("</tr>")]

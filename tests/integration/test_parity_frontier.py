@@ -70,3 +70,28 @@ def test_sequences_from_auto_without_a_baseline_fails_the_cell_naming_the_fix(
                      f"output_dir={tmp_path}/lone")  # fmt: skip
     assert run.returncode != 0
     assert "run the fa3 cell with parity.enabled=true first" in run.stdout + run.stderr
+
+
+def test_the_kv_dtype_comparison_has_a_divergence_column(tmp_path: Path) -> None:
+    """fmha_v2 at auto and fp8_e4m3 KV; only fp8's logits are perturbed (matched on the flag)."""
+    fp8 = "server.simulated.effects=[{match:{kv_cache_dtype:fp8_e4m3},logit_sigma:0.2}]"
+    common = [*COMMON[:-1], fp8]
+    base = run_script("mtp-eval", "backend=fa3", *common, f"output_dir={tmp_path}/fa3")
+    assert base.returncode == 0, base.stdout[-2000:] + base.stderr[-2000:]
+    source = f"parity.sequences_from={tmp_path}/fa3"
+    run = run_script("mtp-eval", "-m", "backend=fa3_repeat", *common, source,
+                     f"hydra.sweep.dir={tmp_path / 'aa'}")  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    run = run_script("mtp-eval", "-m", "backend=fmha_v2", "kv_dtype=auto,fp8_e4m3", *common,
+                     source, f"hydra.sweep.dir={tmp_path / 'v2'}")  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    report = run_script("mtp-eval-report", str(tmp_path), "--out", str(tmp_path / "report"),
+                        timeout=180)  # fmt: skip
+    assert report.returncode == 1, report.stdout[-2000:] + report.stderr[-2000:]
+    md = (tmp_path / "report" / "report.md").read_text()
+    table = md[md.index("## KV dtype: fmha_v2") :]
+    assert "KV dtypes inside the parity band: auto." in table
+    rows = [r for r in table.splitlines() if r.startswith(("| auto", "| fp8_e4m3"))]
+    assert rows[0].split(" | ")[2].startswith("GO: ")
+    assert rows[1].split(" | ")[2].startswith("NO-GO: ")
+    assert "<h2>KV dtype: fmha_v2" in (tmp_path / "report" / "report.html").read_text()

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from backends.backend_conf import ModelConf
-from evals.base import Eval
+from evals.base import Eval, EvalPrompt
 from evals.chat_tokens import chat_ids, load_tokenizer
 from evals.sample_line import ChatMessage
 from pipeline.config.prompt_source import (
@@ -47,6 +47,13 @@ class PromptPool:
     source: str  # speed.prompts as set: eval:NAME
     tokenizer: str  # the folder its tokenizer came from
     prompts: tuple[tuple[int, ...], ...]
+    # each prompt's first question id in the eval (the parity phase names its sequences' questions)
+    question_ids: tuple[str, ...] = ()
+
+    @property
+    def eval_name(self) -> str:
+        """The eval the prompts came from (``eval:NAME``)."""
+        return self.source.split(":", 1)[-1]
 
     def describe(self) -> PromptsJson:
         """``speed.prompts`` of result.json: where the ids came from, how many, how long."""
@@ -145,11 +152,21 @@ def eval_prompt_pool(
     path, key = tokenizer_source(model)
     tok = load_tokenizer(path, key)
     kwargs = model.chat_template_kwargs
-    messages = [p.messages for p in evals[name].prompts()]
-    prompts = distinct_prompts(messages, lambda m: chat_ids(tok, m, kwargs))
+    every = evals[name].prompts()
+    prompts = distinct_prompts([p.messages for p in every], lambda m: chat_ids(tok, m, kwargs))
     if not prompts:
         raise ValueError(f"{key}={conf.prompts}: the eval {name} has no prompt")
-    return PromptPool(conf.prompts, str(path), tuple(prompts))
+    return PromptPool(conf.prompts, str(path), tuple(prompts), _first_ids(every, len(prompts)))
+
+
+def _first_ids(prompts: Sequence[EvalPrompt], count: int) -> tuple[str, ...]:
+    """The distinct question ids in the eval's order: one per distinct prompt, as ``count`` says.
+
+    Empty when they do not pair one to one (two questions with one text): no sequence is then
+    named by a question rather than by a wrong one.
+    """
+    ids = tuple(dict.fromkeys(p.question_id for p in prompts))
+    return ids if len(ids) == count else ()
 
 
 def cell_prompt_pool(

@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pipeline.report.judge.check_kinds import ACCEPT_METRIC, STATUS
-from pipeline.report.judge.check_numbers import AcceptMetricNumbers
+from pipeline.report.judge.check_numbers import AcceptMetricNumbers, GatedNumbers
 from pipeline.report.judge.pairing import SampleReader, find_baseline
 from pipeline.report.judge.verdicts import (
     ERROR,
     FAIL,
     FAILED,
+    INCONCLUSIVE,
     MISCONFIGURED,
     MISSING,
     OK,
@@ -31,6 +32,7 @@ from pipeline.report.load.parity_files import has_parity
 from pipeline.report.load.tolerance import Tolerance
 from pipeline.results.accept_block import AcceptBlock
 from pipeline.results.cell_paths import result_path
+from pipeline.results.parity_block import ParityGate
 from pipeline.results.result_types import UNREADABLE
 
 _STATUS = {"ok": OK, "failed": FAILED, "missing": MISSING, "unsupported": UNSUPPORTED,
@@ -64,6 +66,9 @@ def _cell_checks(
     out = [make_check(cell, None, STATUS, _STATUS[cell.status], cell.note or cell.status)]
     if cell.status != "ok":
         return out
+    gate = cell.result.parity.gate if cell.result.parity else None
+    if gate is not None and gate.stopped:  # its evals were never run: accuracy is undecided
+        out.append(gated_check(cell, gate))
     if not cell.evals:  # a speed-, serving- or parity-only cell (evals=[]): read in their tables
         if (
             cell.result.speed is None
@@ -83,6 +88,22 @@ def _cell_checks(
             out += baseline_checks(cell, baseline, note, name, margins, tol.alpha, read)
         out += reference_checks(cell, name, summary, margins, tol, read)
     return out
+
+
+def gated_check(cell: CellRecord, gate: ParityGate) -> Check:
+    """INCONCLUSIVE: a parity NO-GO (``parity.gate``) ended the cell before its accuracy repeats.
+
+    Its parity check carries the NO-GO; this one says what was not spent, and keeps the cell
+    from GO should this report's parity policy judge it otherwise.
+    """
+    message = (
+        f"accuracy not measured: the cell's own parity verdict ({gate.reason}) ended its "
+        f"sign-off before its accuracy repeats (parity.gate); not run: {gate.skipped_text()}"
+    )
+    skipped = dict(gate.skipped)
+    return make_check(
+        cell, None, STATUS, INCONCLUSIVE, message, numbers=GatedNumbers(accuracy_skipped=skipped)
+    )
 
 
 def accept_metric(cell: CellRecord, name: str, max_unmeasured: float = 1.0) -> Check:

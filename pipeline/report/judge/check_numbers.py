@@ -142,6 +142,13 @@ class AcceptByBinNumbers(ByBinNumbers):
 
 
 @dataclass(frozen=True)
+class GatedNumbers(Numbers):
+    """A cell a parity NO-GO ended before its evals: the repeats per eval not spent."""
+
+    accuracy_skipped: dict[str, int]
+
+
+@dataclass(frozen=True)
 class LosslessNumbers(Numbers):
     """Greedy outputs with speculation on against off: where each request first differs."""
 
@@ -171,6 +178,8 @@ def _mapping(part: Any) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
+    if hasattr(value, "to_json"):  # a part that leaves its unknown fields out (worst sequences)
+        return value.to_json()
     if isinstance(value, list):
         return [_plain(v) for v in value]
     return _mapping(value) if is_dataclass(value) and not isinstance(value, type) else value

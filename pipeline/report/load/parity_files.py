@@ -114,6 +114,15 @@ class WorstSequence:
     prompt_tokens: int
     tokens: int
     mean: float
+    eval: str | None = None  # the eval whose question the prompt is (parity.prompts=eval:NAME)
+    question_id: str | None = None  # that question's id in the eval's samples
+
+    def to_json(self) -> dict[str, Any]:
+        """The entry of a check's ``worst`` list (the eval and question only where known)."""
+        found = {"eval": self.eval, "question_id": self.question_id}
+        return {"question": self.question, "prompt_tokens": self.prompt_tokens,
+                "tokens": self.tokens, "mean": self.mean,
+                **{k: v for k, v in found.items() if v is not None}}  # fmt: skip
 
 
 def _scores(row: dict[str, Any]) -> Scores:
@@ -143,5 +152,6 @@ def worst_sequences(summary: ParitySummary, metric: str, count: int = 5) -> list
         scored = ScoredSequence(s["question"], len(s["prompt_ids"]), _scores(b), _scores(c))
         t = sequence_parity(scored).metrics[metric]
         if t.count:
-            out.append(WorstSequence(s["question"], len(s["prompt_ids"]), t.count, t.mean))
+            asked = (s.get("eval"), s.get("question_id"))
+            out.append(WorstSequence(s["question"], len(s["prompt_ids"]), t.count, t.mean, *asked))
     return sorted(out, key=lambda w: -w.mean)[:count]

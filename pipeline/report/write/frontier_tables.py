@@ -13,6 +13,7 @@ from typing import Any
 
 from pipeline.report.assemble.build import Report
 from pipeline.report.speed.frontier import NOT_MEASURED, Frontier, FrontierPoint, Gain, frontiers
+from pipeline.report.speed.frontier_parity import Divergence
 from pipeline.report.speed.restart_noise import beyond
 from pipeline.report.speed.skip_fractions import HOW_TO_MEASURE
 from pipeline.report.write.section import Section
@@ -72,7 +73,11 @@ def takeaway(frontier: Frontier) -> str:
 
 def divergence_text(p: FrontierPoint) -> str:
     """``NO-GO: 0.0123 (upper 0.015, band 0.0004)`` or ``-`` without a parity phase."""
-    d = p.divergence
+    return parity_text(p.divergence)
+
+
+def parity_text(d: Divergence | None) -> str:
+    """A parity reading as a table cell (the frontier's and the KV-dtype comparison's)."""
     if d is None or d.estimate is None:
         return "-" if d is None else d.verdict
     band = f"band {d.band:.3g}" if d.band is not None else "no band"

@@ -26,6 +26,7 @@ from pipeline.report.judge.parity_numbers import (
 )
 from pipeline.report.judge.verdicts import Check
 from pipeline.report.load.cells import CellRecord
+from pipeline.report.load.parity_files import WorstSequence
 from pipeline.report.write.section import WHO, Section, sort_key, who
 
 KINDS = (PARITY_VS_BASELINE, DECODE_PARITY)
@@ -83,6 +84,20 @@ def _lossless_row(check: Check) -> list[str]:
             firsts or "-"]  # fmt: skip
 
 
+def parity_anchor(cell_id: str, question: str) -> str:
+    """The HTML anchor of one worst sequence's question row."""
+    raw = f"parity-{cell_id}-{question}"
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in raw)
+
+
+def link_worst(section: Section, cell_id: str, worst: list[WorstSequence]) -> None:
+    """Link the rows ``worst`` just added to ``section`` to their questions (where asked)."""
+    first = len(section.rows) - len(worst)
+    for offset, entry in enumerate(worst):
+        if entry.question_id:
+            section.links[first + offset] = parity_anchor(cell_id, entry.question)
+
+
 def parity_sections(report: Report) -> list[Section]:
     """The Parity table, its position bins and its worst sequences (none without checks)."""
     found = parity_checks(report)
@@ -94,7 +109,8 @@ def parity_sections(report: Report) -> list[Section]:
     main = Section("Parity", [*cols, *heads], intro=INTRO)
     bins = Section("Parity by context position", [*cols, "positions", "mean", "tokens"])
     worst_heads = ["sequence", "prompt tokens", "scored tokens", "mean"]
-    worst = Section("Parity: worst sequences", [*cols, *worst_heads])
+    worst = Section("Parity: worst sequences", [*cols, *worst_heads], link_column="sequence",
+                    link_title="its question")  # fmt: skip
     for cell, check in found:
         main.rows.append([*who(cell), PATH[check.kind.name], *_main_row(check)])
         n = check.numbers
@@ -106,6 +122,7 @@ def parity_sections(report: Report) -> list[Section]:
         for w in n.worst:
             worst.rows.append([*who(cell), w.question, str(w.prompt_tokens), str(w.tokens),
                                _g(w.mean)])  # fmt: skip
+        link_worst(worst, cell.id, n.worst)
     return [main, bins, worst, *lossless_section(report)]
 
 

@@ -11,6 +11,8 @@ from pipeline.report.write.bin_plots import bin_plot
 from pipeline.report.write.bin_tables import all_sections as bin_sections
 from pipeline.report.write.cost_tables import cost_sections
 from pipeline.report.write.frontier_tables import frontier_sections
+from pipeline.report.write.kv_tables import kv_sections
+from pipeline.report.write.parity_questions import parity_questions_section
 from pipeline.report.write.parity_tables import parity_sections
 from pipeline.report.write.plots import (
     COLOURS,
@@ -52,20 +54,22 @@ def _img(png: bytes | None, alt: str) -> str:
     return f'<img src="data:image/png;base64,{data}" alt="{html.escape(alt)}">'
 
 
-def _cell(text: str, link: str = "") -> str:
+def _cell(text: str, link: str = "", title: str = "") -> str:
     colour = COLOURS.get(text)
     shown = html.escape(text)
-    if link:  # a verdict that links to the questions that changed
-        shown = f'<a href="#{link}" title="questions that changed">{shown}</a>'
+    if link:  # a verdict that links to the questions that changed (or a sequence to its question)
+        shown = f'<a href="#{link}" title="{html.escape(title)}">{shown}</a>'
     if colour or text in ("MISSING", "FAILED", "ERROR", "NO BASELINE", "PLANNED"):
         return f'<td class="verdict" style="background:{colour or GREY}">{shown}</td>'
     return f"<td>{shown}</td>"
 
 
 def _row(section: Section, index: int, row: list[str]) -> str:
-    link = section.links.get(index, "")
-    verdict = section.headers.index("verdict") if "verdict" in section.headers else -1
-    cells = (_cell(c, link if i == verdict else "") for i, c in enumerate(row))
+    link, title = section.links.get(index, ""), section.link_title
+    column = (
+        section.headers.index(section.link_column) if section.link_column in section.headers else -1
+    )
+    cells = (_cell(c, link if i == column else "", title) for i, c in enumerate(row))
     return "<tr>" + "".join(cells) + "</tr>"
 
 
@@ -118,10 +122,11 @@ def render_html(report: Report) -> str:
         parts += [_table(s) for s in parity[1:]]
     tables = [
         *sections(report), *bin_sections(report), *speed_sections(report), *cost_sections(report),
-        *frontier_sections(report), *serving_sections(report), *baselines_section(report),
+        *frontier_sections(report), *kv_sections(report), *serving_sections(report),
+        *baselines_section(report),
     ]  # fmt: skip
     parts += [_table(s) for s in tables]
-    parts.append(questions_section(report))
+    parts += [questions_section(report), parity_questions_section(report)]
     if report.ignored:
         items = "".join(f"<li>{html.escape(w)}</li>" for w in report.ignored)
         parts.append(f"<h2>Ignored folders</h2><ul>{items}</ul>")

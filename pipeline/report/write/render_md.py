@@ -8,6 +8,7 @@ from pipeline.report.write.baselines_table import baselines_line, baselines_sect
 from pipeline.report.write.bin_tables import all_sections as bin_sections
 from pipeline.report.write.cost_tables import cost_sections
 from pipeline.report.write.frontier_tables import frontier_sections
+from pipeline.report.write.kv_tables import kv_sections
 from pipeline.report.write.parity_tables import parity_sections
 from pipeline.report.write.section import Section
 from pipeline.report.write.serving_tables import serving_sections
@@ -116,7 +117,7 @@ def render_md(report: Report) -> str:
         ]
     lines += [METHOD, ""]
     speed = [*speed_sections(report), *cost_sections(report), *frontier_sections(report),
-             *serving_sections(report)]  # fmt: skip
+             *kv_sections(report), *serving_sections(report)]  # fmt: skip
     parity = parity_sections(report)
     sections_all = [*sections(report), *bin_sections(report), *parity, *speed]
     for section in [*sections_all, *baselines_section(report)]:

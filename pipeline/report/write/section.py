@@ -17,8 +17,8 @@ WHO = "GPU|model|KV dtype|skip-softmax|variant|"
 class Section:
     """A titled table with an optional paragraph above it.
 
-    ``links`` maps a row's index to the anchor its verdict links to in the HTML page (the
-    Markdown table has no links).
+    ``links`` maps a row's index to the anchor its ``link_column`` (the verdict) links to in
+    the HTML page (the Markdown table has no links).
     """
 
     title: str
@@ -26,6 +26,8 @@ class Section:
     rows: list[list[str]] = field(default_factory=list)
     intro: str = ""
     links: dict[int, str] = field(default_factory=dict)
+    link_column: str = "verdict"  # the column whose cell carries the row's link
+    link_title: str = "questions that changed"
 
 
 def sort_key(cell: CellRecord) -> tuple[str, ...]:

@@ -1,0 +1,164 @@
+"""What a parity verdict costs beside the accuracy design it complements (issue 39, Performance).
+
+    python -m benchmarks.parity_cost CELLS...
+
+CELLS: cell folders or sweep folders (every ``*/result.json`` under them). Per cell it reads, from
+``result.json``, the parity phase's own timing (the ``parity`` block: ``rescore_s``, the prefill
+re-score of every sequence, and ``wall_s``, the whole phase) and the accuracy phase's (each eval's
+``wall_time_s``), each times the cell's GPUs (``tp``) as GPU seconds. A cell written before the
+``parity`` block existed gives the phase's time from its ``timing.marks_s`` (``parity_done`` less
+the phase before it), its re-score unknown: the whole phase stands in (an upper bound).
+
+Per verdict a candidate pays one prefill per sequence (its re-score); its accuracy verdict pays
+its evals under the release sign-off's design (``experiment=release_signoff``: sequential rounds
+against the 2-point margin). The ratio printed is the candidates' re-scores over their evals, the
+issue's target at most 10%; the sweep's whole parity phases (the baseline's generation, the A/A,
+the decode path) over all its evals are printed beside it. A candidate whose parity NO-GO ended
+its sign-off (``parity.gate``) ran no evals: it is listed, and left out of the ratio.
+
+On the simulated server the figures are the simulator's (CPU time, no GPU): they test the
+arithmetic. The live figure needs a lease on the GPU host: run the release sign-off there with
+``parity.enabled=true parity.sequences_from=auto`` (``benchmarks/live_h200/README.md``) and point
+this script at the committed cells.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.results.cell_paths import RESULT_FILE
+from pipeline.results.result_types import CellResult
+from pipeline.results.store import read_result
+
+TARGET = 0.10  # the issue's: a parity verdict at most 10% of the accuracy design's GPU time
+BEFORE_PARITY = ("serving_done", "speed_done", "evals_done")  # the phases before it, last first
+
+
+@dataclass(frozen=True)
+class CellCost:
+    """One cell's GPU seconds in its parity and accuracy phases."""
+
+    label: str
+    variant: str
+    gpus: int
+    rescore_s: float | None  # the verdict's own cost (None: the cell ran no parity phase)
+    parity_s: float | None  # the whole parity phase
+    accuracy_s: float  # every eval's wall time
+    judged: bool  # it re-scored another cell's sequences (a candidate or the A/A)
+    gated: bool  # a parity NO-GO skipped its evals (parity.gate)
+    source: str  # "result" (the parity block) | "marks" (older cells) | "-"
+
+    @property
+    def in_ratio(self) -> bool:
+        """Whether the candidate ratio counts it: judged by parity and its accuracy measured."""
+        return self.judged and not self.gated and self.rescore_s is not None and self.accuracy_s > 0
+
+
+def cell_folders(paths: Sequence[Path]) -> list[Path]:
+    """Each path that is a cell, else the cells under it (sorted)."""
+    out: list[Path] = []
+    for path in paths:
+        if (path / RESULT_FILE).is_file():
+            out.append(path)
+        else:
+            out += sorted(p.parent for p in path.rglob(RESULT_FILE))
+    return out
+
+
+def _from_marks(result: CellResult) -> float | None:
+    """The phase's seconds: from the phase before it to its end (first: from ``verified``)."""
+    marks = result.marks
+    if "parity_first_done" in marks and "verified" in marks:
+        return float(marks["parity_first_done"]) - float(marks["verified"])
+    done = marks.get("parity_done")
+    before = next((marks[k] for k in BEFORE_PARITY if k in marks), None)
+    return None if done is None or before is None else float(done) - float(before)
+
+
+def cell_cost(folder: Path, result: CellResult) -> CellCost:
+    """The cell's costs in GPU seconds (wall seconds x the server's GPUs)."""
+    gpus = max(1, result.parallel[0])
+    evals = sum(e.wall_time_s or 0.0 for e in result.evals.values()) * gpus
+    block = result.parity
+    judged = (folder / "parity" / "summary.json").is_file()
+    if block is not None and block.wall_s is not None:
+        rescore = block.rescore_s if block.rescore_s is not None else block.wall_s
+        gated = block.gate is not None and block.gate.stopped
+        return CellCost(str(folder), result.cell.variant, gpus, rescore * gpus,
+                        block.wall_s * gpus, evals, judged, gated, "result")  # fmt: skip
+    phase = _from_marks(result)
+    if phase is None:
+        return CellCost(str(folder), result.cell.variant, gpus, None, None, evals,
+                        False, False, "-")  # fmt: skip
+    return CellCost(str(folder), result.cell.variant, gpus, phase * gpus, phase * gpus, evals,
+                    judged, False, "marks")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Ratios:
+    """The candidates' re-scores over their evals, and the sweep's phases over its evals."""
+
+    verdict: float | None
+    sweep: float | None
+    candidates: int
+
+
+def ratios(costs: Sequence[CellCost]) -> Ratios:
+    """Both GPU-time ratios (None where nothing was measured)."""
+    counted = [c for c in costs if c.in_ratio]
+    rescore = sum(c.rescore_s or 0.0 for c in counted)
+    accuracy = sum(c.accuracy_s for c in counted)
+    phases = sum(c.parity_s or 0.0 for c in costs)
+    evals = sum(c.accuracy_s for c in costs)
+    return Ratios(rescore / accuracy if accuracy else None, phases / evals if evals else None,
+                  len(counted))  # fmt: skip
+
+
+def _seconds(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
+
+
+def table(costs: Sequence[CellCost]) -> list[str]:
+    """A markdown row per cell."""
+    rows = ["| cell | variant | GPUs | re-score GPU s | parity phase GPU s | accuracy GPU s | "
+            "role | from |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for c in costs:
+        role = "gated: accuracy skipped" if c.gated else ("judged" if c.judged else "source")
+        rows.append(f"| {c.label} | {c.variant} | {c.gpus} | {_seconds(c.rescore_s)} | "
+                    f"{_seconds(c.parity_s)} | {c.accuracy_s:.3f} | {role} | "
+                    f"{c.source} |")  # fmt: skip
+    return rows
+
+
+def summary_lines(found: Ratios) -> list[str]:
+    """The ratio lines, the target beside the verdict's."""
+    if found.verdict is None:
+        return ["No candidate with both a parity re-score and measured evals: no ratio."]
+    meets = "meets" if found.verdict <= TARGET else "misses"
+    sweep = "-" if found.sweep is None else f"{100 * found.sweep:.2f}%"
+    return [
+        f"GPU-time ratio per verdict (re-score / accuracy design, {found.candidates} "
+        f"candidates): {100 * found.verdict:.2f}% ({meets} the {100 * TARGET:.0f}% target)",
+        f"GPU-time ratio of the sweep (every parity phase / every eval): {sweep}",
+    ]
+
+
+def main(argv: Sequence[str]) -> int:
+    """Print the table and the ratios of the cells under ``argv``."""
+    if not argv:
+        print(__doc__)
+        return 2
+    costs = []
+    for folder in cell_folders([Path(a) for a in argv]):
+        result = read_result(folder)
+        if result is not None and result.status == "ok":
+            costs.append(cell_cost(folder, result))
+    print("\n".join([*table(costs), "", *summary_lines(ratios(costs))]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
