@@ -17,6 +17,7 @@ Usage: ``python -m benchmarks.sweep_startup [--cells 3] [--startup-s 4] [--laten
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import subprocess
 import sys
@@ -71,7 +72,9 @@ def run_sweep(folder: Path, cells: int, startup_s: float, latency_s: float) -> S
     for cell_dir in sorted(p for p in folder.iterdir() if (p / "result.json").exists()):
         result = read_result(cell_dir)
         if result is None or result.status != "ok":
-            raise RuntimeError(f"{cell_dir.name}: not ok\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+            raise RuntimeError(
+                f"{cell_dir.name}: not ok\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+            )
         times.append(cell_times(result.marks))
     if len(times) != cells:
         raise RuntimeError(f"{len(times)} of {cells} cells wrote a result:\n{done.stderr[-3000:]}")
@@ -91,12 +94,15 @@ def cell_times(m: Mapping[str, float]) -> CellTimes:
 def hidden_startup(cells: list[CellTimes]) -> float:
     """Start-up a started-ahead next server would hide: each later cell's, up to the one before's
     evals and stop (the next server starts when the current one is verified)."""
-    return sum(min(c.startup, p.evals + p.stop) for p, c in zip(cells, cells[1:], strict=False))
+    return sum(min(c.startup, p.evals + p.stop) for p, c in itertools.pairwise(cells))
 
 
 def table(sweep: Sweep) -> list[str]:
     """The per-cell rows and the before/after lines of one sweep."""
-    rows = ["| cell | server start-up s | evals s | stop s | cell wall s |", "|---|---|---|---|---|"]
+    rows = [
+        "| cell | server start-up s | evals s | stop s | cell wall s |",
+        "|---|---|---|---|---|",
+    ]
     for i, c in enumerate(sweep.cells):
         rows.append(f"| {i} | {c.startup:.2f} | {c.evals:.2f} | {c.stop:.2f} | {c.wall:.2f} |")
     n = len(sweep.cells)
