@@ -45,7 +45,7 @@ def _app(cfg: DictConfig) -> str:
     hydra_cfg = HydraConfig.get()
     try:
         conf = to_cell_config(cfg)
-        expect_next(next_cell(hydra_cfg) if conf.server.prestart_next else None)
+        expect_next(next_cell(hydra_cfg, conf) if conf.server.prestart_next else None)
     except ConfigError as err:  # one line per value, no traceback; ends a sweep before its cell
         for line in err.problems:
             print(f"mtp-eval: {line}", file=sys.stderr)

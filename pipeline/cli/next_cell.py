@@ -18,28 +18,21 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from pipeline.cell.prestart import NextCell
 from pipeline.config.cell_config import to_cell_config
 from pipeline.config.checks import ConfigError
-from pipeline.config.prestart_checks import KEY
+from pipeline.config.prestart_checks import launcher_problems
+from pipeline.config.schema import RootConf
 
-BASIC_LAUNCHER = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"
 
-
-def next_cell(hydra_cfg: HydraConf) -> NextCell | None:
-    """The sweep's next cell after this job (None: a single run, or this job is the last).
+def next_cell(hydra_cfg: HydraConf, conf: RootConf) -> NextCell | None:
+    """The sweep's next cell after this job's ``conf`` (None: a single run, or the last job).
 
     Raises:
         ConfigError: a launcher other than Hydra's basic one (``hydra/launcher=local``, ``slurm``).
     """
     if hydra_cfg.mode != RunMode.MULTIRUN:
         return None
-    target = str(hydra_cfg.launcher.get("_target_", ""))
-    if target != BASIC_LAUNCHER:
-        raise ConfigError(
-            [
-                f"{KEY}=true needs Hydra's basic launcher (the cells one after another in one "
-                f"process); {target or 'this launcher'} runs each cell in its own process: drop "
-                f"{KEY} or hydra/launcher"
-            ]
-        )
+    problems = launcher_problems(conf, str(hydra_cfg.launcher.get("_target_", "")))
+    if problems:
+        raise ConfigError(problems)
     from pipeline.results.sweep_jobs import sweep_jobs
 
     sweep_dir = Path(str(hydra_cfg.sweep.dir))

@@ -12,6 +12,7 @@ from pipeline.config.schema import RootConf
 KEY = "server.prestart_next"
 MAX_SHARE = 0.45  # two servers on one GPU: each at most this mem_fraction_static (0.9 together)
 _LAUNCHED = frozenset({"simulated", "sglang", "docker"})
+BASIC_LAUNCHER = "hydra._internal.core_plugins.basic_launcher.BasicLauncher"
 
 
 def prestart_problems(conf: RootConf) -> list[str]:
@@ -46,3 +47,14 @@ def timed_phases(conf: RootConf) -> list[str]:
     """The timed phases a cell runs (``speed``, ``serving``): none may share the GPU."""
     enabled = (("speed", conf.speed.enabled), ("serving", conf.serving.enabled))
     return [name for name, on in enabled if on]
+
+
+def launcher_problems(conf: RootConf, launcher: str) -> list[str]:
+    """``server.prestart_next`` under a launcher that runs each cell in its own process."""
+    if not conf.server.prestart_next or launcher == BASIC_LAUNCHER:
+        return []
+    return [
+        f"{KEY}=true needs Hydra's basic launcher (the cells one after another in one process); "
+        f"{launcher or 'this launcher'} runs each cell in its own process: drop {KEY} or "
+        "hydra/launcher"
+    ]
