@@ -1,17 +1,17 @@
-"""A sweep's wall time per cell, and how much of it is server start-up (issue 42 item 5).
+"""A sweep's wall time per cell before and after ``server.prestart_next`` (issue 42 item 5).
 
 Runs ``mtp-eval -m`` (``python -m pipeline``, Hydra's basic launcher: the cells one after another
 in one process) over ``--cells`` cells on the simulated server with a start-up delay
 (``server.simulated.startup_delay_s``) and a per-request latency (``server.simulated.latency_s``),
 so that start-up and evals both take seconds, as on the H200 (70-93 s warm start; minutes of
-evals). It prints, per cell, the server's start-up (``ready - launch``), the evals, the stop and
-the cell's wall; then the sweep's wall per cell as measured today, and the wall per cell a
-pipeline that started cell k+1's server during cell k's evals would reach: each later cell's
-start-up hidden up to cell k's evals and stop. That second figure is a projection from the
-measured marks, not a measurement: ``server.prestart_next`` is designed
-(``docs/usage.md``, "Start-up across a sweep"), not built.
+evals). Twice: as today, and with ``server.prestart_next=true`` (the next cell's server started
+during the current cell's evals; both at ``server.mem_fraction_static=0.45``, which the simulated
+server only reports). Per cell: what the cell waited for its server (``ready - launch``), the
+evals, the stop and the cell's wall; then the sweep's wall per cell, measured from outside, and
+the bound from today's marks (each later cell's start-up hidden up to the evals and stop of the
+cell before it).
 
-Usage: ``python -m benchmarks.sweep_startup [--cells 3] [--startup-s 4] [--latency-s 0.3]``.
+Usage: ``python -m benchmarks.sweep_startup [--cells 3] [--startup-s 4] [--latency-s 1.5]``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from benchmarks.simserver_fixture import ROOT
 
 OUT = ROOT / "benchmarks" / "results" / "sweep_startup.md"
 BACKENDS = ("fa3", "flashinfer", "triton", "fa3_repeat")
+PRESTART = ["server.prestart_next=true", "server.mem_fraction_static=0.45"]
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,10 @@ class Sweep:
     cells: list[CellTimes]
 
 
-def run_sweep(folder: Path, cells: int, startup_s: float, latency_s: float) -> Sweep:
-    """Run one ``mtp-eval -m`` sweep of ``cells`` cells; its wall and each cell's marks.
+def run_sweep(
+    folder: Path, cells: int, startup_s: float, latency_s: float, more: list[str]
+) -> Sweep:
+    """Run one ``mtp-eval -m`` sweep of ``cells`` cells (``more``: overrides); wall and marks.
 
     Raises:
         RuntimeError: a cell without an ``ok`` result (the sweep's output tail attached).
@@ -63,7 +66,7 @@ def run_sweep(folder: Path, cells: int, startup_s: float, latency_s: float) -> S
     argv = [sys.executable, "-m", "pipeline", "-m", "backend=" + ",".join(BACKENDS[:cells])]
     argv += [f"server.simulated.startup_delay_s={startup_s}", "client.progress=false"]
     argv += [f"server.simulated.latency_s={latency_s}", "client.concurrency=8"]
-    argv += [f"hydra.sweep.dir={folder}"]
+    argv += [f"hydra.sweep.dir={folder}", *more]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
@@ -97,24 +100,29 @@ def hidden_startup(cells: list[CellTimes]) -> float:
     return sum(min(c.startup, p.evals + p.stop) for p, c in itertools.pairwise(cells))
 
 
-def table(sweep: Sweep) -> list[str]:
-    """The per-cell rows and the before/after lines of one sweep."""
-    rows = [
-        "| cell | server start-up s | evals s | stop s | cell wall s |",
-        "|---|---|---|---|---|",
-    ]
-    for i, c in enumerate(sweep.cells):
-        rows.append(f"| {i} | {c.startup:.2f} | {c.evals:.2f} | {c.stop:.2f} | {c.wall:.2f} |")
-    n = len(sweep.cells)
-    after = sweep.wall - hidden_startup(sweep.cells)
-    start_share = sum(c.startup for c in sweep.cells) / sweep.wall
+def rows(label: str, sweep: Sweep) -> list[str]:
+    """One sweep's per-cell rows."""
     return [
-        *rows,
+        f"| {label} | {i} | {c.startup:.2f} | {c.evals:.2f} | {c.stop:.2f} | {c.wall:.2f} |"
+        for i, c in enumerate(sweep.cells)
+    ]
+
+
+def table(before: Sweep, after: Sweep) -> list[str]:
+    """The per-cell rows of both sweeps and the before/after lines."""
+    n = len(before.cells)
+    bound = (before.wall - hidden_startup(before.cells)) / n
+    share = sum(c.startup for c in before.cells) / before.wall
+    return [
+        "| sweep | cell | waited for its server s | evals s | stop s | cell wall s |",
+        "|---|---|---|---|---|---|",
+        *rows("today", before),
+        *rows("prestart_next", after),
         "",
-        f"- sweep wall per cell, today (measured): {sweep.wall / n:.2f} s "
-        f"({sweep.wall:.1f} s for {n} cells; server start-up {start_share:.0%} of it)",
-        f"- with the next cell's server started during the current cell's evals "
-        f"(projected from the marks, not measured): {after / n:.2f} s per cell",
+        f"- today: {before.wall / n:.2f} s per cell ({before.wall:.1f} s for {n} cells; "
+        f"waiting for servers {share:.0%} of it)",
+        f"- server.prestart_next=true: {after.wall / n:.2f} s per cell ({after.wall:.1f} s), "
+        f"{1 - after.wall / before.wall:.0%} less; the bound from today's marks: {bound:.2f} s",
     ]
 
 
@@ -122,19 +130,21 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cells", type=int, default=3, choices=range(2, len(BACKENDS) + 1))
     parser.add_argument("--startup-s", type=float, default=4.0, help="simulated start-up")
-    parser.add_argument("--latency-s", type=float, default=0.3, help="simulated per request")
+    parser.add_argument("--latency-s", type=float, default=1.5, help="simulated per request")
     parser.add_argument("--write", action="store_true", help=f"also write {OUT}")
     opts = parser.parse_args()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="sweep-startup-") as tmp:
-        sweep = run_sweep(Path(tmp) / "sweep", opts.cells, opts.startup_s, opts.latency_s)
+        setting = (opts.cells, opts.startup_s, opts.latency_s)
+        before = run_sweep(Path(tmp) / "today", *setting, [])
+        after = run_sweep(Path(tmp) / "prestart", *setting, PRESTART)
     text = [
         f"# A sweep's wall time per cell and its server start-up ({opts.cells} cells)",
         "",
         f"`mtp-eval -m`, simulated server: start-up {opts.startup_s:g} s, "
         f"{opts.latency_s:g} s per request, bundled 58-question sample, 1 repeat.",
         "",
-        *table(sweep),
+        *table(before, after),
         "",
     ]
     publish(text, OUT, opts.write, started)
