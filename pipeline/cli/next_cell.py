@@ -18,7 +18,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 from pipeline.cell.prestart import NextCell
 from pipeline.config.cell_config import to_cell_config
 from pipeline.config.checks import ConfigError
-from pipeline.config.prestart_checks import launcher_problems
+from pipeline.config.prestart_checks import KEY, launcher_problems
 from pipeline.config.schema import RootConf
 
 
@@ -33,6 +33,15 @@ def next_cell(hydra_cfg: HydraConf, conf: RootConf) -> NextCell | None:
     problems = launcher_problems(conf, str(hydra_cfg.launcher.get("_target_", "")))
     if problems:
         raise ConfigError(problems)
+    try:
+        return _next_job(hydra_cfg)
+    except Exception as err:  # the current cell runs as without the setting
+        print(f"mtp-eval: {KEY}: the next cell was not composed ({err}); it starts its own server")
+        return None
+
+
+def _next_job(hydra_cfg: HydraConf) -> NextCell | None:
+    """Job k+1 from the sweep's ``multirun.yaml`` (None: this job is the last)."""
     from pipeline.results.sweep_jobs import sweep_jobs
 
     sweep_dir = Path(str(hydra_cfg.sweep.dir))
