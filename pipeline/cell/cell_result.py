@@ -126,9 +126,11 @@ def record_server(result: ResultDraft, server: RunningServer) -> None:
     result.set_server(server.base_url, round(server.ready_s, 3), log, now_iso())
 
 
-def mark(result: ResultDraft, name: str, clock_start: float) -> None:
-    """Seconds since the cell started at which a step happened (``timing.marks_s``)."""
-    result.mark(name, round(time.monotonic() - clock_start, 3))
+def mark(result: ResultDraft, name: str, clock_start: float) -> float:
+    """Seconds since the cell started at which a step happened (``timing.marks_s``), returned."""
+    at = round(time.monotonic() - clock_start, 3)
+    result.mark(name, at)
+    return at
 
 
 def overhead(marks: dict[str, float]) -> dict[str, float | None]:

@@ -19,6 +19,7 @@ from pipeline.cell.guards import check_error_rates
 from pipeline.cell.launching import PlannedLaunch, plan_cell_launch, preflight_cell, started_server
 from pipeline.cell.outcomes import record_failure
 from pipeline.cell.parity_step import accuracy_goes_on, parity_step, runs_first, runs_last
+from pipeline.cell.prestart import note_adopted, start_next, with_reserved_port
 from pipeline.cluster.multinode import DONE_MARKER, serve_as_worker
 from pipeline.config.schema import RootConf
 from pipeline.measuring.measure import measure_cell
@@ -38,7 +39,7 @@ from pipeline.results.resume import (
     set_aside_for_policies,
 )
 from pipeline.results.store import write_json_atomic, write_result
-from pipeline.serving import jit_cache
+from pipeline.serving import jit_cache, prestart_pool
 from pipeline.serving.keys import secrets_of, with_api_key
 from pipeline.serving.server import RunningServer
 from pipeline.serving.server_checks import verify_server
@@ -58,11 +59,13 @@ def run_cell(conf: RootConf, cell_dir: Path, job_num: int = 0) -> CellResult:
     """
     clock = time.monotonic()
     conf = with_api_key(conf)
-    cell = CellPlan.of(conf)
+    cell = with_reserved_port(CellPlan.of(conf), cell_dir)
+    prestart_pool.discard(keep=cell_dir)  # a server started ahead for another cell
     result = initial_result(conf, cell.server.kind)
     result.mark("process_start", -round(_process_age_s(), 3))
     previous = _finished_before(cell, cell_dir, result)
     if previous is not None:
+        prestart_pool.discard()
         return mark_skipped(cell_dir, previous, result.started_at)
     return _attempt(cell, cell_dir, result, job_num, clock)
 
@@ -102,6 +105,7 @@ def _attempt(
     except BaseException as err:  # recorded, never lost; an interrupt is raised again below
         interrupted = record_failure(result, err, cell_dir, cell.launch.client)
     finally:
+        prestart_pool.discard(only=None if interrupted else cell_dir)  # not taken: stopped
         if worker is None:
             written = _finish(result, cell, cell_dir, clock)
         _JOB_ENDS.append(time.time())
@@ -157,12 +161,13 @@ def _serve_and_measure(
     pool = cell_prompt_pool(cell.speed, evals, cell.launch.model)  # before the server: tokenizer
     parity_pool = cell_prompt_pool(cell.parity, evals, cell.launch.model, "parity.prompts")
     claim_samples(cell_dir, result.config_hash, result.warnings)  # a failed start: no other run's
-    mark(result, "launch", clock)
+    launched = mark(result, "launch", clock)
     with jit_cache.recorded(result, launch.cache), started_server(cell, launch, cell_dir) as server:
         try:
-            mark(result, "ready", clock)
+            note_adopted(server, mark(result, "ready", clock) - launched, result)
             _verify(cell, launch, server, cell_dir, result)
             mark(result, "verified", clock)
+            start_next(cell, result)  # server.prestart_next: beside this cell's evals
             _phases(cell, server, evals, (cell_dir, pool, parity_pool), result, clock)
         finally:  # before node 0's server stops: the other nodes die with it, and may now
             _release_other_nodes(cell.launch.nodes, cell_dir, "stopping")

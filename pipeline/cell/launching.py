@@ -33,7 +33,7 @@ from pipeline.results.cell_error import CellError
 from pipeline.results.cell_paths import server_log_path
 from pipeline.results.nested_schema import FindingJson
 from pipeline.results.result_draft import ResultDraft
-from pipeline.serving import jit_cache
+from pipeline.serving import jit_cache, prestart_pool
 from pipeline.serving.keys import secrets_of
 from pipeline.serving.server import (
     HealthPolicy,
@@ -167,13 +167,15 @@ def started_server(
         with external_server(server.base_url.rstrip("/"), bounded) as running:
             yield running
         return
-    if server.port:  # a port we chose is free by construction; one the user chose may not be
+    env = server_env(server, launch.plan.env)
+    early = prestart_pool.take(cell_dir, launch.argv, env)  # the same command, started ahead
+    if server.port and early is None:  # a port we chose is free by construction
         check_port_free(server.host, launch.plan.port)
     base_url = f"http://{server.host}:{launch.plan.port}"
-    env = server_env(server, launch.plan.env)
     log = server_log_path(cell_dir)
-    with managed_server(launch.argv, env, base_url, log, policy, server.stop_grace_s) as running:
-        yield running
+    ahead = None if early is None else (early.process, early.started)
+    with managed_server(launch.argv, env, base_url, log, policy, server.stop_grace_s, ahead) as up:
+        yield up
 
 
 def _health_policy(cell: CellPlan) -> HealthPolicy:

@@ -37,16 +37,19 @@ CELL_GROUPS = (  # the --help page's groups, in the order a user picks them
 @hydra.main(version_base="1.3", config_path=CONF_DIR, config_name="config")
 def _app(cfg: DictConfig) -> str:
     from pipeline.cell.job import run_cell
+    from pipeline.cell.prestart import expect_next
     from pipeline.cell.provenance import now_iso
+    from pipeline.cli.next_cell import next_cell
     from pipeline.cli.summary import cell_report
 
+    hydra_cfg = HydraConfig.get()
     try:
         conf = to_cell_config(cfg)
+        expect_next(next_cell(hydra_cfg, conf) if conf.server.prestart_next else None)
     except ConfigError as err:  # one line per value, no traceback; ends a sweep before its cell
         for line in err.problems:
             print(f"mtp-eval: {line}", file=sys.stderr)
         raise SystemExit(CONFIG_ERROR) from None
-    hydra_cfg = HydraConfig.get()
     cell_dir = Path(conf.output_dir or hydra_cfg.runtime.output_dir)
     install_stop_handlers()  # SIGTERM (and SIGUSR2 under SLURM) -> the cell stops, keeps its result
     job_num = int(hydra_cfg.job.num) if hydra_cfg.mode == RunMode.MULTIRUN else 0

@@ -20,6 +20,7 @@ from omegaconf import DictConfig, OmegaConf
 from backends.launch import LOAD_FORMATS
 from evals.eval_conf import EvalConf
 from evals.longctx import overlong
+from pipeline.config.prestart_checks import prestart_problems
 from pipeline.config.prompt_source import source_problems as prompt_source_problems
 from pipeline.config.schema import RootConf, gpus_per_node
 from pipeline.config.serving_checks import serving_problems
@@ -139,7 +140,7 @@ def config_problems(conf: RootConf) -> list[str]:
     ]
     if conf.parity.enabled:
         problems += prompt_source_problems(conf.parity, list(conf.evals), "parity.prompts")
-    problems += serving_problems(conf)
+    problems += serving_problems(conf) + prestart_problems(conf)
     return problems + _speed_problems(conf) + _node_problems(conf) + _longctx_problems(conf)
 
 

@@ -93,6 +93,9 @@ class ServerConf:
     stop_grace_s: float = 30.0  # SIGTERM -> SIGKILL
     random_seed: int = 0  # --random-seed: SGLang picks a random one otherwise
     mem_fraction_static: float | None = None
+    # A sweep on Hydra's basic launcher: start the next cell's server during this cell's evals,
+    # on the same GPU (pipeline/cell/prestart.py; rules in pipeline/config/prestart_checks.py)
+    prestart_next: bool = False
     max_running_requests: int | None = None
     enable_metrics: bool = True
     extra_args: list[str] = field(default_factory=list)

@@ -18,6 +18,7 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from pipeline.config.cell_config import to_cell_config
 from pipeline.config.checks import ConfigError, config_problems, phantom_evals
+from pipeline.config.prestart_checks import launcher_problems
 from pipeline.config.schema import RootConf
 
 # The config roots the rules read: a job's overrides elsewhere (backend, kv_dtype, gpu)
@@ -91,11 +92,13 @@ def sweep_problems(config: DictConfig) -> list[str]:
         config: the multirun's config as Hydra gives it to ``on_multirun_start``.
     """
     first_job: dict[str, str] = {}
+    launcher = str(OmegaConf.select(config, "hydra.launcher._target_") or "")
     for where, job in sweep_job_configs(config, CHECKED_ROOTS):
         for problem in phantom_evals(job):
             first_job.setdefault(problem, where)
         conf = typed_config(job)
-        for problem in config_problems(conf) if conf is not None else []:
+        found = [] if conf is None else config_problems(conf) + launcher_problems(conf, launcher)
+        for problem in found:
             first_job.setdefault(problem, where)
     return [f"{problem} (in {where})" for problem, where in first_job.items()]
 

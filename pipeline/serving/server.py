@@ -72,6 +72,7 @@ class RunningServer:
     log_path: Path | None
     argv: list[str]
     ready_s: float  # seconds from launch to the first healthy answer
+    prestarted: bool = False  # launched before its cell ran (server.prestart_next)
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -196,14 +197,18 @@ def managed_server(
     log_path: Path,
     policy: HealthPolicy,
     grace_s: float,
+    running: tuple[subprocess.Popen[bytes], float] | None = None,
 ) -> Iterator[RunningServer]:
-    """Run a server for the duration of a ``with`` block; it is stopped on every exit path."""
-    started = time.monotonic()
-    process = launch(argv, env, log_path)
+    """Run a server for the duration of a ``with`` block; it is stopped on every exit path.
+
+    ``running``: the process and ``time.monotonic()`` launch time of this very ``argv`` started
+    earlier (``server.prestart_next``), waited for and stopped here as if launched here.
+    """
+    process, started = running or (launch(argv, env, log_path), time.monotonic())
     try:
-        waited = wait_healthy(base_url, policy, process, argv, log_path)
-        del waited
-        yield RunningServer(base_url, process, log_path, list(argv), time.monotonic() - started)
+        wait_healthy(base_url, policy, process, argv, log_path)
+        ready_s = time.monotonic() - started
+        yield RunningServer(base_url, process, log_path, list(argv), ready_s, running is not None)
     finally:
         stop(process, grace_s)
 

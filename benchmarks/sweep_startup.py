@@ -1,0 +1,154 @@
+"""A sweep's wall time per cell before and after ``server.prestart_next`` (issue 42 item 5).
+
+Runs ``mtp-eval -m`` (``python -m pipeline``, Hydra's basic launcher: the cells one after another
+in one process) over ``--cells`` cells on the simulated server with a start-up delay
+(``server.simulated.startup_delay_s``) and a per-request latency (``server.simulated.latency_s``),
+so that start-up and evals both take seconds, as on the H200 (70-93 s warm start; minutes of
+evals). Twice: as today, and with ``server.prestart_next=true`` (the next cell's server started
+during the current cell's evals; both at ``server.mem_fraction_static=0.45``, which the simulated
+server only reports). Per cell: what the cell waited for its server (``ready - launch``), the
+evals, the stop and the cell's wall; then the sweep's wall per cell, measured from outside, and
+the bound from today's marks (each later cell's start-up hidden up to the evals and stop of the
+cell before it).
+
+Usage: ``python -m benchmarks.sweep_startup [--cells 3] [--startup-s 4] [--latency-s 1.5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.client_throughput import publish
+from benchmarks.simserver_fixture import ROOT
+
+OUT = ROOT / "benchmarks" / "results" / "sweep_startup.md"
+BACKENDS = ("fa3", "flashinfer", "triton", "fa3_repeat")
+PRESTART = ["server.prestart_next=true", "server.mem_fraction_static=0.45"]
+
+
+@dataclass(frozen=True)
+class CellTimes:
+    """One cell's marks (seconds): the server's start-up, the evals, its stop, the cell's wall."""
+
+    startup: float
+    evals: float
+    stop: float
+    wall: float
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """A sweep as measured: its wall from outside, and each cell's marks in job order."""
+
+    wall: float
+    cells: list[CellTimes]
+
+
+def run_sweep(
+    folder: Path, cells: int, startup_s: float, latency_s: float, more: list[str]
+) -> Sweep:
+    """Run one ``mtp-eval -m`` sweep of ``cells`` cells (``more``: overrides); wall and marks.
+
+    Raises:
+        RuntimeError: a cell without an ``ok`` result (the sweep's output tail attached).
+    """
+    from pipeline.results.store import read_result
+
+    argv = [sys.executable, "-m", "pipeline", "-m", "backend=" + ",".join(BACKENDS[:cells])]
+    argv += [f"server.simulated.startup_delay_s={startup_s}", "client.progress=false"]
+    argv += [f"server.simulated.latency_s={latency_s}", "client.concurrency=8"]
+    argv += [f"hydra.sweep.dir={folder}", *more]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - start
+    times = []
+    for cell_dir in sorted(p for p in folder.iterdir() if (p / "result.json").exists()):
+        result = read_result(cell_dir)
+        if result is None or result.status != "ok":
+            raise RuntimeError(
+                f"{cell_dir.name}: not ok\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+            )
+        times.append(cell_times(result.marks))
+    if len(times) != cells:
+        raise RuntimeError(f"{len(times)} of {cells} cells wrote a result:\n{done.stderr[-3000:]}")
+    return Sweep(wall, times)
+
+
+def cell_times(m: Mapping[str, float]) -> CellTimes:
+    """A cell's marks (``timing.marks_s``) as start-up, evals, stop and wall."""
+    return CellTimes(
+        startup=m["ready"] - m["launch"],
+        evals=m["evals_done"] - m["verified"],
+        stop=m["stopped"] - m["evals_done"],
+        wall=m["end"] - min(m["process_start"], 0.0),
+    )
+
+
+def hidden_startup(cells: list[CellTimes]) -> float:
+    """Start-up a started-ahead next server would hide: each later cell's, up to the one before's
+    evals and stop (the next server starts when the current one is verified)."""
+    return sum(min(c.startup, p.evals + p.stop) for p, c in itertools.pairwise(cells))
+
+
+def rows(label: str, sweep: Sweep) -> list[str]:
+    """One sweep's per-cell rows."""
+    return [
+        f"| {label} | {i} | {c.startup:.2f} | {c.evals:.2f} | {c.stop:.2f} | {c.wall:.2f} |"
+        for i, c in enumerate(sweep.cells)
+    ]
+
+
+def table(before: Sweep, after: Sweep) -> list[str]:
+    """The per-cell rows of both sweeps and the before/after lines."""
+    n = len(before.cells)
+    bound = (before.wall - hidden_startup(before.cells)) / n
+    share = sum(c.startup for c in before.cells) / before.wall
+    return [
+        "| sweep | cell | waited for its server s | evals s | stop s | cell wall s |",
+        "|---|---|---|---|---|---|",
+        *rows("today", before),
+        *rows("prestart_next", after),
+        "",
+        f"- today: {before.wall / n:.2f} s per cell ({before.wall:.1f} s for {n} cells; "
+        f"waiting for servers {share:.0%} of it)",
+        f"- server.prestart_next=true: {after.wall / n:.2f} s per cell ({after.wall:.1f} s), "
+        f"{1 - after.wall / before.wall:.0%} less; the bound from today's marks: {bound:.2f} s",
+    ]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cells", type=int, default=3, choices=range(2, len(BACKENDS) + 1))
+    parser.add_argument("--startup-s", type=float, default=4.0, help="simulated start-up")
+    parser.add_argument("--latency-s", type=float, default=1.5, help="simulated per request")
+    parser.add_argument("--write", action="store_true", help=f"also write {OUT}")
+    opts = parser.parse_args()
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="sweep-startup-") as tmp:
+        setting = (opts.cells, opts.startup_s, opts.latency_s)
+        before = run_sweep(Path(tmp) / "today", *setting, [])
+        after = run_sweep(Path(tmp) / "prestart", *setting, PRESTART)
+    text = [
+        f"# A sweep's wall time per cell and its server start-up ({opts.cells} cells)",
+        "",
+        f"`mtp-eval -m`, simulated server: start-up {opts.startup_s:g} s, "
+        f"{opts.latency_s:g} s per request, bundled 58-question sample, 1 repeat.",
+        "",
+        *table(before, after),
+        "",
+    ]
+    publish(text, OUT, opts.write, started)
+
+
+if __name__ == "__main__":
+    main()
