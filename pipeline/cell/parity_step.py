@@ -15,7 +15,6 @@ from pathlib import Path
 
 from pipeline.cell.cell_plan import CellPlan
 from pipeline.cell.cell_result import mark
-from pipeline.measuring.parity_gate import NO_GO, gate_verdict
 from pipeline.measuring.parity_run import ParityRun, parity_phase
 from pipeline.measuring.parity_source import resolve_source
 from pipeline.measuring.speed.prompts import PromptPool
@@ -68,6 +67,10 @@ def accuracy_goes_on(
     """
     if run.summary is None:
         return True
+    # The gate judges by the report's rule (scipy.stats and the report's judging room): imported
+    # here so that a cell without parity.gate starts without them (test_start_up_imports).
+    from pipeline.measuring.parity_gate import NO_GO, gate_verdict
+
     gate = gate_verdict(cell_dir, cell.measure.sequential)
     stop = gate["verdict"] == NO_GO and bool(repeats)
     gate["accuracy"] = SKIPPED if stop else "run"

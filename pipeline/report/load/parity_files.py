@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scipy import stats as sps
-
 from pipeline.results.cell_paths import parity_dir
 from pipeline.stats.parity import ScoredSequence, Scores, sequence_parity
 from pipeline.stats.parity_verdict import ClusteredMean
@@ -57,6 +55,9 @@ class ParitySummary:
         se = math.inf if m.get("se") is None else float(m["se"])
         if questions < 2 or math.isinf(se):
             return ClusteredMean(est, math.inf, -math.inf, math.inf, questions, int(m["tokens"]))
+        # scipy.stats costs a second: a cell's start-up (parity.gate reads this) must not pay it.
+        from scipy import stats as sps
+
         half = float(sps.t.ppf(confidence, questions - 1)) * se
         return ClusteredMean(est, se, est - half, est + half, questions, int(m["tokens"]))
 
