@@ -12,15 +12,38 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
-from typing import Any
 
 from pipeline.simserver.aborts import abort_finish
 from pipeline.simserver.logprob_replies import LogprobReply
 from pipeline.simserver.model import Completion
+from pipeline.simserver.reply_types import (
+    AbortFinish,
+    ChatBody,
+    ChatChoice,
+    ChatMessage,
+    Chunk,
+    ClientTimes,
+    Delta,
+    DeltaChoice,
+    ErrorBody,
+    GenerateBody,
+    LengthFinish,
+    LogprobKeys,
+    MetaInfo,
+    SchedulerTimes,
+    SglExt,
+    SpecKeys,
+    SpecTokensDetails,
+    StopFinish,
+    StorageWaits,
+    Usage,
+)
 from pipeline.simserver.spec import SpecDraw
 from pipeline.simserver.surface import SPEC_ALIAS_RELEASES, SimSurface, surface_for
 
 EOS_TOKEN_ID = 151645  # what "matched" reports for a natural stop (a Qwen-style EOS id)
+_NO_SPEC: SpecKeys = {}
+_NO_LOGPROBS: LogprobKeys = {}
 
 
 @dataclass(frozen=True)
@@ -69,7 +92,7 @@ class Served:
         return "".join(self.completion.tokens)
 
 
-def finish_reason_obj(s: Served) -> dict[str, Any]:
+def finish_reason_obj(s: Served) -> StopFinish | LengthFinish | AbortFinish:
     """``meta_info.finish_reason``: ``{"type": "stop", "matched": id}``, ``length`` or ``abort``."""
     if s.completion.finish_reason == "abort":
         return abort_finish()
@@ -78,13 +101,13 @@ def finish_reason_obj(s: Served) -> dict[str, Any]:
     return {"type": "stop", "matched": EOS_TOKEN_ID}
 
 
-def spec_meta(s: Served, f: Flavour) -> dict[str, Any]:
+def spec_meta(s: Served, f: Flavour) -> SpecKeys:
     """The ``spec_*`` keys of ``meta_info`` (empty when SGLang would not add them)."""
     d = s.spec
     if d is None or d.verify_ct == 0 or not f.spec_keys:
         return {}
     proposed = d.num_proposed(f.num_draft_tokens)
-    out: dict[str, Any] = {
+    out: SpecKeys = {
         "spec_accept_rate": d.accept_rate(f.num_draft_tokens),
         "spec_accept_length": s.completion_tokens / d.verify_ct,
         "spec_num_correct_drafts": d.num_correct_drafts,
@@ -100,51 +123,78 @@ def spec_meta(s: Served, f: Flavour) -> dict[str, Any]:
     return out
 
 
-def meta_info(s: Served, f: Flavour, sent: float) -> dict[str, Any]:
-    """The full ``meta_info`` of one finished choice, keys in SGLang's order."""
-    n = s.completion_tokens
+def _scheduler_times(s: Served, f: Flavour, dispatched: float) -> SchedulerTimes:
+    if not f.timing_fields:  # received <= dispatched <= forward entry <= prefill finished
+        return {}
+    return {"forward_entry_time": s.forward_entry, "prefill_finished_time": s.prefill_finished,
+            "queue_time": s.forward_entry - dispatched}  # fmt: skip
+
+
+def _client_times(s: Served, f: Flavour, dispatched: float, sent: float) -> ClientTimes:
+    if not f.timing_fields:
+        return {}
     e2e = max(s.finished - s.received, 1e-6)
+    out: ClientTimes = {"request_received_ts": s.received}
+    if f.surface.meta_first_token_latency:
+        out["first_token_latency"] = s.prefill_finished - s.received
+    out["api_server_dispatch_finish_ts"] = dispatched
+    out["request_finished_ts"] = s.finished
+    out["decode_throughput"] = s.completion_tokens / e2e
+    out["response_sent_to_client_ts"] = sent
+    return out
+
+
+def meta_info(s: Served, f: Flavour, sent: float, cut: int | None = None) -> MetaInfo:
+    """The full ``meta_info`` of one choice, keys in SGLang's order.
+
+    ``cut``: a streamed ``/generate`` chunk before the last: its tokens so far, no finish reason
+    and no spec keys (SGLang adds them on the finished chunk only).
+    """
+    n = s.completion_tokens
     dispatched = (s.received + s.forward_entry) / 2  # made up, but in order
-    m: dict[str, Any] = {"id": s.rid, "finish_reason": finish_reason_obj(s)}
-    m["prompt_tokens"] = s.prompt_tokens
-    m.update(weight_version="default", num_retractions=0)
+    storage: StorageWaits = {}
     if f.surface.meta_storage_waits:
-        m.update(storage_prefetch_wait=0.0, storage_staging_wait=0.0)
-    if f.timing_fields:  # received <= dispatched <= forward entry <= prefill finished <= finished
-        m.update(forward_entry_time=s.forward_entry, prefill_finished_time=s.prefill_finished)
-        m["queue_time"] = s.forward_entry - dispatched
-    if s.logprobs is not None:  # SGLang adds them after the scheduler's time stats
-        m.update(s.logprobs.meta)
-    m.update(reasoning_tokens=0, completion_tokens=n, cached_tokens=0)
-    m["weight_versions"] = [{"version": "default", "start": 0, "end": n}]
-    m.update(cached_tokens_details=None, dp_rank=s.dp_rank, e2e_latency=e2e)
-    m.update(spec_meta(s, f))
-    if f.timing_fields:
-        m["request_received_ts"] = s.received
-        if f.surface.meta_first_token_latency:
-            m["first_token_latency"] = s.prefill_finished - s.received
-        m["api_server_dispatch_finish_ts"] = dispatched
-        m.update(request_finished_ts=s.finished, decode_throughput=n / e2e)
-        m["response_sent_to_client_ts"] = sent
-    return m
+        storage = {"storage_prefetch_wait": 0.0, "storage_staging_wait": 0.0}
+    return {
+        "id": s.rid,
+        "finish_reason": finish_reason_obj(s) if cut is None else None,
+        "prompt_tokens": s.prompt_tokens,
+        "weight_version": "default",
+        "num_retractions": 0,
+        **storage,
+        **_scheduler_times(s, f, dispatched),
+        **(s.logprobs.meta if s.logprobs is not None else _NO_LOGPROBS),  # after the time stats
+        "reasoning_tokens": 0,
+        "completion_tokens": n if cut is None else cut,
+        "cached_tokens": 0,
+        "weight_versions": [{"version": "default", "start": 0, "end": n}],
+        "cached_tokens_details": None,
+        "dp_rank": s.dp_rank,
+        "e2e_latency": max(s.finished - s.received, 1e-6),
+        **(spec_meta(s, f) if cut is None else _NO_SPEC),
+        **_client_times(s, f, dispatched, sent),
+    }
 
 
-def spec_tokens_details(s: Served, f: Flavour) -> dict[str, Any] | None:
+def spec_tokens_details(s: Served, f: Flavour) -> SpecTokensDetails | None:
     """``sglext.spec_tokens_details`` of one choice (None when it has no spec statistics)."""
     spec = spec_meta(s, f)
     if not spec:
         return None
-    keys = ("spec_accept_rate", "spec_accept_length")
-    out = {k: spec[k] for k in keys}
-    out.update(spec_cap_length=0.0, spec_block_accept_length=0.0)
-    for k in ("spec_num_correct_drafts", "spec_num_proposed_drafts", "spec_verify_ct"):
-        out[k] = spec[k]
-    out["spec_correct_drafts_histogram"] = spec["spec_correct_drafts_histogram"]
-    out["spec_cap_lens_histogram"] = []
-    return out
+    return {
+        "spec_accept_rate": spec["spec_accept_rate"],
+        "spec_accept_length": spec["spec_accept_length"],
+        "spec_cap_length": 0.0,
+        "spec_block_accept_length": 0.0,
+        "spec_num_correct_drafts": spec["spec_num_correct_drafts"],
+        "spec_num_proposed_drafts": spec["spec_num_proposed_drafts"],
+        "spec_verify_ct": spec["spec_verify_ct"],
+        "spec_correct_drafts_histogram": spec["spec_correct_drafts_histogram"],
+        "spec_cap_lens_histogram": [],
+    }
 
 
-def sglext(served: list[Served], f: Flavour) -> dict[str, Any] | None:
+def sglext(served: list[Served], f: Flavour) -> SglExt | None:
     """``{"spec_tokens_details": ...}``: one object for n == 1, a list for n > 1."""
     details = [spec_tokens_details(s, f) for s in served]
     if all(d is None for d in details):
@@ -152,11 +202,11 @@ def sglext(served: list[Served], f: Flavour) -> dict[str, Any] | None:
     return {"spec_tokens_details": details[0] if len(details) == 1 else details}
 
 
-def usage(served: list[Served], f: Flavour) -> dict[str, Any]:
+def usage(served: list[Served], f: Flavour) -> Usage:
     """OpenAI ``usage`` with SGLang's extra keys."""
     prompt = served[0].prompt_tokens
     completion = sum(s.completion_tokens for s in served)
-    out: dict[str, Any] = {
+    out: Usage = {
         "prompt_tokens": prompt,
         "total_tokens": prompt + completion,
         "completion_tokens": completion,
@@ -168,32 +218,33 @@ def usage(served: list[Served], f: Flavour) -> dict[str, Any]:
     return out
 
 
+def _chat_choice(i: int, s: Served, f: Flavour, want_meta: bool, sent: float) -> ChatChoice:
+    message: ChatMessage = {"role": "assistant", "content": s.text, "reasoning_content": None}
+    if f.surface.tool_calls_key:
+        message["tool_calls"] = None
+    choice: ChatChoice = {
+        "index": i,
+        "message": message,
+        "logprobs": None,
+        "finish_reason": s.completion.finish_reason,
+        "matched_stop": EOS_TOKEN_ID if s.completion.finish_reason == "stop" else None,
+    }
+    if want_meta:
+        choice["meta_info"] = meta_info(s, f, sent)
+    return choice
+
+
 def chat_response(
     served: list[Served], f: Flavour, model: str, want_meta: bool, want_spec: bool, sent: float
-) -> dict[str, Any]:
+) -> ChatBody:
     """A non-streaming ``chat.completion`` body."""
-    choices = []
-    for i, s in enumerate(served):
-        message = {"role": "assistant", "content": s.text, "reasoning_content": None}
-        if f.surface.tool_calls_key:
-            message["tool_calls"] = None
-        choice: dict[str, Any] = {
-            "index": i,
-            "message": message,
-            "logprobs": None,
-            "finish_reason": s.completion.finish_reason,
-            "matched_stop": EOS_TOKEN_ID if s.completion.finish_reason == "stop" else None,
-        }
-        if want_meta:
-            choice["meta_info"] = meta_info(s, f, sent)
-        choices.append(choice)
     total = sum(s.completion_tokens for s in served)
-    body: dict[str, Any] = {
+    body: ChatBody = {
         "id": served[0].rid,
         "object": "chat.completion",
         "created": int(served[0].received),
         "model": model,
-        "choices": choices,
+        "choices": [_chat_choice(i, s, f, want_meta, sent) for i, s in enumerate(served)],
         "usage": usage(served, f),
         "metadata": {
             "weight_version": "default",
@@ -206,11 +257,9 @@ def chat_response(
     return body
 
 
-def chunk(
-    rid: str, created: int, model: str, choices: list[dict[str, Any]], f: Flavour
-) -> dict[str, Any]:
+def chunk(rid: str, created: int, model: str, choices: list[DeltaChoice], f: Flavour) -> Chunk:
     """One ``chat.completion.chunk`` of a stream (``usage: null`` unless the release omits it)."""
-    out: dict[str, Any] = {
+    out: Chunk = {
         "id": rid,
         "object": "chat.completion.chunk",
         "created": created,
@@ -224,15 +273,19 @@ def chunk(
 
 def delta_choice(
     index: int, content: str | None, role: bool, finish: str | None, f: Flavour
-) -> dict[str, Any]:
+) -> DeltaChoice:
     """A streamed choice: a piece of content (None: none, live 0.5.23's finish chunk)."""
+    delta: Delta = {}
     if f.surface.stream_finish_apart:  # live 0.5.23's key order
-        delta: dict[str, Any] = {"reasoning_content": None}
-        delta.update({"role": "assistant"} if role else {})
-        delta.update({"content": content} if content is not None else {})
-    else:
-        delta = {"role": "assistant"} if role else {}
-        delta.update(content=content, reasoning_content=None, tool_calls=None)
+        delta["reasoning_content"] = None
+    if role:
+        delta["role"] = "assistant"
+    if not f.surface.stream_finish_apart:
+        delta["content"] = content
+        delta["reasoning_content"] = None
+        delta["tool_calls"] = None
+    elif content is not None:
+        delta["content"] = content
     return {
         "index": index,
         "delta": delta,
@@ -247,14 +300,19 @@ def token_id(word: str) -> int:
     return 100 + zlib.crc32(word.encode()) % 32000
 
 
-def generate_response(s: Served, f: Flavour, sent: float) -> dict[str, Any]:
-    """A native ``/generate`` body: text, output_ids and meta_info."""
+def generate_response(s: Served, f: Flavour, sent: float, cut: int | None = None) -> GenerateBody:
+    """A native ``/generate`` body: text, output_ids and meta_info.
+
+    ``cut``: a streamed chunk before the last, its text and ids the first ``cut`` tokens.
+    """
     ids = [token_id(t) for t in s.completion.tokens]
     if s.logprobs is not None:
         ids = list(s.logprobs.output_ids)
-    return {"text": s.text, "output_ids": ids, "meta_info": meta_info(s, f, sent)}
+    text = s.text if cut is None else "".join(s.completion.tokens[:cut])
+    ids = ids if cut is None else ids[:cut]
+    return {"text": text, "output_ids": ids, "meta_info": meta_info(s, f, sent, cut)}
 
 
-def error_body(message: str, kind: str, code: int) -> dict[str, Any]:
+def error_body(message: str, kind: str, code: int) -> ErrorBody:
     """SGLang's OpenAI-style error object."""
     return {"object": "error", "message": message, "type": kind, "param": None, "code": code}
