@@ -20,8 +20,8 @@ from aiohttp import web
 
 from pipeline.simserver import aborts, payloads
 from pipeline.simserver.jobs import Job
-from pipeline.simserver.payloads import Flavour, Served
 from pipeline.simserver.reply_types import DeltaChoice, StreamError
+from pipeline.simserver.served import Flavour, Served
 
 TOKENS_PER_CHUNK = 4
 _BROKEN_CHUNK = b'data: {"id": "sim", "object": "chat.completion.chunk", "choices": [{\n\n'
