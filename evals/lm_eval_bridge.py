@@ -44,6 +44,8 @@ from evals.base import (
 from evals.eval_conf import EvalConf
 from evals.hub import cache_only, hub_unreachable
 from evals.lm_eval_model import (
+    GenKwargs,
+    ModelArgs,
     RequestLog,
     auth_args,
     extra_body,
@@ -245,8 +247,8 @@ def _block(
     ev: LmEvalEval,
     results: dict[str, Any],
     grading: dict[str, dict[str, Any]],
-    kwargs: dict[str, Any],
-    args: dict[str, Any],
+    kwargs: GenKwargs,
+    args: ModelArgs,
     samples_file: Path,
 ) -> dict[str, Any]:
     scores = results.get("results") or {}

@@ -19,7 +19,7 @@ import contextvars
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from evals.base import RequestTarget
 from evals.client import chat_url
@@ -31,25 +31,60 @@ from evals.responses import (
     stats_request_flags,
 )
 
+
+class GenKwargs(TypedDict):
+    """lm-eval ``gen_kwargs`` (also ``gen_kwargs`` of result.json's lm_eval block)."""
+
+    max_gen_toks: int
+    temperature: float
+    do_sample: bool
+    top_p: NotRequired[float]  # each only when the model's sampling sets it
+    top_k: NotRequired[int]
+    min_p: NotRequired[float]
+
+
+class ModelArgs(TypedDict):
+    """lm-eval ``local-chat-completions`` arguments (``model_args`` of the lm_eval block)."""
+
+    base_url: str
+    model: str
+    num_concurrent: int
+    max_retries: int
+    max_gen_toks: int
+    timeout: int
+    tokenizer_backend: None
+    tokenized_requests: bool
+    seed: NotRequired[int]
+
+
+class AuthArgs(TypedDict, total=False):
+    """The API key as lm-eval's ``header`` argument (absent without a key)."""
+
+    header: dict[str, str]
+
+
 _PROMPT: contextvars.ContextVar[str | None] = contextvars.ContextVar("lm_eval_prompt", default=None)
 
 
-def gen_kwargs(sampling: SamplingConf) -> dict[str, Any]:
+def gen_kwargs(sampling: SamplingConf) -> GenKwargs:
     """lm-eval ``gen_kwargs`` from the model's sampling settings (they override the task's)."""
-    out: dict[str, Any] = {
+    out: GenKwargs = {
         "max_gen_toks": sampling.max_tokens,
         "temperature": sampling.temperature,
         "do_sample": sampling.temperature > 0,
     }
-    for name in ("top_p", "top_k", "min_p"):
-        if getattr(sampling, name) is not None:
-            out[name] = getattr(sampling, name)
+    if sampling.top_p is not None:
+        out["top_p"] = sampling.top_p
+    if sampling.top_k is not None:
+        out["top_k"] = sampling.top_k
+    if sampling.min_p is not None:
+        out["min_p"] = sampling.min_p
     return out
 
 
-def model_args(target: RequestTarget) -> dict[str, Any]:
+def model_args(target: RequestTarget) -> ModelArgs:
     """Arguments of lm-eval's ``local-chat-completions`` model for the cell (no API key)."""
-    args: dict[str, Any] = {
+    args: ModelArgs = {
         "base_url": chat_url(target.base_url),
         "model": target.model,
         "num_concurrent": target.client.concurrency,
@@ -73,7 +108,7 @@ def extra_body(target: RequestTarget) -> dict[str, Any]:
     return extra
 
 
-def auth_args(target: RequestTarget) -> dict[str, Any]:
+def auth_args(target: RequestTarget) -> AuthArgs:
     """The API key as lm-eval's header argument (kept out of ``model_args``: result.json)."""
     key = target.client.api_key
     return {"header": {"Authorization": f"Bearer {key}"}} if key else {}

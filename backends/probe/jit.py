@@ -20,12 +20,22 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from backends.probe.plan import Geometry
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FAST_FAILURE_S = 20.0  # a child that failed this fast most likely never reached nvcc
+
+
+class JitSummary(TypedDict):
+    """One FlashInfer module's compile in the probe's JSON (``jit``)."""
+
+    kernel: str
+    kv_dtype: str
+    state: str
+    seconds: float
+    log_tail: str  # the failure's log tail, empty otherwise
 
 
 @dataclass
@@ -95,7 +105,7 @@ class JitWarmer:
                     self.jobs[index].end("killed")
             self._done.notify_all()
 
-    def summary(self) -> list[dict[str, Any]]:
+    def summary(self) -> list[JitSummary]:
         """Each module's state and compile seconds, with the log tail of failures."""
         return [
             {

@@ -3,12 +3,33 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TypedDict
 
 import torch
 
 
-def error_metrics(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> dict[str, Any]:
+class ErrorMetrics(TypedDict):
+    """A kernel output's error keys in its probe record (None: no finite value to measure)."""
+
+    max_abs: float | None
+    mean_abs: float | None
+    rel_fro: float | None
+    rows_beyond_frac: float
+    nonfinite: int
+
+
+class FailingRows(TypedDict):
+    """Where a kernel's wrong (row, head) vectors are (``failing`` of its probe record)."""
+
+    count: int
+    rows: int
+    first_positions: list[int]
+    max_position: int | None
+    per_128_rows: list[int]
+    per_head: list[int]
+
+
+def error_metrics(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float) -> ErrorMetrics:
     """Compare ``out`` with ``ref`` (same shape ``[rows, heads, dim]``) in fp32.
 
     A (row, head) vector is wrong when its largest absolute error exceeds
@@ -38,7 +59,7 @@ def error_metrics(out: torch.Tensor, ref: torch.Tensor, atol: float, rtol: float
 
 def failing_rows(
     out: torch.Tensor, ref: torch.Tensor, rows: torch.Tensor, seqlen: int, atol: float, rtol: float
-) -> dict[str, Any]:
+) -> FailingRows:
     """Where the wrong (row, head) vectors are: their positions in the sequence and heads.
 
     On the H200, FA3's fp8 prefill failed on a near-constant 100-115 rows per sequence, which

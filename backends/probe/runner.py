@@ -26,7 +26,7 @@ from backends.probe.metrics import causal_tflops, error_metrics, failing_rows, m
 from backends.probe.plan import Geometry, Point, fmha_v2_kv_tile
 from backends.probe.probe_conf import ProbeConf, TimingConf
 from backends.probe.reference import Q_BLOCK, ReferenceResult, reference, sample_blocks
-from backends.probe.timing import time_call
+from backends.probe.timing import KernelTiming, time_call
 
 
 @dataclass
@@ -44,7 +44,7 @@ class Session:
     # check the orchestration on CPU with a pure-torch paged attention and a wall clock.
     device: str = "cuda"
     runner_factory: Callable[[str, PagedBatch, int], Callable[[float], torch.Tensor]] = make_runner
-    timer: Callable[[Callable[[], object], TimingConf], dict[str, Any]] = time_call
+    timer: Callable[[Callable[[], object], TimingConf], KernelTiming] = time_call
 
     def left(self) -> float:
         """Seconds of budget left (infinite without a budget)."""

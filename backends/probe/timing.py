@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Callable
-from typing import Any
+from typing import TypedDict
 
 import torch
 
@@ -20,7 +20,16 @@ from backends.probe.probe_conf import TimingConf
 _SPIN_CYCLES_PER_US = 2000  # ~2 GHz SM clock; the spin only has to outlast the host's queuing
 
 
-def time_call(fn: Callable[[], object], conf: TimingConf) -> dict[str, Any]:
+class KernelTiming(TypedDict):
+    """A kernel's timing keys in its probe record (milliseconds; ``reps`` repeats timed)."""
+
+    median_ms: float
+    p10_ms: float
+    p90_ms: float
+    reps: int
+
+
+def time_call(fn: Callable[[], object], conf: TimingConf) -> KernelTiming:
     """Median GPU time of ``fn`` in milliseconds (CUDA must be available).
 
     Args:

@@ -20,6 +20,8 @@ import json
 from http import HTTPStatus
 from typing import Any
 
+from pipeline.simserver.reply_types import AbortFinish, ErrorBody, StreamError
+
 ABORT_STATUSES = (400, 500, 503)  # what the simulated server can abort with, besides none
 # The messages SGLang aborts with (0.5.23: managers/utils.py lines 282-286 for an input over the
 # limit, schedule_batch.py lines 3515-3519 and 3494-3500 for memory pressure).
@@ -36,7 +38,7 @@ _NOT_UTF8 = b"\xc3\x28"
 _CONTENT_KEY = b'"content": "'
 
 
-def abort_finish(status: int | None = None) -> dict[str, Any]:
+def abort_finish(status: int | None = None) -> AbortFinish:
     """``meta_info.finish_reason`` of an aborted request (``FINISH_ABORT.to_json``)."""
     err_type = None
     if status == 400:
@@ -47,21 +49,21 @@ def abort_finish(status: int | None = None) -> dict[str, Any]:
             "err_type": err_type}  # fmt: skip
 
 
-def abort_http_body(status: int) -> dict[str, Any]:
+def abort_http_body(status: int) -> ErrorBody:
     """The body of a non-streamed abort that carries an HTTP status (answered with it)."""
     kind = "BadRequestError" if status == 400 else str(status)
     return {"object": "error", "message": _MESSAGES[status], "type": kind, "param": None,
             "code": status}  # fmt: skip
 
 
-def stream_error_event(status: int, message: str | None = None) -> dict[str, Any]:
+def stream_error_event(status: int, message: str | None = None) -> StreamError:
     """``data: {"error": ...}`` of a stream (``create_streaming_error_response``)."""
-    error = {"object": "error", "message": message or _MESSAGES.get(status, "Aborted"),
+    error: ErrorBody = {"object": "error", "message": message or _MESSAGES.get(status, "Aborted"),
              "type": HTTPStatus(status).name, "param": None, "code": status}  # fmt: skip
     return {"error": error}
 
 
-def rate_limited_body() -> dict[str, Any]:
+def rate_limited_body() -> ErrorBody:
     """HTTP 429's body, as a gateway in front of SGLang (OpenAI's error shape) sends it."""
     return {"object": "error", "message": "Too many requests: retry after the given time",
             "type": "RateLimitError", "param": None, "code": 429}  # fmt: skip

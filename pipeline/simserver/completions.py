@@ -24,8 +24,8 @@ from pipeline.simserver.faults import rate_fault, stop_fault
 from pipeline.simserver.jobs import BadRequest, Job, parse_chat, parse_generate
 from pipeline.simserver.logprob_replies import LogprobRequestError, cell_model, reply
 from pipeline.simserver.model import Completion
-from pipeline.simserver.payloads import Served
 from pipeline.simserver.runtime import Runtime, answer, ledger_row, prefill_time
+from pipeline.simserver.served import Served
 from pipeline.simserver.spec import SpecDraw
 from pipeline.simserver.state import Ledger, ServerState
 from pipeline.simserver.streaming import stream_chat, stream_generate

@@ -8,7 +8,7 @@ one ``internal_states`` entry per DP rank.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from pipeline.simserver.resolve import model_architecture
 from pipeline.simserver.sglang_defaults import defaults_for
@@ -163,9 +163,35 @@ def model_info(args: Mapping[str, Any], version: str = "0.5.19") -> dict[str, An
     return body
 
 
-def v1_models(args: Mapping[str, Any], created: int) -> dict[str, Any]:
+class ModelCard(TypedDict):
+    """The served model's entry in ``/v1/models``."""
+
+    id: str
+    object: Literal["model"]
+    created: int
+    owned_by: str
+    root: str
+    parent: None
+    max_model_len: int
+
+
+class ModelList(TypedDict):
     """The ``/v1/models`` body."""
-    name = args["served_model_name"]
-    card = {"id": name, "object": "model", "created": created, "owned_by": "sglang", "root": name}
-    card.update(parent=None, max_model_len=context_len(args))
+
+    object: Literal["list"]
+    data: list[ModelCard]
+
+
+def v1_models(args: Mapping[str, Any], created: int) -> ModelList:
+    """The ``/v1/models`` body."""
+    name: str = args["served_model_name"]  # resolve: the flag or the model path
+    card: ModelCard = {
+        "id": name,
+        "object": "model",
+        "created": created,
+        "owned_by": "sglang",
+        "root": name,
+        "parent": None,
+        "max_model_len": context_len(args),
+    }
     return {"object": "list", "data": [card]}

@@ -33,9 +33,9 @@ from pipeline.simserver.faults import Faults
 from pipeline.simserver.logprob_replies import cell_model
 from pipeline.simserver.model import AnswerIndex
 from pipeline.simserver.nodes import Rendezvous, rendezvous, serve_as_other_node
-from pipeline.simserver.payloads import Flavour
 from pipeline.simserver.resolve import resolve_server_args
 from pipeline.simserver.runtime import Runtime, acceptance_thresholds, cell_id
+from pipeline.simserver.served import Flavour
 from pipeline.simserver.sglang_defaults import defaults_for
 from pipeline.simserver.simconfig import SimConfigError, load_answer_key, load_sim_config
 from pipeline.simserver.state import Ledger, ServerState

@@ -28,6 +28,7 @@ from pipeline.simserver.logprobs import (
     position,
     sample,
 )
+from pipeline.simserver.reply_types import LogprobKeys
 from pipeline.simserver.simconfig import SimConfig
 
 MSG_START = (
@@ -121,7 +122,7 @@ class LogprobReply:
     """The generated ids and the ``meta_info`` keys of one answered request."""
 
     output_ids: tuple[int, ...]
-    meta: dict[str, Any]
+    meta: LogprobKeys  # the three keys always, the top rows with top_logprobs_num > 0
 
 
 def _triple(pos: Position, token: int) -> list[Any]:
@@ -149,13 +150,14 @@ def reply(
             inputs.append(_triple(pos, prompt[t]))
             input_top.append(_top_row(pos, ask.top, model))
     ids, outputs, output_top = _generate(model, ask, hashes[-1], len(prompt), new_tokens, draw)
-    meta: dict[str, Any] = {
+    meta: LogprobKeys = {
         "input_token_logprobs": inputs,
         "output_token_logprobs": outputs,
         "output_token_logprobs_length": len(outputs),
     }
     if ask.top > 0:
-        meta.update(input_top_logprobs=input_top, output_top_logprobs=output_top)
+        meta["input_top_logprobs"] = input_top
+        meta["output_top_logprobs"] = output_top
     return LogprobReply(tuple(ids), meta)
 
 

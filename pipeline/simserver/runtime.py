@@ -25,8 +25,8 @@ from pipeline.simserver.model import (
     run_on,
     truncate,
 )
-from pipeline.simserver.payloads import Flavour, Served
 from pipeline.simserver.sampling import question_difficulty
+from pipeline.simserver.served import Flavour, Served
 from pipeline.simserver.simconfig import SimConfig
 from pipeline.simserver.spec import SpecDraw, chain_probability, draw_spec, thresholds
 from pipeline.simserver.timing import TimingModel

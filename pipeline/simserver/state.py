@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from pipeline.simserver.payloads import Served
+from pipeline.simserver.served import Served
 from pipeline.simserver.surface import SimSurface
 
 log = logging.getLogger("sglang.simserver")

@@ -20,7 +20,8 @@ from aiohttp import web
 
 from pipeline.simserver import aborts, payloads
 from pipeline.simserver.jobs import Job
-from pipeline.simserver.payloads import Flavour, Served
+from pipeline.simserver.reply_types import DeltaChoice, StreamError
+from pipeline.simserver.served import Flavour, Served
 
 TOKENS_PER_CHUNK = 4
 _BROKEN_CHUNK = b'data: {"id": "sim", "object": "chat.completion.chunk", "choices": [{\n\n'
@@ -81,7 +82,7 @@ def _pieces(tokens: tuple[str, ...]) -> list[str]:
     ] or [""]
 
 
-def _content_choices(index: int, s: Served, flavour: Flavour) -> list[dict[str, Any]]:
+def _content_choices(index: int, s: Served, flavour: Flavour) -> list[DeltaChoice]:
     """One choice's content chunks, the finish reason on the last or (0.5.23) on its own."""
     pieces = _pieces(s.completion.tokens)
     finish = s.completion.finish_reason
@@ -101,7 +102,7 @@ async def stream_chat(
     flavour: Flavour,
     job: Job,
     fault: str | None,
-    error: dict[str, Any] | None = None,
+    error: StreamError | None = None,
 ) -> web.StreamResponse:
     """Stream a chat completion (all choices, one after the other).
 
@@ -130,7 +131,8 @@ async def stream_chat(
         ext = payloads.sglext(served, flavour)
         if ext is not None:
             ext_chunk = payloads.chunk(rid, created, model, [], flavour)
-            await resp.write(_event({**ext_chunk, "sglext": ext}))
+            ext_chunk["sglext"] = ext
+            await resp.write(_event(ext_chunk))
     if job.include_usage:
         usage_chunk = payloads.chunk(rid, created, model, [], flavour)
         usage_chunk["usage"] = payloads.usage(served, flavour)
@@ -150,14 +152,8 @@ async def stream_generate(
     pacer = Pacer(s.finished, len(ends))
     for j, end in enumerate(ends):
         await pacer.next()
-        out = payloads.generate_response(s, flavour, time.time())
-        if end < len(tokens):
-            out.update(text="".join(tokens[:end]), output_ids=out["output_ids"][:end])
-            meta = out["meta_info"]
-            meta.update(finish_reason=None, completion_tokens=end)
-            for key in [k for k in meta if k.startswith("spec_")]:
-                del meta[key]  # SGLang adds the spec keys on the finished chunk only
-        await resp.write(_event(out))
+        cut = end if end < len(tokens) else None
+        await resp.write(_event(payloads.generate_response(s, flavour, time.time(), cut)))
         if j == 0 and await _fault_break(request, resp, fault):
             return resp
     await resp.write(b"data: [DONE]\n\n")

@@ -20,7 +20,7 @@ from evals.retry_policy import RetryBudget, rate_limit_spent, retry_after_s, ret
 from pipeline.simserver import aborts, payloads
 from pipeline.simserver.faults import RATE_FAULT_ORDER, Faults, rate_fault
 from pipeline.simserver.model import Completion
-from pipeline.simserver.payloads import Flavour, Served
+from pipeline.simserver.served import Flavour, Served
 from pipeline.simserver.spec import draw_spec, thresholds
 
 DATA = Path(__file__).resolve().parents[1] / "data"

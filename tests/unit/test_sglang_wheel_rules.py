@@ -21,7 +21,7 @@ from backends.resolved import CellSpec, resolve_cell
 from backends.server_info import LATEST, SURFACE_BY_VERSION
 from backends.version_ranges import in_range, parse_version
 from benchmarks.sglang_rules import read_wheels
-from pipeline.simserver.payloads import Flavour
+from pipeline.simserver.served import Flavour
 from tests.helpers.compat_cells import MTP, Cell
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,8 +14,9 @@ import pytest
 
 from pipeline.simserver import payloads
 from pipeline.simserver.faults import Faults, rate_fault, stop_fault
+from pipeline.simserver.meta_info import meta_info
 from pipeline.simserver.model import Completion
-from pipeline.simserver.payloads import Flavour, Served
+from pipeline.simserver.served import EOS_TOKEN_ID, Flavour, Served
 from pipeline.simserver.spec import draw_spec, thresholds
 from tests.helpers.live_keys import (
     CHAT_KEYS,
@@ -107,12 +108,12 @@ V23 = Flavour("0.5.23", 4, timing_fields=True)
 
 @pytest.mark.parametrize(("flavour", "keys"), [(V19, META_KEYS_0_5_19), (V23, META_KEYS_0_5_23)])
 def test_meta_info_keys(flavour: Flavour, keys: set[str]) -> None:
-    assert set(payloads.meta_info(served(), flavour, 1000.6)) == keys
+    assert set(meta_info(served(), flavour, 1000.6)) == keys
 
 
 def test_meta_info_values_follow_sglang() -> None:
     s = served(41)
-    m = payloads.meta_info(s, V19, 1000.6)
+    m = meta_info(s, V19, 1000.6)
     d = s.spec
     assert d is not None
     assert m["spec_verify_ct"] == d.verify_ct and m["completion_tokens"] == 41
@@ -120,8 +121,8 @@ def test_meta_info_values_follow_sglang() -> None:
     assert m["spec_accept_rate"] == d.num_correct_drafts / (3 * d.verify_ct)
     assert m["spec_num_proposed_drafts"] == m["spec_proposed_drafts"] == 3 * d.verify_ct
     assert m["spec_correct_drafts_histogram"] == m["spec_accept_histogram"] == list(d.histogram)
-    assert m["finish_reason"] == {"type": "stop", "matched": payloads.EOS_TOKEN_ID}
-    cut = payloads.meta_info(served(10, finish="length"), V19, 0.0)["finish_reason"]
+    assert m["finish_reason"] == {"type": "stop", "matched": EOS_TOKEN_ID}
+    cut = meta_info(served(10, finish="length"), V19, 0.0)["finish_reason"]
     assert cut == {"type": "length", "length": 10}
 
 
@@ -131,12 +132,12 @@ def test_meta_info_values_follow_sglang() -> None:
      (served(), Flavour("0.5.19", 4, True, spec_keys=False))],
 )  # fmt: skip
 def test_no_spec_keys_without_verify_steps(s: Served, flavour: Flavour) -> None:
-    assert not any(k.startswith("spec_") for k in payloads.meta_info(s, flavour, 0.0))
+    assert not any(k.startswith("spec_") for k in meta_info(s, flavour, 0.0))
     assert payloads.sglext([s], flavour) is None
 
 
 def test_timing_fields_in_order_with_the_served_prefill() -> None:
-    m = payloads.meta_info(served(), V19, 1000.6)
+    m = meta_info(served(), V19, 1000.6)
     order = ["request_received_ts", "api_server_dispatch_finish_ts", "forward_entry_time",
              "prefill_finished_time", "request_finished_ts",
              "response_sent_to_client_ts"]  # fmt: skip
@@ -145,7 +146,7 @@ def test_timing_fields_in_order_with_the_served_prefill() -> None:
 
 
 def test_timing_fields_only_with_metrics() -> None:
-    m = payloads.meta_info(served(), Flavour("0.5.19", 4, timing_fields=False), 0.0)
+    m = meta_info(served(), Flavour("0.5.19", 4, timing_fields=False), 0.0)
     assert "request_received_ts" not in m and "queue_time" not in m and "e2e_latency" in m
 
 
@@ -165,7 +166,7 @@ def test_chat_response_shape(flavour: Flavour, message_keys: set, usage_keys: se
 
 
 def test_0_5_23_first_token_latency_is_the_served_prefill_end() -> None:
-    m = payloads.meta_info(served(), V23, 1000.6)
+    m = meta_info(served(), V23, 1000.6)
     assert m["first_token_latency"] == pytest.approx(0.3)  # prefill finished - received
     assert (m["storage_prefetch_wait"], m["storage_staging_wait"]) == (0.0, 0.0)
 
