@@ -3,7 +3,7 @@
 The phase must measure the server, not its own client. Against the simulated server answering
 as fast as it can (no latency table: no prefill or decode time) at the phase's highest default
 concurrency (64), 1k-word prompts and 256 output tokens streamed 4 per chunk, the phase's own
-sweep (``pipeline.measuring.serving.run.run_sweep``) reports the output tokens/s client and
+sweep (``pipeline.measuring.speed.serving.run.run_sweep``) reports the output tokens/s client and
 server reach together on this host, a lower bound on the client's ceiling, and this process's
 CPU seconds per request (the client's own cost, whatever else runs). Then the same level against
 the ``h200_8b_shape`` latency table, the figure the phase reports, for comparison. SGLang
@@ -27,8 +27,8 @@ from typing import Any
 from benchmarks.simserver_fixture import MODEL, ROOT, SimServer
 from evals.eval_conf import ClientConf
 from pipeline.config.schema import ServingConf
-from pipeline.measuring.serving.plan import Level
-from pipeline.measuring.serving.run import ServingTarget, run_sweep
+from pipeline.measuring.speed.serving.plan import Level
+from pipeline.measuring.speed.serving.run import ServingTarget, run_sweep
 
 OUT = ROOT / "benchmarks" / "results" / "serving_client_ceiling.md"
 CHUNK_TOKENS = 4  # the simulated server's tokens per streamed chunk

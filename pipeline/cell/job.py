@@ -24,9 +24,9 @@ from pipeline.cluster.multinode import DONE_MARKER, serve_as_worker
 from pipeline.config.schema import RootConf
 from pipeline.measuring.measure import measure_cell
 from pipeline.measuring.measure_plan import MeasurePlan
-from pipeline.measuring.serving.run import ServingTarget, serving_phase
 from pipeline.measuring.speed.prompts import PromptPool, cell_prompt_pool
 from pipeline.measuring.speed.run import speed_phase
+from pipeline.measuring.speed.serving.run import ServingTarget, serving_phase
 from pipeline.results.cell_paths import node_dir, result_path
 from pipeline.results.redact import redact_text, redact_tree
 from pipeline.results.result_draft import ResultDraft

@@ -204,7 +204,7 @@ class ServingConf:
 
     After the evals and the speed phase, a concurrency sweep per input-length bucket through the
     eval client, streaming: throughput per GPU and per user, TTFT and inter-token latency, accept
-    length under load, the server's /metrics beside (``pipeline/measuring/serving/``).
+    length under load, the server's /metrics beside (``pipeline/measuring/speed/serving/``).
     ``speculation: false`` declares a serving-only cell (``evals=[]``) launched without the
     model's speculative settings: speculation's own speed-up is its pair's figures over it.
     """

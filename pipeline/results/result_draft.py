@@ -215,7 +215,7 @@ class ResultDraft:
         self._data["speed"] = speed
 
     def set_serving(self, serving: ServingJson) -> None:
-        """The serving phase's block (``pipeline.measuring.serving.run``)."""
+        """The serving phase's block (``pipeline.measuring.speed.serving.run``)."""
         self._data["serving"] = serving
 
     def set_parity(self, parity: ParityJson) -> None:

@@ -7,8 +7,8 @@ import pytest
 from evals.eval_conf import EvalConf
 from pipeline.config.schema import RootConf, ServingConf
 from pipeline.config.serving_checks import serving_problems, without_speculation
-from pipeline.measuring.serving.plan import Level, levels, prompt_text
-from pipeline.measuring.serving.stats import Sample, counters, deltas, point
+from pipeline.measuring.speed.serving.plan import Level, levels, prompt_text
+from pipeline.measuring.speed.serving.stats import Sample, counters, deltas, point
 from pipeline.simserver.timing import step_s, timing_model
 
 

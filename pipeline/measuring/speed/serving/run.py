@@ -21,9 +21,9 @@ from evals.client import ChatClient, RequestOutcome
 from evals.eval_conf import ClientConf
 from pipeline.config.schema import ServingConf
 from pipeline.measuring.eval_window import MeasureError
-from pipeline.measuring.serving.plan import Level, chat_body, levels, prompt_text
-from pipeline.measuring.serving.stats import Sample, counters, deltas, point
 from pipeline.measuring.speed.run import context_length
+from pipeline.measuring.speed.serving.plan import Level, chat_body, levels, prompt_text
+from pipeline.measuring.speed.serving.stats import Sample, counters, deltas, point
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_schema import ServingJson, ServingPointJson
 from pipeline.serving import server_api

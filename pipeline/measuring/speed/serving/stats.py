@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pipeline.measuring.serving.plan import Level
+from pipeline.measuring.speed.serving.plan import Level
 from pipeline.results.result_schema import ServingPointJson
 
 
