@@ -82,18 +82,19 @@ def cell_cost(folder: Path, result: CellResult) -> CellCost:
     """The cell's costs in GPU seconds (wall seconds x the server's GPUs)."""
     gpus = max(1, result.parallel[0])
     evals = sum(e.wall_time_s or 0.0 for e in result.evals.values()) * gpus
+    variant = result.cell.variant or "?"
     block = result.parity
     judged = (folder / "parity" / "summary.json").is_file()
     if block is not None and block.wall_s is not None:
         rescore = block.rescore_s if block.rescore_s is not None else block.wall_s
         gated = block.gate is not None and block.gate.stopped
-        return CellCost(str(folder), result.cell.variant, gpus, rescore * gpus,
+        return CellCost(str(folder), variant, gpus, rescore * gpus,
                         block.wall_s * gpus, evals, judged, gated, "result")  # fmt: skip
     phase = _from_marks(result)
     if phase is None:
-        return CellCost(str(folder), result.cell.variant, gpus, None, None, evals,
+        return CellCost(str(folder), variant, gpus, None, None, evals,
                         False, False, "-")  # fmt: skip
-    return CellCost(str(folder), result.cell.variant, gpus, phase * gpus, phase * gpus, evals,
+    return CellCost(str(folder), variant, gpus, phase * gpus, phase * gpus, evals,
                     judged, False, "marks")  # fmt: skip
 
 
@@ -148,8 +149,12 @@ def summary_lines(found: Ratios) -> list[str]:
 
 def main(argv: Sequence[str]) -> int:
     """Print the table and the ratios of the cells under ``argv``."""
-    if not argv:
-        print(__doc__)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__, file=sys.stdout if argv else sys.stderr)
+        return 0 if argv else 2
+    missing = [a for a in argv if not Path(a).exists()]
+    if missing:
+        print(f"parity_cost: no such folder: {', '.join(missing)} (give sweep or cell folders)")
         return 2
     costs = []
     for folder in cell_folders([Path(a) for a in argv]):
