@@ -27,6 +27,7 @@ from evals.metrics import prompt_hash, summarize
 from pipeline.measuring.accept_stats import summarize_accept
 from pipeline.measuring.evaluation import with_meta
 from pipeline.report.load.expected import expected_jobs
+from pipeline.results.result_blocks import CellIdentity
 from pipeline.results.sweep_jobs import BASIC_SWEEPER
 
 MODEL = {"name": "synth-longctx", "path": "org/synth-longctx"}
@@ -115,7 +116,7 @@ def eval_lines(qs: list[Question], factor: int, kv: str, rng: np.random.Generato
     return [sample_line(q, bool(rng.random() < chance(q, factor, kv)), accept, rng) for q in qs]
 
 
-def result_json(variant: str, kv: str, factor: int | None, evals: dict[str, Any]) -> dict:
+def result_json(variant: str, kv: str, factor: float | None, evals: dict[str, Any]) -> dict:
     """A finished cell's ``result.json``, as the fields the report reads."""
     cell = {"name": f"{MODEL['name']}/{variant}/{kv}", "model": MODEL["name"],
             "model_path": MODEL["path"], "variant": variant, "kv_dtype": kv,
@@ -126,7 +127,7 @@ def result_json(variant: str, kv: str, factor: int | None, evals: dict[str, Any]
             "timing": {"finished_at": "2026-12-05T10:00:00"}}  # fmt: skip
 
 
-def write_cell(folder: Path, overrides: list[str], job: dict[str, Any], lines: dict) -> None:
+def write_cell(folder: Path, overrides: list[str], job: CellIdentity, lines: dict) -> None:
     """One job's folder: its overrides, its samples and its ``result.json``."""
     (folder / ".hydra").mkdir(parents=True)
     (folder / ".hydra" / "overrides.yaml").write_text(yaml.safe_dump(overrides))
@@ -135,9 +136,8 @@ def write_cell(folder: Path, overrides: list[str], job: dict[str, Any], lines: d
     for name, recs in lines.items():
         text = "\n".join(json.dumps(r) for r in recs) + "\n"
         (folder / "samples" / f"{name}.jsonl").write_text(text)
-        evals[name] = {**summarize(recs), "accept": summarize_accept(recs, True)}
-    factor = job["skip_prefill"]
-    result = result_json(job["variant"], job["kv_dtype"], factor, evals)
+        evals[name] = {**summarize(recs), "accept": summarize_accept(recs, True).to_json()}
+    result = result_json(str(job.variant), str(job.kv_dtype), job.skip_prefill, evals)
     (folder / "result.json").write_text(json.dumps(result))
 
 
@@ -167,8 +167,8 @@ def write_sweeps(root: Path, sweep: Sweep, seed: int = 40) -> tuple[Path, Path]:
         if problem or not jobs:
             raise RuntimeError(problem or f"{root / name}: no jobs")
         for job in jobs:
-            factor = job.identity["skip_prefill"] or 0
-            lines = {ev: eval_lines(q, factor, job.identity["kv_dtype"], rng)
+            factor = job.identity.skip_prefill or 0
+            lines = {ev: eval_lines(q, factor, str(job.identity.kv_dtype), rng)
                      for ev, q in qs.items()}  # fmt: skip
             write_cell(root / name / f"{job.num}_{backend}", list(job.overrides), job.identity,
                        lines)  # fmt: skip

@@ -54,3 +54,11 @@ def test_a_parity_check_without_an_a_a_has_no_band_key() -> None:
                                  "aa_upper", "reference_cell", "reference_upper"]  # fmt: skip
     assert band_of(replace(numbers, judged=band)) == (0.04, "aa", "2 x the upper bound of fa3-aa")
     assert UNSET not in judged.values()
+
+
+def test_a_number_never_set_reads_as_absent() -> None:
+    # `if n.stopped_early:` on a never-set field made every undecided reference check INFO.
+    from pipeline.report.judge.check_numbers import UNSET
+
+    assert not UNSET
+    assert (UNSET or "fallback") == "fallback"

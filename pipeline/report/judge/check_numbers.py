@@ -22,6 +22,11 @@ class Unset(Enum):
 
     UNSET = "unset"
 
+    def __bool__(self) -> bool:
+        # Falsy like the absent key it stands for: `if n.stopped_early:` read a never-set field
+        # as set (an enum member is truthy), and every reference check became INFO.
+        return False
+
 
 UNSET: Final = Unset.UNSET
 FLAT: Final = {"flatten": True}  # field metadata: the field's own keys take its place

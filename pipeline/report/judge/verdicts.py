@@ -136,7 +136,11 @@ def finalize(checks: list[Check], alpha: float, power: float, multiplicity: str)
 
 def _undecided(check: Check, alpha: float, power: float) -> None:
     n = check.numbers
-    if isinstance(n, (AccuracyVsReferenceNumbers, AcceptVsReferenceNumbers)) and n.stopped_early:
+    if (
+        isinstance(n, (AccuracyVsReferenceNumbers, AcceptVsReferenceNumbers))
+        and isinstance(n.stopped_early, str)
+        and n.stopped_early
+    ):
         check.verdict = INFO  # see versus_reference.stopped_early
         return
     # A NO-GO faces Holm's alpha / m at worst; a GO faces alpha: size extra repeats on GO's.
