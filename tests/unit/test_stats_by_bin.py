@@ -10,6 +10,7 @@ from pipeline.stats.by_bin import (
     accept_by_bin,
     accuracy_by_bin,
     bin_order,
+    jackknife_log_ratio_se,
     length_bin,
 )
 from pipeline.stats.outcomes import Outcomes
@@ -91,3 +92,23 @@ def test_accept_length_that_falls_only_in_one_category_is_no_go_there():
     by_label = {c.label: c for c in found.checks}
     assert by_label["prose"].verdict == "NO-GO" and by_label["code"].verdict == "GO"
     assert by_label["prose"].drop == pytest.approx(-math.log(0.8), rel=1e-9)
+
+
+def test_the_accept_se_is_the_delete_one_question_jackknife():
+    # Leaving out a: log(3/1); leaving out b: log(1/1); (G-1)/G * sum of squares -> log(3) / 2.
+    se = jackknife_log_ratio_se([np.array([1.0, 3.0])], [np.array([1.0, 1.0])], ["a", "b"])
+    assert se == pytest.approx(math.log(3) / 2)
+    # Repeats of one question count as one cluster: splitting b's row leaves the SE as it is.
+    split = jackknife_log_ratio_se(
+        [np.array([1.0, 1.0, 2.0])], [np.array([1.0, 0.5, 0.5])], ["a", "b", "b"]
+    )
+    assert split == pytest.approx(se)
+
+
+def test_the_jackknife_needs_two_questions_and_is_infinite_when_one_holds_a_total():
+    with pytest.raises(ValueError, match="two questions"):
+        jackknife_log_ratio_se([np.array([1.0, 2.0])], [np.array([1.0, 1.0])], ["a", "a"])
+    assert (
+        jackknife_log_ratio_se([np.array([0.0, 2.0])], [np.array([1.0, 1.0])], ["a", "b"])
+        == math.inf
+    )
