@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any, TypedDict
 
+from evals.sample_line import EvalStatsJson
+
 
 class CrossCheckJson(TypedDict, total=False):
     """``accept.cross_check`` / ``metrics_cross_check``: a server figure against our own.
@@ -92,40 +94,16 @@ class SequentialJson(TypedDict, total=False):
     decision: str
 
 
-class EvalJson(TypedDict, total=False):
+class EvalJson(EvalStatsJson, total=False):
     """``evals.<name>``: one eval's summary (``pipeline.results.eval_block.eval_block``).
 
-    The statistics are ``evals.accounting.summarize_records``'s; an ungraded eval has them None.
+    The statistics are ``EvalStatsJson``, as ``evals.metrics.summarize`` writes them (one
+    declaration: the eval writes them, this block carries them); an ungraded eval has them None.
     """
 
     label: str
     kind: str | None
     sampling: dict[str, Any]
-    n_questions: int
-    n_repeats: int
-    n_samples: int
-    n_answered: int
-    accuracy: float | None
-    accuracy_over: str
-    stderr: float | None
-    stderr_method: str
-    ci95: list[float | None] | None
-    per_repeat_accuracy: dict[str, float] | None  # by the repeat as a string; None: not graded
-    counts: dict[str, int]
-    no_answer_rate: float | None
-    truncated_rate: float | None
-    error_rate: float | None
-    error_kinds: dict[str, int]
-    error_examples: dict[str, str]
-    retries: dict[str, int]
-    retry_rate: float | None
-    mean_completion_tokens: float | None
-    mean_prompt_tokens: float | None
-    total_completion_tokens: int
-    mean_prefill_s: float | None
-    prefill_s_per_1k_prompt_tokens: float | None
-    wall_time_s: float
-    graded: bool
     resumed_samples: int
     sequential: SequentialJson
     lm_eval: dict[str, Any]
