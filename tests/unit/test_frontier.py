@@ -21,8 +21,8 @@ from pipeline.report.speed.skip_fractions import (
 )
 from pipeline.report.write.frontier_tables import frontier_entries, frontier_sections, takeaway
 from pipeline.report.write.summary_json import read_summary
-from pipeline.results.result_types import CellIdentity, CellResult
 from pipeline.results.skip_factor import parse_factor
+from tests.helpers.records import record, speed_block
 
 REPO = Path(__file__).resolve().parents[2]
 MEASURED = REPO / "benchmarks/results/live-h200/signoff/checks/skip_fraction.json"
@@ -43,25 +43,9 @@ def cell(
 ) -> CellRecord:
     data: dict[str, Any] = {"status": status, "cell": {"sglang_version": release}}
     if points is not None:
-        data["speed"] = {"method": "m", "warmup": 1, "repeats": 5, "spread": "min_max",
-                         "notes": [], "points": points,
-                         "gpu_samples": {"source": "absent"}}  # fmt: skip
-    return CellRecord(
-        id=f"{variant}/{kv}/{release}/{factor}",
-        folder=None,
-        status=status,
-        simulated=True,
-        result=CellResult.from_json(data),
-        identity=CellIdentity(
-            model="m",
-            model_path="m",
-            variant=variant,
-            kv_dtype=kv,
-            skip_prefill=factor,
-            skip_decode=None,
-            gpu_name="H200",
-        ),
-    )
+        data["speed"] = speed_block(points)
+    return record(f"{variant}/{kv}/{release}/{factor}", data, variant=variant, kv=kv,
+                  factor=factor, status=status, simulated=True)  # fmt: skip
 
 
 def judged(c: CellRecord, *verdicts: tuple[str, str]) -> list[Check]:

@@ -10,27 +10,12 @@ import yaml
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.write.mlflow_identity import recorded_sweep_dir, sweep_origin
 from pipeline.report.write.mlflow_runs import epoch_ms, run_key, run_name, sweep_key
-from pipeline.results.result_types import CellIdentity
+from tests.helpers.records import record
 
 
 def cell(folder: Path | None, overrides: tuple[str, ...] = (), sweep: str = "") -> CellRecord:
-    return CellRecord(
-        id=str(folder),
-        folder=folder,
-        status="ok",
-        simulated=True,
-        overrides=overrides,
-        sweep=sweep,
-        identity=CellIdentity(
-            model="tiny-sim",
-            model_path="m",
-            variant="fa3",
-            kv_dtype="auto",
-            skip_prefill=None,
-            skip_decode=None,
-            gpu_name="H200",
-        ),
-    )
+    return record(str(folder), model="tiny-sim", folder=folder, simulated=True,
+                  overrides=overrides, sweep=sweep)  # fmt: skip
 
 
 def write_yaml(path: Path, data: object) -> None:

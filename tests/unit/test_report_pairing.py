@@ -5,33 +5,20 @@ import pytest
 
 from pipeline.report.judge.accept_pairing import accept_pairs, accept_rows
 from pipeline.report.judge.pairing import find_baseline, pair_samples, score_matrix
-from pipeline.report.load.cells import CellRecord
 from pipeline.report.load.samples import SampleError, read_samples
-from pipeline.results.result_types import CellIdentity, CellResult
+from pipeline.results.result_types import CellResult
+from tests.helpers.records import record
 
 MATCH = ("model", "kv_dtype", "skip_softmax", "gpu", "speculative")
 
 
 def cell(variant, kv="auto", gpu="H200", status="ok", sp=None, finished="", cid=None, tp=None):
     argv = ["--tp-size", str(tp[0]), "--nnodes", str(tp[1])] if tp else []
-    return CellRecord(
-        id=cid or f"{variant}/{kv}/{sp}/{finished}" + (f"/tp{tp}" if tp else ""),
-        folder=None,
-        status=status,
-        simulated=False,
-        result=CellResult.from_json(
-            {"timing": {"finished_at": finished}, "server": {"argv": argv}}
-        ),
-        identity=CellIdentity(
-            model="m",
-            model_path="m",
-            variant=variant,
-            kv_dtype=kv,
-            skip_prefill=sp,
-            skip_decode=None,
-            gpu_name=gpu,
-        ),
-    )
+    return record(
+        cid or f"{variant}/{kv}/{sp}/{finished}" + (f"/tp{tp}" if tp else ""),
+        {"timing": {"finished_at": finished}, "server": {"argv": argv}},
+        variant=variant, kv=kv, factor=sp, gpu=gpu, status=status,
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize(

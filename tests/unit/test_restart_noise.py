@@ -9,7 +9,7 @@ import pytest
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.speed.frontier import frontiers
 from pipeline.report.speed.restart_noise import FASTER, NO_AA, SLOWER, WITHIN, beyond, restart_noise
-from pipeline.results.result_types import CellIdentity, CellResult
+from tests.helpers.records import record, speed_block
 from tests.unit.test_frontier import prefill
 
 FA3 = {"prefill": "fa3", "decode": "fa3", "verify": "fa3", "draft": "fa3"}
@@ -28,26 +28,11 @@ def cell(
     data: dict[str, Any] = {
         "status": "ok", "cell": {"sglang_version": where.get("release", "0.5.23")},
         "runs": FA3 if runs is None else runs,
-        "speed": {"method": "m", "warmup": 1, "repeats": 3, "spread": "min_max", "notes": [],
-                  "points": [prefill(times)], "gpu_samples": {"source": "absent"}},
+        "speed": speed_block([prefill(times)], repeats=3),
     }  # fmt: skip
-    return CellRecord(
-        id=f"{sweep}/{variant}/{factor}",
-        folder=None,
-        status="ok",
-        simulated=False,
-        result=CellResult.from_json(data),
-        sweep=sweep,
-        identity=CellIdentity(
-            model="m",
-            model_path="m",
-            variant=variant,
-            kv_dtype=where.get("kv", "auto"),
-            skip_prefill=factor,
-            skip_decode=None,
-            gpu_name=where.get("gpu", "H200"),
-        ),
-    )
+    return record(f"{sweep}/{variant}/{factor}", data, variant=variant,
+                  kv=where.get("kv", "auto"), factor=factor, gpu=where.get("gpu", "H200"),
+                  sweep=sweep)  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ from pipeline.report.write.cost_tables import (
 )
 from pipeline.report.write.speed_tables import speed_sections
 from pipeline.report.write.summary_json import read_summary, render_summary
-from pipeline.results.result_types import CellIdentity, CellResult
+from tests.helpers.records import record, speed_block
 
 MATCH = ("model", "kv_dtype", "skip_softmax", "gpu", "speculative")
 
@@ -36,25 +36,9 @@ def cell(variant: str, release: str | None, pool: int | None, times: list[float]
         "observed": {} if pool is None else {"max_total_num_tokens": pool,
                                               "mem_fraction_static": 0.85},
         "timing": {"ended_at": "2026-12-01T00:00:00"},
-        "speed": {"method": "m", "warmup": 1, "repeats": len(times), "spread": "min_max",
-                  "notes": [], "points": [point], "gpu_samples": {"source": "absent"}},
+        "speed": speed_block([point], repeats=len(times)),
     }  # fmt: skip
-    return CellRecord(
-        id=name or f"{variant}/{release}/{pool}",
-        folder=None,
-        status="ok",
-        simulated=False,
-        result=CellResult.from_json(data),
-        identity=CellIdentity(
-            model="m",
-            model_path="m",
-            variant=variant,
-            kv_dtype="auto",
-            skip_prefill=None,
-            skip_decode=None,
-            gpu_name="H200",
-        ),
-    )
+    return record(name or f"{variant}/{release}/{pool}", data, variant=variant)
 
 
 def around(ms: float) -> list[float]:

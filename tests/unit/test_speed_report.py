@@ -15,8 +15,9 @@ from pipeline.report.load.tolerance import load_tolerance
 from pipeline.report.speed.ratios import ratio_interval, speed_rows
 from pipeline.report.write.speed_tables import render_speed_csv, speed_entries, speed_sections
 from pipeline.report.write.summary_json import read_summary
-from pipeline.results.result_types import CellIdentity, CellResult
+from pipeline.results.result_types import CellResult
 from pipeline.results.speed_block import SpeedBlock
+from tests.helpers.records import record, speed_block
 
 MATCH = ("model", "kv_dtype", "skip_softmax", "gpu", "speculative")
 
@@ -36,25 +37,8 @@ def cell(variant: str, points: list[dict] | None, kv: str = "auto",
     if runs is not None:
         data["runs"] = runs
     if points is not None:
-        data["speed"] = {"method": "m", "warmup": 1, "repeats": 5, "spread": "min_max",
-                         "notes": [], "points": points,
-                         "gpu_samples": {"source": "absent"}}  # fmt: skip
-    return CellRecord(
-        id=f"{variant}/{kv}",
-        folder=None,
-        status="ok",
-        simulated=True,
-        result=CellResult.from_json(data),
-        identity=CellIdentity(
-            model="m",
-            model_path="m",
-            variant=variant,
-            kv_dtype=kv,
-            skip_prefill=None,
-            skip_decode=None,
-            gpu_name="H200",
-        ),
-    )
+        data["speed"] = speed_block(points)
+    return record(f"{variant}/{kv}", data, variant=variant, kv=kv, simulated=True)
 
 
 FA3 = [point([10.0, 10.2, 9.8, 10.1, 9.9]), point([9, 9, 9], "decode", 8, 512, [1000, 1010, 990])]
