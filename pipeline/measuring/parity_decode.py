@@ -15,28 +15,22 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.results.cell_paths import parity_dir
+from pipeline.results.parity_rows import ScoreRow, SequenceRow
 from pipeline.results.store import write_json_atomic
-from pipeline.stats.parity import ScoredSequence, Scores
+from pipeline.stats.parity import ScoredSequence, scores_of
 
 DECODE = "decode.json"
 
 
-def _decode_scores(seq: dict[str, Any]) -> Scores:
-    top = tuple(tuple((int(i), float(lp)) for i, lp in r) for r in seq.get("decode_top", []))
-    return Scores(tuple(float(x) for x in seq["decode_logprobs"]), top)
-
-
-def _prefill_scores(row: dict[str, Any]) -> Scores:
-    top = tuple(tuple((int(i), float(lp)) for i, lp in r) for r in row.get("top", []))
-    return Scores(tuple(float(x) for x in row["logprobs"]), top)
-
-
-def decode_pairs(
-    sequences: list[dict[str, Any]], scores: list[dict[str, Any]]
-) -> list[ScoredSequence]:
+def decode_pairs(sequences: list[SequenceRow], scores: list[ScoreRow]) -> list[ScoredSequence]:
     """Each generated sequence: decoding's logprobs (reference) and the prefill re-score's."""
     return [
-        ScoredSequence(s["question"], len(s["prompt_ids"]), _decode_scores(s), _prefill_scores(r))
+        ScoredSequence(
+            s["question"],
+            len(s["prompt_ids"]),
+            scores_of(s["decode_logprobs"], s.get("decode_top", [])),
+            scores_of(r["logprobs"], r.get("top", [])),
+        )
         for s, r in zip(sequences, scores, strict=True)
     ]
 

@@ -18,9 +18,10 @@ import json
 import logging
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pipeline.config.schema import ParityConf
 from pipeline.measuring.eval_window import MeasureError
@@ -31,6 +32,7 @@ from pipeline.measuring.speed.plan import TokenRange, prompt_ids
 from pipeline.measuring.speed.prompts import PromptPool
 from pipeline.measuring.speed.run import SpeedClient
 from pipeline.results.cell_paths import parity_dir
+from pipeline.results.parity_rows import MeanJson, ScoreRow, SequenceRow, TopJson
 from pipeline.results.store import write_json_atomic
 from pipeline.stats.parity import (
     METRICS,
@@ -39,6 +41,7 @@ from pipeline.stats.parity import (
     Totals,
     position_bins,
     question_totals,
+    scores_of,
     sequence_parity,
 )
 from pipeline.stats.parity_verdict import ClusteredMean, clustered_mean
@@ -57,27 +60,25 @@ def parity_prompts(conf: ParityConf, pool: PromptPool | None) -> list[list[int]]
 
 def generate_sequences(
     conf: ParityConf, client: SpeedClient, pool: PromptPool | None
-) -> list[dict[str, Any]]:
+) -> list[SequenceRow]:
     """One sequence per prompt: ``{question, prompt_ids, output_ids, decode_*}`` lines."""
     rows = []
     for serial, prompt in enumerate(parity_prompts(conf, pool)):
         out = generate_with_logprobs(client, prompt, conf.new_tokens, conf.temperature, conf.top_k)
-        line = {"question": f"p{serial}", "prompt_ids": prompt, "output_ids": list(out.output_ids)}
-        rows.append({**line, **_decode_json(out.decode), **_asked(pool, serial)})
+        # what decoding reported, kept for the decode/verify-path comparison (issue 39 item 2)
+        row = SequenceRow(question=f"p{serial}", prompt_ids=prompt,
+                          output_ids=list(out.output_ids),
+                          decode_logprobs=list(out.decode.logprobs),
+                          decode_top=_top_json(out.decode))  # fmt: skip
+        # the eval question a sequence's prompt is: the report links its worst sequences to it
+        if pool is not None and serial < len(pool.question_ids):
+            row["eval"], row["question_id"] = pool.eval_name, pool.question_ids[serial]
+        rows.append(row)
     return rows
 
 
-def _asked(pool: PromptPool | None, serial: int) -> dict[str, Any]:
-    # the eval question a sequence's prompt is: the report links its worst sequences to it
-    if pool is None or serial >= len(pool.question_ids):
-        return {}
-    return {"eval": pool.eval_name, "question_id": pool.question_ids[serial]}
-
-
-def _decode_json(decode: Scores) -> dict[str, Any]:
-    # what decoding reported, kept for the decode/verify-path comparison (issue 39 item 2)
-    top = [[list(pair) for pair in row] for row in decode.top]
-    return {"decode_logprobs": list(decode.logprobs), "decode_top": top}
+def _top_json(scores: Scores) -> TopJson:
+    return [[[i, lp] for i, lp in row] for row in scores.top]  # ids stay ints in the file
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -96,32 +97,24 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         ) from err
 
 
-def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
+def _write_jsonl(path: Path, rows: Sequence[SequenceRow] | Sequence[ScoreRow]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
     tmp.replace(path)
 
 
-def score_rows(
-    sequences: list[dict[str, Any]], client: SpeedClient, top_k: int
-) -> list[dict[str, Any]]:
+def score_rows(sequences: list[SequenceRow], client: SpeedClient, top_k: int) -> list[ScoreRow]:
     """Every sequence re-scored: ``{question, logprobs, top}`` lines (top as [id, logprob])."""
     out = []
     for seq in sequences:
         s = rescore(client, seq["prompt_ids"], seq["output_ids"], top_k)
-        top = [[list(pair) for pair in row] for row in s.top]
-        out.append({"question": seq["question"], "logprobs": list(s.logprobs), "top": top})
+        out.append(ScoreRow(question=seq["question"], logprobs=list(s.logprobs), top=_top_json(s)))
     return out
 
 
-def _scores(row: dict[str, Any]) -> Scores:
-    top = tuple(tuple((int(i), float(lp)) for i, lp in r) for r in row["top"])
-    return Scores(tuple(float(x) for x in row["logprobs"]), top)
-
-
 def paired(
-    sequences: list[dict[str, Any]], base: list[dict[str, Any]], cand: list[dict[str, Any]]
+    sequences: list[SequenceRow], base: list[ScoreRow], cand: list[ScoreRow]
 ) -> list[ScoredSequence]:
     """The sequences with the source cell's scores and this cell's.
 
@@ -141,11 +134,15 @@ def paired(
     ]
 
 
+def _scores(row: ScoreRow) -> Scores:
+    return scores_of(row["logprobs"], row["top"])
+
+
 def _bound(x: float) -> float | None:
     return None if math.isinf(x) or math.isnan(x) else x
 
 
-def _mean_json(m: ClusteredMean) -> dict[str, Any]:
+def _mean_json(m: ClusteredMean) -> MeanJson:
     return {"estimate": _bound(m.estimate), "lower": _bound(m.lower), "upper": _bound(m.upper),
             "se": _bound(m.se), "questions": m.questions, "tokens": m.tokens}  # fmt: skip
 
@@ -197,7 +194,9 @@ def parity_phase(
         sequences = generate_sequences(conf, client, pool)
         _write_jsonl(own / SEQUENCES, sequences)
     else:
-        sequences = read_jsonl(parity_dir(Path(conf.sequences_from)) / SEQUENCES)
+        sequences = cast(
+            list[SequenceRow], read_jsonl(parity_dir(Path(conf.sequences_from)) / SEQUENCES)
+        )
     rescore_started = time.monotonic()
     scores = score_rows(sequences, client, conf.top_k)
     rescore_s = time.monotonic() - rescore_started
@@ -214,11 +213,11 @@ def parity_phase(
 
 
 def _write_summary(
-    conf: ParityConf, own: Path, sequences: list[dict[str, Any]], scores: list[dict[str, Any]]
+    conf: ParityConf, own: Path, sequences: list[SequenceRow], scores: list[ScoreRow]
 ) -> dict[str, Any]:
     """``parity/summary.json``: this cell's re-score against the source cell's own."""
     assert conf.sequences_from is not None
-    base = read_jsonl(parity_dir(Path(conf.sequences_from)) / SCORES)
+    base = cast(list[ScoreRow], read_jsonl(parity_dir(Path(conf.sequences_from)) / SCORES))
     out = summary(paired(sequences, base, scores), conf.position_bins, conf.sequences_from)
     write_json_atomic(own / SUMMARY, out)
     line = ", ".join(f"{k} {v['estimate']:.3g}" for k, v in out["metrics"].items())
@@ -231,7 +230,7 @@ def _decode_path(
     client: SpeedClient,
     pool: PromptPool | None,
     cell_dir: Path,
-    generated: tuple[list[dict[str, Any]], list[dict[str, Any]]] | None,
+    generated: tuple[list[SequenceRow], list[ScoreRow]] | None,
 ) -> None:
     """``parity/decode.json`` (``parity.decode_path``): decoding against this server's prefill.
 

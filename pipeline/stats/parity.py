@@ -43,6 +43,12 @@ class Scores:
         return tuple(top1_id(row) for row in self.top)
 
 
+def scores_of(logprobs: Sequence[float], top: Sequence[Sequence[Sequence[float]]] = ()) -> Scores:
+    """``Scores`` from a parity file's lists (``logprobs``; ``top`` as ``[id, logprob]`` pairs)."""
+    rows = tuple(tuple((int(i), float(lp)) for i, lp in row) for row in top)
+    return Scores(tuple(float(x) for x in logprobs), rows)
+
+
 @dataclass(frozen=True)
 class ScoredSequence:
     """One baseline sequence scored by the baseline and by a candidate."""

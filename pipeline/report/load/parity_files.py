@@ -12,10 +12,11 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pipeline.results.cell_paths import parity_dir
-from pipeline.stats.parity import ScoredSequence, Scores, sequence_parity
+from pipeline.results.parity_rows import ScoreRow
+from pipeline.stats.parity import ScoredSequence, Scores, scores_of, sequence_parity
 from pipeline.stats.parity_verdict import ClusteredMean
 
 SEQUENCES, SCORES, SUMMARY = "sequences.jsonl", "scores.jsonl", "summary.json"
@@ -126,9 +127,8 @@ class WorstSequence:
                 **{k: v for k, v in found.items() if v is not None}}  # fmt: skip
 
 
-def _scores(row: dict[str, Any]) -> Scores:
-    top = tuple(tuple((int(i), float(lp)) for i, lp in r) for r in row.get("top", []))
-    return Scores(tuple(float(x) for x in row["logprobs"]), top)
+def _scores(row: ScoreRow) -> Scores:
+    return scores_of(row["logprobs"], row.get("top", []))
 
 
 def worst_sequences(summary: ParitySummary, metric: str, count: int = 5) -> list[WorstSequence]:
@@ -150,7 +150,8 @@ def worst_sequences(summary: ParitySummary, metric: str, count: int = 5) -> list
         )
     out = []
     for s, b, c in zip(seqs, base, cand, strict=True):
-        scored = ScoredSequence(s["question"], len(s["prompt_ids"]), _scores(b), _scores(c))
+        scored = ScoredSequence(s["question"], len(s["prompt_ids"]), _scores(cast(ScoreRow, b)),
+                                _scores(cast(ScoreRow, c)))  # fmt: skip
         t = sequence_parity(scored).metrics[metric]
         if t.count:
             asked = (s.get("eval"), s.get("question_id"))
