@@ -24,7 +24,7 @@ from evals.base import (
 )
 from evals.eval_conf import EvalConf, LongCtxConf
 from evals.longctx_cache import cached_samples
-from evals.longctx_tasks import FINAL, Sample, reply_text, sample
+from evals.longctx_tasks import FINAL, Sample, sample, worked_reply
 from evals.longctx_tokens import counter_for
 
 _FINAL = re.compile(re.escape(FINAL), re.IGNORECASE)
@@ -141,7 +141,7 @@ class LongCtxEval(RowsEval):
 
     def training_text(self) -> list[tuple[str, str]]:
         """(user message, the reply graded correct) per question: issue 41's training rows."""
-        return [(s.text, reply_text(s)) for s in self.samples]
+        return [(s.text, worked_reply(s)) for s in self.samples]
 
 
 def overlong(name: str, lengths: list[int], context_len: int, max_tokens: int) -> str | None:

@@ -32,10 +32,8 @@ def _read(path: Path) -> list[Sample] | None:
     try:
         with gzip.open(path, "rt", encoding="utf-8") as handle:
             rows = json.load(handle)
-        return [
-            Sample(**{**row, "gold": tuple(row["gold"]), "depths": tuple(row["depths"])})
-            for row in rows
-        ]
+        tuples = ("gold", "depths", "evidence")  # JSON lists back to the frozen Sample's tuples
+        return [Sample(**{**row, **{k: tuple(row[k]) for k in tuples}}) for row in rows]
     except (OSError, ValueError, TypeError, KeyError):
         return None  # absent, partial or from another layout: generate again
 

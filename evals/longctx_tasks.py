@@ -38,9 +38,9 @@ from evals.longctx_text import (
 )
 from evals.longctx_tokens import TokenCounter
 
-# Bumped whenever a question's text changes for the same arguments (evals/longctx_cache.py keys
-# the kept questions by it).
-GENERATOR_VERSION = 1
+# Bumped whenever a question's text or fields change for the same arguments (evals/longctx_cache.py
+# keys the kept questions by it). 2: Sample.evidence.
+GENERATOR_VERSION = 2
 TASKS = ("niah_single", "niah_multikey", "niah_multivalue", "niah_multiquery", "vt", "fwe")
 NEEDLES = 4  # keys (multikey, multiquery) or values (multivalue), as RULER's defaults
 HOPS = 4  # variable tracking: the chain's assignments after the first
@@ -73,6 +73,8 @@ class Sample:
         key: the end of ``text`` that tells it apart (its last filler line, then the question):
             the simulated server finds the question by it.
         depths: where in the haystack each hidden line sits (0: start, 1: end).
+        evidence: the hidden lines that answer the question, in the order ``worked_reply``
+            copies them (none for ``fwe``: counting has no line to quote).
     """
 
     task: str
@@ -83,6 +85,7 @@ class Sample:
     ordered: bool
     key: str
     depths: tuple[float, ...] = ()
+    evidence: tuple[str, ...] = ()
 
 
 def answer_form(what: str) -> str:
@@ -93,6 +96,16 @@ def answer_form(what: str) -> str:
 def reply_text(sample: Sample) -> str:
     """The answer a model should give (graded correct): the training target of issue 41."""
     return f"{FINAL} {', '.join(sample.gold)}."
+
+
+def worked_reply(sample: Sample) -> str:
+    """``reply_text`` after a copy of the evidence lines: the training reply of issue 41's model.
+
+    Quoting the needle first turns retrieval into copying (the key, then what follows it in the
+    haystack), which a small model learns; the bare answer asks it to jump from the question to a
+    number it has no context to match, which the first lease's model never learnt (all 0.0).
+    """
+    return "\n".join([*sample.evidence, reply_text(sample)])
 
 
 def sample(task: str, length: int, seed: int, index: int, counter: TokenCounter) -> Sample:
@@ -167,7 +180,10 @@ def _niah(task: str, rng: random.Random, length: int, counter: TokenCounter) -> 
     text, key, tokens, _ = _build(
         length, counter, (NIAH_INTRO, question), filler, (needles, depths)
     )
-    return Sample(task, length, text, tokens, gold, task == "niah_multiquery", key, tuple(depths))
+    by_value = {v: line for (_, v), line in zip(pairs, needles, strict=True)}
+    evidence = tuple(by_value[v] for v in gold)
+    return Sample(task, length, text, tokens, gold, task == "niah_multiquery", key, tuple(depths),
+                  evidence)  # fmt: skip
 
 
 def _vt(rng: random.Random, length: int, counter: TokenCounter) -> Sample:
@@ -188,7 +204,8 @@ def _vt(rng: random.Random, length: int, counter: TokenCounter) -> Sample:
     filler = units_for(lambda: sentence(rng), length, counter)
     text, key, tokens, _ = _build(length, counter, (VT_INTRO, question), filler,
                                   (hidden, depths))  # fmt: skip
-    return Sample("vt", length, text, tokens, tuple(chains[0]), False, key, tuple(depths))
+    return Sample("vt", length, text, tokens, tuple(chains[0]), False, key, tuple(depths),
+                  tuple(hidden[: HOPS + 1]))  # fmt: skip
 
 
 def _fwe(rng: random.Random, length: int, counter: TokenCounter) -> Sample:

@@ -107,11 +107,14 @@ def strip_end(ids: list[int], eot: int) -> list[int]:
 
 def compare_one(base: str, model: str, item: dict[str, Any], eot: int) -> dict[str, Any]:
     """One prompt through /generate (ids) and chat (messages), compared with HF."""
+    # As many tokens as HF made, at least: a reference longer than ours (longctx_greedy's 384) is
+    # compared whole, not cut at our budget.
+    budget = max(MAX_NEW_TOKENS, len(item["hf_ids"]))
     gen = post(
         f"{base}/generate",
         {
             "input_ids": item["prompt_ids"],
-            "sampling_params": {"temperature": 0, "max_new_tokens": MAX_NEW_TOKENS},
+            "sampling_params": {"temperature": 0, "max_new_tokens": budget},
         },
     )
     chat = post(
@@ -120,7 +123,7 @@ def compare_one(base: str, model: str, item: dict[str, Any], eot: int) -> dict[s
             "model": model,
             "messages": item["messages"],
             "temperature": 0,
-            "max_tokens": MAX_NEW_TOKENS,
+            "max_tokens": budget,
         },
     )
     hf, got = strip_end(item["hf_ids"], eot), strip_end(list(gen.get("output_ids") or []), eot)

@@ -664,11 +664,13 @@ phase_dependence_report() {
 
 # LIVE_PLAN=train-longctx (the 0.5.23 bundle, carried as for v23): issue 41's long-context model.
 # "train" needs only the repo and the machine's python (starts on the first call, while the site
-# unpacks): train_longctx.py's three stages (target ~9 min, EAGLE3 draft ~2.5, HF eval ~4, each
-# stopping at its time limit) into $LIVE/longctx, then HF's greedy reference at 4k-128k
-# (longctx_greedy.py). "report": once both are there, a bare SGLang server per backend (fa3,
-# fmha_v2) with the synth_longctx cell's flags on the trained folders, the greedy check against
-# HF, then the archive (outputs/live/longctx-model: weights, recipe, metrics, logs).
+# unpacks): train_longctx.py's target (~9 min) and EAGLE3 draft (under a minute) stages, each
+# stopping at its time limit, into $LIVE/longctx, then HF's greedy reference at 4k-128k
+# (longctx_greedy.py). Then, side by side: "hfeval" (the eval stage: metrics.json, ~5 min) and
+# "serve" (once the site and FA3 are there: a bare SGLang server per backend, fa3 and fmha_v2,
+# with the synth_longctx cell's flags on the trained folders, and the greedy check against HF);
+# "report" when both have ended: the archive (outputs/live/longctx-model: weights, recipe,
+# metrics, logs).
 # LIVE_TRAIN_ARGS replaces train_longctx's options (a rehearsal: --preset cpu and a few steps);
 # LIVE_LC_BACKENDS=fa3 skips fmha_v2's server (its cold FlashInfer JIT: 6-12 min without the cache).
 LC_DIR=$LIVE/longctx
@@ -679,15 +681,20 @@ LC_COMMON=(model=synth_longctx server=$SERVER_KIND server.sglang_version=$SGLANG
 [[ $SGLANG == 0.5.23 ]] && LC_COMMON+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)
 start_train_longctx() {
   launch train phase_train_longctx
-  has train rc && has site ready && has fa3 ready && launch report phase_serve_longctx
+  has train rc || return 0
+  # HF's accuracy and acceptance (about 5 min) beside SGLang's start and greedy check: the model
+  # is small, so both fit on the GPU, and neither is timed.
+  launch hfeval phase_eval_longctx
+  has site ready && has fa3 ready && launch serve phase_serve_longctx
+  has hfeval rc && has serve rc && launch report phase_archive_longctx
 }
 
-phase_train_longctx() {
+phase_train_longctx() {  # target and draft, their tar in chunks, HF's greedy reference
   cd "$R" || return 1
   local py="${MTP_EVAL_BASE_PYTHONPATH:-}"
-  # shellcheck disable=SC2086  # LIVE_TRAIN_ARGS is a list of options
+  # shellcheck disable=SC2086  # LIVE_TRAIN_ARGS is a list of options; the last --stages wins
   PYTHONPATH="$py" "$HF_PY" -m benchmarks.live_h200.train_longctx "$LC_DIR" \
-    ${LIVE_TRAIN_ARGS:---seed 0} || return 1
+    ${LIVE_TRAIN_ARGS:---seed 0} --stages target,draft || return 1
   # The weights come back through $OUT (16 MiB a file): the folder as 15-MiB chunks + manifest.
   tar -cf "$LIVE/longctx-model.tar" -C "$LIVE" longctx \
     && python3 -m benchmarks.live_h200.chunks split "$LIVE/longctx-model.tar" "$LIVE/model-parts" \
@@ -696,23 +703,33 @@ phase_train_longctx() {
     "$LIVE/hf-longctx.json" ${LIVE_GREEDY_ARGS:-}
 }
 
+phase_eval_longctx() {  # HF accuracy per task and length, the draft's acceptance: metrics.json
+  cd "$R" || return 1
+  # shellcheck disable=SC2086
+  PYTHONPATH="${MTP_EVAL_BASE_PYTHONPATH:-}" "$HF_PY" -m benchmarks.live_h200.train_longctx \
+    "$LC_DIR" ${LIVE_TRAIN_ARGS:---seed 0} --stages eval
+}
+
 phase_serve_longctx() {
   cd "$R" || return 1
   local backend rc=0
-  if [[ $(cat "$STATE/train.rc") == 0 ]]; then
-    for backend in ${LIVE_LC_BACKENDS:-fa3 fmha_v2}; do
-      bare_server "longctx-$backend" all "" "${LC_COMMON[@]}" "backend=$backend" || { rc=1; continue; }
-      python3 -m benchmarks.live_h200.greedy_check server "$BARE_URL" "$LIVE/hf-longctx.json" \
-        "$LIVE/greedy-longctx-$backend.json" "longctx-$backend" || rc=1
-      stop_bare
-    done
-  fi
+  [[ $(cat "$STATE/train.rc") == 0 ]] || return 1
+  for backend in ${LIVE_LC_BACKENDS:-fa3 fmha_v2}; do
+    bare_server "longctx-$backend" all "" "${LC_COMMON[@]}" "backend=$backend" || { rc=1; continue; }
+    python3 -m benchmarks.live_h200.greedy_check server "$BARE_URL" "$LIVE/hf-longctx.json" \
+      "$LIVE/greedy-longctx-$backend.json" "longctx-$backend" || rc=1
+    stop_bare
+  done
+  return $rc
+}
+
+phase_archive_longctx() {  # outputs/live/longctx-model: weights, recipe, metrics, logs
+  cd "$R" || return 1
   mkdir -p outputs/live/longctx-model
   cp -r "$LC_DIR"/. outputs/live/longctx-model/ 2>/dev/null
   cp "$LIVE"/hf-longctx.json "$LIVE"/greedy-longctx-*.json "$LIVE"/ready-*.txt "$LIVE"/logs/train.log \
-    outputs/live/longctx-model/ 2>/dev/null
+    "$LIVE"/logs/hfeval.log outputs/live/longctx-model/ 2>/dev/null
   tar -czf "$LIVE/live-results.tgz" -C outputs live
-  return $rc
 }
 
 phase_report() {  # [SWEEP...]: the sign-off's sweeps unless named

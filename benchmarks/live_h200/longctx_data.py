@@ -1,8 +1,8 @@
 """Training text of the long-context tasks: a JSONL of chat conversations (issue 41).
 
 The same generator as the eval (``evals.longctx_tasks``): each row is one question's user message
-and the reply the eval grades correct (``reply_text``), at lengths counted in the target model's
-tokens (``--tokens bytes`` for a byte-level model like synth_llama; ``hf`` with
+and the worked reply the eval grades correct (``worked_reply``), at lengths counted in the target
+model's tokens (``--tokens bytes`` for a byte-level model like synth_llama; ``hf`` with
 ``--tokenizer`` for another). Train on seeds the eval does not use: the eval's questions are
 drawn from ``evals.<name>.seed`` (0 by default), each question from
 ``(seed, task, length, index)``, so another seed gives other questions.
@@ -19,7 +19,7 @@ import argparse
 import json
 from pathlib import Path
 
-from evals.longctx_tasks import TASKS, reply_text, sample
+from evals.longctx_tasks import TASKS, sample, worked_reply
 from evals.longctx_tokens import counter_for
 
 
@@ -41,7 +41,7 @@ def main() -> None:
                 for index in range(args.samples):
                     s = sample(task, length, args.seed, index, counter)
                     messages = [{"role": "user", "content": s.text},
-                                {"role": "assistant", "content": reply_text(s)}]  # fmt: skip
+                                {"role": "assistant", "content": worked_reply(s)}]  # fmt: skip
                     row = {"task": task, "length": length, "tokens": s.tokens, "messages": messages}
                     out.write(json.dumps(row) + "\n")
 

@@ -22,7 +22,7 @@ import random
 from collections.abc import Callable
 
 from benchmarks.live_h200 import synth_train as st
-from evals.longctx_tasks import TASKS, reply_text, sample
+from evals.longctx_tasks import TASKS, sample, worked_reply
 from evals.longctx_tokens import ByteCounter
 
 LENGTHS = (2048, 4096, 8192, 16384, 32768)
@@ -35,7 +35,7 @@ STAGE = 0.15
 LONG_SHARE_2K = 2 / 3
 TRAIN_SEED_BASE = 1000  # the eval draws from seed 0: training questions are other questions
 MIN_TASK_LENGTH = 1024  # every task's prompt without haystack fits in 1,024 bytes
-REPLY_ROOM = 128
+REPLY_ROOM = 448  # the worked reply: up to four quoted needles (about 260 bytes) and the answer
 LONG_TASK = len(st.TASKS)  # task index of the long-context conversations in Row.task
 TASK_NAMES = (*st.TASKS, "longctx")
 
@@ -64,7 +64,7 @@ def longctx_chat(rng: random.Random, length: int, seed: int) -> list[st.Message]
         except ValueError:
             continue
         return [{"role": "user", "content": s.text},
-                {"role": "assistant", "content": reply_text(s)}]  # fmt: skip
+                {"role": "assistant", "content": worked_reply(s)}]  # fmt: skip
     return None
 
 
@@ -89,7 +89,7 @@ def fill(row: st.Row, length: int, draw: Draw) -> st.Row:
 
 def long_row(rng: random.Random, length: int, seed: int, draw: Draw) -> st.Row:
     """A long-context conversation of 40-95% of ``length``, then chats from ``draw`` to the end."""
-    # The prompt's budget leaves REPLY_ROOM for the reply (under 70 bytes) and its chat tokens.
+    # The prompt's budget leaves REPLY_ROOM for the reply and its chat tokens.
     room = length - REPLY_ROOM
     chat = longctx_chat(
         rng, min(room, max(MIN_TASK_LENGTH, int(length * rng.uniform(0.4, 0.95)))), seed

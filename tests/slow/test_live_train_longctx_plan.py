@@ -1,7 +1,7 @@
-"""LIVE_PLAN=train-longctx rehearsed on a CPU: one tick trains a tiny synth_longctx (the recipe's
-three stages), writes HF's greedy reference, serves the folders on the simulated SGLang 0.5.23
-with fa3 and fmha_v2 (the synth_longctx cell's flags, EAGLE3 on the trained draft) and runs the
-greedy check against each, then archives the model folder."""
+"""LIVE_PLAN=train-longctx rehearsed on a CPU: one tick trains a tiny synth_longctx (target and
+draft), writes HF's greedy reference, then evaluates it with HF beside serving the folders on the
+simulated SGLang 0.5.23 with fa3 and fmha_v2 (the synth_longctx cell's flags, EAGLE3 on the
+trained draft) and the greedy check against each, then archives the model folder."""
 
 from __future__ import annotations
 
@@ -25,11 +25,13 @@ def test_train_longctx_plan_trains_evaluates_and_checks_the_served_model(tmp_pat
                         LIVE_GREEDY_ARGS="--lengths 1024 2048 --per-length 1")  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     live = tmp_path / "live"
-    assert (live / "state" / "train.rc").read_text().strip() == "0"
+    for phase in ("train", "hfeval", "serve", "report"):
+        assert (live / "state" / f"{phase}.rc").read_text().strip() == "0", phase
     model = tmp_path / "repo" / "outputs" / "live" / "longctx-model"
     recipe = json.loads((model / "recipe.json").read_text())
     assert recipe["command"].startswith("python -m benchmarks.live_h200.train_longctx ")
     assert "draft/model.safetensors" in recipe["sha256"]
+    assert recipe["command"].endswith("--stages target,draft")  # the eval stage ran on its own
     assert (
         json.loads((model / "metrics.json").read_text())["summary"]["per_length"]["1024"]["n"] == 6
     )
@@ -39,7 +41,7 @@ def test_train_longctx_plan_trains_evaluates_and_checks_the_served_model(tmp_pat
         found = json.loads((model / f"greedy-longctx-{backend}.json").read_text())
         assert found["n"] == 2 and found["label"] == f"longctx-{backend}"
     # The bare servers ran the synth_longctx cell's argv on the trained folders.
-    argv = (live / "logs" / "report.log").read_text()
+    argv = (live / "logs" / "serve.log").read_text()
     assert "--speculative-algorithm EAGLE3" in argv and f"{live}/longctx/draft" in argv
     assert "--context-length 135168" in argv and "--attention-backend trtllm_mha" in argv
     assert (live / "live-results.tgz").is_file()

@@ -12,7 +12,7 @@ from evals.base import make_eval
 from evals.eval_conf import DatasetConf, EvalConf, LongCtxConf
 from evals.longctx import LongCtxEval, context_refusals, final_items, is_correct, overlong
 from evals.longctx_cache import cache_key, cached_samples
-from evals.longctx_tasks import TASKS, reply_text, sample
+from evals.longctx_tasks import TASKS, reply_text, sample, worked_reply
 from evals.longctx_tokens import ByteCounter, SimCounter, TokenCounter, counter_for
 from pipeline.config.checks import ConfigError
 from pipeline.simserver.model import AnswerIndex, hash_units, plan_completion
@@ -122,6 +122,23 @@ def test_the_reply_a_model_is_taught_is_graded_right_and_the_simulated_server_fi
 def test_reply_text_names_every_gold_item():
     s = sample("niah_multiquery", 1000, 0, 0, SimCounter())
     assert reply_text(s) == f"The final answer is {', '.join(s.gold)}."
+
+
+@pytest.mark.parametrize(("task", "quoted"), [("niah_single", 1), ("niah_multikey", 1),
+                                             ("niah_multivalue", 4), ("niah_multiquery", 4),
+                                             ("vt", 5), ("fwe", 0)])  # fmt: skip
+def test_the_worked_reply_quotes_the_prompts_own_evidence_lines_then_answers(task, quoted):
+    s = sample(task, 1500, 0, 3, SimCounter())
+    lines = worked_reply(s).split("\n")
+    prompt_lines = set(s.text.split("\n"))
+    assert len(lines) == quoted + 1 and all(line in prompt_lines for line in lines[:-1])
+    assert lines[-1] == reply_text(s) and final_items(worked_reply(s)) == s.gold
+    if task.startswith("niah"):  # each quoted needle holds its gold number, in the answer's order
+        assert [line.rsplit(" ", 1)[1] for line in lines[:-1]] == [f"{g}." for g in s.gold]
+    if task == "vt":  # the chain from the asked value, each hop naming the line before it
+        value = s.text.split("assigned the value ", 1)[1].split(" ", 1)[0]
+        assert lines[0] == f"VAR {s.gold[0]} = {value}."
+        assert [line.split()[1] for line in lines[:-1]] == list(s.gold)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("transformers") is None, reason="no transformers")
