@@ -672,20 +672,24 @@ phase_dependence_report() {
 # "report" when both have ended: the archive (outputs/live/longctx-model: weights, recipe,
 # metrics, logs).
 # LIVE_TRAIN_ARGS replaces train_longctx's options (a rehearsal: --preset cpu and a few steps);
-# LIVE_LC_BACKENDS=fa3 skips fmha_v2's server (its cold FlashInfer JIT: 6-12 min without the cache).
+# LIVE_LC_BACKENDS=fa3 skips fmha_v2's server; with fmha_v2, "jit" compiles its FlashInfer kernels
+# (6-12 min cold) during training, in a bare server over an untrained twin, and serve waits for it.
 LC_DIR=$LIVE/longctx
 LC_COMMON=(model=synth_longctx server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200
   "${SIM_ARGS[@]}" server.mem_fraction_static=0.6 "server.extra_args=[$EXTRA_ARGS]"
-  server.startup_timeout_s=1500 server.stop_grace_s=20 "model.path=$LC_DIR/target"
-  "model.speculative.draft_model_path=$LC_DIR/draft" kv_dtype=bf16)
+  server.startup_timeout_s=1500 server.stop_grace_s=20 kv_dtype=bf16)
 [[ $SGLANG == 0.5.23 ]] && LC_COMMON+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)
 start_train_longctx() {
   launch train phase_train_longctx
+  # fmha_v2's cold FlashInfer JIT (6-12 min) compiles during training, on CPUs 10-15, in a bare
+  # server over an untrained model of the same shapes: the kernels depend on the shapes only.
+  [[ ${LIVE_LC_BACKENDS:-fa3 fmha_v2} == *fmha_v2* ]] && has site ready && launch jit phase_jit_longctx
   has train rc || return 0
   # HF's accuracy and acceptance (about 5 min) beside SGLang's start and greedy check: the model
   # is small, so both fit on the GPU, and neither is timed.
   launch hfeval phase_eval_longctx
-  has site ready && has fa3 ready && launch serve phase_serve_longctx
+  { has jit rc || [[ ${LIVE_LC_BACKENDS:-fa3 fmha_v2} != *fmha_v2* ]]; } \
+    && has site ready && has fa3 ready && launch serve phase_serve_longctx
   has hfeval rc && has serve rc && launch report phase_archive_longctx
 }
 
@@ -703,6 +707,20 @@ phase_train_longctx() {  # target and draft, their tar in chunks, HF's greedy re
     "$LIVE/hf-longctx.json" ${LIVE_GREEDY_ARGS:-}
 }
 
+phase_jit_longctx() {  # the shapes' untrained twin (two steps), served once by fmha_v2, stopped
+  cd "$R" || return 1
+  local rc twin=$LIVE/longctx-jit
+  # shellcheck disable=SC2086
+  PYTHONPATH="${MTP_EVAL_BASE_PYTHONPATH:-}" "$HF_PY" -m benchmarks.live_h200.train_longctx "$twin" \
+    --steps 2 --max-seconds 5 --draft-steps 2 --draft-seconds 5 --workers 2 \
+    ${LIVE_TRAIN_ARGS:---seed 0} --stages target,draft || return 1
+  bare_server longctx-jit-fmha_v2 10-15 "" "${LC_COMMON[@]}" "model.path=$twin/target" \
+    "model.speculative.draft_model_path=$twin/draft" backend=fmha_v2
+  rc=$?
+  stop_bare
+  return $rc
+}
+
 phase_eval_longctx() {  # HF accuracy per task and length, the draft's acceptance: metrics.json
   cd "$R" || return 1
   # shellcheck disable=SC2086
@@ -715,7 +733,8 @@ phase_serve_longctx() {
   local backend rc=0
   [[ $(cat "$STATE/train.rc") == 0 ]] || return 1
   for backend in ${LIVE_LC_BACKENDS:-fa3 fmha_v2}; do
-    bare_server "longctx-$backend" all "" "${LC_COMMON[@]}" "backend=$backend" || { rc=1; continue; }
+    bare_server "longctx-$backend" all "" "${LC_COMMON[@]}" "model.path=$LC_DIR/target" \
+      "model.speculative.draft_model_path=$LC_DIR/draft" "backend=$backend" || { rc=1; continue; }
     python3 -m benchmarks.live_h200.greedy_check server "$BARE_URL" "$LIVE/hf-longctx.json" \
       "$LIVE/greedy-longctx-$backend.json" "longctx-$backend" || rc=1
     stop_bare

@@ -25,7 +25,7 @@ def test_train_longctx_plan_trains_evaluates_and_checks_the_served_model(tmp_pat
                         LIVE_GREEDY_ARGS="--lengths 1024 2048 --per-length 1")  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     live = tmp_path / "live"
-    for phase in ("train", "hfeval", "report"):
+    for phase in ("train", "jit", "hfeval", "report"):
         assert (live / "state" / f"{phase}.rc").read_text().strip() == "0", phase
     # The simulated server is no HF model: its greedy ids differ, which the serve phase reports.
     assert (live / "state" / "serve.rc").read_text().strip() == "1"
@@ -46,6 +46,12 @@ def test_train_longctx_plan_trains_evaluates_and_checks_the_served_model(tmp_pat
     argv = (live / "logs" / "serve.log").read_text()
     assert "--speculative-algorithm EAGLE3" in argv and f"{live}/longctx/draft" in argv
     assert "--context-length 135168" in argv and "--attention-backend trtllm_mha" in argv
+    # fmha_v2's JIT warm-up served the untrained twin during training, before serve started.
+    jit_log = (live / "logs" / "jit.log").read_text()
+    assert f"{live}/longctx-jit/target" in jit_log and "--attention-backend trtllm_mha" in jit_log
+    assert (live / "ready-longctx-jit-fmha_v2.txt").is_file()
+    ticks = (live / "logs" / "ticks.log").read_text()
+    assert ticks.index("started jit") < ticks.index("started serve")
     assert (live / "live-results.tgz").is_file()
     # The weights' chunks, each under the 16 MiB a device call returns, checked by their manifest.
     parts = live / "model-parts"
