@@ -42,6 +42,7 @@ PLANS_0523 = (
     "shapes",
     "full-shapes",
     "train-longctx",
+    "longctx-cell",
     "serving",
 )
 PLANS = ("signoff", "two-gpu", "two-gpu-fmha", *PLANS_0523)

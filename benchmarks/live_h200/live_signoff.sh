@@ -47,7 +47,7 @@ N=${LIVE_REPEATS:-8}
 # The release the carried bundle holds (LIVE_PLAN=v23 needs the 0.5.23 bundle: wheels-0.5.23.txt).
 SGLANG=${LIVE_SGLANG:-0.5.19}
 [[ ${LIVE_PLAN:-signoff} == v23 || ${LIVE_PLAN:-} == speed || ${LIVE_PLAN:-} == dependence \
-  || ${LIVE_PLAN:-} == serving || ${LIVE_PLAN:-} == train-longctx ]] \
+  || ${LIVE_PLAN:-} == serving || ${LIVE_PLAN:-} == train-longctx || ${LIVE_PLAN:-} == longctx-cell ]] \
   && SGLANG=${LIVE_SGLANG:-0.5.23}
 # The carried bundle's release must be the plan's: a phase run without LIVE_PLAN against a 0.5.23
 # bundle planned for 0.5.19 and its servers died on their first request (issue 41). Checked before
@@ -142,6 +142,7 @@ start_phases() {
   [[ ${LIVE_PLAN:-signoff} == dependence ]] && { start_dependence; return; }
   [[ ${LIVE_PLAN:-signoff} == serving ]] && { start_serving; return; }
   [[ ${LIVE_PLAN:-signoff} == train-longctx ]] && { start_train_longctx; return; }
+  [[ ${LIVE_PLAN:-signoff} == longctx-cell ]] && { start_longctx_cell; return; }
   launch hf phase_hf
   if has site ready; then
     for w in "fmha_v2_fi auto" "fmha_v2_fi fp8_e4m3" "flashinfer auto" "flashinfer fp8_e4m3"; do
@@ -749,6 +750,35 @@ phase_archive_longctx() {  # outputs/live/longctx-model: weights, recipe, metric
   cp "$LIVE"/hf-longctx.json "$LIVE"/greedy-longctx-*.json "$LIVE"/ready-*.txt "$LIVE"/logs/train.log \
     "$LIVE"/logs/hfeval.log outputs/live/longctx-model/ 2>/dev/null
   tar -czf "$LIVE/live-results.tgz" -C outputs live
+}
+
+# LIVE_PLAN=longctx-cell: the trained long-context model, carried as longctx-model.tar's chunks
+# (the train-longctx lease's return) beside the 0.5.23 bundle, served in one pipeline cell
+# (model=synth_longctx, EAGLE3, fa3 unless LIVE_LC_CELL_BACKEND says) on the six long-context
+# evals at LIVE_LC_CELL_LENGTHS, LIVE_LC_CELL_SAMPLES questions each: accuracy and accept length
+# measured by the pipeline on SGLang, the committed live cell of issue 41.
+start_longctx_cell() {
+  [[ -f ${MTP_CHUNKS:-/tmp/mtp-chunks}/longctx-model.tar.manifest ]] && launch lcmodel phase_lc_model
+  has lcmodel rc && has fa3 ready && launch lccell phase_lc_cell
+  has lccell rc && launch report phase_report lc-cell
+}
+
+phase_lc_model() {  # the carried chunks -> $LC_DIR (target, draft, recipe)
+  local chunks=${MTP_CHUNKS:-/tmp/mtp-chunks}
+  until python3 "$R/benchmarks/live_h200/chunks.py" assemble "$chunks/longctx-model.tar.manifest" \
+      "$LIVE/longctx-model.tar"; do sleep 5; done  # the next call carries the missing chunks
+  tar -xf "$LIVE/longctx-model.tar" -C "$LIVE" && ls "$LC_DIR"/target/model.safetensors
+}
+
+phase_lc_cell() {
+  cd "$R" || return 1
+  [[ $(cat "$STATE/lcmodel.rc") == 0 ]] || return 1
+  local lengths=${LIVE_LC_CELL_LENGTHS:-[4096,32768,131072]}
+  python3 -m pipeline "${LC_COMMON[@]}" "model.path=$LC_DIR/target" \
+    "model.speculative.draft_model_path=$LC_DIR/draft" "backend=${LIVE_LC_CELL_BACKEND:-fa3}" \
+    'evals=[longctx]' "evals.longctx_niah_single.longctx.lengths=$lengths" \
+    "evals.longctx_niah_single.longctx.samples=${LIVE_LC_CELL_SAMPLES:-3}" \
+    evals.longctx_niah_single.longctx.tokens=bytes output_dir=outputs/live/lc-cell
 }
 
 phase_report() {  # [SWEEP...]: the sign-off's sweeps unless named
