@@ -43,6 +43,7 @@ PLANS_0523 = (
     "full-shapes",
     "train-longctx",
     "serving",
+    "parity",
 )
 PLANS = ("signoff", "two-gpu", "two-gpu-fmha", *PLANS_0523)
 
