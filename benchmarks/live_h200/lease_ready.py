@@ -44,6 +44,7 @@ PLANS_0523 = (
     "train-longctx",
     "longctx-cell",
     "serving",
+    "parity",
 )
 PLANS = ("signoff", "two-gpu", "two-gpu-fmha", *PLANS_0523)
 

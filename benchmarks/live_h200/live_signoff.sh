@@ -47,7 +47,8 @@ N=${LIVE_REPEATS:-8}
 # The release the carried bundle holds (LIVE_PLAN=v23 needs the 0.5.23 bundle: wheels-0.5.23.txt).
 SGLANG=${LIVE_SGLANG:-0.5.19}
 [[ ${LIVE_PLAN:-signoff} == v23 || ${LIVE_PLAN:-} == speed || ${LIVE_PLAN:-} == dependence \
-  || ${LIVE_PLAN:-} == serving || ${LIVE_PLAN:-} == train-longctx || ${LIVE_PLAN:-} == longctx-cell ]] \
+  || ${LIVE_PLAN:-} == serving || ${LIVE_PLAN:-} == train-longctx || ${LIVE_PLAN:-} == longctx-cell \
+  || ${LIVE_PLAN:-} == parity ]] \
   && SGLANG=${LIVE_SGLANG:-0.5.23}
 # The carried bundle's release must be the plan's: a phase run without LIVE_PLAN against a 0.5.23
 # bundle planned for 0.5.19 and its servers died on their first request (issue 41). Checked before
@@ -143,6 +144,7 @@ start_phases() {
   [[ ${LIVE_PLAN:-signoff} == serving ]] && { start_serving; return; }
   [[ ${LIVE_PLAN:-signoff} == train-longctx ]] && { start_train_longctx; return; }
   [[ ${LIVE_PLAN:-signoff} == longctx-cell ]] && { start_longctx_cell; return; }
+  [[ ${LIVE_PLAN:-signoff} == parity ]] && { start_parity; return; }
   launch hf phase_hf
   if has site ready; then
     for w in "fmha_v2_fi auto" "fmha_v2_fi fp8_e4m3" "flashinfer auto" "flashinfer fp8_e4m3"; do
@@ -663,6 +665,164 @@ phase_dependence_report() {
   tar -czf "$LIVE/live-results.tgz" -C outputs live
 }
 
+# LIVE_PLAN=parity (issue 39 item 6; the 0.5.23 bundle, carried as for v23): teacher-forced logprob
+# parity on the trained model, whose logits are real, CUDA graphs on. Every cell runs the
+# synth_retrieval eval once (parity.prompts=eval:NAME must name one of the cell's evals) and then
+# its parity phase on that eval's prompts, all 48 of them (4,089-16,889 tokens, in order of length:
+# a smaller LIVE_PARITY_SEQUENCES keeps only the short ones):
+#   p-base       fa3, bf16 KV: one sequence per prompt at temperature 1, re-scored by prefill;
+#   p-NAME       once p-base ended ok, each PARITY_CELLS cell as its own sweep, all at once, each
+#                re-scoring exactly p-base's ids (parity.sequences_from names its cell, so the fp8
+#                and skip-softmax cells are read against bf16 exact fa3): fa3_repeat (the A/A, the
+#                band), the reference pair (LIVE_PARITY_REFERENCE: flashinfer, or triton), fmha_v2
+#                at bf16 and fp8 KV, fa3 at fp8 KV, fmha_v2 at each prefill skip-softmax factor
+#                (LIVE_PARITY_FACTORS), and the losslessness arm: greedy outputs
+#                (parity.greedy_sequences) of fa3 with speculation on and off, both under
+#                --enable-deterministic-inference, and of fmha_v2 on and off (SGLang refuses
+#                deterministic mode for trtllm_mha: its figures are shown, not judged);
+#   warm-par-*   once the site is unpacked: a bare server per FlashInfer-JIT configuration the
+#                cells need (fmha_v2 bf16 and fp8 KV, fmha_v2 without speculation, the reference),
+#                compiling together while FA3 travels and p-base runs; a cell needing one waits
+#                for it to end (a failed warm-up leaves the compile to the cell);
+#   report       mtp-eval-report over every p-* sweep into outputs/live/parity-report, with the
+#                skipped shares HF measured on these prompts (signoff/checks/skip_fraction.json),
+#                and the archive.
+# The servers share the GPU: a 262,144-token pool each (about 1.7 GB on this model) and
+# mem_fraction_static 0.85, so the 13 fit an 80-GB card. LIVE_PARITY_SKIP="v2-f ..." drops cells
+# (and a warm-up no remaining cell needs); LIVE_PARITY_OVERRIDES adds to every cell (a rehearsal:
+# "parity.new_tokens=16 evals.synth_retrieval.dataset.limit=2").
+PARITY_EXTRA=--sampling-backend,pytorch,--max-total-tokens,262144
+PARITY_N=${LIVE_PARITY_SEQUENCES:-48}
+PARITY_ARGS=(model=synth_llama server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200
+  "${SIM_ARGS[@]}" server.mem_fraction_static=0.85 server.max_running_requests=128
+  client.concurrency=128 "server.extra_args=[$PARITY_EXTRA]" server.startup_timeout_s=1500
+  server.stop_grace_s=20 model.sampling.temperature=0.6 'evals=[synth_retrieval]'
+  evals.synth_retrieval.repeats=1 sequential.enabled=false parity.enabled=true
+  parity.prompts=eval:synth_retrieval "parity.sequences=$PARITY_N")
+[[ $SGLANG == 0.5.23 ]] && PARITY_ARGS+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)
+read -r -a _parity_more <<< "${LIVE_PARITY_OVERRIDES:-}"
+PARITY_ARGS+=("${_parity_more[@]}")
+# The same model without its draft (a declared non-speculative cell: docs/reading-results.md).
+SPEC_OFF="model.speculative.algorithm=null model.speculative.num_steps=null"
+SPEC_OFF+=" model.speculative.eagle_topk=null model.speculative.num_draft_tokens=null"
+GREEDY="parity.greedy_sequences=${LIVE_PARITY_GREEDY:-$PARITY_N}"
+DET="server.extra_args=[$PARITY_EXTRA,--enable-deterministic-inference]"
+PARITY_REF=${LIVE_PARITY_REFERENCE:-flashinfer}
+# NAME, the warm-up it waits for (-: none, fa3 needs no FlashInfer JIT), its overrides. Passed to
+# the phase by NAME only: launch's command line is parsed again, and these hold brackets.
+PARITY_BASE="base - backend=fa3 kv_dtype=auto"
+PARITY_CELLS=("aa - backend=fa3_repeat kv_dtype=auto" "fa3-f - backend=fa3 kv_dtype=fp8_e4m3"
+  "det-on - backend=fa3 kv_dtype=auto $DET $GREEDY"
+  "det-off - backend=fa3 kv_dtype=auto $DET $GREEDY $SPEC_OFF"
+  "ref ref backend=$PARITY_REF kv_dtype=auto"
+  "v2 v2 backend=fmha_v2 kv_dtype=auto skip_softmax.prefill=0 $GREEDY"
+  "v2-off v2-off backend=fmha_v2 kv_dtype=auto skip_softmax.prefill=0 $GREEDY $SPEC_OFF"
+  "v2-f v2-f backend=fmha_v2 kv_dtype=fp8_e4m3 skip_softmax.prefill=0")
+for _f in ${LIVE_PARITY_FACTORS:-10000 30000 100000 1000000}; do
+  PARITY_CELLS+=("v2-s$_f v2 backend=fmha_v2 kv_dtype=auto skip_softmax.prefill=$_f")
+done
+# NAME and the overrides of each warm-up (the skip factor is a run-time argument: one module).
+PARITY_WARM=("v2 backend=fmha_v2 kv_dtype=auto" "v2-off backend=fmha_v2 kv_dtype=auto $SPEC_OFF"
+  "v2-f backend=fmha_v2 kv_dtype=fp8_e4m3" "ref backend=$PARITY_REF kv_dtype=auto")
+
+start_parity() {
+  [[ $SGLANG == 0.5.23 ]] || { log "LIVE_PLAN=parity needs LIVE_SGLANG=0.5.23"; return 0; }
+  local cell words name src all=1
+  for cell in "${PARITY_WARM[@]}"; do
+    name=${cell%% *}
+    parity_needs "$name" || continue
+    has site ready && launch "warm-par-$name" phase_parity_warm "$name"
+    has "warm-par-$name" rc || all=0
+  done
+  has fa3 ready && launch p-base phase_parity base
+  has p-base rc || return 0
+  src=$(parity_base)
+  for cell in "${PARITY_CELLS[@]}"; do
+    read -r -a words <<< "$cell"
+    name=p-${words[0]}
+    if [[ " ${LIVE_PARITY_SKIP:-} " == *" ${words[0]} "* ]]; then
+      parity_skip "$name" "LIVE_PARITY_SKIP"; continue
+    fi
+    [[ -n $src ]] || { parity_skip "$name" "p-base kept no sequences to re-score"; continue; }
+    [[ ${words[1]} == - ]] || has "warm-par-${words[1]}" rc || { all=0; continue; }
+    launch "$name" phase_parity "${words[0]}"
+    has "$name" rc || all=0
+  done
+  [[ $all == 1 ]] && launch report phase_parity_report
+}
+
+parity_needs() {  # WARM: whether a cell not in LIVE_PARITY_SKIP waits for that warm-up
+  local cell words
+  for cell in "${PARITY_CELLS[@]}"; do
+    read -r -a words <<< "$cell"
+    [[ ${words[1]} == "$1" && " ${LIVE_PARITY_SKIP:-} " != *" ${words[0]} "* ]] && return 0
+  done
+  return 1
+}
+
+parity_skip() {  # NAME WHY: the phase is marked done without running
+  has "$1" started && return 0
+  touch "$STATE/$1.started"; echo skipped > "$STATE/$1.rc"; log "skipped $1 ($2)"
+}
+
+# p-base's cell folder when it ended ok with its sequences (else nothing).
+parity_base() {
+  local result
+  result=$(ls -1 "$R"/outputs/live/p-base/*/result.json 2>/dev/null | head -n 1)
+  [[ -n $result && -f $(dirname "$result")/parity/sequences.jsonl ]] \
+    && grep -q '"status": "ok"' "$result" && dirname "$result"
+}
+
+parity_cell() {  # NAME: the words of that cell (base or a PARITY_CELLS name) in PARITY_WORDS
+  local cell
+  PARITY_WORDS=()
+  for cell in "$PARITY_BASE" "${PARITY_CELLS[@]}"; do
+    [[ ${cell%% *} == "$1" ]] && { read -r -a PARITY_WORDS <<< "$cell"; return 0; }
+  done
+  echo "no parity cell $1" >&2
+  return 1
+}
+
+phase_parity() {  # NAME: the cell into outputs/live/p-NAME; a candidate re-scores p-base's ids
+  cd "$R" || return 1
+  local src=()
+  parity_cell "$1" || return 2
+  [[ $1 == base ]] || src=("parity.sequences_from=$(parity_base)")
+  python3 -m pipeline -m "${PARITY_ARGS[@]}" "${PARITY_WORDS[@]:2}" "${src[@]}" \
+    "hydra.sweep.dir=outputs/live/p-$1"
+}
+
+phase_parity_warm() {  # NAME: a bare server with that warm-up's flags, until ready (its JIT)
+  cd "$R" || return 1
+  local rc warm words=()
+  for warm in "${PARITY_WARM[@]}"; do
+    [[ ${warm%% *} == "$1" ]] && read -r -a words <<< "$warm"
+  done
+  (( ${#words[@]} )) || { echo "no parity warm-up $1"; return 2; }
+  bare_server "par-$1" all "" "${PARITY_ARGS[@]}" "${words[@]:1}"
+  rc=$?
+  stop_bare
+  return $rc
+}
+
+# Every sweep; baselines come from all but p-det-on: the report pairs a candidate with the fa3
+# cell that ended last, and the deterministic fa3 cell must not stand in for p-base. The
+# spec-off cells stay in the pool: the losslessness check reads them there.
+phase_parity_report() {
+  cd "$R" || return 1
+  local checks=$R/benchmarks/results/live-h200/signoff/checks sweep sweeps=() bases=()
+  for sweep in outputs/live/p-*; do
+    [[ -d $sweep ]] || continue
+    sweeps+=("$sweep")
+    [[ $sweep == */p-det-on ]] || bases+=(--baseline-dir "$sweep")
+  done
+  python3 -m pipeline.report.cli "${sweeps[@]}" "${bases[@]}" \
+    --skip-fractions "$checks/skip_fraction.json" --out outputs/live/parity-report
+  echo "report exit $?"
+  cp "$LIVE"/ready-*.txt outputs/live/ 2>/dev/null
+  tar -czf "$LIVE/live-results.tgz" -C outputs live
+}
+
 # LIVE_PLAN=train-longctx (the 0.5.23 bundle, carried as for v23): issue 41's long-context model.
 # "train" needs only the repo and the machine's python (starts on the first call, while the site
 # unpacks): train_longctx.py's target (~9 min) and EAGLE3 draft (under a minute) stages, each
@@ -800,7 +960,8 @@ status() {
   done
   cat "$LIVE"/factors.env 2>/dev/null
   grep -h "greedy_check \|ready after" "$LIVE"/logs/warm-*.log 2>/dev/null
-  for s in "$LIVE"/logs/base-*.log "$LIVE"/logs/s-*.log "$LIVE"/logs/g-*.log "$LIVE"/logs/g2-*.log; do
+  for s in "$LIVE"/logs/base-*.log "$LIVE"/logs/s-*.log "$LIVE"/logs/g-*.log "$LIVE"/logs/g2-*.log \
+    "$LIVE"/logs/p-*.log; do
     [[ -f $s ]] && { echo "== $(basename "$s")"; grep -v "^\s*$" "$s" | tail -n 4 | cut -c1-220; }
   done
   nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv,noheader 2>/dev/null
