@@ -903,10 +903,12 @@ phase_serve_longctx() {
   return $rc
 }
 
-phase_archive_longctx() {  # outputs/live/longctx-model: weights, recipe, metrics, logs
+phase_archive_longctx() {  # outputs/live/longctx-model: recipe, metrics, logs (no weights)
   cd "$R" || return 1
   mkdir -p outputs/live/longctx-model
-  cp -r "$LC_DIR"/. outputs/live/longctx-model/ 2>/dev/null
+  # The weights return as model-parts' chunks: in this archive they made it too big to return
+  # (2026-12-06: metrics.json was lost with it), so only the folder's json files go in.
+  cp "$LC_DIR"/*.json outputs/live/longctx-model/ 2>/dev/null
   cp "$LIVE"/hf-longctx.json "$LIVE"/greedy-longctx-*.json "$LIVE"/ready-*.txt "$LIVE"/logs/train.log \
     "$LIVE"/logs/hfeval.log outputs/live/longctx-model/ 2>/dev/null
   tar -czf "$LIVE/live-results.tgz" -C outputs live
