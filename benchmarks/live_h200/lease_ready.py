@@ -65,8 +65,13 @@ class Piece:
     fix: str
 
 
-def pieces(release: str, allow_cold_jit: bool) -> list[Piece]:
-    """What a lease of this release carries."""
+# Plans that serve the trained long-context model: its weights travel as chunks too.
+PLANS_LONGCTX_WEIGHTS = ("longctx-cell",)
+LONGCTX_STORE = "longctx-model-worked-0.5.23"
+
+
+def pieces(release: str, allow_cold_jit: bool, plan: str = "") -> list[Piece]:
+    """What a lease of this release (and, for some plans, their model) carries."""
     wheels = "wheels-0.5.23.txt" if release == "0.5.23" else "wheels.txt"
     build = (f"WHEELS_TXT=benchmarks/live_h200/{wheels} SITE_PACK=zstd "
              "bash benchmarks/live_h200/make_bundle.sh")  # fmt: skip
@@ -74,6 +79,11 @@ def pieces(release: str, allow_cold_jit: bool) -> list[Piece]:
         Piece(f"SGLang {release}'s site archive", f"sgl-site-{release}.tar.*.manifest", build),
         Piece("SGLang's FA3 build (flash_ops)", "flash_ops*.manifest", build),
     ]
+    if plan in PLANS_LONGCTX_WEIGHTS:
+        need.append(Piece(
+            "the trained long-context model", "longctx-model.tar.manifest",
+            f"python -m benchmarks.live_h200.model_store restore {LONGCTX_STORE}",
+        ))  # fmt: skip
     if not allow_cold_jit:
         need.append(Piece(
             "a FlashInfer JIT cache", "jit-cache-*.tgz.manifest",
@@ -134,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     bundle = args.repo / ".gpu-bundle"
     problems, sizes = [], []
-    for piece in pieces(release, args.allow_cold_jit):
+    for piece in pieces(release, args.allow_cold_jit, args.plan):
         found, chunk_sizes = piece_problems(bundle, piece)
         problems += found
         sizes += chunk_sizes
