@@ -1,0 +1,5 @@
+# The second lease of 2026-12-06 (an H100 80GB HBM3; 277 s of device time left when it started):
+# the weights carried as their four chunks (LIVE_PLAN=longctx-cell, whose phase_lc_model assembled
+# them into /tmp/live/longctx), then HF's evaluation per length, most wanted first, within the
+# time left. 16384 was cut by its timeout (rc 124), 65536 never started.
+MTP_EVAL_COMMIT=f0bdb75cde62684e1c2b8fd8c6c6f93bf2a0bb9f LIVE_PLAN=longctx-cell bash benchmarks/live_h200/live_signoff.sh tick 0 | tail -2; for i in $(seq 30); do [ -f /tmp/live/state/lcmodel.rc ] && break; sleep 1; done; cat /tmp/live/state/lcmodel.rc; T0=$(date +%s); for L in 32768 131072 16384 65536; do left=$((205 - $(date +%s) + T0)); [ $left -lt 15 ] && break; PYTHONPATH=$PWD timeout $left python3 -m benchmarks.live_h200.longctx_eval /tmp/live/longctx/target /tmp/live/longctx/draft --samples 3 --lengths $L --out $OUT/hf-eval-$L.json > $OUT/hf-eval-$L.log 2>&1; echo "$L rc $? at $(( $(date +%s) - T0 )) s"; done; nvidia-smi --query-gpu=name --format=csv,noheader
