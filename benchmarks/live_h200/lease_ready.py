@@ -43,6 +43,7 @@ PLANS_0523 = (
     "full-shapes",
     "train-longctx",
     "longctx-cell",
+    "longctx-frontier",
     "serving",
     "parity",
 )
@@ -66,7 +67,7 @@ class Piece:
 
 
 # Plans that serve the trained long-context model: its weights travel as chunks too.
-PLANS_LONGCTX_WEIGHTS = ("longctx-cell",)
+PLANS_LONGCTX_WEIGHTS = ("longctx-cell", "longctx-frontier")
 LONGCTX_STORE = "longctx-model-worked-0.5.23"
 
 

@@ -48,7 +48,7 @@ N=${LIVE_REPEATS:-8}
 SGLANG=${LIVE_SGLANG:-0.5.19}
 [[ ${LIVE_PLAN:-signoff} == v23 || ${LIVE_PLAN:-} == speed || ${LIVE_PLAN:-} == dependence \
   || ${LIVE_PLAN:-} == serving || ${LIVE_PLAN:-} == train-longctx || ${LIVE_PLAN:-} == longctx-cell \
-  || ${LIVE_PLAN:-} == parity ]] \
+  || ${LIVE_PLAN:-} == parity || ${LIVE_PLAN:-} == longctx-frontier ]] \
   && SGLANG=${LIVE_SGLANG:-0.5.23}
 # The carried bundle's release must be the plan's: a phase run without LIVE_PLAN against a 0.5.23
 # bundle planned for 0.5.19 and its servers died on their first request (issue 41). Checked before
@@ -145,6 +145,7 @@ start_phases() {
   [[ ${LIVE_PLAN:-signoff} == train-longctx ]] && { start_train_longctx; return; }
   [[ ${LIVE_PLAN:-signoff} == longctx-cell ]] && { start_longctx_cell; return; }
   [[ ${LIVE_PLAN:-signoff} == parity ]] && { start_parity; return; }
+  [[ ${LIVE_PLAN:-signoff} == longctx-frontier ]] && { start_longctx_frontier; return; }
   launch hf phase_hf
   if has site ready; then
     for w in "fmha_v2_fi auto" "fmha_v2_fi fp8_e4m3" "flashinfer auto" "flashinfer fp8_e4m3"; do
@@ -943,6 +944,234 @@ phase_lc_cell() {
     evals.longctx_niah_single.longctx.tokens=bytes output_dir=outputs/live/lc-cell
 }
 
+# LIVE_PLAN=longctx-frontier (issue 41 items 2 and 3; the 0.5.23 bundle and the trained long-context
+# model's chunks, carried as for longctx-cell: the site first, then the model, then FA3): the
+# skip-softmax frontier at long context on that model, CUDA graphs on, fa3 against fmha_v2 at the
+# factors 0 / 1e4 / 3e4 / 1e5 / 1e6, bf16 and fp8 KV. Every cell is one pipeline run of
+# experiment=longctx_frontier, of two kinds:
+#   a-NAME  accuracy, accept length and parity (outputs/live/lf-acc/NAME): longctx_niah_single and
+#           the other LIVE_LF_TASKS at LIVE_LF_LENGTHS, LIVE_LF_SAMPLES questions a length, then
+#           the parity phase on niah_single's prompts, whole, one sequence each (the position bins
+#           start at 3/4 of each length: a bin is a length); a-base (fa3, bf16 KV) generates the
+#           sequences, every other a-cell re-scores exactly its ids. Untimed: up to
+#           LIVE_LF_PARALLEL (6) side by side, each with a 262,144-token pool (LIVE_LF_POOL).
+#   s-NAME  prefill speed (outputs/live/lf-speed/NAME): niah_single's LIVE_LF_SPEED_PROMPTS
+#           questions of LIVE_LF_SOURCE tokens (the longest length + 2,048), cut to each length,
+#           a warm-up and 3 repeats, alone on the GPU.
+# Beside them: lcmodel (the weights, phase_lc_model); jit-bf16 and jit-fp8_e4m3 (fmha_v2's cold
+# FlashInfer JIT, about 9 min, in bare servers with the speed cells' argv on CPUs 10-15, once the
+# site and the weights are there; a cell started while they compile runs on CPUs 0-9;
+# LIVE_LF_JIT=0: none, for a carried cache); tiles (longctx_skip.py, machine python: HF's share of
+# skipped tiles per length on the speed cells' prompts; no speed cell runs beside it); report (an
+# accuracy and a speed mtp-eval-report, then the archive without the weights). Each cell's start
+# and end land in $LIVE/logs/lf-cells.log. LIVE_LF_SKIP drops cells by name or glob
+# ('s-v2*-[13]e[45]': the middle factors' speed cells); LIVE_LF_OVERRIDES adds to every cell.
+lf_join() { local IFS=,; echo "$*"; }
+read -r -a LF_LENGTHS <<< "${LIVE_LF_LENGTHS:-16384 32768 65536 131072}"
+LF_SAMPLES=${LIVE_LF_SAMPLES:-5}
+LF_SOURCE=${LIVE_LF_SOURCE:-$(( $(printf '%s\n' "${LF_LENGTHS[@]}" | sort -n | tail -n 1) + 2048 ))}
+LF_BINS=0
+for _l in "${LF_LENGTHS[@]}"; do LF_BINS+=",$((_l * 3 / 4))"; done
+LF_ARGS=(experiment=longctx_frontier hydra.mode=RUN server=$SERVER_KIND server.sglang_version=$SGLANG
+  gpu=h200 "${SIM_ARGS[@]}" server.mem_fraction_static=0.85
+  "server.extra_args=[--sampling-backend,pytorch,--max-total-tokens,${LIVE_LF_POOL:-262144}]"
+  server.startup_timeout_s=1500 server.stop_grace_s=20 client.progress=false
+  "model.path=$LC_DIR/target" "model.speculative.draft_model_path=$LC_DIR/draft")
+[[ $SGLANG == 0.5.23 ]] && LF_ARGS+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)
+LF_ACC=("${LF_ARGS[@]}" "evals.longctx_niah_single.longctx.lengths=[$(lf_join "${LF_LENGTHS[@]}")]"
+  "evals.longctx_niah_single.longctx.samples=$LF_SAMPLES" speed.enabled=false parity.enabled=true
+  parity.prompts=eval:longctx_niah_single "parity.sequences=$(( ${#LF_LENGTHS[@]} * LF_SAMPLES ))"
+  "parity.position_bins=[$LF_BINS]")
+LF_SPEED=("${LF_ARGS[@]}" "evals.longctx_niah_single.longctx.lengths=[$LF_SOURCE]"
+  "evals.longctx_niah_single.longctx.samples=${LIVE_LF_SPEED_PROMPTS:-4}" speed.enabled=true
+  "speed.prefill_tokens=[$(lf_join "${LF_LENGTHS[@]}")]" "speed.prefill_batches=[]"
+  "speed.decode_batches=[]" speed.repeats=3 speed.prompts=eval:longctx_niah_single)
+for _t in niah_multikey niah_multivalue niah_multiquery vt fwe; do  # niah_single: every cell's
+  LF_SPEED+=("~evals.longctx_$_t")
+  [[ " ${LIVE_LF_TASKS:-niah_single niah_multikey} " == *" $_t "* ]] || LF_ACC+=("~evals.longctx_$_t")
+done
+read -r -a _lf_more <<< "${LIVE_LF_OVERRIDES:-}"
+LF_ACC+=("${_lf_more[@]}")
+LF_SPEED+=("${_lf_more[@]}")
+# NAME NEEDS BACKEND KV FACTOR, most important first. NEEDS, joined by +: - (nothing but the
+# model and FA3), base (a-base's sequences), jit-KV (that warm-up ended, when it ran). The first
+# step whose needs are met starts; a speed cell only once nothing else runs, and no later step
+# starts before it. So while the JIT compiles, the fa3 steps go first (s-fa3, a-base, s-fa3-f,
+# s-aa); then fmha_v2 at factors 0 and 1e6 against fa3, bf16 then fp8 KV; then the accuracy cells
+# not yet run; then the middle factors' speed; last fmha_v2 at factor 0 again (its A/A).
+LF_STEPS=("s-fa3 - fa3 bf16 0" "a-base - fa3 bf16 0"
+  "s-v2-0 jit-bf16 fmha_v2 bf16 0" "s-v2-1e6 jit-bf16 fmha_v2 bf16 1000000"
+  "s-fa3-f - fa3 fp8_e4m3 0"
+  "s-v2f-0 jit-fp8_e4m3 fmha_v2 fp8_e4m3 0" "s-v2f-1e6 jit-fp8_e4m3 fmha_v2 fp8_e4m3 1000000"
+  "s-aa - fa3_repeat bf16 0"
+  "a-aa base fa3_repeat bf16 0" "a-fa3-f base fa3 fp8_e4m3 0"
+  "a-v2-0 base+jit-bf16 fmha_v2 bf16 0" "a-v2-1e6 base+jit-bf16 fmha_v2 bf16 1000000"
+  "a-v2f-0 base+jit-fp8_e4m3 fmha_v2 fp8_e4m3 0"
+  "a-v2f-1e6 base+jit-fp8_e4m3 fmha_v2 fp8_e4m3 1000000"
+  "a-v2-1e4 base+jit-bf16 fmha_v2 bf16 10000" "a-v2-3e4 base+jit-bf16 fmha_v2 bf16 30000"
+  "a-v2-1e5 base+jit-bf16 fmha_v2 bf16 100000"
+  "a-v2f-1e4 base+jit-fp8_e4m3 fmha_v2 fp8_e4m3 10000"
+  "a-v2f-3e4 base+jit-fp8_e4m3 fmha_v2 fp8_e4m3 30000"
+  "a-v2f-1e5 base+jit-fp8_e4m3 fmha_v2 fp8_e4m3 100000"
+  "s-v2-1e4 jit-bf16 fmha_v2 bf16 10000" "s-v2-3e4 jit-bf16 fmha_v2 bf16 30000"
+  "s-v2-1e5 jit-bf16 fmha_v2 bf16 100000"
+  "s-v2f-1e4 jit-fp8_e4m3 fmha_v2 fp8_e4m3 10000" "s-v2f-3e4 jit-fp8_e4m3 fmha_v2 fp8_e4m3 30000"
+  "s-v2f-1e5 jit-fp8_e4m3 fmha_v2 fp8_e4m3 100000"
+  "s-v2-0b jit-bf16 fmha_v2 bf16 0")
+
+start_longctx_frontier() {
+  [[ $SGLANG == 0.5.23 ]] || { log "LIVE_PLAN=longctx-frontier needs LIVE_SGLANG=0.5.23"; return 0; }
+  local kv
+  [[ -f ${MTP_CHUNKS:-/tmp/mtp-chunks}/longctx-model.tar.manifest ]] && launch lcmodel phase_lc_model
+  [[ $(cat "$STATE/lcmodel.rc" 2>/dev/null) == 0 ]] || return 0
+  for kv in bf16 fp8_e4m3; do
+    lf_needed "jit-$kv" && has site ready && launch "jit-$kv" phase_lf_jit "$kv"
+  done
+  [[ ${LIVE_LF_TILES:-1} == 1 ]] && launch tiles phase_lf_tiles
+  has fa3 ready || return 0
+  lf_schedule
+  lf_ended && launch report phase_lf_report
+}
+
+lf_schedule() {  # start what LF_STEPS' order lets start now
+  local step words name acc=0 speed=0
+  for step in "${LF_STEPS[@]}"; do
+    name=${step%% *}
+    has "$name" started && ! has "$name" rc || continue
+    [[ $name == s-* ]] && speed=$((speed + 1)) || acc=$((acc + 1))
+  done
+  for step in "${LF_STEPS[@]}"; do
+    read -r -a words <<< "$step"
+    name=${words[0]}
+    has "$name" started && continue
+    lf_dropped "$name" && { parity_skip "$name" "LIVE_LF_SKIP"; continue; }
+    if [[ ${words[1]} == *base* ]] && has a-base rc && [[ -z $(lf_base) ]]; then
+      parity_skip "$name" "a-base kept no parity sequences to re-score"; continue
+    fi
+    lf_ready "${words[1]}" || continue  # a step still waiting lets the later ones go first
+    if [[ $name == s-* ]]; then  # the GPU is this cell's alone, now or once the others end
+      (( acc + speed == 0 )) && ! lf_running tiles && launch "$name" phase_lf_cell "$name"
+      return 0
+    fi
+    (( speed == 0 && acc < ${LIVE_LF_PARALLEL:-6} )) || return 0
+    launch "$name" phase_lf_cell "$name"
+    acc=$((acc + 1))
+  done
+}
+
+lf_running() { has "$1" started && ! has "$1" rc; }
+lf_compiling() { lf_running jit-bf16 || lf_running jit-fp8_e4m3; }
+
+lf_dropped() {  # NAME: whether a word of LIVE_LF_SKIP (a name or a glob) names it
+  local word words=()
+  read -r -a words <<< "${LIVE_LF_SKIP:-}"
+  for word in "${words[@]}"; do
+    # shellcheck disable=SC2053  # the word is a pattern
+    [[ $1 == $word ]] && return 0
+  done
+  return 1
+}
+
+lf_ready() {  # NEEDS: each of its +-joined needs met
+  local need needs=()
+  IFS=+ read -r -a needs <<< "$1"
+  for need in "${needs[@]}"; do
+    case $need in
+      -) ;;
+      base) has a-base rc || return 1 ;;
+      jit-*) lf_running "$need" && return 1 ;;  # one never started: not wanted (LIVE_LF_JIT=0)
+    esac
+  done
+  return 0
+}
+
+lf_needed() {  # NEED: whether a step not dropped waits for it (and LIVE_LF_JIT allows warm-ups)
+  local step words
+  [[ ${LIVE_LF_JIT:-1} == 1 ]] || return 1
+  for step in "${LF_STEPS[@]}"; do
+    read -r -a words <<< "$step"
+    [[ +${words[1]}+ == *+$1+* ]] && ! lf_dropped "${words[0]}" && return 0
+  done
+  return 1
+}
+
+lf_ended() {  # every step and the tiles' count have ended
+  local step
+  for step in "${LF_STEPS[@]}"; do has "${step%% *}" rc || return 1; done
+  ! lf_running tiles
+}
+
+lf_base() {  # a-base's cell folder when it ended ok with its parity sequences (else nothing)
+  local cell=$R/outputs/live/lf-acc/a-base
+  [[ -f $cell/parity/sequences.jsonl ]] && grep -q '"status": "ok"' "$cell/result.json" \
+    && echo "$cell"
+}
+
+phase_lf_cell() {  # NAME: that LF_STEPS cell; its start and end into lf-cells.log
+  cd "$R" || return 1
+  local step words=() args=() dir cpus=all t0 rc
+  for step in "${LF_STEPS[@]}"; do [[ ${step%% *} == "$1" ]] && read -r -a words <<< "$step"; done
+  (( ${#words[@]} )) || { echo "no longctx-frontier cell $1"; return 2; }
+  if [[ $1 == s-* ]]; then
+    args=("${LF_SPEED[@]}")
+    dir=outputs/live/lf-speed/$1
+  else
+    args=("${LF_ACC[@]}")
+    dir=outputs/live/lf-acc/$1
+    [[ $1 == a-base ]] || args+=("parity.sequences_from=$(lf_base)")
+  fi
+  lf_compiling && cpus=0-9  # the compilers have CPUs 10-15
+  t0=$(date +%s.%N)
+  on_cpus "$cpus" python3 -m pipeline "${args[@]}" "backend=${words[2]}" "kv_dtype=${words[3]}" \
+    "skip_softmax.prefill=${words[4]}" "hydra.run.dir=$dir"
+  rc=$?
+  echo "$1 $t0 $(date +%s.%N) cpus=$cpus rc=$rc" >> "$LIVE/logs/lf-cells.log"
+  return $rc
+}
+
+phase_lf_jit() {  # KV: a bare fmha_v2 server with the speed cells' argv, until ready (its JIT)
+  cd "$R" || return 1
+  local rc
+  bare_server "lf-jit-$1" 10-15 "" "${LF_SPEED[@]}" backend=fmha_v2 "kv_dtype=$1" \
+    skip_softmax.prefill=0
+  rc=$?
+  stop_bare
+  return $rc
+}
+
+phase_lf_tiles() {  # HF's skipped share per length, on the speed cells' prompts
+  cd "$R" || return 1
+  PYTHONPATH="${MTP_EVAL_BASE_PYTHONPATH:-}" "$HF_PY" -m benchmarks.live_h200.longctx_skip \
+    "$LC_DIR/target" "$LIVE/lf-skip.json" --source "$LF_SOURCE" \
+    --samples "${LIVE_LF_SPEED_PROMPTS:-4}" --lengths "${LF_LENGTHS[@]}"
+}
+
+# Two reports: the frontier takes one cell per factor, and its speed reference is the factor-0
+# cell of the sweep that ran the most factors, so accuracy cells (no speed) and speed cells in one
+# report would each show half a point. Each cell is a DIR of its own: a --baseline-dir that is a DIR
+# stays under test. Baselines: fa3 at each KV dtype (the policy pairs by it) and, in the accuracy
+# report, a-aa: the parity band is read from the A/A among the baselines' cells.
+phase_lf_report() {
+  cd "$R" || return 1
+  local kind cell dirs bases skip=()
+  [[ -f $LIVE/lf-skip.json ]] && skip=(--skip-fractions "$LIVE/lf-skip.json")
+  for kind in acc speed; do
+    dirs=() bases=()
+    for cell in outputs/live/lf-$kind/*; do
+      [[ -f $cell/result.json ]] || continue
+      dirs+=("$cell")
+      [[ $cell == */[as]-fa3 || $cell == */[as]-fa3-f || $cell == */a-base || $cell == */a-aa ]] \
+        && bases+=(--baseline-dir "$cell")
+    done
+    (( ${#dirs[@]} )) || continue
+    python3 -m pipeline.report.cli "${dirs[@]}" "${bases[@]}" "${skip[@]}" --frontier-per-eval \
+      --out "outputs/live/lf-report-$kind"
+    echo "report $kind exit $?"
+  done
+  cp "$LIVE"/lf-skip.json "$LIVE"/ready-*.txt "$LIVE"/logs/lf-cells.log outputs/live/ 2>/dev/null
+  tar -czf "$LIVE/live-results.tgz" -C outputs live  # the weights stay in $LIVE/longctx
+}
+
 phase_report() {  # [SWEEP...]: the sign-off's sweeps unless named
   cd "$R" || return 1
   local sweeps=("${@/#/outputs/live/}")
@@ -963,7 +1192,7 @@ status() {
   cat "$LIVE"/factors.env 2>/dev/null
   grep -h "greedy_check \|ready after" "$LIVE"/logs/warm-*.log 2>/dev/null
   for s in "$LIVE"/logs/base-*.log "$LIVE"/logs/s-*.log "$LIVE"/logs/g-*.log "$LIVE"/logs/g2-*.log \
-    "$LIVE"/logs/p-*.log; do
+    "$LIVE"/logs/p-*.log "$LIVE"/logs/a-*.log; do
     [[ -f $s ]] && { echo "== $(basename "$s")"; grep -v "^\s*$" "$s" | tail -n 4 | cut -c1-220; }
   done
   nvidia-smi --query-gpu=memory.used,utilization.gpu --format=csv,noheader 2>/dev/null

@@ -44,7 +44,7 @@ def capture_attention(module: Any, query: Any, key: Any, value: Any, *args: Any,
     """Record q, k, v of batch row 0 as ``[L, heads, D]``, then attend with SDPA."""
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-    CAPTURED.append(tuple(t[0].transpose(0, 1).float() for t in (query, key, value)))  # type: ignore[arg-type]
+    CAPTURED.append(tuple(t[0].transpose(0, 1).float() for t in (query, key, value)))
     return sdpa_attention_forward(module, query, key, value, *args, **kw)
 
 
@@ -58,7 +58,8 @@ def load(target: Path) -> tuple[Any, Any]:
     model = AutoModelForCausalLM.from_pretrained(
         target, dtype=torch.bfloat16, attn_implementation="mtp_capture"
     )
-    return AutoTokenizer.from_pretrained(target), model.to(device).eval()
+    # transformers' stub types PreTrainedModel.to's wrapper, not the call
+    return AutoTokenizer.from_pretrained(target), model.to(device).eval()  # type: ignore[arg-type]
 
 
 def parse_factors(text: str) -> tuple[float, ...]:
@@ -82,18 +83,30 @@ def tally_prompt(
     """Tiles and skipped tiles per KV tile size and factor, and the output error, for one prompt."""
     import torch
 
-    from backends.probe.inputs import AttentionInputs
-    from backends.probe.reference import reference, sample_blocks
-
     CAPTURED.clear()
     with torch.no_grad():
         model(input_ids=torch.tensor([ids], device=model.device))
-    seqlen = len(ids)
-    out: dict[str, Any] = {"tokens": seqlen, "layers": len(CAPTURED)}
+    return {"tokens": len(ids), "layers": len(CAPTURED),
+            **tally_captured(CAPTURED, len(ids), factors)}  # fmt: skip
+
+
+def tally_captured(
+    captured: list[tuple[Any, Any, Any]], seqlen: int, factors: tuple[float, ...]
+) -> dict[str, Any]:
+    """``tally_prompt``'s counts on the first ``seqlen`` positions of recorded q, k, v.
+
+    A causal model's q, k and v at a prompt's first ``seqlen`` positions are those of that
+    prefix on its own, so one forward pass over a long prompt serves each shorter cut of it.
+    """
+    from backends.probe.inputs import AttentionInputs
+    from backends.probe.reference import reference, sample_blocks
+
+    out: dict[str, Any] = {}
     for kv, tile in KV_TILES.items():
         tiles, skipped, err = 0, dict.fromkeys(factors, 0), {f: 0.0 for f in factors}
-        for q, k, v in CAPTURED:
-            inputs = AttentionInputs(q=q, k=k, v=v, batch=1, seqlen=seqlen)
+        for q, k, v in captured:
+            inputs = AttentionInputs(q=q[:seqlen], k=k[:seqlen], v=v[:seqlen], batch=1,
+                                     seqlen=seqlen)  # fmt: skip
             ref = reference(inputs, sample_blocks(seqlen, MAX_ROWS), factors, kv_tile=tile)
             tiles += ref.tiles
             scale = float(ref.out.abs().mean())
@@ -207,7 +220,10 @@ def main(argv: list[str] | None = None) -> int:
         kind="gsm8k", dataset=DatasetConf(source="bundled", path="synth_retrieval.jsonl")
     )
     prompts = make_eval("synth_retrieval", conf).prompts()[: args.limit]
-    rows = [tally_prompt(model, me.chat_ids(tok, p.messages), args.factors) for p in prompts]
+    rows = [
+        tally_prompt(model, me.chat_ids(tok, [dict(m) for m in p.messages]), args.factors)
+        for p in prompts
+    ]
     totals = fractions(rows, args.factors)
     chosen = pick(totals["auto"], args.moderate, args.aggressive)
     found = {

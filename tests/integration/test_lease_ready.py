@@ -85,14 +85,15 @@ def test_a_missing_or_altered_chunk_is_named(tmp_path):
     assert "chunk sgl-site-0.5.23.tar.zst.part-00 differs from" in got.stderr
 
 
+@pytest.mark.parametrize("plan", ["longctx-cell", "longctx-frontier"])
 def test_a_plan_serving_the_long_context_model_needs_its_weights_and_says_how_to_restore_them(
-    tmp_path,
+    tmp_path, plan
 ):
-    got = _ready(_repo(tmp_path, FULL), "--plan", "longctx-cell")
+    got = _ready(_repo(tmp_path, FULL), "--plan", plan)
     assert got.returncode == 1
     assert "the trained long-context model: no .gpu-bundle/longctx-model.tar.manifest" in got.stderr
     assert "model_store restore longctx-model-worked-0.5.23" in got.stderr
-    done = _ready(_repo(tmp_path / "b", [*FULL, "longctx-model.tar"]), "--plan", "longctx-cell")
+    done = _ready(_repo(tmp_path / "b", [*FULL, "longctx-model.tar"]), "--plan", plan)
     assert done.returncode == 0, done.stderr
     assert "12 chunks" in done.stdout
 

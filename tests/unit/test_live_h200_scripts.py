@@ -106,3 +106,17 @@ def test_random_ids_are_tallied_at_each_prompts_length() -> None:
     assert [r["tokens"] for r in again] == [512, 1024]
     shares = skip_fraction.fractions(again, (1e3,))
     assert set(shares) == {"auto", "fp8_e4m3"} and 0 < shares["auto"][1e3] < 1
+
+
+def test_each_length_is_tallied_on_its_prefix_of_one_forward() -> None:
+    from benchmarks.live_h200 import longctx_skip
+
+    rows = longctx_skip.tally_lengths(_OneLayer(), list(range(1024)), [512, 1024, 4096], (1e3,))
+    assert [r["tokens"] for r in rows] == [512, 1024]  # 4096: longer than the prompt
+    alone = skip_fraction.tally_prompt(_OneLayer(), list(range(512)), (1e3,))
+    assert rows[0]["auto"] == alone["auto"] and rows[0]["fp8_e4m3"] == alone["fp8_e4m3"]
+    found = longctx_skip.summarise(rows, (1e3,))
+    assert set(found["per_length"]) == {"512", "1024"}
+    assert found["per_length"]["512"]["auto"]["1000.0"] == round(
+        alone["auto"]["skipped"]["1000.0"] / alone["auto"]["tiles"], 5
+    )
