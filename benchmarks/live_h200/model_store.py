@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Trained weights kept in git history, out of the working tree, restored as device chunks.
 
-    python -m benchmarks.live_h200.model_store restore longctx-model-worked-0.5.23
+    python -m benchmarks.live_h200.model_store restore longctx-model-worked-0.5.23 \
+        [--extract outputs/models]
 
 A device call carries the tracked tree (about 42 MB) plus at most 64 MiB in all, so the 60-MB
 long-context model cannot be tracked, and a new checkout has no ignored files: each session had
@@ -18,10 +19,11 @@ import argparse
 import json
 import subprocess
 import sys
+import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.live_h200.chunks import ChunkError, read_manifest, sha256
+from benchmarks.live_h200.chunks import ChunkError, assemble, read_manifest, sha256
 
 RESULTS = Path("benchmarks/results/live-h200")
 
@@ -71,6 +73,16 @@ def restore(run: str, repo: Path, into: Path) -> list[Path]:
     return written
 
 
+def extract(manifest: Path, into: Path) -> Path:
+    """Assemble the chunks beside MANIFEST and unpack the tar into INTO (its ``longctx/`` etc.)."""
+    whole = manifest.with_suffix("")  # longctx-model.tar.manifest -> longctx-model.tar
+    assemble(manifest, whole)
+    into.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(whole) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
 def main(argv: list[str] | None = None) -> int:
     """``restore RUN [--into DIR]``: exit 0 with the chunks written, 1 naming what is wrong."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -78,9 +90,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("run", help="folder under benchmarks/results/live-h200 with a store.json")
     parser.add_argument("--into", type=Path, default=Path(".gpu-bundle"))
     parser.add_argument("--repo", type=Path, default=Path("."))
+    parser.add_argument("--extract", type=Path, default=None,
+                        help="also assemble the tar and unpack it here (model=synth_longctx "
+                             "reads outputs/models: --extract outputs/models)")  # fmt: skip
     args = parser.parse_args(argv)
     try:
         written = restore(args.run, args.repo, args.into)
+        if args.extract is not None:
+            print(f"model_store: unpacked into {extract(written[0], args.extract)}")
     except ChunkError as err:
         print(f"model_store: {err}", file=sys.stderr)
         return 1

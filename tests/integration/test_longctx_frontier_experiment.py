@@ -43,10 +43,7 @@ def test_the_sweep_plans_fmha_v2_at_every_factor_and_kv_dtype(tmp_path: Path) ->
         assert "--attention-backend trtllm_mha" in command
         assert "--context-length 135168" in command
         assert "--speculative-algorithm EAGLE3" in command
-        assert (
-            "--speculative-draft-model-path benchmarks/results/live-h200/longctx-model/draft"
-            in command
-        )
+        assert "--speculative-draft-model-path outputs/models/longctx/draft" in command
 
 
 def test_a_tiny_cell_runs_at_16k_and_128k_in_byte_tokens(tmp_path: Path) -> None:
@@ -59,6 +56,12 @@ def test_a_tiny_cell_runs_at_16k_and_128k_in_byte_tokens(tmp_path: Path) -> None
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     result = result_of(cell)
     assert result.status == "ok" and len(result.evals) == 6
+    # The speed phase times the eval's own haystacks, tokenised by the committed byte tokenizer
+    # (random ids from 1000 up do not exist in a 264-id vocabulary).
+    speed = json.loads((cell / "result.json").read_text())["speed"]
+    assert speed["prompts"]["source"] == "eval:longctx_niah_single"
+    assert speed["prompts"]["tokenizer"].endswith("longctx-model-worked-0.5.23/tokenizer")
+    assert [p["prompt_tokens"] for p in speed["points"] if p["phase"] == "prefill"] == [16384]
     for path in (cell / "samples").glob("longctx_*.jsonl"):
         rows = [json.loads(line) for line in path.read_text().splitlines()]
         assert sorted(r["meta"]["length"] for r in rows) == [16384, 131072]

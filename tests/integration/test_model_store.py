@@ -30,6 +30,12 @@ def test_the_long_context_weights_come_back_from_history_whole(tmp_path: Path) -
                          capture_output=True, text=True, check=False)  # fmt: skip
     assert run.returncode == 0, run.stderr
     assert joined.stat().st_size == 60_149_760
+    # --extract: the folders model=synth_longctx reads, unpacked from the same chunks.
+    models = tmp_path / "models"
+    assert main(["restore", RUN, "--into", str(tmp_path / "again"), "--repo", str(REPO),
+                 "--extract", str(models)]) == 0  # fmt: skip
+    assert (models / "longctx" / "target" / "model.safetensors").stat().st_size == 50_897_920
+    assert (models / "longctx" / "draft" / "config.json").is_file()
 
 
 def test_a_run_without_stored_weights_is_named(
