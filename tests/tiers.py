@@ -50,7 +50,9 @@ TIERS = (
          "pure functions and files, no subprocess servers"),
     Tier("integration", ("tests/integration", "-m", f"not ({OWN_TIERS} or serial)"), 600, 2,
          "the simulated server and the console scripts as subprocesses, on loopback"),
-    Tier("slow", ("tests/slow", "-m", f"not ({OWN_TIERS} or serial)"), 240, 2,
+    # 420: the parity and long-context frontier plans' rehearsals (about 90 s and 160 s) joined
+    # the others on 2026-12-06; the tier took 357-368 s on the 2-core machine since.
+    Tier("slow", ("tests/slow", "-m", f"not ({OWN_TIERS} or serial)"), 420, 2,
          "real Hydra multiruns, the live script's plans rehearsed, Monte Carlo error rates"),
     Tier("serial", ("tests/unit", "tests/integration", "tests/slow", "-m",
                     f"serial and not ({OWN_TIERS})"), 90, 0,
