@@ -1224,6 +1224,9 @@ tick() {
     start_phases
   done
   status
+  # LIVE_SEND_JIT=1 on a last call, after the results came back: that call returns the host's
+  # JIT cache instead, so the next lease starts warm (lease_ready's jit-cache piece).
+  [[ -n ${OUT:-} && -n ${LIVE_SEND_JIT:-} ]] && { send_jit_cache; return $?; }
   if [[ -n ${OUT:-} ]]; then  # two files: a call brings back only a few
     (cd "$LIVE" && tar -czf "$OUT/live-state.tgz" logs $(ls -d *.json *.txt factors.env bodies 2>/dev/null))
     cp "$LIVE/live-results.tgz" "$OUT/" 2>/dev/null
@@ -1235,6 +1238,23 @@ tick() {
     fi
   fi
   return 0
+}
+
+# The JIT cache (FlashInfer's and Triton's, SGLANG_CACHE_DIR) as a tgz in 15-MiB chunks and its
+# manifest into $OUT: a call brings back 8 files of 16 MiB, so a larger cache is not sent.
+send_jit_cache() {
+  local cache=${SGLANG_CACHE_DIR:-/tmp/sglang-cache} parts=$LIVE/jit-parts
+  local packed=$LIVE/jit-cache-$SGLANG.tgz n
+  [[ -d $cache ]] || { log "JIT cache: no folder $cache, nothing sent"; return 1; }
+  rm -rf "$parts"
+  tar -czf "$packed" --exclude='./.from-*' -C "$cache" . \
+    && python3 -m benchmarks.live_h200.chunks split "$packed" "$parts" --chunk-mib 15 > /dev/null \
+    || { log "JIT cache: packing $cache failed"; return 1; }
+  n=$(find "$parts" -type f | wc -l)
+  (( n <= 8 )) || { log "JIT cache: $n files, more than a call brings back: not sent"; return 1; }
+  cp "$parts"/* "$OUT/"
+  log "JIT cache: $(du -sh "$cache" | cut -f1) as $(du -h "$packed" | cut -f1) in $n files" \
+    "(chunks.py's parts and manifest: into .gpu-bundle/)"
 }
 
 case "${1:-}" in
