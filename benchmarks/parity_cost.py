@@ -16,6 +16,12 @@ issue's target at most 10%; the sweep's whole parity phases (the baseline's gene
 the decode path) over all its evals are printed beside it. A candidate whose parity NO-GO ended
 its sign-off (``parity.gate``) ran no evals: it is listed, and left out of the ratio.
 
+``--design DESIGN...`` (cell or sweep folders of a release sign-off run without parity, e.g. the
+committed ``benchmarks/results/live-h200/signoff-0.5.23/cells``) prices each candidate's accuracy
+verdict from there instead: the design cell of the same variant, KV dtype and skip-softmax factors
+(unset counts as 0), its evals as that design ran them; a candidate with no such cell is listed
+and left out of that ratio. A parity lease runs one repeat of one eval, not the design.
+
 On the simulated server the figures are the simulator's (CPU time, no GPU): they test the
 arithmetic. The live figure needs a lease on the GPU host: run the release sign-off there with
 ``parity.enabled=true parity.sequences_from=auto`` (``benchmarks/live_h200/README.md``) and point
@@ -147,21 +153,65 @@ def summary_lines(found: Ratios) -> list[str]:
     ]
 
 
+DesignKey = tuple[str, str, float, float]
+
+
+def design_key(result: CellResult) -> DesignKey:
+    """What pairs a parity candidate with its design cell: variant, KV dtype, both skip factors."""
+    cell = result.cell
+    return (cell.variant or "?", cell.kv_dtype or "?", cell.skip_prefill or 0.0,
+            cell.skip_decode or 0.0)  # fmt: skip
+
+
+def ok_cells(paths: Sequence[Path]) -> list[tuple[Path, CellResult]]:
+    """Every cell under ``paths`` that ended ok, with its result."""
+    found = ((folder, read_result(folder)) for folder in cell_folders(paths))
+    return [(f, r) for f, r in found if r is not None and r.status == "ok"]
+
+
+def design_lines(cells: Sequence[tuple[Path, CellResult]],
+                 design: Sequence[tuple[Path, CellResult]]) -> list[str]:  # fmt: skip
+    """Each judged candidate's re-score against its design cell's evals, and the ratio."""
+    priced = {design_key(r): cell_cost(f, r).accuracy_s for f, r in design}
+    rows = ["| candidate | re-score GPU s | design accuracy GPU s | ratio |", "|---|---|---|---|"]
+    rescore = accuracy = 0.0
+    for folder, result in cells:
+        cost = cell_cost(folder, result)
+        if not cost.judged or cost.rescore_s is None:
+            continue
+        paid = priced.get(design_key(result))
+        share = "no design cell" if not paid else f"{100 * cost.rescore_s / paid:.2f}%"
+        rows.append(f"| {folder.name} | {cost.rescore_s:.3f} | "
+                    f"{'-' if paid is None else f'{paid:.3f}'} | {share} |")  # fmt: skip
+        if paid:
+            rescore, accuracy = rescore + cost.rescore_s, accuracy + paid
+    if not accuracy:
+        return [*rows, "", "No candidate has a design cell: no design ratio."]
+    share, target = 100 * rescore / accuracy, 100 * TARGET
+    meets = "meets" if share <= target else "misses"
+    return [*rows, "", f"GPU-time ratio per verdict against the release design: {share:.2f}% "
+            f"({meets} the {target:.0f}% target)"]  # fmt: skip
+
+
 def main(argv: Sequence[str]) -> int:
-    """Print the table and the ratios of the cells under ``argv``."""
+    """Print the table and the ratios of the cells under ``argv`` (``--design``: see above)."""
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__, file=sys.stdout if argv else sys.stderr)
         return 0 if argv else 2
-    missing = [a for a in argv if not Path(a).exists()]
-    if missing:
-        print(f"parity_cost: no such folder: {', '.join(missing)} (give sweep or cell folders)")
+    split = argv.index("--design") if "--design" in argv else len(argv)
+    paths, design = list(argv[:split]), list(argv[split + 1 :])
+    missing = [a for a in [*paths, *design] if not Path(a).exists()]
+    if missing or not paths or (split < len(argv) and not design):
+        print(f"parity_cost: no such folder: {', '.join(missing)} (give sweep or cell folders, "
+              "then optionally --design and the release sign-off's)" if missing else
+              "parity_cost: usage: CELLS... [--design DESIGN...]")  # fmt: skip
         return 2
-    costs = []
-    for folder in cell_folders([Path(a) for a in argv]):
-        result = read_result(folder)
-        if result is not None and result.status == "ok":
-            costs.append(cell_cost(folder, result))
-    print("\n".join([*table(costs), "", *summary_lines(ratios(costs))]))
+    cells = ok_cells([Path(a) for a in paths])
+    costs = [cell_cost(f, r) for f, r in cells]
+    lines = [*table(costs), "", *summary_lines(ratios(costs))]
+    if design:
+        lines += ["", *design_lines(cells, ok_cells([Path(a) for a in design]))]
+    print("\n".join(lines))
     return 0
 
 

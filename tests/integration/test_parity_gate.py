@@ -121,3 +121,31 @@ def test_the_cost_benchmark_prints_the_gpu_time_ratio(sweep: Path, tmp_path: Pat
     assert "GPU-time ratio per verdict (re-score / accuracy design, 3 candidates)" in run.stdout
     (line,) = [r for r in run.stdout.splitlines() if r.startswith(f"| {older} |")]
     assert line.endswith("| judged | marks |")
+
+
+def test_the_cost_benchmark_prices_verdicts_from_a_design_sweep(sweep: Path) -> None:
+    """``--design``: each candidate's accuracy from the design cell of its variant and KV dtype."""
+    import subprocess
+    import sys
+
+    from benchmarks.parity_cost import cell_cost
+    from tests.helpers.cells import REPO
+
+    run = subprocess.run(
+        [sys.executable, "-m", "benchmarks.parity_cost", str(sweep), "--design", str(sweep)],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    costs = {v: cell_cost(*cell(sweep, v)) for v in ("fa3_repeat", "flashinfer")}
+    rescore = sum(c.rescore_s or 0 for c in costs.values())
+    accuracy = sum(c.accuracy_s for c in costs.values())
+    (line,) = [r for r in run.stdout.splitlines() if "against the release design" in r]
+    assert f"{100 * rescore / accuracy:.2f}%" in line
+    gated = cell(sweep, "fmha_v2")[0].name  # its parity NO-GO skipped its evals: nothing to price
+    rows = run.stdout.splitlines()
+    assert any(r.startswith(f"| {gated} |") and "no design cell" in r for r in rows)
+    bad = subprocess.run(
+        [sys.executable, "-m", "benchmarks.parity_cost", str(sweep), "--design"],
+        cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "usage: CELLS... [--design DESIGN...]" in bad.stdout
