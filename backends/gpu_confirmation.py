@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 
+from backends.backend_conf import GpuConf
 from backends.gpu import FAMILIES, GpuInfo
 from backends.verify import Mismatch
 
@@ -68,8 +69,10 @@ def held_to_host(planned: GpuInfo, host: GpuInfo) -> GpuInfo:
         host: what this host detected (source ``none`` where it found nothing).
 
     Returns:
-        ``planned`` with the host's confirmation in its source (``config+nvidia-smi``), so the
-        cell's GPU is verified; ``planned`` as it is when the host found no GPU.
+        The host's GPU (its name, memory, driver) with the planned count and the confirmation in
+        its source (``config+nvidia-smi``), so the cell records the part it ran on: an H100 under
+        ``gpu=h200`` is an H100 in the results, not an H200; ``planned`` as it is when the host
+        found no GPU.
 
     Raises:
         ValueError: the host's GPU is of another family: its kernels and pre-flight rules are
@@ -83,7 +86,20 @@ def held_to_host(planned: GpuInfo, host: GpuInfo) -> GpuInfo:
             f"starts the server, has {host.name} ({host.family}): set gpu=auto to plan for it, "
             "or the gpu=... of this host (conf/gpu/); dry_run=true plans for any GPU"
         )
-    return dataclasses.replace(planned, source=f"{planned.source}+{host.source}")
+    return dataclasses.replace(host, count=planned.count, source=f"{planned.source}+{host.source}")
+
+
+def substituted_part(asked: GpuConf, held: GpuInfo) -> str | None:
+    """The warning when the host confirmed another part than ``gpu=...`` names (None: the same).
+
+    ``gpu=auto`` names no part: nothing to warn of.
+    """
+    if asked.detect or not detected_here(held) or held.name == asked.name:
+        return None
+    return (
+        f"gpu: the config names {asked.name}; this host has {held.name} ({held.family}: the "
+        "same kernels and pre-flight rules), and the cell records the host's GPU"
+    )
 
 
 def detected_here(gpu: GpuInfo) -> bool:

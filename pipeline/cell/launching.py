@@ -17,6 +17,7 @@ from pathlib import Path
 
 from backends.compat import Finding, preflight
 from backends.gpu import GpuInfo
+from backends.gpu_confirmation import substituted_part
 from backends.launch import LaunchPlan, plan_launch
 from backends.options import LaunchOptions
 from backends.resolved import CellSpec
@@ -75,6 +76,9 @@ def preflight_cell(cell: CellPlan, result: ResultDraft) -> CellSpec | None:
     result.set_preflight([finding_json(f) for f in findings])
     result.warnings.extend(f"{f.outcome}: {f.message}" for f in findings if f.outcome not in FATAL)
     result.set_platform(dataclasses.asdict(gpu), version)
+    substituted = substituted_part(launch.gpu, gpu)
+    if substituted is not None:
+        result.warnings.append(substituted)
     blocking = [f for f in findings if f.outcome in FATAL]
     if blocking:
         unsupported(result, blocking)
