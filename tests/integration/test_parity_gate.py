@@ -149,3 +149,27 @@ def test_the_cost_benchmark_prices_verdicts_from_a_design_sweep(sweep: Path) -> 
         cwd=REPO, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert bad.returncode == 2 and "usage: CELLS... [--design DESIGN...]" in bad.stdout
+
+
+def _parity_rows(report: Path) -> list[str]:
+    text = (report / "report.md").read_text()
+    return text.split("## Parity\n", 1)[1].split("\n## ", 1)[0].splitlines()
+
+
+def test_cells_moved_from_the_gpu_host_pair_as_they_ran(sweep: Path, tmp_path: Path) -> None:
+    """A lease's cells, committed elsewhere, name the host's folders: paired by folder names."""
+    import shutil
+
+    moved = tmp_path / "results" / "sweep"
+    shutil.copytree(sweep, moved)
+    for summary in moved.glob("*/parity/*.json"):  # what a cell run on the GPU host records
+        text = summary.read_text().replace(str(sweep), "/tmp/mtp-repo/outputs/live/sweep")
+        summary.write_text(text)
+    reports = []
+    for folder in (sweep, moved):
+        out = tmp_path / f"report-{len(reports)}"
+        run = run_script("mtp-eval-report", str(folder), "--out", str(out), timeout=120)
+        assert run.returncode in (0, 1, 2), run.stderr[-2000:]
+        reports.append(_parity_rows(out))
+    assert reports[0] == reports[1] and any("| GO |" in r for r in reports[1])
+    assert not any("NO BASELINE" in r for r in reports[1])

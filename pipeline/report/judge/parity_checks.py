@@ -66,8 +66,19 @@ def parity_checks(
 
 
 def same_folder(a: Path | None, b: Path) -> bool:
-    """Whether ``a`` is the folder ``b`` (resolved: a relative sequences_from matches too)."""
-    return a is not None and a.resolve() == b.resolve()
+    """Whether ``a`` is the folder ``b``.
+
+    Resolved, so a relative sequences_from matches too; where either path no longer exists
+    (the cells were moved after the run: a lease's cells, committed to a results folder, name
+    the GPU host's paths), by the names of the sweep and cell folders.
+    """
+    if a is None:
+        return False
+    here, there = a.resolve(), b.resolve()
+    if here == there:
+        return True
+    moved = not (here.exists() and there.exists())
+    return moved and len(here.parts) > 2 and here.parts[-2:] == there.parts[-2:]
 
 
 def paired_source(
@@ -172,7 +183,7 @@ def _numbers(
         ceiling=policy.ceiling,
         floor=policy.floor,
         noise_factor=policy.noise_factor,
-        sequences_from=str(summary.source),
+        sequences_from=str(base.folder),  # where its samples are now (it may have moved)
         baseline_cell=base.label,
         paired_by=how,
         top1_agreement=None if top1 is None else 1.0 - top1.estimate,
