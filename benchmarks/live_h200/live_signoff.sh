@@ -113,6 +113,11 @@ stage_and_setup() {  # 0 when SGLang's site is usable; exports the environment t
     touch "$STATE/fa3.ready" "$STATE/site.ready"; export PYTHONPATH="$R"; return 0
   fi
   if has fa3 ready; then  # done on an earlier call: only the exports (no import check again)
+    # and the chunks this call carried (the model's, a JIT cache's): setup_on_gpu.sh, which
+    # stages them otherwise, no longer runs (2026-12-06: weight chunks carried after FA3 waited
+    # in the call's copy while phase_lc_model looked for them for 7 minutes)
+    python3 benchmarks/live_h200/chunks.py stage .gpu-bundle --into "${MTP_CHUNKS:-/tmp/mtp-chunks}" \
+      > /dev/null 2>&1
     export SGLANG_SKIP_SGL_KERNEL_VERSION_CHECK=1 SGLANG_EXPOSE_OWN_ENV_VARS=1
     export SGLANG_CACHE_DIR=${SGLANG_CACHE_DIR:-/tmp/sglang-cache}  # as setup_on_gpu.sh sets it
     export FLASHINFER_WORKSPACE_BASE=$SGLANG_CACHE_DIR TRITON_CACHE_DIR=$SGLANG_CACHE_DIR/triton
