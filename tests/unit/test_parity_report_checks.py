@@ -85,6 +85,9 @@ def test_a_reference_pair_widens_the_band_beyond_the_aa(tmp_path: Path) -> None:
     assert cand["band"] == pytest.approx(2 * cand["reference_upper"])
     assert checks["fmha_v2/auto"]["verdict"] == "GO"  # 0.012 is inside 2 x flashinfer's ~0.01
     assert [e["variant"] for e in found["parity"]] == ["fa3_repeat", "flashinfer", "fmha_v2"]
+    # the pair sets the band; judged by a band of its own width it would pass by construction
+    own = checks["flashinfer/auto"]
+    assert own["verdict"] == "INFO" and "not judged against itself" in own["message"]
     # without the pair the A/A's band (2 x ~1e-4) sets it: NO-GO, and the exit code says so
     code, found = run_report([tmp_path], tmp_path / "aa", "--tolerance",
                              _policy(tmp_path, "parity:\n  metric: abs_delta\n"))  # fmt: skip

@@ -17,7 +17,14 @@ from pathlib import Path
 from pipeline.report.judge.check_kinds import PARITY_VS_BASELINE
 from pipeline.report.judge.pairing import find_baseline
 from pipeline.report.judge.parity_numbers import ParityBand, ParityNumbers, PositionBin
-from pipeline.report.judge.verdicts import ERROR, INCONCLUSIVE, NO_BASELINE, Check, make_check
+from pipeline.report.judge.verdicts import (
+    ERROR,
+    INCONCLUSIVE,
+    INFO,
+    NO_BASELINE,
+    Check,
+    make_check,
+)
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.load.parity_files import (
     ParityFileError,
@@ -139,6 +146,13 @@ def _check(
             f"cell (the A/A, parity.aa_variant) re-scored {base.label}'s sequences"
         )
         return make_check(cell, None, PARITY_VS_BASELINE, INCONCLUSIVE, message, numbers)
+    if cell.variant == policy.reference:  # it sets the others' band: not its own yardstick
+        message = (
+            f"{policy.metric} {mean.estimate:.3g} per token (upper {mean.upper:.3g}): the "
+            f"reference pair (parity.reference), whose distance from {base.label} sets the "
+            "band of the other variants; not judged against itself"
+        )
+        return make_check(cell, None, PARITY_VS_BASELINE, INFO, message, numbers)
     ref = _noise(policy.reference, summary, pool, summaries, policy) if policy.reference else None
     verdict = judge(policy.verdict_rule, mean, aa[1], ref[1] if ref else None)
     band = verdict.band
