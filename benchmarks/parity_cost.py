@@ -19,7 +19,8 @@ its sign-off (``parity.gate``) ran no evals: it is listed, and left out of the r
 ``--design DESIGN...`` (cell or sweep folders of a release sign-off run without parity, e.g. the
 committed ``benchmarks/results/live-h200/signoff-0.5.23/cells``) prices each candidate's accuracy
 verdict from there instead: the design cell of the same variant, KV dtype and skip-softmax factors
-(unset counts as 0), its evals as that design ran them; a candidate with no such cell is listed
+(unset counts as 0), its evals as that design ran them; a candidate with no such cell (or whose
+variant is the design's baseline, which ran every repeat for all candidates at once) is listed
 and left out of that ratio. A parity lease runs one repeat of one eval, not the design.
 
 On the simulated server the figures are the simulator's (CPU time, no GPU): they test the
@@ -35,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.report.load.tolerance import load_tolerance
 from pipeline.results.cell_paths import RESULT_FILE
 from pipeline.results.result_types import CellResult
 from pipeline.results.store import read_result
@@ -172,7 +174,10 @@ def ok_cells(paths: Sequence[Path]) -> list[tuple[Path, CellResult]]:
 def design_lines(cells: Sequence[tuple[Path, CellResult]],
                  design: Sequence[tuple[Path, CellResult]]) -> list[str]:  # fmt: skip
     """Each judged candidate's re-score against its design cell's evals, and the ratio."""
-    priced = {design_key(r): cell_cost(f, r).accuracy_s for f, r in design}
+    # The design's baselines ran every repeat for all candidates at once: not one verdict's cost.
+    base = load_tolerance("default").baseline
+    priced = {design_key(r): cell_cost(f, r).accuracy_s for f, r in design
+              if r.cell.variant != base}  # fmt: skip
     rows = ["| candidate | re-score GPU s | design accuracy GPU s | ratio |", "|---|---|---|---|"]
     rescore = accuracy = 0.0
     for folder, result in cells:
@@ -181,7 +186,7 @@ def design_lines(cells: Sequence[tuple[Path, CellResult]],
             continue
         paid = priced.get(design_key(result))
         share = "no design cell" if not paid else f"{100 * cost.rescore_s / paid:.2f}%"
-        rows.append(f"| {folder.name} | {cost.rescore_s:.3f} | "
+        rows.append(f"| {folder.parent.name}/{folder.name} | {cost.rescore_s:.3f} | "
                     f"{'-' if paid is None else f'{paid:.3f}'} | {share} |")  # fmt: skip
         if paid:
             rescore, accuracy = rescore + cost.rescore_s, accuracy + paid

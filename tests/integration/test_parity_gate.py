@@ -141,7 +141,8 @@ def test_the_cost_benchmark_prices_verdicts_from_a_design_sweep(sweep: Path) -> 
     accuracy = sum(c.accuracy_s for c in costs.values())
     (line,) = [r for r in run.stdout.splitlines() if "against the release design" in r]
     assert f"{100 * rescore / accuracy:.2f}%" in line
-    gated = cell(sweep, "fmha_v2")[0].name  # its parity NO-GO skipped its evals: nothing to price
+    folder = cell(sweep, "fmha_v2")[0]  # its parity NO-GO skipped its evals: nothing to price
+    gated = f"{folder.parent.name}/{folder.name}"
     rows = run.stdout.splitlines()
     assert any(r.startswith(f"| {gated} |") and "no design cell" in r for r in rows)
     bad = subprocess.run(
