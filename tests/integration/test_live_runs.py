@@ -31,7 +31,9 @@ COMPARED = ("summary.json", "cells.csv", "speed.csv", "report.md")
 def _normalized(folder: Path, name: str) -> str:
     """The file's text with the time it was made and the checkout it was made in set aside."""
     summary = json.loads((folder / "summary.json").read_text())
-    root = summary["tolerance"]["file"].removesuffix("conf/tolerance/default.yaml")
+    policy = summary["tolerance"]["file"]  # in the checkout's conf/ or a run's own folder
+    anchor = "/conf/tolerance/" if "/conf/tolerance/" in policy else "/benchmarks/results/"
+    root = policy[: policy.index(anchor) + 1]
     text = (folder / name).read_text().replace(root, "<repo>/")
     text = re.sub(r'"generated_at": "[^"]*"', '"generated_at": null', text)
     return re.sub(r"generated \d{4}-\d\d-\d\dT[\d:+]+\.", "generated <time>.", text)
