@@ -26,8 +26,8 @@
 #      only thing carried). The check: expected files present, removed ones absent, every pin in
 #      wheels.txt installed exactly once.
 #
-#   7. Cuts the archive into chunks of CHUNK_MIB (default 20) with a sha256 manifest (chunks.py):
-#      every device call carries the repo too (about 36 MiB with the committed live results), and
+#   7. Cuts the archive into chunks of CHUNK_MIB (default 16) with a sha256 manifest (chunks.py):
+#      every device call carries the repo too (about 43 MiB with the committed live results), and
 #      a call moves at most 64 MiB.
 #   8. (FA3=1, the default) SGLang's FA3: takes sgl_kernel/flash_ops.abi3.so from the sglang-kernel
 #      wheel, keeps only its sm_90a cubins (fatbin_slim.py), packs it with zstd (FA3_PACK=xz: xz -9)
@@ -55,7 +55,7 @@ WHEELS_TXT="${WHEELS_TXT:-$HERE/wheels.txt}"
 SGLANG_VERSION="$(sed -n 's/^sglang==\([^ #]*\).*/\1/p' "$WHEELS_TXT")"
 ARCHIVE="$CACHE/sgl-site-$SGLANG_VERSION.tar.$([[ ${SITE_PACK:-xz} == zstd ]] && echo zst || echo xz)"
 FA3_SO="$CACHE/flash_ops.sm90a.so"
-CHUNK_MIB="${CHUNK_MIB:-20}"
+CHUNK_MIB="${CHUNK_MIB:-16}"
 ANTLR="antlr4-python3-runtime==4.9.3"
 
 # pip matches manylinux_2_N exactly, so name each N the wheels use (sglang 0.5.19 is 2_34). The
