@@ -822,7 +822,11 @@ phase_parity_report() {
     sweeps+=("$sweep")
     [[ $sweep == */p-det-on ]] || bases+=(--baseline-dir "$sweep")
   done
+  # The reference pair sets the band: two fa3 starts re-score bit-identically (A/A band 0, every
+  # other kernel NO-GO by construction: 2026-12-06, ../results/live-h200/parity-0.5.23/).
+  printf 'parity:\n  reference: %s\n' "$PARITY_REF" > outputs/live/parity-policy.yaml
   python3 -m pipeline.report.cli "${sweeps[@]}" "${bases[@]}" \
+    --tolerance outputs/live/parity-policy.yaml \
     --skip-fractions "$checks/skip_fraction.json" --out outputs/live/parity-report
   echo "report exit $?"
   cp "$LIVE"/ready-*.txt outputs/live/ 2>/dev/null
