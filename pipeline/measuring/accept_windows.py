@@ -43,7 +43,7 @@ from pipeline.results.accept_block import AcceptBlock, CrossCheck, ServerWindow,
 
 __all__ = [  # the counters' names and reader live in metric_deltas; callers find them here too
     "GENERATION", "NOT_READ", "REQUESTS", "VERIFY", "VERIFY_BY_RANK", "MetricDeltas", "Window",
-    "accept_warnings", "combine", "metric_deltas", "window_accept",
+    "accept_warnings", "combine", "fewest_iterations", "metric_deltas", "window_accept",
 ]  # fmt: skip
 
 
@@ -155,8 +155,12 @@ def _verify_weight(window: Window) -> float:
     return float(sum(s["verify_ct"] for s in spec_records(window.new)))
 
 
-def accept_warnings(scope: str, accept: AcceptBlock) -> list[str]:
-    """Warnings for the cross-checks of ``accept`` that disagree beyond their tolerance."""
+def accept_warnings(scope: str, accept: AcceptBlock, iterations: int | None = None) -> list[str]:
+    """Warnings for the cross-checks of ``accept`` that disagree beyond their tolerance.
+
+    ``iterations``: the fewest decode iterations the window's requests took (``fewest_iterations``;
+    None: not known), which says whether SGLang logged its accept totals in the window.
+    """
     out = []
     if accept.status == "missing":
         out.append(
@@ -170,7 +174,7 @@ def accept_warnings(scope: str, accept: AcceptBlock) -> list[str]:
         "the per-request totals",
         "more than the log-interval effect",
     )
-    out += _no_server_figure(scope, accept)
+    out += _no_server_figure(scope, accept, iterations)
     out += _without_statistics(scope, accept)
     weighting = accept.server_accept_weighting
     if weighting is not None and weighting.startswith("unweighted") and scope != "cell":
@@ -194,29 +198,41 @@ def accept_warnings(scope: str, accept: AcceptBlock) -> list[str]:
 
 
 # SGLang folds its lifetime accept totals in once per decode log interval (--decode-log-interval,
-# 40 iterations by default): a window with fewer verify steps may have no server figure at all.
+# 40 iterations by default): a window with fewer decode iterations may have no server figure at
+# all. Iterations, not verify steps: requests verified in one batch share an iteration.
 DECODE_LOG_INTERVAL = 40
 
 
-def _no_server_figure(scope: str, accept: AcceptBlock) -> list[str]:
+def fewest_iterations(steps: Sequence[int], concurrency: int) -> int:
+    """The fewest decode iterations that ``steps`` (each request's verify steps) can have taken.
+
+    A request's steps are one per iteration, and at most ``concurrency`` requests were in flight:
+    at least its longest request's steps, and the total shared ``concurrency`` ways.
+    """
+    total = sum(steps)
+    return max(max(steps, default=0), -(-total // max(1, concurrency)))
+
+
+def _no_server_figure(scope: str, accept: AcceptBlock, iterations: int | None) -> list[str]:
     """Why an eval whose requests were verified has no server-level accept length."""
     check = accept.cross_check
     if scope == "cell" or check is None or check.observed is not None:
         return []
     if check.per_request is None:
         return []
-    steps = accept.metrics.get(VERIFY)
-    if isinstance(steps, int | float) and steps >= DECODE_LOG_INTERVAL:
+    if iterations is not None and iterations >= DECODE_LOG_INTERVAL:
         why = (
-            f"the server ran {steps:g} verify steps in the eval, so its counters were reset "
-            "after this eval's /flush_cache: another client flushed them (another cell "
-            "measuring the same server?)"
+            f"its requests took at least {iterations} decode iterations, more than one decode "
+            f"log interval ({DECODE_LOG_INTERVAL}), so its counters were reset after this eval's "
+            "/flush_cache: another client flushed them (another cell measuring the same server?)"
         )
     else:
+        steps = accept.metrics.get(VERIFY)
+        ran = f" ({steps:g} verify steps, batched)" if isinstance(steps, int | float) else ""
         why = (
-            "either the eval ran fewer verify steps than one decode log interval "
-            f"({DECODE_LOG_INTERVAL} iterations) or another client reset the counters "
-            "(/flush_cache) after this eval's own flush"
+            f"either the eval ran fewer decode iterations{ran} than one decode log interval "
+            f"({DECODE_LOG_INTERVAL}: SGLang adds to the average only when it logs) or another "
+            "client reset the counters (/flush_cache) after this eval's own flush"
         )
     return [
         f"{scope}: the server reported no avg_spec_accept_length at the end of the eval "

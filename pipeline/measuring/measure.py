@@ -20,7 +20,14 @@ from evals.base import Eval, EvalRunError, HarnessEval, RequestTarget, is_harnes
 from evals.eval_conf import SamplingConf
 from evals.longctx import LongCtxEval, context_refusals
 from evals.sample_line import SampleJson
-from pipeline.measuring.accept_windows import Window, accept_warnings, combine, window_accept
+from pipeline.measuring.accept_stats import spec_records
+from pipeline.measuring.accept_windows import (
+    Window,
+    accept_warnings,
+    combine,
+    fewest_iterations,
+    window_accept,
+)
 from pipeline.measuring.concurrency import client_concurrency, longest_first
 from pipeline.measuring.eval_window import MeasureError, check_traffic, close_window, open_window
 from pipeline.measuring.evaluation import EvalRun, run_eval, run_turns, write_records
@@ -127,7 +134,9 @@ def _measure_eval(
     watch.check(info, f"during eval {name}", result)
     accept = window_accept(records, window, plan.speculative, CROSS_CHECK_REL_TOLERANCE)
     result.set_eval_accept(name, accept)
-    result.warnings.extend(accept_warnings(f"eval {name}", accept))
+    steps = [int(spec["verify_ct"]) for spec in spec_records(new)]
+    iterations = fewest_iterations(steps, plan.client.concurrency)
+    result.warnings.extend(accept_warnings(f"eval {name}", accept, iterations))
     check_traffic(name, accept.traffic, plan.on_foreign_traffic)
     return records, window
 

@@ -14,6 +14,7 @@ from pipeline.measuring.accept_windows import (
     accept_warnings,
     combine,
     counters_check,
+    fewest_iterations,
     metric_deltas,
     uncertainty,
     window_accept,
@@ -179,3 +180,43 @@ def test_requests_of_another_client_are_counted(counted, attempts, foreign):
     assert bool(warned) == bool(foreign)
     if foreign:
         assert f"counted {counted} requests but the pipeline sent 4" in warned[0]
+
+
+@pytest.mark.parametrize(
+    ("steps", "concurrency", "fewest"),
+    [
+        ([], 8, 0),
+        ([24, 20, 21], 128, 24),  # batched together: the longest request's steps
+        ([24, 20, 21], 1, 65),  # one at a time: every step its own iteration
+        ([10] * 9, 2, 45),  # two in flight: 90 steps in at least 45 iterations
+        ([10] * 9, 0, 90),  # a concurrency below 1 reads as 1
+    ],
+)
+def test_fewest_iterations(steps: list[int], concurrency: int, fewest: int) -> None:
+    assert fewest_iterations(steps, concurrency) == fewest
+
+
+@pytest.mark.parametrize(
+    ("iterations", "said"),
+    [
+        (65, "its requests took at least 65 decode iterations, more than one decode log interval "
+             "(40), so its counters were reset after this eval's /flush_cache: another client "
+             "flushed them"),
+        # 2026-12-06, the long-context cell's fwe: 192 verify steps over 9 requests in flight
+        # together, fewer than 40 iterations: SGLang had not logged, no one had flushed
+        (24, "either the eval ran fewer decode iterations (192 verify steps, batched) than one "
+             "decode log interval (40: SGLang adds to the average only when it logs) or another "
+             "client reset the counters"),
+        (None, "either the eval ran fewer decode iterations"),
+    ],
+)  # fmt: skip
+def test_a_missing_server_figure_names_the_cause_the_iterations_allow(
+    iterations: int | None, said: str
+) -> None:
+    records = [rec([8, 8, 8]) for _ in range(8)]
+    out = window_accept(records, Window(records, None, deltas(None, 192.0)), True, 0.1)
+    (warning,) = accept_warnings("eval fwe", out, iterations)
+    assert (
+        warning.startswith("eval fwe: the server reported no avg_spec_accept_length")
+        and said in warning
+    )
