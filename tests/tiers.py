@@ -15,10 +15,11 @@ runner's exit code is the first failing tier's.
 The budgets are what CI's 2-core machine may spend per tier so that ``.ci/run`` stays under 30
 minutes: about 300 s to install and lint, then ``make test`` (unit 90 + integration 600 + slow
 420 + serial 90 s), ``make test-services`` (150 s) and ``make test-slurm`` (300 s), 1,950 s in
-all (the last clean-clone CI run took 1,315 s). They are targets set from the serial run's figures (README, Tests: 27-30 minutes of pytest,
-SLURM 4.5-5), not yet measured in parallel on CI: the table each run prints says where they
-stand. A tier over its budget is printed as such (it does not fail: timing on a shared machine
-is noise); restore the budget by moving tests, or raise it here, knowingly.
+all; the last clean-clone CI run took 1,315 s. They are targets set from the serial run's
+figures (README, Tests: 27-30 minutes of pytest, SLURM 4.5-5), not yet measured in parallel on
+CI: the table each run prints says where they stand. A tier over its budget is printed as such
+(it does not fail: timing on a shared machine is noise); restore the budget by moving tests, or
+raise it here, knowingly.
 """
 
 from __future__ import annotations
