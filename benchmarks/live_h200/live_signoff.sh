@@ -506,33 +506,68 @@ phase_speed_report() {
   tar -czf "$LIVE/live-results.tgz" -C outputs live
 }
 
-# LIVE_PLAN=serving (issue 42; the 0.5.23 bundle, carried as for speed): the serving phase on the
-# 8B shape (SPEED_ARGS' experiment, dummy weights: its draft accepts about one token, so its
-# speculation speed-up is not a real one), serving-only cells one after another: fa3 and fmha_v2 x
-# bf16 and fp8 KV with speculation (sv-on), the same without (sv-off: serving.speculation=false),
-# fa3 again (sv-aa: the A/A band), then SGLang's own bench_serving at concurrency 16 against a bare
-# fa3 server with the cells' flags (sv-bench: the independent cross-check), then the report. Each
-# cell: 4 levels x 2 buckets, at most 32 requests and 30 s a level (LIVE_SERVING_OVERRIDES adds).
+# LIVE_PLAN=serving (issue 42; the 0.5.23 bundle, carried as for speed): serving-only cells one
+# after another (SERVING_STEPS, most wanted first, so a lease cut short keeps the comparison that
+# matters; every tick returns what ended, LIVE_SERVING_SKIP="sv-on-f ..." drops steps):
+#   sv-on-a / sv-off-a  the 8B shape (SPEED_ARGS' experiment, dummy weights: its draft accepts about
+#                       one token, so its speculation speed-up is not a real one), fa3 and fmha_v2
+#                       at bf16 KV with speculation, then without (serving.speculation=false);
+#   sv-aa               fa3 again (fa3_repeat): the A/A band of the 8B shape;
+#   sv-bench            SGLang's own bench_serving at concurrency 16 against a bare fa3 server with
+#                       the cells' flags: the independent cross-check;
+#   sv-on-f / sv-off-f  the same two at fp8 KV;
+#   st-on / st-off      the trained synth_llama, whose draft accepts for real (accept length 3.7 in
+#                       the sign-offs): fa3, fmha_v2 and fa3_repeat with speculation, fa3 and
+#                       fmha_v2 without; buckets 1k and 8k (its context is 20k);
+#   report              mtp-eval-report over every sweep that ended.
+# Each cell: 4 levels x 2 buckets, at most 32 requests and 20 s a level (LIVE_SERVING_OVERRIDES
+# adds to every cell).
+SERVING_KNOBS=(speed.enabled=false serving.enabled=true "serving.buckets=[1024,8192]"
+  serving.requests=32 serving.max_seconds=20)
 SERVING_ARGS=("${SPEED_ARGS[@]}" "evals=[]" "~evals.mcq_sample" "~evals.mtbench_sample"
-  speed.enabled=false serving.enabled=true "serving.buckets=[1024,8192]" serving.requests=32
-  serving.max_seconds=30)
+  "${SERVING_KNOBS[@]}")
+SERVING_TRAINED=(model=synth_llama server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200
+  "${SIM_ARGS[@]}" server.mem_fraction_static=0.85 server.startup_timeout_s=1500
+  server.stop_grace_s=20 "server.extra_args=[--sampling-backend,pytorch,--max-total-tokens,262144]"
+  "evals=[]" "${SERVING_KNOBS[@]}")
+[[ $SGLANG == 0.5.23 ]] && SERVING_TRAINED+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)
 read -r -a _serving_more <<< "${LIVE_SERVING_OVERRIDES:-}"
 SERVING_ARGS+=("${_serving_more[@]}")
+SERVING_TRAINED+=("${_serving_more[@]}")
+# NAME, the model's arguments (8b / trained; - for the bench), the sweep's overrides.
+SERVING_STEPS=("sv-on-a 8b backend=fa3,fmha_v2 kv_dtype=auto"
+  "sv-off-a 8b backend=fa3,fmha_v2 kv_dtype=auto serving.speculation=false"
+  "sv-aa 8b backend=fa3_repeat kv_dtype=auto" "sv-bench -"
+  "sv-on-f 8b backend=fa3,fmha_v2 kv_dtype=fp8_e4m3"
+  "sv-off-f 8b backend=fa3,fmha_v2 kv_dtype=fp8_e4m3 serving.speculation=false"
+  "st-on trained backend=fa3,fmha_v2,fa3_repeat kv_dtype=auto"
+  "st-off trained backend=fa3,fmha_v2 kv_dtype=auto serving.speculation=false")
 start_serving() {
   has fa3 ready || return 0
-  launch sv-on phase_serving sv-on backend=fa3,fmha_v2 kv_dtype=auto,fp8_e4m3
-  has sv-on rc || return 0
-  launch sv-off phase_serving sv-off backend=fa3,fmha_v2 kv_dtype=auto,fp8_e4m3 serving.speculation=false
-  has sv-off rc || return 0
-  skip_or_launch sv-aa phase_serving sv-aa backend=fa3_repeat kv_dtype=auto
-  has sv-aa rc || return 0
-  skip_or_launch sv-bench phase_serving_bench
-  has sv-bench rc && launch report phase_serving_report
+  local step name
+  for step in "${SERVING_STEPS[@]}"; do
+    name=${step%% *}
+    if [[ " ${LIVE_SERVING_SKIP:-} " == *" $name "* ]]; then
+      parity_skip "$name" "LIVE_SERVING_SKIP"; continue
+    fi
+    if [[ $name == sv-bench ]]; then launch "$name" phase_serving_bench
+    else launch "$name" phase_serving "$name"; fi
+    has "$name" rc || return 0
+  done
+  launch report phase_serving_report
 }
-phase_serving() {  # NAME OVERRIDES...: a serving sweep, its cells one after another
+phase_serving() {  # NAME: that step's sweep, its cells one after another
   cd "$R" || return 1
-  local name=$1; shift
-  python3 -m pipeline -m "${SERVING_ARGS[@]}" "$@" "hydra.sweep.dir=outputs/live/$name"
+  local step words=()
+  for step in "${SERVING_STEPS[@]}"; do
+    [[ ${step%% *} == "$1" ]] && read -r -a words <<< "$step"
+  done
+  (( ${#words[@]} )) || { echo "no serving step $1"; return 2; }
+  if [[ ${words[1]} == trained ]]; then
+    python3 -m pipeline -m "${SERVING_TRAINED[@]}" "${words[@]:2}" "hydra.sweep.dir=outputs/live/$1"
+  else
+    python3 -m pipeline -m "${SERVING_ARGS[@]}" "${words[@]:2}" "hydra.sweep.dir=outputs/live/$1"
+  fi
 }
 phase_serving_bench() {  # bench_serving (random ids: no dataset download) at concurrency 16
   cd "$R" || return 1
@@ -555,7 +590,7 @@ phase_serving_bench() {  # bench_serving (random ids: no dataset download) at co
 phase_serving_report() {
   cd "$R" || return 1
   local c cells=()
-  for c in sv-on sv-off sv-aa; do [[ -d outputs/live/$c ]] && cells+=("outputs/live/$c"); done
+  for c in outputs/live/sv-* outputs/live/st-*; do [[ -d $c ]] && cells+=("$c"); done
   python3 -m pipeline.report.cli "${cells[@]}" --out outputs/live/serving-report
   echo "report exit $?"
   tar -czf "$LIVE/live-results.tgz" -C outputs live

@@ -7,9 +7,10 @@ One test, a case per plan (``LIVE_PLAN``), each against ``LIVE_SERVER=simulated`
   Llama-3.1-8B EAGLE3 shape cell (its own sweep), then fa3 and fmha_v2 again at the pool SGLang
   sizes itself (no --max-total-tokens), then the report, whose ``summary.json`` has a speed entry
   per variant, KV dtype and shape, each candidate with its ratio to fa3, and what the pool costs.
-- ``serving`` (issue 42): the serving-only cells of the 8B shape, fa3 and fmha_v2 at both KV
-  dtypes with speculation, then without, the A/A, bench_serving's command on a bare server, then
-  the report with speculation's speed-up per variant and the A/A band.
+- ``serving`` (issue 42): the serving-only cells of the 8B shape, fa3 and fmha_v2 at bf16 KV with
+  speculation, then without, the A/A, bench_serving's command on a bare server, the same at fp8
+  KV, then the trained synth_llama with and without speculation (its A/A too), then the report
+  with speculation's speed-up per model, variant and KV dtype and the A/A bands.
 - ``shapes``: every shipped production model on its cut shape with random weights, then the
   report, with the sign-off's server settings.
 - ``frontier``: fa3, then fmha_v2 at each factor of the 0.5.19 sign-off, at bf16 KV, each cell
@@ -195,17 +196,27 @@ def _check_frontier(tmp_path: Path, run: Run) -> None:
 
 def _check_serving(tmp_path: Path, run: Run) -> None:
     live = tmp_path / "repo" / "outputs" / "live"
-    results = _results("sv-*/*/result.json", live)
-    assert len(results) == 9, sorted(results)
-    off = [r for k, r in results.items() if k.startswith("sv-off/")]
-    assert len(off) == 4 and all(r["serving"]["speculation"] is False for r in off)
+    results = _results("s[vt]-*/*/result.json", live)
+    # in SERVING_STEPS' order: bf16 on/off, the A/A, fp8 on/off, the trained model on/off
+    sweeps = sorted({k.split("/")[0] for k in results})
+    assert sweeps == sorted(["sv-on-a", "sv-off-a", "sv-aa", "sv-on-f", "sv-off-f", "st-on",
+                             "st-off"]), sweeps  # fmt: skip
+    assert len(results) == 14, sorted(results)
+    off = [r for k, r in results.items() if k.split("/")[0].endswith(("off-a", "off-f", "-off"))]
+    assert len(off) == 6 and all(r["serving"]["speculation"] is False for r in off)
     assert all("--speculative-algorithm" not in r["server"]["argv"] for r in off)
     assert all(r["status"] == "ok" and r["serving"]["points"] for r in results.values())
+    trained = [r for k, r in results.items() if k.startswith("st-")]
+    assert {r["cell"]["model"] for r in trained} == {"synth-llama"}
     assert "bench_serving --port" in (live / "sv-bench.txt").read_text()
     serving = read_summary(live / "serving-report" / "summary.json")["serving"]
-    on = {(e["variant"], e["kv_dtype"]) for e in serving if e["spec_speedup"] is not None}
-    assert on == {(v, kv) for v in ("fa3", "fmha_v2") for kv in ("auto", "fp8_e4m3")}
-    assert any(e["aa_band"] for e in serving if e["variant"] == "fa3_repeat")
+    on = {(e["model"], e["variant"], e["kv_dtype"]) for e in serving
+          if e["spec_speedup"] is not None}  # fmt: skip
+    shape = next(iter({r["cell"]["model"] for k, r in results.items() if k.startswith("sv-")}))
+    assert on == {(shape, v, kv) for v in ("fa3", "fmha_v2") for kv in ("auto", "fp8_e4m3")} | {
+        ("synth-llama", v, "auto") for v in ("fa3", "fmha_v2")}  # fmt: skip
+    assert {e["model"] for e in serving if e["variant"] == "fa3_repeat" and e["aa_band"]} == {
+        shape, "synth-llama"}  # fmt: skip
 
 
 PLANS = {
