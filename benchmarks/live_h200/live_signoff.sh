@@ -271,7 +271,9 @@ bare_server() {
   BARE_PID="" BARE_URL=""
   plan=$(python3 -m pipeline "$@" dry_run=true "output_dir=$LIVE/dry/$name" 2>&1) \
     || { echo "$plan"; return 1; }
-  port=$((31000 + RANDOM % 2000))
+  # A port the kernel says is free now (a random one of 2,000 collided with a neighbour's server
+  # in CI: "address already in use"); the pipeline's cells pick theirs the same way.
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   read -r -a argv <<< "$(sed -n 's/^server command: //p' <<< "$plan" \
     | sed "s/--port [0-9]*/--port $port/; $edit")"
   read -r -a envs <<< "$(sed -n 's/^server env: //p' <<< "$plan")"
