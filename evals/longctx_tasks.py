@@ -108,8 +108,14 @@ def worked_reply(sample: Sample) -> str:
     return "\n".join([*sample.evidence, reply_text(sample)])
 
 
-def sample(task: str, length: int, seed: int, index: int, counter: TokenCounter) -> Sample:
+def sample(
+    task: str, length: int, seed: int, index: int, counter: TokenCounter, confusable: bool = False
+) -> Sample:
     """Question ``index`` of ``task`` at ``length`` tokens, a pure function of its arguments.
+
+    ``confusable`` (training text only; the eval never sets it): in ``niah_multikey`` and
+    ``niah_multiquery`` every other key shares the first key's adjective or noun, so that only
+    the whole key tells the needles apart (``confusable_keys``).
 
     Raises:
         ValueError: an unknown task, or a length too short for the task's question.
@@ -121,7 +127,24 @@ def sample(task: str, length: int, seed: int, index: int, counter: TokenCounter)
         return _vt(rng, length, counter)
     if task == "fwe":
         return _fwe(rng, length, counter)
-    return _niah(task, rng, length, counter)
+    return _niah(task, rng, length, counter, confusable)
+
+
+def confusable_keys(rng: random.Random, count: int) -> list[str]:
+    """``count`` distinct keys, each after the first sharing its adjective or its noun.
+
+    The long-context model of 2026-12-06 answered multi-key questions with a key of the asked
+    noun and another adjective, copying that distractor's number (``misty-beacon`` for
+    ``windy-beacon``): keys that differ in one word make the whole key what the loss rewards.
+    """
+    first = word_key(rng)
+    adjective, noun = first.split("-", 1)
+
+    def near() -> str:
+        other = word_key(rng).split("-", 1)
+        return f"{adjective}-{other[1]}" if rng.random() < 0.5 else f"{other[0]}-{noun}"
+
+    return [first, *[k for k in distinct(near, count) if k != first][: count - 1]]
 
 
 def _with_hidden(
@@ -158,9 +181,14 @@ def _build(
     return fitted.text, key, fitted.tokens, lines
 
 
-def _niah(task: str, rng: random.Random, length: int, counter: TokenCounter) -> Sample:
+def _niah(
+    task: str, rng: random.Random, length: int, counter: TokenCounter, confusable: bool
+) -> Sample:
     count = 1 if task == "niah_single" else NEEDLES
-    keys = distinct(lambda: word_key(rng), 1 if task == "niah_multivalue" else count)
+    if confusable and task in ("niah_multikey", "niah_multiquery"):
+        keys = confusable_keys(rng, count)
+    else:
+        keys = distinct(lambda: word_key(rng), 1 if task == "niah_multivalue" else count)
     values = distinct(lambda: magic_number(rng), count)
     pairs = [(keys[i % len(keys)], values[i]) for i in range(count)]
     needles = [f"One of the special magic numbers for {k} is: {v}." for k, v in pairs]

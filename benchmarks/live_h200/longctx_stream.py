@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from benchmarks.live_h200 import synth_train as st
 from evals.longctx_tasks import TASKS, sample, worked_reply
@@ -51,16 +52,49 @@ def row_length(step: int, steps: int, seed: int) -> int:
     return LENGTHS[unlocked - 1] if rng.random() < 0.5 else rng.choice(LENGTHS[:unlocked])
 
 
-def longctx_chat(rng: random.Random, length: int, seed: int) -> list[st.Message] | None:
+MULTI_NEEDLE = ("niah_multikey", "niah_multivalue", "niah_multiquery")
+
+
+@dataclass(frozen=True)
+class Mix:
+    """Which long-context questions the rows hold; the defaults are the recipe of 2026-12-06.
+
+    ``multi_needle_weight``: the multi-needle NIAH tasks' weight against 1 for each other task.
+    ``confusable``: the share of multi-key questions whose keys differ in one word
+    (``evals.longctx_tasks.confusable_keys``). At the defaults the stream draws exactly as before.
+    """
+
+    multi_needle_weight: float = 1.0
+    confusable: float = 0.0
+
+    def task(self, rng: random.Random) -> str:
+        """The next question's task."""
+        if self.multi_needle_weight == 1.0:
+            return rng.choice(TASKS)
+        weights = [self.multi_needle_weight if t in MULTI_NEEDLE else 1.0 for t in TASKS]
+        return rng.choices(TASKS, weights=weights)[0]
+
+    def confuse(self, rng: random.Random) -> bool:
+        """Whether the next question's keys are confusable."""
+        return self.confusable > 0 and rng.random() < self.confusable
+
+
+RECIPE_MIX = Mix()
+
+
+def longctx_chat(
+    rng: random.Random, length: int, seed: int, mix: Mix = RECIPE_MIX
+) -> list[st.Message] | None:
     """One long-context question whose prompt is at most ``length`` bytes, and its graded reply.
 
     None when no task fits (rows under about 600 tokens: most tasks' fixed text is longer).
     """
     counter = ByteCounter()
     for _ in range(8):  # fwe refuses a few lengths (a tie for third place): draw another
-        task = rng.choice(TASKS)
+        task, confuse = mix.task(rng), mix.confuse(rng)
         try:
-            s = sample(task, length, TRAIN_SEED_BASE + seed, rng.randrange(1 << 30), counter)
+            s = sample(task, length, TRAIN_SEED_BASE + seed, rng.randrange(1 << 30), counter,
+                       confuse)  # fmt: skip
         except ValueError:
             continue
         return [{"role": "user", "content": s.text},
@@ -87,12 +121,14 @@ def fill(row: st.Row, length: int, draw: Draw) -> st.Row:
     return st.Row(ids + [st.SPECIAL_ID[st.PAD]] * pad, loss + [False] * pad, task + [-1] * pad)
 
 
-def long_row(rng: random.Random, length: int, seed: int, draw: Draw) -> st.Row:
+def long_row(
+    rng: random.Random, length: int, seed: int, draw: Draw, mix: Mix = RECIPE_MIX
+) -> st.Row:
     """A long-context conversation of 40-95% of ``length``, then chats from ``draw`` to the end."""
     # The prompt's budget leaves REPLY_ROOM for the reply and its chat tokens.
     room = length - REPLY_ROOM
     chat = longctx_chat(
-        rng, min(room, max(MIN_TASK_LENGTH, int(length * rng.uniform(0.4, 0.95)))), seed
+        rng, min(room, max(MIN_TASK_LENGTH, int(length * rng.uniform(0.4, 0.95)))), seed, mix
     )
     if chat is None:
         return fill(st.Row([], [], []), length, draw)
@@ -101,20 +137,22 @@ def long_row(rng: random.Random, length: int, seed: int, draw: Draw) -> st.Row:
     return fill(start, length, draw)
 
 
-def short_row(rng: random.Random, length: int, seed: int, draw: Draw) -> st.Row:
+def short_row(
+    rng: random.Random, length: int, seed: int, draw: Draw, mix: Mix = RECIPE_MIX
+) -> st.Row:
     """Synthetic chats with a 1k-2k long-context question in ``LONG_SHARE_2K`` of the rows."""
     if rng.random() < LONG_SHARE_2K:
-        return long_row(rng, length, seed, draw)
+        return long_row(rng, length, seed, draw, mix)
     return fill(st.Row([], [], []), length, draw)
 
 
 def batch_rows(step: int, steps: int, seed: int, tokens: int,
-               held_out: frozenset[str] = frozenset(), max_len: int | None = None) -> list[
-        st.Row]:  # fmt: skip
+               held_out: frozenset[str] = frozenset(), max_len: int | None = None,
+               mix: Mix = RECIPE_MIX) -> list[st.Row]:  # fmt: skip
     """The rows of training step ``step`` (about ``tokens`` tokens), reproducible from its index.
 
     ``held_out``: synthetic eval questions no row may hold. ``max_len`` caps the row length (a CPU
-    check trains on short rows only).
+    check trains on short rows only). ``mix``: which long-context questions (``Mix``).
     """
     length = min(row_length(step, steps, seed), max_len or LENGTHS[-1])
     rng = random.Random(f"{seed}:longrows:{step}")
@@ -126,4 +164,4 @@ def batch_rows(step: int, steps: int, seed: int, tokens: int,
                 return task, messages
 
     make = short_row if length <= LENGTHS[0] else long_row
-    return [make(rng, length, seed, draw) for _ in range(max(1, tokens // length))]
+    return [make(rng, length, seed, draw, mix) for _ in range(max(1, tokens // length))]

@@ -101,3 +101,55 @@ def test_draft_config_carries_the_targets_rope_and_vocabulary() -> None:
     assert shapes["fc.weight"] == ([512, 3 * 512], "BF16")
     assert shapes["layers.0.self_attn.q_proj.weight"] == ([512, 1024], "BF16")
     assert shapes["d2t"] == ([st.VOCAB_SIZE], "I64") and shapes["t2d"] == ([264], "BOOL")
+
+
+def test_the_default_mix_is_the_committed_recipe_to_the_byte() -> None:
+    # The stream of longctx-model-worked-0.5.23 (digest taken before Mix existed): its recipe
+    # stays reproducible whatever Mix adds.
+    import hashlib
+
+    def rows(*mix: ls.Mix) -> list[st.Row]:
+        return [r for step in (0, 1500, 2700)
+                for r in ls.batch_rows(step, 2800, 0, 16384, frozenset(), 4096, *mix)]  # fmt: skip
+
+    whole = hashlib.sha256()
+    for row in rows():
+        whole.update(str(row.ids).encode())
+    assert whole.hexdigest()[:16] == "07d37cb2a91705d7"
+    assert [r.ids for r in rows(ls.Mix())] == [r.ids for r in rows()]
+
+
+def test_a_multi_needle_weight_draws_those_tasks_more_often() -> None:
+    import random
+
+    def share(mix: ls.Mix) -> float:
+        rng = random.Random(0)
+        tasks = [mix.task(rng) for _ in range(6000)]
+        return sum(t in ls.MULTI_NEEDLE for t in tasks) / len(tasks)
+
+    assert 0.45 < share(ls.Mix()) < 0.55  # 3 of 6 tasks
+    assert 0.70 < share(ls.Mix(multi_needle_weight=3.0)) < 0.80  # 9 of 12
+
+
+def test_confusable_questions_differ_in_one_word_of_their_keys() -> None:
+    import random
+
+    from evals.longctx_tasks import confusable_keys, sample
+    from evals.longctx_tokens import ByteCounter
+
+    for seed in range(50):
+        first, *others = confusable_keys(random.Random(seed), 4)
+        assert len({first, *others}) == 4
+        adjective, noun = first.split("-", 1)
+        assert all(k.startswith(f"{adjective}-") or k.endswith(f"-{noun}") for k in others)
+    s = sample("niah_multikey", 4096, 1000, 7, ByteCounter(), confusable=True)
+    asked = s.evidence[0].split(" for ", 1)[1].split(" is:", 1)[0]
+    keys = [ln.split(" for ", 1)[1].split(" is:", 1)[0] for ln in s.text.splitlines()
+            if ln.startswith("One of the special magic numbers for ")]  # fmt: skip
+    assert len(keys) == 4 and asked in keys
+    adjective, noun = asked.split("-", 1)
+    assert all(k.startswith(f"{adjective}-") or k.endswith(f"-{noun}") for k in keys if k != asked)
+    assert s.gold[0] in s.evidence[0] and f"for {asked}" in s.text.splitlines()[-1]
+    # the eval's questions never draw them: the same question without the flag is another
+    plain = sample("niah_multikey", 4096, 1000, 7, ByteCounter())
+    assert plain.text != s.text
