@@ -228,3 +228,36 @@ def test_the_0_5_19_reports_frontier_agrees_with_the_table() -> None:
              for f in frontiers for p in f["points"]}  # fmt: skip
     assert found == table
     assert [f["largest_go_factor"] for f in frontiers] == [3e4, 0.0]
+
+
+# --- logprob parity (issue 39 item 6) -------------------------------------------------------------
+
+
+def test_the_parity_cost_is_what_the_benchmark_prints_from_the_committed_cells(tmp_path: Path):
+    import subprocess
+    import sys
+
+    from benchmarks.live_h200 import live_index
+
+    (report,) = [r for r in live_index.reports() if r.label == "parity-0.5.23/report"]
+    inputs = live_index.lay_out(report, tmp_path)  # outputs/live/p-*, as the lease wrote them
+    design = str(LIVE / "signoff-0.5.23" / "cells")
+    run = subprocess.run(
+        [sys.executable, "-m", "benchmarks.parity_cost", *inputs, "--design", design],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120, check=True,
+        env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+    printed = run.stdout.replace(design + "/", "")
+    assert printed == (LIVE / "parity-0.5.23" / "cost.md").read_text()
+    assert printed.rstrip().endswith("6.13% (meets the 10% target)")
+
+
+def test_the_parity_run_ran_on_the_h100_it_names_and_its_a_a_is_bit_exact():
+    found = summary("parity-0.5.23")
+    assert {c["gpu"] for c in found["cells"]} == {"NVIDIA H100 80GB HBM3"}
+    aa = [e for e in found["parity"] if e["variant"] == "fa3_repeat" and e["path"] == "prefill"]
+    assert [(e["verdict"], e["divergence"]) for e in aa] == [("GO", 0.0)]
+    prefill = [e for e in found["parity"] if e["path"] == "prefill"]
+    skip = {e["skip_softmax"]["prefill"]: e["verdict"] for e in prefill
+            if e["variant"] == "fmha_v2" and e["kv_dtype"] == "auto"}  # fmt: skip
+    assert skip == {0.0: "INCONCLUSIVE", 1e4: "NO-GO", 3e4: "NO-GO", 1e5: "NO-GO", 1e6: "NO-GO"}
