@@ -550,7 +550,7 @@ start_serving() {
   for step in "${SERVING_STEPS[@]}"; do
     name=${step%% *}
     if [[ " ${LIVE_SERVING_SKIP:-} " == *" $name "* ]]; then
-      parity_skip "$name" "LIVE_SERVING_SKIP"; continue
+      mark_skipped "$name" "LIVE_SERVING_SKIP"; continue
     fi
     if [[ $name == sv-bench ]]; then launch "$name" phase_serving_bench
     else launch "$name" phase_serving "$name"; fi
@@ -784,9 +784,9 @@ start_parity() {
     read -r -a words <<< "$cell"
     name=p-${words[0]}
     if [[ " ${LIVE_PARITY_SKIP:-} " == *" ${words[0]} "* ]]; then
-      parity_skip "$name" "LIVE_PARITY_SKIP"; continue
+      mark_skipped "$name" "LIVE_PARITY_SKIP"; continue
     fi
-    [[ -n $src ]] || { parity_skip "$name" "p-base kept no sequences to re-score"; continue; }
+    [[ -n $src ]] || { mark_skipped "$name" "p-base kept no sequences to re-score"; continue; }
     [[ ${words[1]} == - ]] || has "warm-par-${words[1]}" rc || { all=0; continue; }
     launch "$name" phase_parity "${words[0]}"
     has "$name" rc || all=0
@@ -803,7 +803,7 @@ parity_needs() {  # WARM: whether a cell not in LIVE_PARITY_SKIP waits for that 
   return 1
 }
 
-parity_skip() {  # NAME WHY: the phase is marked done without running
+mark_skipped() {  # NAME WHY: the phase is marked done without running
   has "$1" started && return 0
   touch "$STATE/$1.started"; echo skipped > "$STATE/$1.rc"; log "skipped $1 ($2)"
 }
@@ -1090,9 +1090,9 @@ lf_schedule() {  # start what LF_STEPS' order lets start now
     read -r -a words <<< "$step"
     name=${words[0]}
     has "$name" started && continue
-    lf_dropped "$name" && { parity_skip "$name" "LIVE_LF_SKIP"; continue; }
+    lf_dropped "$name" && { mark_skipped "$name" "LIVE_LF_SKIP"; continue; }
     if [[ ${words[1]} == *base* ]] && has a-base rc && [[ -z $(lf_base) ]]; then
-      parity_skip "$name" "a-base kept no parity sequences to re-score"; continue
+      mark_skipped "$name" "a-base kept no parity sequences to re-score"; continue
     fi
     lf_ready "${words[1]}" || continue  # a step still waiting lets the later ones go first
     if [[ $name == s-* ]]; then  # the GPU is this cell's alone, now or once the others end
