@@ -224,7 +224,12 @@ download
 install_site
 check_site
 pack
-find "$OUTDIR" -maxdepth 1 -type f -delete
+# Only this script's own pieces are replaced: the model and JIT-cache chunks that model_store
+# restored into .gpu-bundle/ stay (a rebuild used to delete them, and lease_ready then found them
+# missing after the bundle was made).
+find "$OUTDIR" -maxdepth 1 -type f \( -name 'sgl-site-*' -o -name 'flash_ops.*' \) -delete
+kept=$(find "$OUTDIR" -maxdepth 1 -type f -printf '%f\n' | sed -n 's/\.manifest$//p' | sort | xargs)
+[[ -n $kept ]] && echo "== .gpu-bundle/: kept $kept (model_store's pieces)"
 chunk "$ARCHIVE"
 if [[ "${FA3:-1}" == 1 ]]; then pack_fa3; fi
 echo "== .gpu-bundle/: $(ls "$OUTDIR" | wc -l) files; carry one or two chunks a call (README.md)"
