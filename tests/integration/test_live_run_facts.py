@@ -261,3 +261,36 @@ def test_the_parity_run_ran_on_the_h100_it_names_and_its_a_a_is_bit_exact():
     skip = {e["skip_softmax"]["prefill"]: e["verdict"] for e in prefill
             if e["variant"] == "fmha_v2" and e["kv_dtype"] == "auto"}  # fmt: skip
     assert skip == {0.0: "INCONCLUSIVE", 1e4: "NO-GO", 3e4: "NO-GO", 1e5: "NO-GO", 1e6: "NO-GO"}
+
+
+LONGCTX = "longctx-frontier-0.5.23"
+
+
+def _gain(point: dict, tokens: int) -> float:
+    return next(g["ratio"] for g in point["prefill_gain"] if g["tokens"] == tokens)
+
+
+def test_the_long_context_frontier_readme_quotes_its_speed_report():
+    """The README's 128k gains (against the PR's +12.9%) are the committed speed report's."""
+    (frontier,) = summary(LONGCTX, "report-speed-with-1e5")["frontier"]
+    assert frontier["gpu"] == "NVIDIA H100 80GB HBM3"
+    points = {p["factor"]: p for p in frontier["points"]}
+    readme = (LIVE / LONGCTX / "README.md").read_text()
+    for factor, quoted in ((1e6, "**1.373 [1.365, 1.378]**"), (1e5, "1.307 [1.296, 1.314]")):
+        assert f"{_gain(points[factor], 131072):.3f}" in quoted
+        assert quoted in readme
+    assert f"{100 * (_gain(points[1e6], 131072) - 1):.1f}% faster" in readme
+
+
+def test_the_long_context_frontier_cells_are_the_twelve_the_readme_names(tmp_path):
+    """Every cell of the lease is in cell-files.tar.xz, ok, on the H100 its README names."""
+    root = unpack(LIVE / LONGCTX / "cell-files.tar.xz", tmp_path)
+    names = sorted(p.parent.name for p in root.glob("lf-*/*/result.json"))
+    assert names == sorted(
+        ["a-aa", "a-base", "s-aa", "s-fa3", "s-v2-0", "s-v2-1e5", "s-v2-1e6"]
+        + [f"a-v2-{f}" for f in ("0", "1e4", "3e4", "1e5", "1e6")]
+    )
+    for result in root.glob("lf-*/*/result.json"):
+        cell = json.loads(result.read_text())
+        assert cell["status"] == "ok", result
+        assert "H100" in json.dumps(cell.get("gpu", cell)), result
