@@ -1044,13 +1044,15 @@ LF_SPEED+=("${_lf_more[@]}")
 # step whose needs are met starts; a speed cell only once nothing else runs, and no later step
 # starts before it. So while the JIT compiles, the fa3 steps go first (s-fa3, a-base, s-fa3-f,
 # s-aa); then fmha_v2 at factors 0 and 1e6 against fa3, bf16 then fp8 KV; then the accuracy cells
-# not yet run; then the middle factors' speed; last fmha_v2 at factor 0 again (its A/A).
+# not yet run; then the middle factors' speed; last fmha_v2 at factor 0 again (its A/A). a-fi is
+# the parity reference pair (flashinfer re-scoring a-base's ids): fa3's A/A re-scores bit-exactly,
+# so without it the parity band is 0 and every other kernel reads NO-GO (lease 1, 2026-12-06).
 LF_STEPS=("s-fa3 - fa3 bf16 0" "a-base - fa3 bf16 0"
   "s-v2-0 jit-bf16 fmha_v2 bf16 0" "s-v2-1e6 jit-bf16 fmha_v2 bf16 1000000"
   "s-fa3-f - fa3 fp8_e4m3 0"
   "s-v2f-0 jit-fp8_e4m3 fmha_v2 fp8_e4m3 0" "s-v2f-1e6 jit-fp8_e4m3 fmha_v2 fp8_e4m3 1000000"
   "s-aa - fa3_repeat bf16 0"
-  "a-aa base fa3_repeat bf16 0" "a-fa3-f base fa3 fp8_e4m3 0"
+  "a-aa base fa3_repeat bf16 0" "a-fi base flashinfer bf16 0" "a-fa3-f base fa3 fp8_e4m3 0"
   "a-v2-0 base+jit-bf16 fmha_v2 bf16 0" "a-v2-1e6 base+jit-bf16 fmha_v2 bf16 1000000"
   "a-v2f-0 base+jit-fp8_e4m3 fmha_v2 fp8_e4m3 0"
   "a-v2f-1e6 base+jit-fp8_e4m3 fmha_v2 fp8_e4m3 1000000"
@@ -1199,8 +1201,12 @@ phase_lf_tiles() {  # HF's skipped share per length, on the speed cells' prompts
 # report, a-aa: the parity band is read from the A/A among the baselines' cells.
 phase_lf_report() {
   cd "$R" || return 1
-  local kind cell dirs bases skip=()
+  local kind cell dirs bases skip=() policy=()
   [[ -f $LIVE/lf-skip.json ]] && skip=(--skip-fractions "$LIVE/lf-skip.json")
+  if [[ -f outputs/live/lf-acc/a-fi/result.json ]]; then  # the reference pair sets the band
+    printf 'parity:\n  reference: flashinfer\n' > outputs/live/lf-policy.yaml
+    policy=(--tolerance outputs/live/lf-policy.yaml)
+  fi
   for kind in acc speed; do
     dirs=() bases=()
     for cell in outputs/live/lf-$kind/*; do
@@ -1210,8 +1216,8 @@ phase_lf_report() {
         && bases+=(--baseline-dir "$cell")
     done
     (( ${#dirs[@]} )) || continue
-    python3 -m pipeline.report.cli "${dirs[@]}" "${bases[@]}" "${skip[@]}" --frontier-per-eval \
-      --out "outputs/live/lf-report-$kind"
+    python3 -m pipeline.report.cli "${dirs[@]}" "${bases[@]}" "${skip[@]}" "${policy[@]}" \
+      --frontier-per-eval --out "outputs/live/lf-report-$kind"
     echo "report $kind exit $?"
   done
   cp "$LIVE"/lf-skip.json "$LIVE"/ready-*.txt "$LIVE"/logs/lf-cells.log outputs/live/ 2>/dev/null

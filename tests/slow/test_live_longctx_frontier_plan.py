@@ -43,6 +43,7 @@ def _cells() -> dict[str, tuple[str, str, float]]:
     cells = {"s-fa3": ("fa3", "bf16", 0.0), "a-base": ("fa3", "bf16", 0.0),
              "s-fa3-f": ("fa3", "fp8_e4m3", 0.0), "a-fa3-f": ("fa3", "fp8_e4m3", 0.0),
              "s-aa": ("fa3_repeat", "bf16", 0.0), "a-aa": ("fa3_repeat", "bf16", 0.0),
+             "a-fi": ("flashinfer", "bf16", 0.0),
              "s-v2-0b": ("fmha_v2", "bf16", 0.0)}  # fmt: skip
     for tag, kv in KV.items():
         for name, factor in FACTORS.items():
@@ -138,8 +139,10 @@ def _check_accuracy_report(out: Path, cells: dict[str, tuple[str, str, float]]) 
         assert Path(check["numbers"]["baseline_folder"]).name == base, name
     parity = _checks(summary, "parity_vs_baseline")
     assert set(parity) == candidates | {"a-fa3-f"}  # fp8 KV read against bf16 exact fa3 too
+    assert parity.pop("a-fi")["verdict"] == "INFO"  # the reference pair: it sets the band
     for name, check in parity.items():
         assert Path(check["numbers"]["sequences_from"]).name == "a-base", name
+        assert check["numbers"]["judged"]["reference_cell"].endswith("a-fi"), name
         assert check["verdict"] == ("NO-GO" if name.endswith("-1e6") else "GO"), name
     by_length = {Path(e["cell"]).name: e["verdicts"] for e in summary["frontier_by_length"]}
     assert set(by_length) == candidates  # a verdict per length bin, accept length's too
