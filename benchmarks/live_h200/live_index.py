@@ -44,6 +44,9 @@ class Report:
     rebuild: bool
     sources: tuple[Source, ...]
     options: tuple[str, ...]
+    # Files of the run folder an option names at the path the device gave (e.g. the skipped
+    # shares a report read as outputs/live/lf-skip.json): (path in the scratch folder, file).
+    placed: tuple[tuple[str, str], ...] = ()
 
     @property
     def path(self) -> Path:
@@ -81,7 +84,8 @@ def _report(run: str, raw: dict[str, Any]) -> Report:
     sources = tuple(_source(str(s), samples) for s in raw["sources"])
     options = tuple(str(o).replace("{repo}", str(REPO)) for o in raw["options"])
     name, code, rebuild = str(raw["report"]), int(raw["exit_code"]), bool(raw["rebuild"])
-    return Report(run, name, code, rebuild, sources, options)
+    placed = tuple((str(at), str(file)) for at, file in raw.get("place", {}).items())
+    return Report(run, name, code, rebuild, sources, options, placed)
 
 
 def _run(raw: dict[str, Any]) -> Run:
@@ -131,14 +135,16 @@ def _unpack(archive: Path, into: Path) -> None:
 def lay_out(report: Report, work: Path) -> list[str]:
     """The report's inputs under ``work`` as the committed report read them, in its order.
 
-    Each source's ``cells/`` and samples are copied under ``work/.unpacked/<under>``; each input
+    Each source's ``cells/`` (where it has one: a run may keep its cells whole in the samples
+    archive) and samples are copied under ``work/.unpacked/<under>``; each input
     the committed ``summary.json`` names is then moved from the longest tail of its path found
     there (``outputs/live/base-auto`` from ``base-auto``, ``0.5.19/sp-fa3`` as it is).
     """
     unpacked = work / ".unpacked"
     for source in report.sources:
         into = unpacked / source.under
-        shutil.copytree(LIVE / source.folder / "cells", into, dirs_exist_ok=True)
+        if (LIVE / source.folder / "cells").is_dir():
+            shutil.copytree(LIVE / source.folder / "cells", into, dirs_exist_ok=True)
         _unpack(LIVE / source.folder / source.samples, into)
     inputs = [str(p) for p in json.loads((report.path / "summary.json").read_text())["inputs"]]
     for given in inputs:
@@ -149,6 +155,9 @@ def lay_out(report: Report, work: Path) -> list[str]:
             raise FileNotFoundError(f"{report.label}: no sweep {given!r} in {report.sources}")
         (work / given).parent.mkdir(parents=True, exist_ok=True)
         found.rename(work / given)
+    for at, file in report.placed:
+        (work / at).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(LIVE / report.run / file, work / at)
     return inputs
 
 

@@ -180,7 +180,7 @@ def _numbers(
 ) -> ParityNumbers:
     top1 = summary.mean("top1_disagree", policy.confidence)
     try:
-        worst = worst_sequences(summary, policy.metric, WORST)
+        worst = worst_sequences(summary, policy.metric, WORST, base.folder)
     except (ParityFileError, KeyError, TypeError, ValueError) as err:
         worst, how = [], f"{how}; worst sequences not read: {err}"
     bins = [PositionBin(b.low, b.high, b.means.get(policy.metric), b.tokens.get(policy.metric, 0))

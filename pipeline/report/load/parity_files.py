@@ -131,14 +131,19 @@ def _scores(row: ScoreRow) -> Scores:
     return scores_of(row["logprobs"], row.get("top", []))
 
 
-def worst_sequences(summary: ParitySummary, metric: str, count: int = 5) -> list[WorstSequence]:
+def worst_sequences(
+    summary: ParitySummary, metric: str, count: int = 5, source: Path | None = None
+) -> list[WorstSequence]:
     """The ``count`` sequences furthest from the source's re-score by ``metric``.
+
+    ``source``: where the source cell is now (default: where the summary says it was; a cell
+    made on another machine names that machine's path).
 
     Raises:
         ParityFileError: when a file is unreadable or the files list other sequences.
     """
-    seqs = _jsonl(parity_dir(summary.source) / SEQUENCES)
-    base = _jsonl(parity_dir(summary.source) / SCORES)
+    at = parity_dir(source or summary.source)
+    seqs, base = _jsonl(at / SEQUENCES), _jsonl(at / SCORES)
     cand = _jsonl(parity_dir(summary.folder) / SCORES)
     if (
         not [s["question"] for s in seqs]
