@@ -10,6 +10,7 @@ logits carry noise of a known size (``logit_sigma``): parity says NO-GO where ac
 from __future__ import annotations
 
 import csv
+import shutil
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -147,3 +148,20 @@ def test_mlflow_runs_carry_the_parity_verdict_and_numbers(root: Path) -> None:
     run = cell_run(report, cand, "origin", "parent")
     assert run.tags["verdict/parity_vs_baseline"] == "NO-GO"
     assert run.metrics["parity_divergence"] > run.metrics["parity_band"] > 0
+
+
+def test_cells_moved_from_where_they_ran_keep_their_worst_sequences(root: Path, tmp_path: Path):
+    """A run copied off the device names the device's folders (sequences_from): the report
+    reads the source cell where it is now, so the worst sequences are not lost on the way."""
+    moved = tmp_path / "committed" / root.name  # the sweep and cell folders keep their names
+    shutil.copytree(root / "fa3", moved / "fa3")
+    shutil.copytree(root / "sweep", moved / "sweep")
+    shutil.rmtree(root / "fa3")  # the folder the summaries name is gone, as on a device
+    try:
+        code, summary, _ = _report(moved, "report")
+    finally:
+        shutil.copytree(moved / "fa3", root / "fa3")
+    cand = _checks(summary, "parity_vs_baseline")["fmha_v2"]
+    assert cand["verdict"] == "NO-GO", cand["message"]
+    assert len(cand["numbers"]["worst"]) == 5, cand["numbers"].get("paired_by")
+    assert Path(cand["numbers"]["sequences_from"]) == moved / "fa3"
