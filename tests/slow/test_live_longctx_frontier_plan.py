@@ -142,7 +142,7 @@ def _check_accuracy_report(out: Path, cells: dict[str, tuple[str, str, float]]) 
     assert parity.pop("a-fi")["verdict"] == "INFO"  # the reference pair: it sets the band
     for name, check in parity.items():
         assert Path(check["numbers"]["sequences_from"]).name == "a-base", name
-        assert check["numbers"]["judged"]["reference_cell"].endswith("a-fi"), name
+        assert "flashinfer" in check["numbers"]["reference_cell"], name  # a-fi
         assert check["verdict"] == ("NO-GO" if name.endswith("-1e6") else "GO"), name
     by_length = {Path(e["cell"]).name: e["verdicts"] for e in summary["frontier_by_length"]}
     assert set(by_length) == candidates  # a verdict per length bin, accept length's too
