@@ -165,3 +165,15 @@ def test_cells_moved_from_where_they_ran_keep_their_worst_sequences(root: Path, 
     assert cand["verdict"] == "NO-GO", cand["message"]
     assert len(cand["numbers"]["worst"]) == 5, cand["numbers"].get("paired_by")
     assert Path(cand["numbers"]["sequences_from"]) == moved / "fa3"
+
+
+def test_the_band_is_read_from_every_input_when_baseline_dirs_name_only_fa3(root: Path) -> None:
+    """--baseline-dir picks the baseline; the A/A among the inputs still sets the band (it was
+    passed over, leaving fmha_v2 INCONCLUSIVE for want of a band that was measured)."""
+    args = [str(root), "--baseline-dir", str(root / "fa3"), "--out", str(root / "named")]
+    run = run_script("mtp-eval-report", *args, timeout=180)
+    assert "internal error" not in run.stderr, run.stderr
+    summary = json.loads((root / "named" / "summary.json").read_text())
+    cand = _checks(summary, "parity_vs_baseline")["fmha_v2"]
+    assert cand["verdict"] == "NO-GO", cand["message"]
+    assert cand["numbers"]["band_source"] == "aa" and "fa3_repeat" in cand["numbers"]["aa_cell"]

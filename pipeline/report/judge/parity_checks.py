@@ -58,8 +58,15 @@ def summaries_of(cells: Sequence[CellRecord]) -> dict[str, ParitySummary | Parit
 def parity_checks(
     cells: Sequence[CellRecord], pool: Sequence[CellRecord], tol: Tolerance
 ) -> list[Check]:
-    """One ``parity_vs_baseline`` check per cell under test that re-scored a cell's sequences."""
+    """One ``parity_vs_baseline`` check per cell under test that re-scored a cell's sequences.
+
+    The baseline comes from ``pool``; the A/A and the reference pair that set the band from every
+    cell the report read: with ``--baseline-dir`` naming only fa3, an A/A or flashinfer cell among
+    the inputs was passed over and the band silently fell to 0 (2026-12-06, the H200 frontier).
+    """
     summaries = summaries_of([*cells, *pool])
+    in_pool = {c.id for c in pool}
+    noise = [*pool, *(c for c in cells if c.id not in in_pool)]
     out = []
     for cell in cells:
         found = summaries.get(cell.id)
@@ -68,7 +75,7 @@ def parity_checks(
         if isinstance(found, ParityFileError):
             out.append(make_check(cell, None, PARITY_VS_BASELINE, ERROR, str(found)))
             continue
-        out.append(_check(cell, found, pool, summaries, tol))
+        out.append(_check(cell, found, (pool, noise), summaries, tol))
     return out
 
 
@@ -126,11 +133,12 @@ def _noise(
 def _check(
     cell: CellRecord,
     summary: ParitySummary,
-    pool: Sequence[CellRecord],
+    pools: tuple[Sequence[CellRecord], Sequence[CellRecord]],  # the baselines', the band's
     summaries: dict[str, ParitySummary | ParityFileError],
     tol: Tolerance,
 ) -> Check:
     policy = tol.parity
+    pool, noise = pools
     base, how = paired_source(cell, summary, pool, tol)
     if base is None:
         return make_check(cell, None, PARITY_VS_BASELINE, NO_BASELINE, how)
@@ -138,7 +146,7 @@ def _check(
     if mean is None:
         why = f"{summary.folder}/parity/summary.json has no {policy.metric} (top_k 0?)"
         return make_check(cell, None, PARITY_VS_BASELINE, ERROR, why)
-    aa = _noise(policy.aa_variant, summary, pool, summaries, policy)
+    aa = _noise(policy.aa_variant, summary, noise, summaries, policy)
     numbers = _numbers(summary, mean, policy, base, how)
     if aa is None:
         message = (
@@ -153,7 +161,7 @@ def _check(
             "band of the other variants; not judged against itself"
         )
         return make_check(cell, None, PARITY_VS_BASELINE, INFO, message, numbers)
-    ref = _noise(policy.reference, summary, pool, summaries, policy) if policy.reference else None
+    ref = _noise(policy.reference, summary, noise, summaries, policy) if policy.reference else None
     verdict = judge(policy.verdict_rule, mean, aa[1], ref[1] if ref else None)
     band = verdict.band
     judged = ParityBand(
