@@ -294,3 +294,42 @@ def test_the_long_context_frontier_cells_are_the_twelve_the_readme_names(tmp_pat
         cell = json.loads(result.read_text())
         assert cell["status"] == "ok", result
         assert cell["cell"]["gpu"]["name"] == "NVIDIA H100 80GB HBM3", result
+
+
+LONGCTX_H200 = "longctx-frontier-h200-0.5.23"
+
+
+def test_the_h200_frontier_readme_quotes_its_parity_band_and_128k_gains():
+    """The README's band (flashinfer's upper bound x 2), fmha_v2's parity GO and the 128k gains
+    against the PR's +3.5% (fp8) are the committed reports'."""
+    parity = {Path(c["folder"]).name: k for c in summary(LONGCTX_H200, "report-acc")["cells"]
+              for k in c["checks"] if k["kind"] == "parity_vs_baseline"}  # fmt: skip
+    readme = (LIVE / LONGCTX_H200 / "README.md").read_text()
+    band = parity["a-v2-0"]["numbers"]
+    assert band["reference_cell"].startswith("synth-longctx/flashinfer")
+    assert band["band_source"] == "reference"
+    quoted = f"{band['band']:.1e}".replace("e-0", "e-")  # the README writes 1.0e-4
+    assert f"**{quoted}**" in readme and parity["a-v2-0"]["verdict"] == "GO"
+    assert parity["a-v2-1e6"]["verdict"] == parity["a-fa3-f"]["verdict"] == "NO-GO"
+    frontiers = {f["kv_dtype"]: f for f in summary(LONGCTX_H200, "report-speed")["frontier"]}
+    assert {f["gpu"] for f in frontiers.values()} == {"NVIDIA H200"}
+    fp8 = {p["factor"]: p for p in frontiers["fp8_e4m3"]["points"]}
+    bf16 = {p["factor"]: p for p in frontiers["bf16"]["points"]}
+    assert f"**{_gain(fp8[1e6], 131072):.3f}" in readme
+    assert f"3e4 on bf16\n  {_gain(bf16[3e4], 131072):.3f}" in readme
+
+
+def test_the_h200_frontier_cells_are_the_ones_its_readme_names(tmp_path):
+    """Eighteen cells ok on the H200, and s-v2f-1e4 cut by the budget: samples kept, no result."""
+    root = unpack(LIVE / LONGCTX_H200 / "cell-files.tar.xz", tmp_path)
+    names = sorted(p.parent.name for p in root.glob("lf-*/*/result.json"))
+    assert names == sorted(
+        ["a-aa", "a-base", "a-fi", "a-fa3-f", "a-v2-0", "a-v2-1e6", "s-fa3", "s-fa3-f", "s-v2-0",
+         "s-v2-1e4", "s-v2-3e4", "s-v2f-0", "s-v2f-1e6"]
+        + [f"a-v2f-{f}" for f in ("0", "1e4", "3e4", "1e5", "1e6")]
+    )  # fmt: skip
+    for result in root.glob("lf-*/*/result.json"):
+        cell = json.loads(result.read_text())
+        assert cell["status"] == "ok" and cell["cell"]["gpu"]["name"] == "NVIDIA H200", result
+    cut = root / "lf-speed" / "s-v2f-1e4"
+    assert not (cut / "result.json").exists() and list((cut / "samples").iterdir())

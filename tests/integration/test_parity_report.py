@@ -10,8 +10,8 @@ logits carry noise of a known size (``logit_sigma``): parity says NO-GO where ac
 from __future__ import annotations
 
 import csv
-import shutil
 import json
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -158,7 +158,7 @@ def test_cells_moved_from_where_they_ran_keep_their_worst_sequences(root: Path, 
     shutil.copytree(root / "sweep", moved / "sweep")
     shutil.rmtree(root / "fa3")  # the folder the summaries name is gone, as on a device
     try:
-        code, summary, _ = _report(moved, "report")
+        _, summary, _ = _report(moved, "report")
     finally:
         shutil.copytree(moved / "fa3", root / "fa3")
     cand = _checks(summary, "parity_vs_baseline")["fmha_v2"]
