@@ -16,16 +16,20 @@ the CPU machine, in seconds:
   says the lease may pay the compile;
 - the repo and the largest chunk fit one device call (64 MiB), so no call is refused midway.
 
-Prints the calls the staging takes (one chunk a call); exit 0 when ready, 1 naming each missing
-piece and its fix, 2 on bad arguments.
+Prints the staging calls, each as the ``carry`` list to pass: the manifests (and FA3's sha256)
+first, then the chunks in the order the device unpacks them (site, JIT cache, model, FA3), as many
+a call as fit beside the repo (a call carrying two 16-MiB chunks beside a 49-MB tree was refused
+on 2026-12-06). Exit 0 when ready, 1 naming each missing piece and its fix, 2 on bad arguments.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +37,9 @@ from benchmarks.live_h200.chunks import ChunkError, read_manifest, sha256
 
 DEVICE_CALL_BYTES = 64 * 2**20
 MARGIN_BYTES = 2 * 2**20  # untracked files and the carried manifests
+CARRY_PATHS = 8  # a device call carries at most 8 named paths
+# The order the device wants them: the site unpacks while the rest travels, FA3 last.
+CARRY_ORDER = ("sgl-site-", "jit-cache-", "longctx-model", "flash_ops")
 # live_signoff.sh: the plans that run SGLang 0.5.23 (the others 0.5.19), unless LIVE_SGLANG says.
 PLANS_0523 = (
     "v23",
@@ -121,6 +128,35 @@ def repo_bytes(repo: Path) -> int:
     return sum((repo / n).stat().st_size for n in names if (repo / n).is_file())
 
 
+def staging_calls(
+    firsts: Sequence[str], chunks: Sequence[tuple[str, int]], room: int
+) -> list[list[str]]:
+    """The carry list of each staging call: ``firsts`` (small) in the first, then ``chunks``
+    (name, bytes) in their order, as many a call as ``room`` bytes and CARRY_PATHS allow."""
+    calls: list[list[str]] = [list(firsts)]
+    used, packed = 0, 0  # the call's chunk bytes and chunks (one always goes: fit_problem's)
+    for name, size in chunks:
+        if (packed and used + size > room) or len(calls[-1]) >= CARRY_PATHS:
+            calls.append([])
+            used, packed = 0, 0
+        calls[-1].append(name)
+        used, packed = used + size, packed + 1
+    return calls
+
+
+def _carry_rank(name: str) -> int:
+    return next((i for i, p in enumerate(CARRY_ORDER) if name.startswith(p)), len(CARRY_ORDER))
+
+
+def _carry_plan(bundle: Path, manifests: list[Path], room: int) -> list[list[str]]:
+    chunks = []
+    for manifest in sorted(manifests, key=lambda m: _carry_rank(m.name)):
+        chunks += [(f"{bundle.name}/{n}", size) for _, size, n in read_manifest(manifest)[0]]
+    firsts = [f"{bundle.name}/{m.name}" for m in manifests]
+    firsts += [f"{bundle.name}/{p.name}" for p in sorted(bundle.glob("flash_ops*.sha256"))]
+    return staging_calls(firsts, chunks, room)
+
+
 def fit_problem(repo_size: int, largest_chunk: int) -> str | None:
     """Why one call cannot carry the repo and the largest chunk (None: it can)."""
     total = repo_size + largest_chunk + MARGIN_BYTES
@@ -144,12 +180,14 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
     bundle = args.repo / ".gpu-bundle"
-    problems, sizes = [], []
+    problems, sizes, manifests = [], [], []
     for piece in pieces(release, args.allow_cold_jit, args.plan):
         found, chunk_sizes = piece_problems(bundle, piece)
         problems += found
         sizes += chunk_sizes
-    fit = fit_problem(repo_bytes(args.repo), max(sizes, default=0))
+        manifests += sorted(bundle.glob(piece.pattern))[-1:]
+    repo_size = repo_bytes(args.repo)
+    fit = fit_problem(repo_size, max(sizes, default=0))
     problems += [fit] if fit else []
     if problems:
         print(
@@ -157,8 +195,12 @@ def main(argv: list[str] | None = None) -> int:
         )
         print("\n".join(f"  - {p}" for p in problems), file=sys.stderr)
         return 1
+    calls = _carry_plan(bundle, manifests, DEVICE_CALL_BYTES - repo_size - MARGIN_BYTES)
     print(f"lease_ready: LIVE_PLAN={args.plan} (SGLang {release}): {len(sizes)} chunks, "
-          f"{sum(sizes) / 2**20:.0f} MiB, one a call: {len(sizes)} staging calls")  # fmt: skip
+          f"{sum(sizes) / 2**20:.0f} MiB beside a {repo_size / 2**20:.1f}-MiB repo: "
+          f"{len(calls)} staging calls, each call's carry:")  # fmt: skip
+    for number, carry in enumerate(calls, 1):
+        print(f"  {number:2d}: {json.dumps(carry)}")
     return 0
 
 

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -50,7 +51,12 @@ def test_a_whole_bundle_is_ready_and_says_how_many_calls_staging_takes(tmp_path)
     done = _ready(_repo(tmp_path, FULL), "--plan", "dependence")
     assert done.returncode == 0, done.stderr
     assert "SGLang 0.5.23" in done.stdout and "9 chunks" in done.stdout
-    assert "9 staging calls" in done.stdout
+    assert "2 staging calls" in done.stdout  # 8 paths a call: 3 manifests and 5 chunks, then 4
+    calls = [json.loads(line.split(": ", 1)[1]) for line in done.stdout.splitlines()[1:]]
+    assert [len(c) for c in calls] == [8, 4] and all(c.startswith(".gpu-bundle/") for c in calls[0])
+    chunks = [name.split("/")[1] for call in calls for name in call if ".part-" in name]
+    # the site first, the JIT cache next, FA3 last: the order the device unpacks them
+    assert chunks == [f"{a}.part-{i:02d}" for a in (FULL[0], FULL[2], FULL[1]) for i in range(3)]
 
 
 def test_a_plan_of_another_release_names_the_archive_and_how_to_build_it(tmp_path):
