@@ -13,7 +13,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from pipeline.report.judge.check_kinds import DECODE_PARITY
-from pipeline.report.judge.parity_checks import paired_source, same_folder, summaries_of
+from pipeline.report.judge.parity_checks import (
+    band_pool,
+    paired_source,
+    same_folder,
+    summaries_of,
+)
 from pipeline.report.judge.parity_numbers import DecodeParityNumbers
 from pipeline.report.judge.verdicts import ERROR, INCONCLUSIVE, NO_BASELINE, Check, make_check
 from pipeline.report.load.cells import CellRecord
@@ -39,13 +44,14 @@ def decode_checks(
 ) -> list[Check]:
     """One check per cell under test that wrote ``decode.json`` and re-scored a baseline's."""
     found = summaries_of([*cells, *pool])
+    noise = band_pool(cells, pool)
     out = []
     for cell in cells:
         summary = found.get(cell.id)
         if not isinstance(summary, ParitySummary) or cell.folder is None:
             continue
         try:
-            check = _check(cell, summary, pool, found, tol)
+            check = _check(cell, summary, (pool, noise), found, tol)
         except ParityFileError as err:
             check = make_check(cell, None, DECODE_PARITY, ERROR, str(err))
         if check is not None:
@@ -70,11 +76,12 @@ def _aa(
 def _check(
     cell: CellRecord,
     summary: ParitySummary,
-    pool: Sequence[CellRecord],
+    pools: tuple[Sequence[CellRecord], Sequence[CellRecord]],  # the baselines', the band's
     found: dict[str, ParitySummary | ParityFileError],
     tol: Tolerance,
 ) -> Check | None:
     policy = tol.parity
+    pool, noise_pool = pools
     mine = _decode(cell, policy.metric, policy.confidence)
     if mine is None:  # parity.decode_path=false
         return None
@@ -85,7 +92,7 @@ def _check(
     if noise is None:
         why = f"{base.label} wrote no parity/decode.json: no band for the decode path"
         return make_check(cell, None, DECODE_PARITY, INCONCLUSIVE, why)
-    aa_cell = _aa(summary, pool, found, policy.aa_variant)
+    aa_cell = _aa(summary, noise_pool, found, policy.aa_variant)
     aa = _decode(aa_cell, policy.metric, policy.confidence)
     verdict = judge(policy.verdict_rule, mine, noise, aa)
     band = verdict.band

@@ -65,8 +65,7 @@ def parity_checks(
     the inputs was passed over and the band silently fell to 0 (2026-12-06, the H200 frontier).
     """
     summaries = summaries_of([*cells, *pool])
-    in_pool = {c.id for c in pool}
-    noise = [*pool, *(c for c in cells if c.id not in in_pool)]
+    noise = band_pool(cells, pool)
     out = []
     for cell in cells:
         found = summaries.get(cell.id)
@@ -77,6 +76,15 @@ def parity_checks(
             continue
         out.append(_check(cell, found, (pool, noise), summaries, tol))
     return out
+
+
+def band_pool(cells: Sequence[CellRecord], pool: Sequence[CellRecord]) -> list[CellRecord]:
+    """Where a band's A/A and reference pair are looked for: the baselines and the cells under test.
+
+    A noise measurement is not a baseline: ``--baseline-dir`` need not name it.
+    """
+    in_pool = {c.id for c in pool}
+    return [*pool, *(c for c in cells if c.id not in in_pool)]
 
 
 def same_folder(a: Path | None, b: Path) -> bool:
