@@ -177,5 +177,5 @@ def test_the_band_is_read_from_every_input_when_baseline_dirs_name_only_fa3(root
     cand = _checks(summary, "parity_vs_baseline")["fmha_v2"]
     assert cand["verdict"] == "NO-GO", cand["message"]
     assert cand["numbers"]["band_source"] == "aa" and "fa3_repeat" in cand["numbers"]["aa_cell"]
-    decode = _checks(summary, "decode_parity_vs_baseline")  # its decode path: the A/A's upper bound too
+    decode = _checks(summary, "decode_parity_vs_baseline")  # the A/A bounds the decode path too
     assert decode["fmha_v2"]["numbers"]["aa_upper"] is not None, decode["fmha_v2"]["message"]
