@@ -1199,7 +1199,8 @@ phase_lf_tiles() {  # HF's skipped share per length, on the speed cells' prompts
 # cell of the sweep that ran the most factors, so accuracy cells (no speed) and speed cells in one
 # report would each show half a point. Each cell is a DIR of its own: a --baseline-dir that is a DIR
 # stays under test. Baselines: fa3 at each KV dtype (the policy pairs by it) and, in the accuracy
-# report, a-aa: the parity band is read from the A/A among the baselines' cells.
+# report, a-aa. The parity band comes from the A/A and, when a-fi ran, from flashinfer as the
+# reference pair (lf-policy.yaml): the report reads both from every cell it was given.
 phase_lf_report() {
   cd "$R" || return 1
   local kind cell dirs bases skip=() policy=()
