@@ -109,8 +109,10 @@ sync_repo() {  # the call's copy of the repo -> $R (code only; outputs stay)
 stage_and_setup() {  # 0 when SGLang's site is usable; exports the environment then
   local rc
   export MTP_EVAL_BASE_PYTHONPATH="${MTP_EVAL_BASE_PYTHONPATH-${PYTHONPATH:-}}"
-  if [[ $SERVER_KIND == simulated ]]; then
-    touch "$STATE/fa3.ready" "$STATE/site.ready"; export PYTHONPATH="$R"; return 0
+  if [[ $SERVER_KIND == simulated ]]; then  # LIVE_SIM_FA3=0: a lease whose FA3 is still to come
+    touch "$STATE/site.ready"; export PYTHONPATH="$R"
+    [[ ${LIVE_SIM_FA3:-1} == 1 ]] && touch "$STATE/fa3.ready"
+    return 0
   fi
   if has fa3 ready; then  # done on an earlier call: only the exports (no import check again)
     # and the chunks this call carried (the model's, a JIT cache's): setup_on_gpu.sh, which
@@ -1023,7 +1025,10 @@ LF_ARGS=(experiment=longctx_frontier hydra.mode=RUN server=$SERVER_KIND server.s
   "server.extra_args=[--sampling-backend,pytorch,--max-total-tokens,${LIVE_LF_POOL:-262144}]"
   server.startup_timeout_s=1500 server.stop_grace_s=20 client.progress=false
   "model.path=$LC_DIR/target" "model.speculative.draft_model_path=$LC_DIR/draft")
-[[ $SGLANG == 0.5.23 ]] && LF_ARGS+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)
+# SGLang 0.5.23 takes the pipeline's stop (SIGTERM) for a crash and, before its diagnostics
+# (py-spy, CUDA coredump: both on by default), sleeps 5 s: a lease of 14 serial cells paid a minute.
+[[ $SGLANG == 0.5.23 ]] && LF_ARGS+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python
+  +server.env.SGLANG_PYSPY_DUMP_BEFORE_CRASH=0 +server.env.SGLANG_CUDA_COREDUMP_BEFORE_CRASH=0)
 LF_ACC=("${LF_ARGS[@]}" "evals.longctx_niah_single.longctx.lengths=[$(lf_join "${LF_LENGTHS[@]}")]"
   "evals.longctx_niah_single.longctx.samples=$LF_SAMPLES" speed.enabled=false parity.enabled=true
   parity.prompts=eval:longctx_niah_single "parity.sequences=$(( ${#LF_LENGTHS[@]} * LF_SAMPLES ))"
@@ -1068,6 +1073,20 @@ LF_STEPS=("s-fa3 - fa3 bf16 0" "a-base - fa3 bf16 0"
   "s-v2f-1e4 jit-fp8_e4m3 fmha_v2 fp8_e4m3 10000" "s-v2f-3e4 jit-fp8_e4m3 fmha_v2 fp8_e4m3 30000"
   "s-v2f-1e5 jit-fp8_e4m3 fmha_v2 fp8_e4m3 100000")
 
+# LIVE_LF_ORDER="s-v2f-0 s-v2-0 ...": these steps first, in that order, the rest after them as
+# above (a speed-only lease puts what it came for first; a name not in LF_STEPS stops the tick).
+if [[ -n ${LIVE_LF_ORDER:-} ]]; then
+  _lf_first=() _lf_rest=()
+  for _n in ${LIVE_LF_ORDER}; do
+    _found=
+    for _s in "${LF_STEPS[@]}"; do [[ ${_s%% *} == "$_n" ]] && _lf_first+=("$_s") && _found=1; done
+    [[ -n $_found ]] || { echo "live_signoff: LIVE_LF_ORDER names $_n, not a step of" \
+      "LIVE_PLAN=longctx-frontier (LF_STEPS: s-fa3, a-base, s-v2-0, ...)" >&2; exit 2; }
+  done
+  for _s in "${LF_STEPS[@]}"; do [[ " $LIVE_LF_ORDER " == *" ${_s%% *} "* ]] || _lf_rest+=("$_s"); done
+  LF_STEPS=("${_lf_first[@]}" "${_lf_rest[@]}")
+fi
+
 start_longctx_frontier() {
   [[ $SGLANG == 0.5.23 ]] || { log "LIVE_PLAN=longctx-frontier needs LIVE_SGLANG=0.5.23"; return 0; }
   local kv
@@ -1077,8 +1096,8 @@ start_longctx_frontier() {
     lf_needed "jit-$kv" && has site ready && launch "jit-$kv" phase_lf_jit "$kv"
   done
   [[ ${LIVE_LF_TILES:-1} == 1 ]] && launch tiles phase_lf_tiles
-  has fa3 ready || return 0
-  lf_schedule
+  has site ready || return 0  # FA3 gates only the fa3 steps (lf_schedule): on 0.5.23 fmha_v2
+  lf_schedule                 # and flashinfer never load flash_ops, so they run while it travels
   lf_ended && launch report phase_lf_report
 }
 
@@ -1098,6 +1117,7 @@ lf_schedule() {  # start what LF_STEPS' order lets start now
       mark_skipped "$name" "a-base kept no parity sequences to re-score"; continue
     fi
     lf_ready "${words[1]}" || continue  # a step still waiting lets the later ones go first
+    [[ ${words[2]} == fa3* ]] && ! has fa3 ready && continue
     if [[ $name == s-* ]]; then  # the GPU is this cell's alone, now or once the others end
       (( acc + speed == 0 )) && ! lf_running tiles && launch "$name" phase_lf_cell "$name"
       return 0
