@@ -104,6 +104,10 @@ launch() {
 sync_repo() {  # the call's copy of the repo -> $R (code only; outputs stay)
   mkdir -p "$R"
   tar -C "$1" --exclude=./.gpu-bundle --exclude=./.gpu-bundle-cache --exclude=./outputs --exclude=./.git -cf - . | tar -C "$R" -xf -
+  # LIVE_CODE_TAR (a path under the call's copy, carried once: git archive of MTP_EVAL_COMMIT's
+  # code): the code comes from that commit, not from a working tree that may hold unfinished edits
+  [[ -z ${LIVE_CODE_TAR:-} ]] || tar -C "$R" -xzf "$1/$LIVE_CODE_TAR" \
+    || { log "LIVE_CODE_TAR=$LIVE_CODE_TAR not readable: carry it (git archive -o ...)"; return 1; }
 }
 
 stage_and_setup() {  # 0 when SGLang's site is usable; exports the environment then
@@ -1290,7 +1294,7 @@ tick() {
   t0=$(date +%s)
   mkdir -p "$STATE" "$LIVE/logs" "$LIVE/bin"
   commit_of_copy || return 2
-  sync_repo "$(pwd)"
+  sync_repo "$(pwd)" || return 2
   stage_and_setup || log "site not ready yet (setup status $?)"
   start_phases
   while (( $(date +%s) - t0 < wait )) && ! has report rc; do
