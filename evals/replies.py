@@ -90,7 +90,7 @@ async def stream_result(response: aiohttp.ClientResponse) -> ChatResult:
         Unfinished: the stream ended without ``[DONE]`` or in the middle of an event.
         ResponseFormatError, ValueError: a whole event that is not a chat-completion chunk.
     """
-    chunks, times, done = await _read_sse(response)
+    chunks, times, done = await read_sse(response)
     if not done:
         raise Unfinished(f"the stream ended after {len(chunks)} chunks without [DONE]")
     result = parse_chat_stream(chunks)
@@ -114,9 +114,17 @@ def content_arrivals(chunks: list[object], times: list[float]) -> tuple[float, .
     return tuple(out)
 
 
-async def _read_sse(
+async def read_sse(
     response: aiohttp.ClientResponse,
 ) -> tuple[list[object], list[float], bool]:
+    """A stream's decoded events, when each arrived (``time.perf_counter``) and whether it ended.
+
+    Also read by the serving phase's native ``/generate`` stream
+    (``pipeline/measuring/speed/serving/generate_stream.py``).
+
+    Raises:
+        Unfinished: the stream stops in the middle of an event.
+    """
     # Read to the end even after [DONE]: a fully read response returns its connection to the
     # pool, a half-read one is closed. Each event's arrival time is kept (content_arrivals).
     buffer = SseBuffer()

@@ -21,6 +21,7 @@ from pipeline.cell.outcomes import record_failure
 from pipeline.cell.parity_step import accuracy_goes_on, parity_step, runs_first, runs_last
 from pipeline.cell.prestart import note_adopted, start_next, with_reserved_port
 from pipeline.cluster.multinode import DONE_MARKER, serve_as_worker
+from pipeline.config.prompt_source import SERVING_KEY
 from pipeline.config.schema import RootConf
 from pipeline.measuring.measure import measure_cell
 from pipeline.measuring.measure_plan import MeasurePlan
@@ -160,6 +161,7 @@ def _serve_and_measure(
     """Start the server, verify it, run the evals, the speed and parity phases on it, stop it."""
     pool = cell_prompt_pool(cell.speed, evals, cell.launch.model)  # before the server: tokenizer
     parity_pool = cell_prompt_pool(cell.parity, evals, cell.launch.model, "parity.prompts")
+    serving_pool = cell_prompt_pool(cell.serving, evals, cell.launch.model, SERVING_KEY)
     claim_samples(cell_dir, result.config_hash, result.warnings)  # a failed start: no other run's
     launched = mark(result, "launch", clock)
     with jit_cache.recorded(result, launch.cache), started_server(cell, launch, cell_dir) as server:
@@ -168,7 +170,8 @@ def _serve_and_measure(
             _verify(cell, launch, server, cell_dir, result)
             mark(result, "verified", clock)
             start_next(cell, result)  # server.prestart_next: beside this cell's evals
-            _phases(cell, server, evals, (cell_dir, pool, parity_pool), result, clock)
+            pools = (pool, parity_pool, serving_pool)
+            _phases(cell, server, evals, (cell_dir, *pools), result, clock)
         finally:  # before node 0's server stops: the other nodes die with it, and may now
             _release_other_nodes(cell.launch.nodes, cell_dir, "stopping")
     check_error_rates(result.eval_summaries(), cell.launch.client.max_error_rate)
@@ -180,15 +183,15 @@ def _phases(
     cell: CellPlan,
     server: RunningServer,
     evals: dict[str, Eval],
-    where: tuple[Path, PromptPool | None, PromptPool | None],
+    where: tuple[Path, PromptPool | None, PromptPool | None, PromptPool | None],
     result: ResultDraft,
     clock: float,
 ) -> None:
     """The phases on the verified server: (parity first,) evals, speed, serving, (parity last).
 
-    ``where``: the cell folder and the prompt pools of the speed and parity phases.
+    ``where``: the cell folder and the prompt pools of the speed, parity and serving phases.
     """
-    cell_dir, pool, parity_pool = where
+    cell_dir, pool, parity_pool, serving_pool = where
     keys = (cell.launch.client.api_key, cell.launch.client.admin_api_key)
     at = (server.base_url, keys, cell_dir)
     goes_on = True
@@ -202,7 +205,7 @@ def _phases(
         speed_phase(cell.speed, server, keys, (cell.launch.model.path, pool), result)
         mark(result, "speed_done", clock)
     if cell.serving.enabled:  # after the evals and the speed phase, alone on the server
-        serving_phase(cell.serving, serving_target(cell, server), result)
+        serving_phase(cell.serving, serving_target(cell, server), result, serving_pool)
         mark(result, "serving_done", clock)
     if runs_last(cell):  # last: its prefills leave the evals' counters alone
         parity_step(cell, at, parity_pool, result, clock)

@@ -74,7 +74,9 @@ def cell_problems(conf: RootConf, loaded: dict[str, str | None] | None = None) -
         lambda: plan_gpu(conf.gpu, server, api_key, conf.dry_run),
         lambda: sglang_version(server, api_key),
     ]
-    for key, phase in (("speed.prompts", conf.speed), ("parity.prompts", conf.parity)):
+    phases = (("speed.prompts", conf.speed), ("parity.prompts", conf.parity),
+              ("serving.prompts", conf.serving))  # fmt: skip
+    for key, phase in phases:
         if phase.enabled and eval_name(phase.prompts, key) is not None:
             checks.append(functools.partial(_tokenizer_found, conf, key, phase.prompts))
     problems += [p for p in map(_failure, checks) if p is not None]

@@ -1,8 +1,8 @@
 """What ``speed.prompts`` names (pure): random token ids, or ``eval:NAME``, one of the cell's evals.
 
 In the config layer so that the compose-time check and the sweep's pre-flight read it as the cell
-does (``pipeline.measuring.speed.prompts`` builds the prompts). ``parity.prompts`` reads the same
-way (``key`` names the setting in messages).
+does (``pipeline.measuring.speed.prompts`` builds the prompts). ``parity.prompts`` and
+``serving.prompts`` read the same way (``key`` names the setting in messages).
 """
 
 from __future__ import annotations
@@ -15,10 +15,13 @@ from backends.backend_conf import ModelConf
 RANDOM = "random"  # speed.prompts' default: random token ids (speed/plan.prompt_ids)
 EVAL_PREFIX = "eval:"
 SPEED_KEY = "speed.prompts"
+SERVING_KEY = "serving.prompts"
+# What ``random`` stands for where it is not random token ids (the message that names the fix).
+RANDOM_MEANS = {SERVING_KEY: "random common words"}
 
 
 class PromptSetting(Protocol):
-    """A phase's prompt setting: ``speed`` and ``parity`` both have these two fields."""
+    """A phase's prompt setting: ``speed``, ``parity`` and ``serving`` have these two fields."""
 
     enabled: bool
     prompts: str
@@ -35,8 +38,8 @@ def eval_name(prompts: str, key: str = SPEED_KEY) -> str | None:
     name = prompts.removeprefix(EVAL_PREFIX)
     if name == prompts or not name:
         raise ValueError(
-            f"{key}={prompts!r}: use {RANDOM} (random token ids) or eval:NAME (the "
-            "prompts of the cell's eval NAME, e.g. eval:synth_retrieval)"
+            f"{key}={prompts!r}: use {RANDOM} ({RANDOM_MEANS.get(key, 'random token ids')}) or "
+            "eval:NAME (the prompts of the cell's eval NAME, e.g. eval:synth_retrieval)"
         )
     return name
 

@@ -220,7 +220,9 @@ class ServingConf:
     requests: int = 16
     max_seconds: float = 30.0  # per level and bucket: no new request after this
     warmup: int = 2  # requests per bucket before its first level, discarded
-    prompts: str = "random"  # random words (no shared prefix); the prompt tokens are the server's
+    # random: random words through chat (no shared prefix); eval:NAME: eval NAME's prompts as
+    # token ids through /generate, cut to each bucket (measuring/speed/serving/eval_prompts.py)
+    prompts: str = "random"
     seed: int = 0
     request_timeout_s: float = 600.0
 

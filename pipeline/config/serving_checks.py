@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 
 from backends.backend_conf import SpeculativeConf
+from pipeline.config.prompt_source import SERVING_KEY, source_problems
 from pipeline.config.schema import RootConf
 
 
@@ -35,8 +36,8 @@ def serving_problems(conf: RootConf) -> list[str]:
     ]
     if s.warmup < 0:
         problems.append(f"serving.warmup={s.warmup!r} is out of range: use an integer >= 0")
-    if s.prompts != "random":
-        problems.append(f"serving.prompts={s.prompts!r}: only 'random' is supported so far")
+    if s.enabled:  # eval:NAME must name one of the cell's evals, as speed.prompts must
+        problems += source_problems(s, list(conf.evals), SERVING_KEY)
     return problems + _speculation_problems(conf)
 
 

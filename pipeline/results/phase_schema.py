@@ -77,10 +77,11 @@ class ServingJson(TypedDict, total=False):
     speculation: bool  # False: the declared serving-only cell without speculation
     gpus: int  # what output tokens/s per GPU divides by (model.tp)
     prompts: str  # what the prompts were
+    eval_prompts: PromptsJson  # serving.prompts=eval:NAME: the eval's prompts (as speed.prompts)
     concurrency: list[int]
     buckets: list[int]
     output_tokens: int  # per request, EOS ignored
-    notes: list[str]  # levels cut short (time, requests) and why
+    notes: list[str]  # buckets skipped, levels cut short or capped (time, prompts) and why
     points: list[ServingPointJson]
     wall_s: float  # the phase's own cost
     error: str  # why the phase stopped early (the cell then fails)

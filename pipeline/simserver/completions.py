@@ -201,9 +201,11 @@ class CompletionHandlers:
     def _log_rows(self, served: list[Served], job: Job, fault: str | None) -> None:
         for i, s in enumerate(served):
             row = ledger_row(self.rt, s, job.endpoint, i, fault, job.stream)
-            # What was prompted, without its text: tests match it to the ids they expect.
+            # What was prompted, without its text: tests match it to the ids they expect, and
+            # after how many cache flushes (a prompt met twice between two flushes is a cache hit).
             prompt = job.items[i].prompt if i < len(job.items) else ""
-            self.ledger.write({**row, "prompt_sha256": hashlib.sha256(prompt.encode()).hexdigest()})
+            digest = hashlib.sha256(prompt.encode()).hexdigest()
+            self.ledger.write({**row, "prompt_sha256": digest, "flushes": self.state.flushes})
 
     async def _respond(
         self, request: web.Request, job: Job, served: list[Served], fault: str | None

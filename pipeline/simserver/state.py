@@ -96,6 +96,7 @@ class ServerState:
         self.gauge_accept_length = 0.0
         self.gauge_accept_rate = 0.0
         self.last_gen_throughput = 0.0
+        self.flushes = 0  # /flush_cache calls that emptied the cache (the ledger's cache epoch)
         self._attempts: dict[str, int] = {}
 
     def attempt(self, prompt: str) -> int:
@@ -173,6 +174,7 @@ class ServerState:
     def flush(self) -> None:
         """``/flush_cache``: zero the spec totals and the interval (not the Prometheus counters)."""
         self.ranks = [RankTotals() for _ in self.ranks]
+        self.flushes += 1
         self.open_verify = 0
         self.interval = Interval(started=time.monotonic())
 

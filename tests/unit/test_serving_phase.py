@@ -69,7 +69,8 @@ def test_speculation_off_is_declared_for_a_serving_only_cell() -> None:
 
 
 def test_bad_serving_values_are_named() -> None:
-    conf = RootConf(serving=ServingConf(concurrency=[0], requests=0, max_seconds=0, prompts="x"))
+    bad = ServingConf(enabled=True, concurrency=[0], requests=0, max_seconds=0, prompts="x")
+    conf = RootConf(serving=bad)
     found = " ".join(serving_problems(conf))
     for key in ("concurrency", "requests", "max_seconds", "prompts"):
         assert f"serving.{key}=" in found

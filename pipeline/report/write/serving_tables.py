@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pipeline.report.assemble.build import Report
@@ -20,16 +21,17 @@ from pipeline.report.load.cells import CellRecord
 from pipeline.report.speed.costs import release_of
 from pipeline.report.speed.serving import ServingRow, serving_rows, stops_paying
 from pipeline.report.write.section import Section, sort_key
+from pipeline.results.serving_block import ServingBlock
 
 INTRO = (
     "Measured on each cell's own server after its evals and speed phase: a closed loop of "
-    "`concurrency` streaming chat requests per input-length bucket through the eval client "
-    "(random common words, output tokens fixed, EOS ignored). Throughput is output tokens/s "
-    "per GPU over the level; per user, 1 / the median request's time per output token. Ratios "
-    "are over the baseline's same level (above 1: more); a level runs once, so a ratio is "
-    "called faster or slower only beyond the A/A band (two starts of one configuration), "
-    "none without an A/A. Speculation's speed-up is the cell over its variant run with "
-    "serving.speculation=false."
+    "`concurrency` streaming requests per input-length bucket (chat through the eval client; "
+    "an eval's token ids through /generate), output tokens fixed, EOS ignored. Throughput is "
+    "output tokens/s per GPU over the level; per user, 1 / the median request's time per "
+    "output token. Ratios are over the baseline's same level (above 1: more); a level runs "
+    "once, so a ratio is called faster or slower only beyond the A/A band (two starts of one "
+    "configuration), none without an A/A. Speculation's speed-up is the cell over its variant "
+    "run with serving.speculation=false."
 )
 COLUMNS = [
     "cell", "gpu", "model", "sglang_version", "variant", "kv_dtype", "speculation", "bucket",
@@ -122,10 +124,31 @@ def serving_sections(report: Report) -> list[Section]:
         groups.setdefault((row.cell.gpu, row.cell.model, release_of(row.cell)), []).append(row)
     out = [
         Section(f"Serving: {model} on {gpu}, SGLang {release}", HEADERS,
-                [_line(r) for r in found], INTRO + _cost(found))
+                [_line(r) for r in found], INTRO + _said(found) + _cost(found))
         for (gpu, model, release), found in groups.items()
     ]  # fmt: skip
     return [*out, *_stops_section(rows)]
+
+
+def _by_text(rows: list[ServingRow], texts: Callable[[ServingBlock], Sequence[str]]) -> list[str]:
+    """Each text the rows' cells' blocks say, naming the cells unless every cell says it."""
+    cells = {r.cell.id: r.cell for r in rows if r.cell.result.serving is not None}
+    where: dict[str, list[str]] = {}
+    for cell in cells.values():
+        for text in texts(cell.result.serving) if cell.result.serving else ():
+            where.setdefault(text, []).append(cell.label)
+    return [
+        text if len(named) == len(cells) else f"{', '.join(named)}: {text}"
+        for text, named in where.items()
+    ]
+
+
+def _said(rows: list[ServingRow]) -> str:
+    """What the table's prompts were (``serving.prompts``) and the cells' notes (skipped levels)."""
+    prompts = _by_text(rows, lambda block: [block.prompts])
+    notes = _by_text(rows, lambda block: block.notes)
+    said = f" Prompts: {'; '.join(prompts)}." if prompts else ""
+    return said + (f" Notes: {'; '.join(notes)}." if notes else "")
 
 
 def _cost(rows: list[ServingRow]) -> str:

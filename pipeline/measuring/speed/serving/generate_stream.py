@@ -1,0 +1,159 @@
+"""A streaming native ``/generate`` request from token ids, read as the chat stream is read.
+
+Why: ``serving.prompts=eval:NAME`` sends an eval's prompts cut to a bucket's length as token ids,
+which SGLang's chat endpoint cannot take (its messages are text). SGLang streams ``/generate`` as
+``data: {"text", "output_ids", "meta_info"}`` events, then ``data: [DONE]``; an error raised once
+the stream has started is ``data: {"error": {"message": ...}}`` before ``[DONE]``
+(``entrypoints/http_server.py``'s ``generate_request``). ``meta_info`` carries the running
+``completion_tokens`` on every event, and ``prompt_tokens``, ``finish_reason`` and the ``spec_*``
+keys on the finished one (``tokenizer_manager.py``; ``evals.reply_meta`` reads those keys).
+
+So the figures mean what the chat stream's do: an arrival is an event that brings output tokens
+(``completion_tokens`` grew; the chat stream's is a content chunk), the output and prompt tokens
+are the server's own counts (the chat stream's ``usage``), and the verify steps are
+``meta_info.spec_verify_ct`` (the chat stream's ``sglext`` copy of the same counter). Failures are
+the eval client's kinds, retried by its policy (``evals.retry_policy``), so ``errors`` counts
+alike on both paths.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Sequence
+from types import TracebackType
+from typing import Any
+
+import aiohttp
+
+from evals.client import RequestOutcome
+from evals.eval_conf import ClientConf
+from evals.replies import ERROR_TEXT_LIMIT, Attempt, Unfinished, finished, http_error, read_sse
+from evals.reply_meta import abort_detail, exact_int, spec_from_fields
+from evals.responses import ChatResult, ResponseFormatError, StreamError
+from evals.retry_policy import RATE_LIMITED, RetryBudget, rate_limit_spent, retry_wait
+
+
+def _meta(raw: object, index: int) -> dict[str, Any]:
+    """An event's ``meta_info``; an error event raises what the chat stream's error does."""
+    if type(raw) is not dict:
+        raise ResponseFormatError(f"chunks[{index}]: expected a JSON object")
+    error = raw.get("error")
+    if error is not None:
+        said = error.get("message") if type(error) is dict else error
+        raise StreamError(f"chunks[{index}]: the server sent an error: {said!s:.200}", None)
+    meta = raw.get("meta_info")
+    if type(meta) is not dict:
+        raise ResponseFormatError(f"chunks[{index}].meta_info: expected a JSON object")
+    return meta
+
+
+def generate_stream_result(chunks: Sequence[object], times: Sequence[float]) -> ChatResult:
+    """A ``/generate`` stream's events (``[DONE]`` excluded) and arrival times, as a result.
+
+    Its text is not kept (nothing here reads it); ``arrivals`` are the events that brought
+    output tokens.
+
+    Raises:
+        StreamError: the server sent an error event.
+        ResponseFormatError: an event is not an object with ``meta_info``, or there is none.
+    """
+    arrivals: list[float] = []
+    seen, last = 0, None
+    for index, (raw, at) in enumerate(zip(chunks, times, strict=True)):
+        last = _meta(raw, index)
+        tokens = exact_int(last.get("completion_tokens")) or 0
+        if tokens > seen:
+            arrivals.append(at)
+            seen = tokens
+    if last is None:
+        raise ResponseFormatError("the stream carried no event before [DONE]")
+    finish = last.get("finish_reason")
+    completion = exact_int(last.get("completion_tokens"))
+    message, status = abort_detail(last)
+    return ChatResult(
+        content=None, reasoning_content=None,
+        finish_reason=str(finish.get("type")) if type(finish) is dict else None,
+        prompt_tokens=exact_int(last.get("prompt_tokens")), completion_tokens=completion,
+        spec=spec_from_fields(last, completion, "meta_info"), finish_message=message,
+        finish_status=status, arrivals=tuple(arrivals),
+    )  # fmt: skip
+
+
+class GenerateClient:
+    """Streaming ``/generate`` requests over one aiohttp session: ``async with`` it, then ``send``.
+
+    The session's pool and timeout are the eval client's (``ClientConf``), as are its retries.
+    """
+
+    def __init__(self, base_url: str, conf: ClientConf) -> None:
+        self.url, self.conf = base_url.rstrip("/") + "/generate", conf
+        self.budget = RetryBudget(
+            conf.max_retries, conf.retry_backoff_s, conf.rate_limit_retries, conf.rate_limit_wait_s
+        )
+        self._session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> GenerateClient:
+        headers = {"Content-Type": "application/json"}
+        if self.conf.api_key:
+            headers["Authorization"] = f"Bearer {self.conf.api_key}"
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=self.conf.concurrency, limit_per_host=0),
+            headers=headers,
+            timeout=aiohttp.ClientTimeout(total=self.conf.request_timeout_s),
+        )
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    async def send(self, body: dict[str, object]) -> RequestOutcome:
+        """Send one streaming request, retried as the eval client retries; never raises."""
+        data = json.dumps(body).encode()
+        start = time.perf_counter()
+        retried: list[str] = []
+        waited_429 = 0.0
+        while True:
+            got = await self._attempt(data)
+            budget = rate_limit_spent(self.budget, waited_429)
+            wait = retry_wait(got.error_kind, retried, budget, got.retry_after, got.curable)
+            if wait is None:
+                return RequestOutcome(
+                    got.result, got.error_kind, got.error, got.status, len(retried) + 1,
+                    time.perf_counter() - start, tuple(retried),
+                )  # fmt: skip
+            retried.append(str(got.error_kind))
+            waited_429 += wait if got.error_kind == RATE_LIMITED else 0.0
+            await asyncio.sleep(wait)
+
+    async def _attempt(self, data: bytes) -> Attempt:
+        if self._session is None:
+            raise RuntimeError("GenerateClient is not open: use `async with GenerateClient(...)`.")
+        status = None
+        try:
+            async with self._session.post(self.url, data=data) as response:
+                status = response.status
+                if not 200 <= status < 300:
+                    return await http_error(response)
+                chunks, times, done = await read_sse(response)
+                if not done:
+                    raise Unfinished(f"the stream ended after {len(chunks)} events without [DONE]")
+                return finished(generate_stream_result(chunks, times), status)
+        except asyncio.TimeoutError:  # before ClientError: ServerTimeoutError is both
+            limit = self.conf.request_timeout_s
+            return Attempt(None, "timeout", f"no complete response within {limit} s", status)
+        except (aiohttp.ClientError, ConnectionError) as exc:
+            return Attempt(None, "connection", f"{type(exc).__name__}: {exc}", status)
+        except Unfinished as exc:
+            return Attempt(None, "unfinished", str(exc), status)
+        except StreamError as exc:
+            return Attempt(None, "stream_error", str(exc)[:ERROR_TEXT_LIMIT], status)
+        except UnicodeDecodeError as exc:  # before ValueError, of which it is one
+            return Attempt(None, "invalid_utf8", f"the reply is not UTF-8: {exc}"[:500], status)
+        except (ResponseFormatError, ValueError) as exc:  # ValueError: JSON decoding
+            return Attempt(None, "malformed", f"{type(exc).__name__}: {exc}"[:500], status)
