@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -110,3 +111,24 @@ def test_a_serving_band_is_judged_against_the_a_a(serving_sweep: Path, tmp_path:
     # fmha_v2 has no A/A of its own level set here but fa3's: judged on fa3's band at its scope.
     assert {c["verdict"] for c in checks} <= {"GO", "NO-GO", "INCONCLUSIVE", "NO BASELINE"}
     assert run.returncode == 1, run.stdout[-2000:]  # a NO-GO
+
+
+def test_cells_that_served_other_prompts_are_never_paired(
+    serving_sweep: Path, tmp_path: Path
+) -> None:
+    # The speculation-off cell as if it had served an eval's prompts: no speed-up against it.
+    off = tmp_path / "off"
+    shutil.copytree(serving_sweep / "off", off)
+    (result,) = off.glob("*/result.json")
+    data = json.loads(result.read_text())
+    data["serving"]["prompts"] = "eval:longctx_niah_single, cut to each bucket, as token ids"
+    result.write_text(json.dumps(data))
+    out = tmp_path / "report"
+    run = run_script("mtp-eval-report", str(serving_sweep / "on"), str(off), "--out", str(out),
+                     timeout=120)  # fmt: skip
+    assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]
+    entries = read_summary(out / "summary.json")["serving"]
+    fa3 = [e for e in entries if e["variant"] == "fa3" and e["speculation"]]
+    assert fa3 and all(e["spec_user_speedup"] is None for e in fa3)
+    # the off cell has no speculation-off baseline of its own prompts either
+    assert all(e["ratio"] is None for e in entries if not e["speculation"])

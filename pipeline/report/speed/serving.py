@@ -4,7 +4,9 @@ Per cell, bucket and concurrency: its output tokens/s (per GPU) and tokens/s per
 ratios to the baseline's same level (the accuracy checks' pairing rule, among cells whose
 speculation is set alike: a speculation-off candidate pairs with the speculation-off baseline),
 and speculation's own speed-up, the cell's figures over the cell of its variant, model, KV dtype,
-GPU and release without speculation (``serving.speculation=false``). A level is run once, so no
+GPU and release without speculation (``serving.speculation=false``). Every pair (baseline,
+speculation off, A/A) served the same prompts (random words, or one eval's): a ratio across two
+prompt sources would measure the workload, not the variant. A level is run once, so no
 interval comes from repeats: the A/A band (two starts of one engine configuration, the largest
 ratio they gave at that level) is the noise a ratio must clear to be called faster or slower.
 """
@@ -86,7 +88,7 @@ def aa_bands(cells: Sequence[CellRecord]) -> dict[tuple[object, bool, LevelKey],
     groups: dict[tuple[object, ...], list[CellRecord]] = {}
     for cell in cells:
         if block_of(cell) is not None:
-            groups.setdefault((*engine_of(cell), spec_on(cell)), []).append(cell)
+            groups.setdefault((*engine_of(cell), spec_on(cell), prompts_of(cell)), []).append(cell)
     bands: dict[tuple[object, bool, LevelKey], float] = {}
     for group in groups.values():
         for a, b in combinations(sorted(group, key=lambda c: c.id), 2):
@@ -112,10 +114,18 @@ def _user(point: ServingPoint | None) -> float | None:
     return point.tokens_per_s_per_user if point is not None else None
 
 
+def prompts_of(cell: CellRecord) -> str | None:
+    """What the cell's serving prompts were (random words, or an eval's: its block says)."""
+    block = block_of(cell)
+    return block.prompts if block is not None else None
+
+
 def _same_variant(cell: CellRecord, other: CellRecord) -> bool:
-    return (cell.variant, cell.model, cell.kv_dtype, cell.gpu, scope_of(cell)) == (
-        other.variant, other.model, other.kv_dtype, other.gpu, scope_of(other)
-    )  # fmt: skip
+    # Other prompts are another workload: a speed-up across them would be the prompts' own.
+    def key(c: CellRecord) -> tuple[object, ...]:
+        return c.variant, c.model, c.kv_dtype, c.gpu, scope_of(c), prompts_of(c)
+
+    return key(cell) == key(other)
 
 
 def spec_off_of(cell: CellRecord, cells: Sequence[CellRecord]) -> CellRecord | None:
@@ -132,7 +142,8 @@ def serving_rows(
     bands = aa_bands(serving)
     rows = []
     for cell in serving:
-        alike = [c for c in serving if spec_on(c) == spec_on(cell)]
+        alike = [c for c in serving
+                 if spec_on(c) == spec_on(cell) and prompts_of(c) == prompts_of(cell)]  # fmt: skip
         base, note = find_baseline(cell, alike, baseline, match)
         base = None if base is cell else base
         off = spec_off_of(cell, serving) if spec_on(cell) else None
