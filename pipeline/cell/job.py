@@ -23,6 +23,7 @@ from pipeline.cell.prestart import note_adopted, start_next, with_reserved_port
 from pipeline.cluster.multinode import DONE_MARKER, serve_as_worker
 from pipeline.config.prompt_source import SERVING_KEY
 from pipeline.config.schema import RootConf
+from pipeline.config.serving_checks import evals_run
 from pipeline.measuring.measure import measure_cell
 from pipeline.measuring.measure_plan import MeasurePlan
 from pipeline.measuring.speed.prompts import PromptPool, cell_prompt_pool
@@ -198,7 +199,8 @@ def _phases(
     if runs_first(cell):  # the release sign-off: a parity NO-GO spends no accuracy repeat
         run = parity_step(cell, at, parity_pool, result, clock)
         goes_on = accuracy_goes_on(cell, run, cell_dir, cell.measure.planned_repeats(), result)
-    if evals and goes_on:  # evals=[] with speed.enabled: the speed phase alone
+    # evals=[] with speed.enabled: the speed phase alone; speculation off: prompts only
+    if evals and goes_on and evals_run(cell.serving):
         measure_cell(cell.measure, evals, server, cell_dir, result)
     mark(result, "evals_done", clock)
     if cell.speed.enabled:  # after the evals, so nothing else runs on the server

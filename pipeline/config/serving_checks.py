@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 
 from backends.backend_conf import SpeculativeConf
-from pipeline.config.prompt_source import SERVING_KEY, source_problems
-from pipeline.config.schema import RootConf
+from pipeline.config.prompt_source import RANDOM, SERVING_KEY, source_problems
+from pipeline.config.schema import RootConf, ServingConf
 
 
 def serving_problems(conf: RootConf) -> list[str]:
@@ -46,13 +46,21 @@ def _speculation_problems(conf: RootConf) -> list[str]:
         return []
     if not conf.serving.enabled:
         return ["serving.speculation=false needs serving.enabled=true (a serving-only cell)"]
-    if conf.evals or conf.parity.enabled:
+    # Its evals are not run (job: evals_run), only read for serving.prompts=eval:NAME, so that
+    # speculation off serves the very prompts its speculation-on twin served.
+    if conf.parity.enabled or (conf.evals and conf.serving.prompts == RANDOM):
         return [
             "serving.speculation=false runs the model without speculation, which would change "
             "what the evals and parity measure: use evals=[] parity.enabled=false (a "
-            "serving-only cell), or serving.speculation=true"
+            "serving-only cell; its evals may stay as the source of serving.prompts=eval:NAME, "
+            "and are then not run), or serving.speculation=true"
         ]
     return []
+
+
+def evals_run(conf: ServingConf) -> bool:
+    """Whether the cell runs its evals: not without speculation (they are prompts only then)."""
+    return not (conf.enabled and not conf.speculation)
 
 
 def without_speculation(conf: RootConf) -> RootConf:

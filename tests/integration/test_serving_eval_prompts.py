@@ -43,18 +43,21 @@ CELL = [
 SENT = [(1024, 1, False), (1024, 4, True), (1024, 6, True), (4096, 1, False), (4096, 3, True)]
 
 
-@pytest.fixture(scope="module")
-def cell(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The cell: the six long-context evals, then the serving sweep on the first's prompts."""
-    root = tmp_path_factory.mktemp("serving-eval")
+def _run_cell(root: Path, name: str, *more: str) -> Path:
     env = {**os.environ, "MTP_EVAL_CACHE": str(root / "cache")}
     run = subprocess.run(
-        [console_script("mtp-eval"), *CELL, "server.simulated.startup_delay_s=0.2",
-         "client.progress=false", f"hydra.run.dir={root / 'cell'}"],
+        [console_script("mtp-eval"), *CELL, *more, "server.simulated.startup_delay_s=0.2",
+         "client.progress=false", f"hydra.run.dir={root / name}"],
         cwd=REPO, capture_output=True, text=True, timeout=300, check=False, env=env,
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
-    return root / "cell"
+    return root / name
+
+
+@pytest.fixture(scope="module")
+def cell(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The cell: the six long-context evals, then the serving sweep on the first's prompts."""
+    return _run_cell(tmp_path_factory.mktemp("serving-eval"), "cell")
 
 
 @pytest.fixture(scope="module")
@@ -138,3 +141,28 @@ def test_the_reports_serving_intro_names_the_prompts_and_the_notes(
     assert "## Serving: synth-longctx" in text
     assert "Prompts: eval:longctx_niah_single: the longctx_niah_single eval's prompts" in text
     assert "Notes: bucket 1024, concurrency 4: 6 requests, not 8" in text
+
+
+def test_speculation_off_serves_the_same_eval_prompts_and_runs_no_eval(
+    cell: Path, prompts: list[list[int]], tmp_path: Path
+) -> None:
+    off = _run_cell(cell.parent, "off", "serving.speculation=false")
+    data = json.loads((off / "result.json").read_text())
+    assert data["status"] == "ok" and not data["evals"]  # the evals were its prompts' source only
+    assert "--speculative-algorithm" not in data["server"]["argv"]
+    assert data["serving"]["prompts"] == json.loads((cell / "result.json").read_text())[
+        "serving"]["prompts"]  # fmt: skip
+    rows = _serving_rows(off)
+    assert {r["endpoint"] for r in [json.loads(x) for x in (off / SIM_LEDGER_FILE).open()]} == {
+        "generate"}  # fmt: skip
+    cuts = {_digest(p[:b]) for p in prompts for b in (1024, 4096) if len(p) >= b}
+    assert rows and all(r["prompt_sha256"] in cuts for r in rows)
+    out = tmp_path / "report"  # now the report pairs them: speculation's speed-up per level
+    report = subprocess.run(
+        [console_script("mtp-eval-report"), str(cell), str(off), "--out", str(out)],
+        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert report.returncode in (0, 2), report.stdout[-2000:] + report.stderr[-2000:]
+    entries = json.loads((out / "summary.json").read_text())["serving"]
+    on = [e for e in entries if e["speculation"]]
+    assert on and all(e["spec_user_speedup"] is not None for e in on)

@@ -6,7 +6,7 @@ import pytest
 
 from evals.eval_conf import EvalConf
 from pipeline.config.schema import RootConf, ServingConf
-from pipeline.config.serving_checks import serving_problems, without_speculation
+from pipeline.config.serving_checks import evals_run, serving_problems, without_speculation
 from pipeline.measuring.speed.serving.plan import Level, levels, prompt_text
 from pipeline.measuring.speed.serving.stats import Sample, counters, deltas, point
 from pipeline.simserver.timing import step_s, timing_model
@@ -66,6 +66,23 @@ def test_speculation_off_is_declared_for_a_serving_only_cell() -> None:
     assert without_speculation(RootConf()) == RootConf()  # speculation on: as it is
     conf.evals = {"mcq_sample": EvalConf()}  # an accuracy cell keeps its speculation
     assert "evals=[]" in serving_problems(conf)[0]
+
+
+@pytest.mark.parametrize(
+    ("prompts", "parity", "refused", "evals_run_too"),
+    [("random", False, True, False),  # evals listed for nothing: they would run unspeculated
+     ("eval:mcq_sample", False, False, False),  # the prompts' source only, never run
+     ("eval:mcq_sample", True, True, False)],  # parity needs the model's speculation
+)  # fmt: skip
+def test_speculation_off_keeps_evals_only_as_the_prompts_source(
+    prompts: str, parity: bool, refused: bool, evals_run_too: bool
+) -> None:
+    conf = RootConf(serving=ServingConf(enabled=True, speculation=False, prompts=prompts))
+    conf.evals = {"mcq_sample": EvalConf()}
+    conf.parity.enabled = parity
+    assert bool(serving_problems(conf)) is refused
+    assert evals_run(conf.serving) is evals_run_too
+    assert evals_run(ServingConf(enabled=True, prompts=prompts))  # speculation on: they run
 
 
 def test_bad_serving_values_are_named() -> None:
