@@ -74,7 +74,7 @@ class Piece:
 
 
 # Plans that serve the trained long-context model: its weights travel as chunks too.
-PLANS_LONGCTX_WEIGHTS = ("longctx-cell", "longctx-frontier")
+PLANS_LONGCTX_WEIGHTS = ("longctx-cell", "longctx-frontier", "serving")
 LONGCTX_STORE = "longctx-model-worked-0.5.23"
 
 

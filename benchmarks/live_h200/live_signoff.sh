@@ -524,9 +524,14 @@ phase_speed_report() {
 #   sv-bench            SGLang's own bench_serving at concurrency 16 against a bare fa3 server with
 #                       the cells' flags: the independent cross-check;
 #   sv-on-f / sv-off-f  the same two at fp8 KV;
-#   st-on / st-off      the trained synth_llama, whose draft accepts for real (accept length 3.7 in
-#                       the sign-offs): fa3, fmha_v2 and fa3_repeat with speculation, fa3 and
-#                       fmha_v2 without; buckets 1k and 8k (its context is 20k);
+#   lc-on / lc-off      the trained long-context model with its EAGLE3 draft (issue 41; its
+#                       chunks carried as for longctx-frontier, lcmodel assembles them): fa3,
+#                       fmha_v2 and fa3_repeat with speculation, fa3 and fmha_v2 without, on
+#                       longctx_niah_single's own haystacks (serving.prompts=eval:..., the same
+#                       prompts on and off: the speculation-off cells only read the eval),
+#                       LIVE_SERVING_LC_PROMPTS (32) of LIVE_SERVING_LC_SOURCE (34,816) tokens cut
+#                       to buckets 1k, 8k and 32k, concurrency 1 / 4 / 16 (64 would need 128
+#                       haystacks of 32k); the spec-on cells answer the eval too (accuracy);
 #   report              mtp-eval-report over every sweep that ended.
 # Each cell: 4 levels x 2 buckets, at most 32 requests and 20 s a level (LIVE_SERVING_OVERRIDES
 # adds to every cell).
@@ -534,11 +539,19 @@ SERVING_KNOBS=(speed.enabled=false serving.enabled=true "serving.buckets=[1024,8
   serving.requests=32 serving.max_seconds=20)
 SERVING_ARGS=("${SPEED_ARGS[@]}" "evals=[]" "~evals.mcq_sample" "~evals.mtbench_sample"
   "${SERVING_KNOBS[@]}")
-SERVING_TRAINED=(model=synth_llama server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200
+SERVING_TRAINED=(model=synth_longctx server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200
   "${SIM_ARGS[@]}" server.mem_fraction_static=0.85 server.startup_timeout_s=1500
-  server.stop_grace_s=20 "server.extra_args=[--sampling-backend,pytorch,--max-total-tokens,262144]"
-  "evals=[]" "${SERVING_KNOBS[@]}")
-[[ $SGLANG == 0.5.23 ]] && SERVING_TRAINED+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python)
+  server.stop_grace_s=20 "server.extra_args=[--sampling-backend,pytorch]"
+  "model.path=$LIVE/longctx/target" "model.speculative.draft_model_path=$LIVE/longctx/draft"
+  "evals=[longctx]" "evals.longctx_niah_single.longctx.lengths=[${LIVE_SERVING_LC_SOURCE:-34816}]"
+  "evals.longctx_niah_single.longctx.samples=${LIVE_SERVING_LC_PROMPTS:-32}"
+  "${SERVING_KNOBS[@]}" serving.prompts=eval:longctx_niah_single "serving.buckets=[1024,8192,32768]"
+  "serving.concurrency=[1,4,16]")
+for _t in niah_multikey niah_multivalue niah_multiquery vt fwe; do
+  SERVING_TRAINED+=("~evals.longctx_$_t")
+done
+[[ $SGLANG == 0.5.23 ]] && SERVING_TRAINED+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python
+  +server.env.SGLANG_PYSPY_DUMP_BEFORE_CRASH=0 +server.env.SGLANG_CUDA_COREDUMP_BEFORE_CRASH=0)
 read -r -a _serving_more <<< "${LIVE_SERVING_OVERRIDES:-}"
 SERVING_ARGS+=("${_serving_more[@]}")
 SERVING_TRAINED+=("${_serving_more[@]}")
@@ -548,15 +561,23 @@ SERVING_STEPS=("sv-on-a 8b backend=fa3,fmha_v2 kv_dtype=auto"
   "sv-aa 8b backend=fa3_repeat kv_dtype=auto" "sv-bench -"
   "sv-on-f 8b backend=fa3,fmha_v2 kv_dtype=fp8_e4m3"
   "sv-off-f 8b backend=fa3,fmha_v2 kv_dtype=fp8_e4m3 serving.speculation=false"
-  "st-on trained backend=fa3,fmha_v2,fa3_repeat kv_dtype=auto"
-  "st-off trained backend=fa3,fmha_v2 kv_dtype=auto serving.speculation=false")
+  "lc-on trained backend=fa3,fmha_v2,fa3_repeat kv_dtype=auto"
+  "lc-off trained backend=fa3,fmha_v2 kv_dtype=auto serving.speculation=false")
 start_serving() {
+  [[ -f ${MTP_CHUNKS:-/tmp/mtp-chunks}/longctx-model.tar.manifest ]] && launch lcmodel phase_lc_model
   has fa3 ready || return 0
   local step name
   for step in "${SERVING_STEPS[@]}"; do
     name=${step%% *}
     if [[ " ${LIVE_SERVING_SKIP:-} " == *" $name "* ]]; then
       mark_skipped "$name" "LIVE_SERVING_SKIP"; continue
+    fi
+    if [[ $name == lc-* ]] && ! has lcmodel started; then
+      mark_skipped "$name" "the long-context model's chunks were not carried"; continue
+    fi
+    if [[ $name == lc-* ]]; then
+      has lcmodel rc || return 0
+      [[ $(cat "$STATE/lcmodel.rc") == 0 ]] || { mark_skipped "$name" "lcmodel failed"; continue; }
     fi
     if [[ $name == sv-bench ]]; then launch "$name" phase_serving_bench
     else launch "$name" phase_serving "$name"; fi
@@ -598,7 +619,7 @@ phase_serving_bench() {  # bench_serving (random ids: no dataset download) at co
 phase_serving_report() {
   cd "$R" || return 1
   local c cells=()
-  for c in outputs/live/sv-* outputs/live/st-*; do [[ -d $c ]] && cells+=("$c"); done
+  for c in outputs/live/sv-* outputs/live/lc-*; do [[ -d $c ]] && cells+=("$c"); done
   python3 -m pipeline.report.cli "${cells[@]}" --out outputs/live/serving-report
   echo "report exit $?"
   tar -czf "$LIVE/live-results.tgz" -C outputs live

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 from tests.helpers.cells import REPO
@@ -39,3 +40,20 @@ def run_live_plan(
         ["bash", str(SCRIPT), *args],
         cwd=REPO, env=variables, capture_output=True, text=True, timeout=timeout_s, check=False,
     )  # fmt: skip
+
+
+def longctx_model_chunks(tmp_path: Path) -> Path:
+    """A tiny untrained target (and a copy as the draft), tarred as the plan's return is, cut."""
+    from benchmarks.live_h200.train_longctx import make_target, save_target
+
+    model = make_target("cpu", 0)
+    for part in ("target", "draft"):
+        save_target(model, tmp_path / "model" / "longctx" / part)
+    tar = tmp_path / "longctx-model.tar"
+    with tarfile.open(tar, "w") as out:
+        out.add(tmp_path / "model" / "longctx", arcname="longctx")
+    chunks = tmp_path / "chunks"
+    split = [sys.executable, str(REPO / "benchmarks" / "live_h200" / "chunks.py"), "split",
+             str(tar), str(chunks), "--chunk-mib", "0.5"]  # fmt: skip
+    subprocess.run(split, check=True, capture_output=True)
+    return chunks

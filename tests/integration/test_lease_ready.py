@@ -91,7 +91,7 @@ def test_a_missing_or_altered_chunk_is_named(tmp_path):
     assert "chunk sgl-site-0.5.23.tar.zst.part-00 differs from" in got.stderr
 
 
-@pytest.mark.parametrize("plan", ["longctx-cell", "longctx-frontier"])
+@pytest.mark.parametrize("plan", ["longctx-cell", "longctx-frontier", "serving"])
 def test_a_plan_serving_the_long_context_model_needs_its_weights_and_says_how_to_restore_them(
     tmp_path, plan
 ):

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import subprocess
 import sys
 import tarfile
 from pathlib import Path
@@ -22,8 +21,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers.cells import REPO
-from tests.helpers.live_plan import run_live_plan
+from tests.helpers.live_plan import longctx_model_chunks, run_live_plan
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -50,23 +48,6 @@ def _cells() -> dict[str, tuple[str, str, float]]:
             for kind in "as":
                 cells[f"{kind}-v2{tag}-{name}"] = ("fmha_v2", kv, factor)
     return {k: v for k, v in cells.items() if k not in DROPPED}
-
-
-def _model_chunks(tmp_path: Path) -> Path:
-    """A tiny untrained target (and a copy as the draft), tarred as the plan's return is, cut."""
-    from benchmarks.live_h200.train_longctx import make_target, save_target
-
-    model = make_target("cpu", 0)
-    for part in ("target", "draft"):
-        save_target(model, tmp_path / "model" / "longctx" / part)
-    tar = tmp_path / "longctx-model.tar"
-    with tarfile.open(tar, "w") as out:
-        out.add(tmp_path / "model" / "longctx", arcname="longctx")
-    chunks = tmp_path / "chunks"
-    split = [sys.executable, str(REPO / "benchmarks" / "live_h200" / "chunks.py"), "split",
-             str(tar), str(chunks), "--chunk-mib", "0.5"]  # fmt: skip
-    subprocess.run(split, check=True, capture_output=True)
-    return chunks
 
 
 def _spans(live: Path) -> dict[str, tuple[float, float]]:
@@ -180,8 +161,9 @@ def _check_speed_report(out: Path) -> None:
 
 
 def test_longctx_frontier_plan_runs_every_cell_in_order(tmp_path: Path) -> None:
+    chunks = longctx_model_chunks(tmp_path)
     run = run_live_plan(tmp_path, "longctx-frontier", ["tick", "500"], 540,
-                        LIVE_HF_PYTHON=sys.executable, MTP_CHUNKS=str(_model_chunks(tmp_path)),
+                        LIVE_HF_PYTHON=sys.executable, MTP_CHUNKS=str(chunks),
                         MTP_EVAL_CACHE=str(tmp_path / "cache"),
                         LIVE_LF_LENGTHS=" ".join(map(str, LENGTHS)), LIVE_LF_SAMPLES="2",
                         LIVE_LF_SPEED_PROMPTS="2", LIVE_LF_OVERRIDES=OVERRIDES,

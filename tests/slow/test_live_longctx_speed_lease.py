@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.live_plan import run_live_plan
-from tests.slow.test_live_longctx_frontier_plan import OVERRIDES, _model_chunks
+from tests.helpers.live_plan import longctx_model_chunks, run_live_plan
+from tests.slow.test_live_longctx_frontier_plan import OVERRIDES
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -44,7 +44,8 @@ def _tick_until(tmp_path: Path, names: tuple[str, ...], **env: str) -> None:
 
 
 def test_fmha_v2_cells_run_first_and_while_fa3_travels(tmp_path: Path) -> None:
-    env = {**ENV, "LIVE_HF_PYTHON": sys.executable, "MTP_CHUNKS": str(_model_chunks(tmp_path)),
+    chunks = longctx_model_chunks(tmp_path)
+    env = {**ENV, "LIVE_HF_PYTHON": sys.executable, "MTP_CHUNKS": str(chunks),
            "MTP_EVAL_CACHE": str(tmp_path / "cache")}  # fmt: skip
     live, out = tmp_path / "live", tmp_path / "repo" / "outputs" / "live"
     _tick_until(tmp_path, FMHA, LIVE_SIM_FA3="0", **env)

@@ -9,8 +9,9 @@ One test, a case per plan (``LIVE_PLAN``), each against ``LIVE_SERVER=simulated`
   per variant, KV dtype and shape, each candidate with its ratio to fa3, and what the pool costs.
 - ``serving`` (issue 42): the serving-only cells of the 8B shape, fa3 and fmha_v2 at bf16 KV with
   speculation, then without, the A/A, bench_serving's command on a bare server, the same at fp8
-  KV, then the trained synth_llama with and without speculation (its A/A too), then the report
-  with speculation's speed-up per model, variant and KV dtype and the A/A bands.
+  KV, then the trained long-context model (its chunks assembled) with and without speculation
+  (its A/A too) on the same haystacks of its long-context eval, then the report with
+  speculation's speed-up per model, variant and KV dtype and the A/A bands.
 - ``shapes``: every shipped production model on its cut shape with random weights, then the
   report, with the sign-off's server settings.
 - ``frontier``: fa3, then fmha_v2 at each factor of the 0.5.19 sign-off, at bf16 KV, each cell
@@ -33,7 +34,7 @@ import pytest
 
 from pipeline.report.write.summary_json import read_summary
 from tests.helpers.cells import REPO
-from tests.helpers.live_plan import run_live_plan
+from tests.helpers.live_plan import longctx_model_chunks, run_live_plan
 
 pytestmark = pytest.mark.slow
 
@@ -196,27 +197,31 @@ def _check_frontier(tmp_path: Path, run: Run) -> None:
 
 def _check_serving(tmp_path: Path, run: Run) -> None:
     live = tmp_path / "repo" / "outputs" / "live"
-    results = _results("s[vt]-*/*/result.json", live)
-    # in SERVING_STEPS' order: bf16 on/off, the A/A, fp8 on/off, the trained model on/off
+    results = _results("[sl][vc]-*/*/result.json", live)
+    # in SERVING_STEPS' order: bf16 on/off, the A/A, fp8 on/off, the long-context model on/off
     sweeps = sorted({k.split("/")[0] for k in results})
-    assert sweeps == sorted(["sv-on-a", "sv-off-a", "sv-aa", "sv-on-f", "sv-off-f", "st-on",
-                             "st-off"]), sweeps  # fmt: skip
+    assert sweeps == sorted(["sv-on-a", "sv-off-a", "sv-aa", "sv-on-f", "sv-off-f", "lc-on",
+                             "lc-off"]), sweeps  # fmt: skip
     assert len(results) == 14, sorted(results)
     off = [r for k, r in results.items() if k.split("/")[0].endswith(("off-a", "off-f", "-off"))]
     assert len(off) == 6 and all(r["serving"]["speculation"] is False for r in off)
     assert all("--speculative-algorithm" not in r["server"]["argv"] for r in off)
     assert all(r["status"] == "ok" and r["serving"]["points"] for r in results.values())
-    trained = [r for k, r in results.items() if k.startswith("st-")]
-    assert {r["cell"]["model"] for r in trained} == {"synth-llama"}
+    trained = {k: r for k, r in results.items() if k.startswith("lc-")}
+    assert {r["cell"]["model"] for r in trained.values()} == {"synth-longctx"}
+    # on and off served the eval's haystacks alike; only the speculative cells answered the eval
+    assert {r["serving"]["eval_prompts"]["source"] for r in trained.values()} == {
+        "eval:longctx_niah_single"}  # fmt: skip
+    assert all(bool(r["evals"]) is r["serving"]["speculation"] for r in trained.values())
     assert "bench_serving --port" in (live / "sv-bench.txt").read_text()
     serving = read_summary(live / "serving-report" / "summary.json")["serving"]
     on = {(e["model"], e["variant"], e["kv_dtype"]) for e in serving
           if e["spec_speedup"] is not None}  # fmt: skip
     shape = next(iter({r["cell"]["model"] for k, r in results.items() if k.startswith("sv-")}))
     assert on == {(shape, v, kv) for v in ("fa3", "fmha_v2") for kv in ("auto", "fp8_e4m3")} | {
-        ("synth-llama", v, "auto") for v in ("fa3", "fmha_v2")}  # fmt: skip
+        ("synth-longctx", v, "auto") for v in ("fa3", "fmha_v2")}  # fmt: skip
     assert {e["model"] for e in serving if e["variant"] == "fa3_repeat" and e["aa_band"]} == {
-        shape, "synth-llama"}  # fmt: skip
+        shape, "synth-longctx"}  # fmt: skip
 
 
 PLANS = {
@@ -231,7 +236,12 @@ PLANS = {
         {
             "LIVE_SERVING_OVERRIDES": "serving.concurrency=[1,4] serving.buckets=[512] "
             "serving.output_tokens=16 serving.requests=4 serving.warmup=1",
+            # eight haystacks of 2,048 tokens: each level's requests a distinct prompt
+            "LIVE_SERVING_LC_SOURCE": "2048",
+            "LIVE_SERVING_LC_PROMPTS": "8",
+            "MTP_CHUNKS": "{tmp}/chunks",
         },
+        longctx_model_chunks,
     ),
     "frontier": Rehearsal(
         "frontier",
@@ -252,7 +262,7 @@ CASES = [pytest.param(n, marks=pytest.mark.timeout(p.timeout_s + 60)) for n, p i
 def test_a_plan_of_the_live_script_runs_on_the_simulated_server(tmp_path, name):
     rehearsal = PLANS[name]
     rehearsal.prepare(tmp_path)
-    run = run_live_plan(tmp_path, rehearsal.plan, rehearsal.args, rehearsal.timeout_s,
-                        **rehearsal.env)  # fmt: skip
+    env = {k: v.replace("{tmp}", str(tmp_path)) for k, v in rehearsal.env.items()}
+    run = run_live_plan(tmp_path, rehearsal.plan, rehearsal.args, rehearsal.timeout_s, **env)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     rehearsal.check(tmp_path, run)
