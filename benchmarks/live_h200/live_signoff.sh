@@ -1074,15 +1074,15 @@ LF_SPEED+=("${_lf_more[@]}")
 # step whose needs are met starts; a speed cell only once nothing else runs, and no later step
 # starts before it. So while the JIT compiles, the fa3 steps go first (s-fa3, a-base, s-fa3-f,
 # s-aa); then fmha_v2 at factors 0 and 1e6 against fa3, bf16 then fp8 KV, and fmha_v2 at factor 0
-# again (its own A/A: placed last, neither lease of 2026-12-06 reached it before its device time
-# ran out); then the accuracy cells not yet run; then the middle factors' speed. a-fi is the
+# again at each KV dtype (its own A/As: neither lease of 2026-12-06 reached them); then the
+# accuracy cells not yet run; then the middle factors' speed. a-fi is the
 # parity reference pair (flashinfer re-scoring a-base's ids): fa3's A/A re-scores bit-exactly, so
 # without it the parity band is 0 and every other kernel reads NO-GO (lease 1, 2026-12-06).
 LF_STEPS=("s-fa3 - fa3 bf16 0" "a-base - fa3 bf16 0"
   "s-v2-0 jit-bf16 fmha_v2 bf16 0" "s-v2-1e6 jit-bf16 fmha_v2 bf16 1000000"
   "s-fa3-f - fa3 fp8_e4m3 0"
   "s-v2f-0 jit-fp8_e4m3 fmha_v2 fp8_e4m3 0" "s-v2f-1e6 jit-fp8_e4m3 fmha_v2 fp8_e4m3 1000000"
-  "s-v2-0b jit-bf16 fmha_v2 bf16 0"
+  "s-v2-0b jit-bf16 fmha_v2 bf16 0" "s-v2f-0b jit-fp8_e4m3 fmha_v2 fp8_e4m3 0"
   "s-aa - fa3_repeat bf16 0"
   "a-aa base fa3_repeat bf16 0" "a-fi base flashinfer bf16 0" "a-fa3-f base fa3 fp8_e4m3 0"
   "a-v2-0 base+jit-bf16 fmha_v2 bf16 0" "a-v2-1e6 base+jit-bf16 fmha_v2 bf16 1000000"
