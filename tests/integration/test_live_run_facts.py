@@ -333,3 +333,33 @@ def test_the_h200_frontier_cells_are_the_ones_its_readme_names(tmp_path):
         assert cell["status"] == "ok" and cell["cell"]["gpu"]["name"] == "NVIDIA H200", result
     cut = root / "lf-speed" / "s-v2f-1e4"
     assert not (cut / "result.json").exists() and list((cut / "samples").iterdir())
+
+
+LONGCTX_SPEED = "longctx-frontier-speed-h100-0.5.23"
+
+
+def test_the_speed_lease_readme_quotes_its_a_a_band_and_gains():
+    """fp8's A/A band per length and the 1e4 / 3e4 gains at 128k are the committed report's."""
+    (frontier,) = summary(LONGCTX_SPEED, "report-speed")["frontier"]
+    assert (frontier["gpu"], frontier["kv_dtype"]) == ("NVIDIA H100 80GB HBM3", "fp8_e4m3")
+    readme = (LIVE / LONGCTX_SPEED / "README.md").read_text()
+    exact = frontier["points"][0]["prefill_gain"]
+    bands = [f"{g['aa_band']:.2f}x at {g['tokens'] // 1024}k" for g in exact]
+    assert bands == ["1.57x at 16k", "1.51x at 32k", "1.29x at 64k", "1.04x at 128k"]
+    assert "1.57x at 16k, 1.51x at 32k, 1.29x at 64k and\n  1.04x at 128k" in readme
+    points = {p["factor"]: p for p in frontier["points"][2:]}
+    for factor, word in ((1e4, "1e4"), (3e4, "3e4")):
+        assert f"{word} {_gain(points[factor], 131072):.3f} [" in readme
+        assert {g["beyond_aa"] for g in points[factor]["prefill_gain"]} == {"within the A/A"}
+
+
+def test_the_speed_lease_ran_four_fp8_cells_that_stopped_without_the_crash_sleep(tmp_path):
+    """Four fmha_v2 fp8 cells ok on the H100, each server stopped in under 3 s (diagnostics off)."""
+    root = unpack(LIVE / LONGCTX_SPEED / "cell-files.tar.xz", tmp_path)
+    cells = {p.parent.name: json.loads(p.read_text()) for p in root.glob("lf-speed/*/result.json")}
+    assert sorted(cells) == ["s-v2f-0", "s-v2f-0b", "s-v2f-1e4", "s-v2f-3e4"]
+    for cell in cells.values():
+        assert cell["status"] == "ok" and cell["cell"]["kv_dtype"] == "fp8_e4m3"
+        assert cell["cell"]["gpu"]["name"] == "NVIDIA H100 80GB HBM3"
+        assert cell["provenance"]["server_env"]["SGLANG_PYSPY_DUMP_BEFORE_CRASH"] == "0"
+        assert cell["timing"]["pipeline_overhead"]["server_stop_s"] < 3
