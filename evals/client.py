@@ -19,46 +19,29 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, TypeVar
 
 import aiohttp
 
 from evals.eval_conf import ClientConf, SamplingConf
-from evals.progress import progress_bar
-from evals.replies import (
-    ERROR_TEXT_LIMIT,
-    Attempt,
-    Unfinished,
-    body_result,
-    finished,
-    http_error,
-    stream_result,
+from evals.http_post import (
+    RequestOutcome,
+    budget_of,
+    open_session,
+    post_attempt,
+    with_retries,
 )
-from evals.responses import ChatResult, ResponseFormatError, StreamError, stats_request_flags
-from evals.retry_policy import RATE_LIMITED, RetryBudget, rate_limit_spent, retry_wait
+from evals.progress import progress_bar
+from evals.replies import Attempt, body_result, stream_result
+from evals.responses import ChatResult, stats_request_flags
 from evals.sample_line import ChatMessage
+
+__all__ = ["ChatClient", "RequestOutcome", "build_chat_payload", "chat_url"]
 
 T = TypeVar("T")
 _SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "max_tokens", "seed")
-
-
-@dataclass(frozen=True)
-class RequestOutcome:
-    """The result of one request after retries, or why it failed."""
-
-    result: ChatResult | None
-    # http_5xx | http_4xx | connection | timeout | malformed | unfinished | aborted |
-    # rate_limited | stream_error | invalid_utf8
-    error_kind: str | None
-    error: str | None
-    status: int | None
-    attempts: int
-    latency_s: float  # from the first attempt to the final answer, back-off included
-    retried: tuple[str, ...] = ()  # the error kind of each attempt that was retried, in order
 
 
 def build_chat_payload(
@@ -119,19 +102,10 @@ class ChatClient:
         self.conf = conf
         self._session: aiohttp.ClientSession | None = None
         self._slots = asyncio.Semaphore(conf.concurrency)
-        self._budget = RetryBudget(
-            conf.max_retries, conf.retry_backoff_s, conf.rate_limit_retries, conf.rate_limit_wait_s
-        )
+        self._budget = budget_of(conf)
 
     async def __aenter__(self) -> ChatClient:
-        headers = {"Content-Type": "application/json"}
-        if self.conf.api_key:
-            headers["Authorization"] = f"Bearer {self.conf.api_key}"
-        self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=self.conf.concurrency, limit_per_host=0),
-            headers=headers,
-            timeout=aiohttp.ClientTimeout(total=self.conf.request_timeout_s),
-        )
+        self._session = open_session(self.conf)
         return self
 
     async def __aexit__(
@@ -157,49 +131,13 @@ class ChatClient:
         # ``chat`` without the semaphore: ``run``'s fixed worker pool already bounds concurrency.
         body = json.dumps({"model": self.model, **payload}).encode()
         stream = bool(payload.get("stream"))
-        start = time.perf_counter()
-        retried: list[str] = []
-        waited_429 = 0.0
-        # Kept over tenacity/backoff: a few lines, and each retry's cause lands on the outcome.
-        while True:
-            got = await self._attempt(body, stream)
-            budget = rate_limit_spent(self._budget, waited_429)
-            wait = retry_wait(got.error_kind, retried, budget, got.retry_after, got.curable)
-            if wait is None:
-                latency = time.perf_counter() - start
-                return RequestOutcome(
-                    got.result, got.error_kind, got.error, got.status, len(retried) + 1, latency,
-                    tuple(retried),
-                )  # fmt: skip
-            retried.append(str(got.error_kind))
-            waited_429 += wait if got.error_kind == RATE_LIMITED else 0.0
-            await asyncio.sleep(wait)
+        return await with_retries(lambda: self._attempt(body, stream), self._budget)
 
     async def _attempt(self, body: bytes, stream: bool) -> Attempt:
         if self._session is None:
             raise RuntimeError("ChatClient is not open: use `async with ChatClient(...)`.")
-        status = None
-        try:
-            async with self._session.post(self.url, data=body) as response:
-                status = response.status
-                if not 200 <= status < 300:
-                    return await http_error(response)
-                if stream:
-                    return finished(await stream_result(response), status)
-                return finished(body_result(await response.read()), status)
-        except asyncio.TimeoutError:  # before ClientError: ServerTimeoutError is both
-            limit = self.conf.request_timeout_s
-            return Attempt(None, "timeout", f"no complete response within {limit} s", status)
-        except (aiohttp.ClientError, ConnectionError) as exc:
-            return Attempt(None, "connection", f"{type(exc).__name__}: {exc}", status)
-        except Unfinished as exc:
-            return Attempt(None, "unfinished", str(exc), status)
-        except StreamError as exc:
-            return Attempt(None, "stream_error", str(exc)[:ERROR_TEXT_LIMIT], status)
-        except UnicodeDecodeError as exc:  # before ValueError, of which it is one
-            return Attempt(None, "invalid_utf8", f"the reply is not UTF-8: {exc}"[:500], status)
-        except (ResponseFormatError, ValueError) as exc:  # ValueError: JSON or UTF-8 decoding
-            return Attempt(None, "malformed", f"{type(exc).__name__}: {exc}"[:500], status)
+        read = stream_result if stream else _body_result
+        return await post_attempt(self._session, self.url, body, self.conf.request_timeout_s, read)
 
     async def run(
         self,
@@ -236,3 +174,7 @@ class ChatClient:
                 for task in tasks:
                     task.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _body_result(response: aiohttp.ClientResponse) -> ChatResult:
+    return body_result(await response.read())

@@ -18,21 +18,18 @@ alike on both paths.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Any
 
 import aiohttp
 
-from evals.client import RequestOutcome
 from evals.eval_conf import ClientConf
-from evals.replies import ERROR_TEXT_LIMIT, Attempt, Unfinished, finished, http_error, read_sse
+from evals.http_post import RequestOutcome, budget_of, open_session, post_attempt, with_retries
+from evals.replies import Attempt, Unfinished, read_sse
 from evals.reply_meta import abort_detail, exact_int, spec_from_fields
 from evals.responses import ChatResult, ResponseFormatError, StreamError
-from evals.retry_policy import RATE_LIMITED, RetryBudget, rate_limit_spent, retry_wait
 
 
 def _meta(raw: object, index: int) -> dict[str, Any]:
@@ -89,20 +86,11 @@ class GenerateClient:
 
     def __init__(self, base_url: str, conf: ClientConf) -> None:
         self.url, self.conf = base_url.rstrip("/") + "/generate", conf
-        self.budget = RetryBudget(
-            conf.max_retries, conf.retry_backoff_s, conf.rate_limit_retries, conf.rate_limit_wait_s
-        )
+        self.budget = budget_of(conf)
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> GenerateClient:
-        headers = {"Content-Type": "application/json"}
-        if self.conf.api_key:
-            headers["Authorization"] = f"Bearer {self.conf.api_key}"
-        self._session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=self.conf.concurrency, limit_per_host=0),
-            headers=headers,
-            timeout=aiohttp.ClientTimeout(total=self.conf.request_timeout_s),
-        )
+        self._session = open_session(self.conf)
         return self
 
     async def __aexit__(
@@ -115,45 +103,17 @@ class GenerateClient:
     async def send(self, body: dict[str, object]) -> RequestOutcome:
         """Send one streaming request, retried as the eval client retries; never raises."""
         data = json.dumps(body).encode()
-        start = time.perf_counter()
-        retried: list[str] = []
-        waited_429 = 0.0
-        while True:
-            got = await self._attempt(data)
-            budget = rate_limit_spent(self.budget, waited_429)
-            wait = retry_wait(got.error_kind, retried, budget, got.retry_after, got.curable)
-            if wait is None:
-                return RequestOutcome(
-                    got.result, got.error_kind, got.error, got.status, len(retried) + 1,
-                    time.perf_counter() - start, tuple(retried),
-                )  # fmt: skip
-            retried.append(str(got.error_kind))
-            waited_429 += wait if got.error_kind == RATE_LIMITED else 0.0
-            await asyncio.sleep(wait)
+        return await with_retries(lambda: self._attempt(data), self.budget)
 
     async def _attempt(self, data: bytes) -> Attempt:
         if self._session is None:
             raise RuntimeError("GenerateClient is not open: use `async with GenerateClient(...)`.")
-        status = None
-        try:
-            async with self._session.post(self.url, data=data) as response:
-                status = response.status
-                if not 200 <= status < 300:
-                    return await http_error(response)
-                chunks, times, done = await read_sse(response)
-                if not done:
-                    raise Unfinished(f"the stream ended after {len(chunks)} events without [DONE]")
-                return finished(generate_stream_result(chunks, times), status)
-        except asyncio.TimeoutError:  # before ClientError: ServerTimeoutError is both
-            limit = self.conf.request_timeout_s
-            return Attempt(None, "timeout", f"no complete response within {limit} s", status)
-        except (aiohttp.ClientError, ConnectionError) as exc:
-            return Attempt(None, "connection", f"{type(exc).__name__}: {exc}", status)
-        except Unfinished as exc:
-            return Attempt(None, "unfinished", str(exc), status)
-        except StreamError as exc:
-            return Attempt(None, "stream_error", str(exc)[:ERROR_TEXT_LIMIT], status)
-        except UnicodeDecodeError as exc:  # before ValueError, of which it is one
-            return Attempt(None, "invalid_utf8", f"the reply is not UTF-8: {exc}"[:500], status)
-        except (ResponseFormatError, ValueError) as exc:  # ValueError: JSON decoding
-            return Attempt(None, "malformed", f"{type(exc).__name__}: {exc}"[:500], status)
+        timeout_s = self.conf.request_timeout_s
+        return await post_attempt(self._session, self.url, data, timeout_s, _read_generate)
+
+
+async def _read_generate(response: aiohttp.ClientResponse) -> ChatResult:
+    chunks, times, done = await read_sse(response)
+    if not done:
+        raise Unfinished(f"the stream ended after {len(chunks)} events without [DONE]")
+    return generate_stream_result(chunks, times)
