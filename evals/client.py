@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
-from types import TracebackType
 from typing import Any, TypeVar
 
 import aiohttp
@@ -28,8 +27,8 @@ import aiohttp
 from evals.eval_conf import ClientConf, SamplingConf
 from evals.http_post import (
     RequestOutcome,
+    SessionOwner,
     budget_of,
-    open_session,
     post_attempt,
     with_retries,
 )
@@ -84,7 +83,7 @@ def chat_url(base_url: str) -> str:
     return f"{base}/chat/completions" if base.endswith("/v1") else f"{base}/v1/chat/completions"
 
 
-class ChatClient:
+class ChatClient(SessionOwner):
     """Async OpenAI-compatible chat client; use as ``async with ChatClient(...) as client``."""
 
     def __init__(self, base_url: str, model: str, conf: ClientConf) -> None:
@@ -100,20 +99,9 @@ class ChatClient:
         self.url = chat_url(base_url)
         self.model = model
         self.conf = conf
-        self._session: aiohttp.ClientSession | None = None
+        self._session = None
         self._slots = asyncio.Semaphore(conf.concurrency)
         self._budget = budget_of(conf)
-
-    async def __aenter__(self) -> ChatClient:
-        self._session = open_session(self.conf)
-        return self
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
 
     async def chat(self, payload: dict[str, Any]) -> RequestOutcome:
         """Send one chat request, retrying 5xx and connection errors with doubling back-off.

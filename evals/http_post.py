@@ -12,6 +12,8 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from types import TracebackType
+from typing import TypeVar
 
 import aiohttp
 
@@ -21,6 +23,7 @@ from evals.responses import ChatResult, ResponseFormatError, StreamError
 from evals.retry_policy import RATE_LIMITED, RetryBudget, rate_limit_spent, retry_wait
 
 ReadReply = Callable[[aiohttp.ClientResponse], Awaitable[ChatResult]]
+Owner = TypeVar("Owner", bound="SessionOwner")
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,24 @@ def open_session(conf: ClientConf) -> aiohttp.ClientSession:
         headers=headers,
         timeout=aiohttp.ClientTimeout(total=conf.request_timeout_s),
     )
+
+
+class SessionOwner:
+    """A client that opens its session on ``async with`` and closes it on the way out."""
+
+    conf: ClientConf
+    _session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self: Owner) -> Owner:
+        self._session = open_session(self.conf)
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
 
 
 def budget_of(conf: ClientConf) -> RetryBudget:

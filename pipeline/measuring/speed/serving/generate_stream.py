@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Any
 
 import aiohttp
 
 from evals.eval_conf import ClientConf
-from evals.http_post import RequestOutcome, budget_of, open_session, post_attempt, with_retries
+from evals.http_post import RequestOutcome, SessionOwner, budget_of, post_attempt, with_retries
 from evals.replies import Attempt, Unfinished, read_sse
 from evals.reply_meta import abort_detail, exact_int, spec_from_fields
 from evals.responses import ChatResult, ResponseFormatError, StreamError
@@ -78,7 +77,7 @@ def generate_stream_result(chunks: Sequence[object], times: Sequence[float]) -> 
     )  # fmt: skip
 
 
-class GenerateClient:
+class GenerateClient(SessionOwner):
     """Streaming ``/generate`` requests over one aiohttp session: ``async with`` it, then ``send``.
 
     The session's pool and timeout are the eval client's (``ClientConf``), as are its retries.
@@ -87,18 +86,7 @@ class GenerateClient:
     def __init__(self, base_url: str, conf: ClientConf) -> None:
         self.url, self.conf = base_url.rstrip("/") + "/generate", conf
         self.budget = budget_of(conf)
-        self._session: aiohttp.ClientSession | None = None
-
-    async def __aenter__(self) -> GenerateClient:
-        self._session = open_session(self.conf)
-        return self
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        self._session = None
 
     async def send(self, body: dict[str, object]) -> RequestOutcome:
         """Send one streaming request, retried as the eval client retries; never raises."""
