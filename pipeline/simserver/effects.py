@@ -32,6 +32,7 @@ class CellTargets:
     # ``request_targets`` to the prompts they name.
     per_request: tuple[Effect, ...] = ()
     top: float = 1.0  # the accept length's ceiling: num_steps + 1 (1.0 without speculation)
+    latency_s: float = 0.0  # the matching cell-level effects' added seconds per request
 
 
 def lookup(key: str, resolved: Mapping[str, Any], env: Mapping[str, str]) -> Any:
@@ -113,6 +114,7 @@ def cell_targets(
         matched=matched,
         per_request=tuple(effects[i] for i in found if effects[i].per_request),
         top=top,
+        latency_s=sum(effects[i].latency_s for i in matched),
     )
 
 

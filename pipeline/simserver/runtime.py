@@ -68,8 +68,8 @@ class Runtime:
 
     @property
     def latency_s(self) -> float:
-        """Delay added to every request (top-level plus the fault flag)."""
-        return self.conf.latency_s + self.faults.latency_s
+        """Delay added to every request (top-level, the fault flag and the cell's effects)."""
+        return self.conf.latency_s + self.faults.latency_s + self.targets.latency_s
 
 
 def prefill_time(rt: Runtime, prompt_tokens: int) -> float:

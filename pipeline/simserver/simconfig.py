@@ -56,6 +56,9 @@ class Effect:
     # re-score does not see it, nor does the same variant with speculation off (issue 39 items
     # 2 and 3), only decode-time logprobs and greedy outputs with speculation do.
     verify_logit_sigma: float = checked(0.0, Check(0.0))
+    # Seconds added to every request of a matching cell (cell-level effects only): a slower
+    # variant, or one cell of a sweep that a test must catch while it runs.
+    latency_s: float = checked(0.0, Check(0.0))
 
 
 @dataclass(frozen=True)

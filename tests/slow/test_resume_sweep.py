@@ -1,5 +1,9 @@
 """A 4-cell sweep killed in its third cell and run again finishes with a report
-identical to an uninterrupted run's; the first two cells are not rerun, the third resumes."""
+identical to an uninterrupted run's; the first two cells are not rerun, the third resumes.
+
+The third cell (fa3, auto KV) answers each request 0.15 s late (a simulated cell-level effect),
+so it still runs seconds after its tenth sample, when the kill comes: at the others' pace the
+cell could end before a loaded machine delivered the signal, and its result said ok."""
 
 from __future__ import annotations
 
@@ -24,6 +28,7 @@ SWEEP = [
     "client.concurrency=4",
     "server.simulated.startup_delay_s=0.1",
     "server.simulated.latency_s=0.02",
+    "server.simulated.effects=[{match:{attention_backend:fa3,kv_cache_dtype:auto},latency_s:0.15}]",
 ]
 
 
@@ -68,6 +73,7 @@ def test_killed_sweep_resumes_to_the_same_report(tmp_path):
     proc.communicate(timeout=60)
     assert processes_mentioning(str(killed)) == []
     third = next(killed.glob("2_*"))
+    assert "_fa3_auto_" in third.name  # the cell the slow effect matches
     error = result_of(third).error
     assert error is not None and error.kind == "interrupted"
     saved = third_cell_samples(killed)

@@ -95,6 +95,17 @@ def test_cell_targets_add_up_and_clip(effects, base, expected) -> None:
     assert t.matched == expected[2]
 
 
+def test_cell_level_latency_adds_up_and_request_level_effects_add_none() -> None:
+    effects = [
+        E({"kv_cache_dtype": "fp8_e4m3"}, latency_s=0.2),
+        E({"page_size": 64}, latency_s=0.05),
+        E({"page_size": 1}, latency_s=9.0),  # matches nothing
+        E({"page_size": 64}, latency_s=7.0, above_prompt_tokens=100),  # per request: ignored
+    ]
+    assert cell_targets(0.7, 2.6, effects, RESOLVED, ENV).latency_s == pytest.approx(0.25)
+    assert cell_targets(0.7, 2.6, [], RESOLVED, ENV).latency_s == 0.0
+
+
 def test_without_speculation_accept_length_is_one() -> None:
     resolved = {**RESOLVED, "speculative_algorithm": None}
     assert cell_targets(0.7, 2.6, [], resolved, ENV).accept_length == 1.0
