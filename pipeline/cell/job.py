@@ -26,7 +26,12 @@ from pipeline.config.schema import RootConf
 from pipeline.config.serving_checks import evals_run
 from pipeline.measuring.measure import measure_cell
 from pipeline.measuring.measure_plan import MeasurePlan
-from pipeline.measuring.speed.prompts import PromptPool, cell_prompt_pool
+from pipeline.measuring.speed.prompts import (
+    EvalPools,
+    PromptPool,
+    cell_prompt_pool,
+    cell_prompt_pools,
+)
 from pipeline.measuring.speed.run import speed_phase
 from pipeline.measuring.speed.serving.run import ServingTarget, serving_phase
 from pipeline.results.cell_paths import node_dir, result_path
@@ -162,7 +167,7 @@ def _serve_and_measure(
     """Start the server, verify it, run the evals, the speed and parity phases on it, stop it."""
     pool = cell_prompt_pool(cell.speed, evals, cell.launch.model)  # before the server: tokenizer
     parity_pool = cell_prompt_pool(cell.parity, evals, cell.launch.model, "parity.prompts")
-    serving_pool = cell_prompt_pool(cell.serving, evals, cell.launch.model, SERVING_KEY)
+    serving_pool = cell_prompt_pools(cell.serving, evals, cell.launch.model, SERVING_KEY)
     claim_samples(cell_dir, result.config_hash, result.warnings)  # a failed start: no other run's
     launched = mark(result, "launch", clock)
     with jit_cache.recorded(result, launch.cache), started_server(cell, launch, cell_dir) as server:
@@ -184,13 +189,14 @@ def _phases(
     cell: CellPlan,
     server: RunningServer,
     evals: dict[str, Eval],
-    where: tuple[Path, PromptPool | None, PromptPool | None, PromptPool | None],
+    where: tuple[Path, PromptPool | None, PromptPool | None, EvalPools | None],
     result: ResultDraft,
     clock: float,
 ) -> None:
     """The phases on the verified server: (parity first,) evals, speed, serving, (parity last).
 
-    ``where``: the cell folder and the prompt pools of the speed, parity and serving phases.
+    ``where``: the cell folder and the prompt pools of the speed, parity and serving phases (the
+    serving phase's: one per eval its ``eval:PATTERN`` matched).
     """
     cell_dir, pool, parity_pool, serving_pool = where
     keys = (cell.launch.client.api_key, cell.launch.client.admin_api_key)

@@ -3,7 +3,8 @@
 Each is typed where it is made: ``cell.skip_softmax`` by the cell job, ``provenance``'s
 ``mtp_eval_git`` and ``host`` by ``pipeline.cell.provenance``, ``preflight[]`` by
 ``pipeline.cell.launching``, ``speed.gpu_samples`` by ``pipeline.measuring.speed.gpu_sampler``,
-``speed.token_ids`` / ``prompts`` by ``pipeline.measuring.speed.prompts``, ``speed.log_warnings``
+``speed.token_ids`` / ``prompts`` by ``pipeline.measuring.speed.prompts``, ``serving.eval_prompts``
+by ``pipeline.measuring.speed.serving.eval_prompts``, ``speed.log_warnings``
 by ``pipeline.measuring.speed.log_warnings``.
 """
 
@@ -81,6 +82,17 @@ class PromptsJson(TypedDict):
     longest: int
     shared_prefix_tokens: int
     radix_cache: str
+
+
+class ServingPromptsJson(PromptsJson, total=False):
+    """``serving.eval_prompts``: as ``speed.prompts``, and for ``eval:PATTERN`` two keys more.
+
+    With a pattern the shared keys describe all matched evals' prompts together (``source``: the
+    pattern).
+    """
+
+    buckets: dict[str, str]  # bucket -> the eval:NAME it drew from (a bucket none reached: absent)
+    pools: list[PromptsJson]  # each matched eval's prompts, in the cell's order
 
 
 class LogWarningJson(TypedDict):

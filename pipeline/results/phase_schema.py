@@ -12,6 +12,7 @@ from pipeline.results.nested_schema import (
     GpuSamplesJson,
     LogWarningJson,
     PromptsJson,
+    ServingPromptsJson,
     TokenIdsJson,
 )
 
@@ -77,7 +78,9 @@ class ServingJson(TypedDict, total=False):
     speculation: bool  # False: the declared serving-only cell without speculation
     gpus: int  # what output tokens/s per GPU divides by (model.tp)
     prompts: str  # what the prompts were
-    eval_prompts: PromptsJson  # serving.prompts=eval:NAME: the eval's prompts (as speed.prompts)
+    eval_prompts: (
+        ServingPromptsJson  # serving.prompts=eval:NAME or eval:PATTERN: the evals' prompts
+    )
     concurrency: list[int]
     buckets: list[int]
     output_tokens: int  # per request, EOS ignored

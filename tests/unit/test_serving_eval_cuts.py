@@ -8,9 +8,9 @@ from evals.eval_conf import EvalConf
 from evals.responses import ResponseFormatError, StreamError
 from pipeline.config.schema import RootConf, ServingConf
 from pipeline.config.serving_checks import serving_problems
-from pipeline.measuring.speed.prompts import PromptPool
+from pipeline.measuring.speed.prompts import EvalPools, PromptPool
+from pipeline.measuring.speed.serving.bucket_sources import cut_prompts
 from pipeline.measuring.speed.serving.eval_prompts import (
-    cut_prompts,
     eval_plan,
     fit_level,
     generate_body,
@@ -68,7 +68,7 @@ def test_a_level_is_capped_at_its_prompts_or_skipped_below_its_concurrency(
 def test_the_plan_keeps_what_the_pool_fills_and_notes_the_rest() -> None:
     pool = _pool(3000, 3000, 3000, 5000)
     planned = [Level(b, c, max(2, 2 * c)) for b in (1024, 4096, 8192) for c in (1, 2)]
-    plan = eval_plan(planned, pool)
+    plan = eval_plan(planned, EvalPools(SOURCE, (pool,)))
     assert plan.levels == (Level(1024, 1, 2), Level(1024, 2, 4), Level(4096, 1, 1))
     assert [n.split(":")[0] for n in plan.notes] == [
         "bucket 4096, concurrency 1", "bucket 4096, concurrency 2 skipped", "bucket 8192 skipped",
@@ -85,9 +85,10 @@ def test_the_plan_keeps_what_the_pool_fills_and_notes_the_rest() -> None:
 def test_a_sweep_of_eval_prompts_streams_ids_to_generate() -> None:
     conf = ServingConf(output_tokens=8)
     pool = _pool(2000, 2000)
-    sweep = sweep_of(conf, [Level(1024, 1, 2)], pool)
+    sweep = sweep_of(conf, [Level(1024, 1, 2)], EvalPools(SOURCE, (pool,)))
     assert sweep.native and sweep.eval_prompts is not None
     assert sweep.eval_prompts["radix_cache"] == "flushed before every level"
+    assert "buckets" not in sweep.eval_prompts and "pools" not in sweep.eval_prompts  # one eval
     assert sweep.body(0, sweep.levels[0], 1) == generate_body(pool.prompts[1][:1024], 8)
     body = generate_body((5, 6), 8)
     assert body == {"input_ids": [5, 6], "stream": True, "sampling_params": {
@@ -155,6 +156,8 @@ def test_a_broken_generate_stream_raises_what_the_client_classifies(
         ("eval:nope", ["mcq_sample"], "serving.prompts=eval:nope names an eval the cell does not"),
         ("words", [], "serving.prompts='words': use random (random common words) or eval:NAME"),
         ("eval:", [], "serving.prompts='eval:': use random"),
+        ("eval:speed_bench_throughput_*", ["mcq_sample", "speed_bench_throughput_1k"], None),
+        ("eval:longctx_*", ["mcq_sample"], "serving.prompts=eval:longctx_* matches none of the"),
     ],
 )
 def test_serving_prompts_must_be_random_or_one_of_the_cells_evals(

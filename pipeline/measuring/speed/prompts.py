@@ -26,9 +26,11 @@ from evals.base import Eval, EvalPrompt
 from evals.chat_tokens import chat_ids, load_tokenizer
 from evals.sample_line import ChatMessage
 from pipeline.config.prompt_source import (
+    EVAL_PREFIX,
     SPEED_KEY,
     PromptSetting,
     eval_name,
+    matched_evals,
     source_problems,
     tokenizer_source,
 )
@@ -67,6 +69,19 @@ class PromptPool:
             "shared_prefix_tokens": shared_prefix(self.prompts),
             "radix_cache": "flushed before every run",
         }
+
+
+@dataclass(frozen=True)
+class EvalPools:
+    """The pools ``serving.prompts=eval:PATTERN`` matched, one per eval, in the cell's order."""
+
+    setting: str  # the setting as set: eval:NAME (one pool, its source) or eval:PATTERN
+    pools: tuple[PromptPool, ...]
+
+    @property
+    def pattern(self) -> bool:
+        """Whether the setting was a pattern: each bucket then says which eval it drew from."""
+        return self.setting != self.pools[0].source
 
 
 def shared_prefix(prompts: Sequence[Sequence[int]]) -> int:
@@ -143,20 +158,36 @@ def eval_prompt_pool(
         ValueError: ``speed.prompts`` names no eval of the cell, the model has no local
             tokenizer (``evals.chat_tokens.TokenizerError``), or the eval has no prompt.
     """
+    found = eval_prompt_pools(conf, evals, model, key)
+    return None if found is None else found.pools[0]
+
+
+def eval_prompt_pools(
+    conf: PromptSetting, evals: Mapping[str, Eval], model: ModelConf, key: str = SPEED_KEY
+) -> EvalPools | None:
+    """A pool per eval ``key`` names or its pattern matches (None: random), tokenized now.
+
+    Raises:
+        ValueError: as ``eval_prompt_pool``, for any matched eval.
+    """
     name = eval_name(conf.prompts, key) if conf.enabled else None
     if name is None:
         return None
     problems = source_problems(conf, list(evals), key)
     if problems:
         raise ValueError(problems[0])
-    path, key = tokenizer_source(model)
-    tok = load_tokenizer(path, key)
+    path, where = tokenizer_source(model)
+    tok = load_tokenizer(path, where)
     kwargs = model.chat_template_kwargs
-    every = evals[name].prompts()
-    prompts = distinct_prompts([p.messages for p in every], lambda m: chat_ids(tok, m, kwargs))
-    if not prompts:
-        raise ValueError(f"{key}={conf.prompts}: the eval {name} has no prompt")
-    return PromptPool(conf.prompts, str(path), tuple(prompts), _first_ids(every, len(prompts)))
+    pools = []
+    for each in matched_evals(name, list(evals)):
+        every = evals[each].prompts()
+        prompts = distinct_prompts([p.messages for p in every], lambda m: chat_ids(tok, m, kwargs))
+        if not prompts:
+            raise ValueError(f"{key}={conf.prompts}: the eval {each} has no prompt")
+        ids = _first_ids(every, len(prompts))
+        pools.append(PromptPool(f"{EVAL_PREFIX}{each}", str(path), tuple(prompts), ids))
+    return EvalPools(conf.prompts, tuple(pools))
 
 
 def _first_ids(prompts: Sequence[EvalPrompt], count: int) -> tuple[str, ...]:
@@ -180,4 +211,18 @@ def cell_prompt_pool(
     try:
         return eval_prompt_pool(conf, evals, model, key)
     except ValueError as err:  # no eval of that name, no local tokenizer: the user's settings
+        raise CellError("config", str(err)) from err
+
+
+def cell_prompt_pools(
+    conf: PromptSetting, evals: Mapping[str, Eval], model: ModelConf, key: str = SPEED_KEY
+) -> EvalPools | None:
+    """``eval_prompt_pools`` for a cell: a problem the user can fix ends it as a config error.
+
+    Raises:
+        CellError: kind ``config``, with ``eval_prompt_pools``' message.
+    """
+    try:
+        return eval_prompt_pools(conf, evals, model, key)
+    except ValueError as err:  # no eval matched, no local tokenizer: the user's settings
         raise CellError("config", str(err)) from err

@@ -5,10 +5,12 @@ ratios to the baseline's same level (the accuracy checks' pairing rule, among ce
 speculation is set alike: a speculation-off candidate pairs with the speculation-off baseline),
 and speculation's own speed-up, the cell's figures over the cell of its variant, model, KV dtype,
 GPU and release without speculation (``serving.speculation=false``). Every pair (baseline,
-speculation off, A/A) served the same prompts (random words, or one eval's): a ratio across two
-prompt sources would measure the workload, not the variant. A level is run once, so no
-interval comes from repeats: the A/A band (two starts of one engine configuration, the largest
-ratio they gave at that level) is the noise a ratio must clear to be called faster or slower.
+speculation off, A/A) served the same prompts (random words, one eval's, or with
+``eval:PATTERN`` the same eval per bucket: the block's ``prompts`` text names each bucket's, so
+it alone decides): a ratio across two prompt sources would measure the workload, not the
+variant. A level is run once, so no interval comes from repeats: the A/A band (two starts of one
+engine configuration, the largest ratio they gave at that level) is the noise a ratio must clear
+to be called faster or slower.
 """
 
 from __future__ import annotations
@@ -115,7 +117,7 @@ def _user(point: ServingPoint | None) -> float | None:
 
 
 def prompts_of(cell: CellRecord) -> str | None:
-    """What the cell's serving prompts were (random words, or an eval's: its block says)."""
+    """What the cell's serving prompts were: random words, an eval's, or each bucket's eval."""
     block = block_of(cell)
     return block.prompts if block is not None else None
 

@@ -9,17 +9,23 @@ the first. So a bucket longer than every prompt is skipped, and a level asking f
 than the bucket has prompts sends each once (capped) or, below its concurrency, is skipped: it
 could not keep that many in flight, and its figures would be of another level. Each note says
 which and why. The radix cache is flushed before every level (``run``), so no level meets a
-prompt an earlier one sent.
+prompt an earlier one sent. With ``eval:PATTERN`` each bucket draws from one of the matched
+evals (``bucket_sources``), and result.json says which.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from pipeline.measuring.speed.prompts import PromptPool
+from pipeline.measuring.speed.prompts import EvalPools, PromptPool
+from pipeline.measuring.speed.serving.bucket_sources import (
+    bucket_sources,
+    source_of,
+    unreached_note,
+)
 from pipeline.measuring.speed.serving.plan import Level
-from pipeline.results.nested_schema import PromptsJson
+from pipeline.results.nested_schema import PromptsJson, ServingPromptsJson
 
 Ids = tuple[int, ...]
 RADIX_CACHE = "flushed before every level"
@@ -32,12 +38,7 @@ class EvalPlan:
     levels: tuple[Level, ...]
     notes: tuple[str, ...]
     prompts: dict[int, tuple[Ids, ...]]  # per bucket: its distinct cut prompts, in the eval's order
-
-
-def cut_prompts(prompts: Sequence[Sequence[int]], length: int) -> tuple[Ids, ...]:
-    """The distinct first ``length`` ids of every prompt at least that long, in the pool's order."""
-    cuts = dict.fromkeys(tuple(p[:length]) for p in prompts if len(p) >= length)
-    return tuple(cuts)
+    sources: dict[int, PromptPool] = field(default_factory=dict)  # per bucket: the eval drawn
 
 
 def fit_level(level: Level, available: int, source: str) -> tuple[Level | None, str | None]:
@@ -57,32 +58,25 @@ def fit_level(level: Level, available: int, source: str) -> tuple[Level | None, 
     return capped, f"{where}: {available} requests, not {level.requests}: {has} (none repeated)"
 
 
-def bucket_note(pool: PromptPool, bucket: int) -> str:
-    """Why ``bucket`` is skipped: no prompt of the pool is that long."""
-    longest = max(len(p) for p in pool.prompts)
-    return (
-        f"bucket {bucket} skipped: serving.prompts={pool.source} has no prompt of {bucket} "
-        f"tokens or more (the longest has {longest}); real text is not tiled (a repeated prompt "
-        "attends to its own copy)"
-    )
+def eval_plan(levels: Sequence[Level], pools: EvalPools) -> EvalPlan:
+    """The levels of ``levels`` that ``pools`` can send, each bucket's prompts and the notes.
 
-
-def eval_plan(levels: Sequence[Level], pool: PromptPool) -> EvalPlan:
-    """The levels of ``levels`` that ``pool`` can send, each bucket's prompts and the notes."""
+    Each bucket draws from one eval (``bucket_sources``: with one pool, that pool).
+    """
     kept: list[Level] = []
     notes: list[str] = []
-    prompts: dict[int, tuple[Ids, ...]] = {}
-    for level in levels:
-        if level.bucket not in prompts:
-            prompts[level.bucket] = cut_prompts(pool.prompts, level.bucket)
-            if not prompts[level.bucket]:
-                notes.append(bucket_note(pool, level.bucket))
-        if not prompts[level.bucket]:
+    chosen = bucket_sources(levels, pools)
+    for bucket, found in chosen.items():
+        if found is None:
+            notes.append(unreached_note(pools, bucket))
             continue
-        fitted, note = fit_level(level, len(prompts[level.bucket]), pool.source)
-        kept += [fitted] if fitted is not None else []
-        notes += [note] if note is not None else []
-    return EvalPlan(tuple(kept), tuple(notes), {b: p for b, p in prompts.items() if p})
+        for level in (lv for lv in levels if lv.bucket == bucket):
+            fitted, note = fit_level(level, len(found.cuts), source_of(pools, found.pool))
+            kept += [fitted] if fitted is not None else []
+            notes += [note] if note is not None else []
+    drawn = {b: r for b, r in chosen.items() if r is not None}
+    return EvalPlan(tuple(kept), tuple(notes), {b: r.cuts for b, r in drawn.items()},
+                    {b: r.pool for b, r in drawn.items()})  # fmt: skip
 
 
 def level_prompts(plan: EvalPlan, level: Level) -> tuple[Ids, ...]:
@@ -113,17 +107,56 @@ def generate_body(ids: Sequence[int], output_tokens: int) -> dict[str, object]:
     }
 
 
-def describe(pool: PromptPool) -> PromptsJson:
-    """``serving.eval_prompts`` of result.json: where the ids came from, how many, how long."""
-    found = pool.describe()
-    found["radix_cache"] = RADIX_CACHE
-    return found
+def describe(pools: EvalPools, plan: EvalPlan) -> ServingPromptsJson:
+    """``serving.eval_prompts`` of result.json: where the ids came from, how many, how long.
+
+    For a pattern, also each bucket's eval and each matched eval's own description.
+    """
+    if not pools.pattern:
+        return _as_serving(_of_serving(pools.pools[0]))
+    every = tuple(ids for pool in pools.pools for ids in pool.prompts)
+    whole = _of_serving(PromptPool(pools.setting, pools.pools[0].tokenizer, every))
+    return ServingPromptsJson(
+        **whole,
+        buckets={str(b): pool.source for b, pool in plan.sources.items()},
+        pools=[_of_serving(pool) for pool in pools.pools],
+    )
 
 
-def prompts_text(pool: PromptPool) -> str:
-    """``serving.prompts`` of result.json: what the prompts were, for a reader."""
+def _as_serving(found: PromptsJson) -> ServingPromptsJson:
+    """One eval's description as ``serving.eval_prompts`` (no pattern: no bucket keys)."""
+    return {
+        "source": found["source"], "tokenizer": found["tokenizer"], "distinct": found["distinct"],
+        "shortest": found["shortest"], "longest": found["longest"],
+        "shared_prefix_tokens": found["shared_prefix_tokens"], "radix_cache": found["radix_cache"],
+    }  # fmt: skip
+
+
+def _of_serving(pool: PromptPool) -> PromptsJson:
+    """A pool's description, its radix cache as the serving phase treats it."""
+    return {**pool.describe(), "radix_cache": RADIX_CACHE}
+
+
+def prompts_text(pools: EvalPools, plan: EvalPlan) -> str:
+    """``serving.prompts`` of result.json: what the prompts were, for a reader.
+
+    The report pairs serving cells only when this text is the same, so for a pattern it names
+    each bucket's eval: two cells whose buckets drew from other evals served other workloads.
+    """
+    tokenizer = pools.pools[0].tokenizer
+    how = (
+        f"as token ids to /generate, cut to each bucket's length, distinct within a level; the "
+        f"radix cache {RADIX_CACHE}"
+    )
+    if not pools.pattern:
+        name = pools.pools[0].eval_name
+        return (
+            f"{pools.setting}: the {name} eval's prompts as its cell sends them (chat "
+            f"template, the tokenizer of {tokenizer}), {how}"
+        )
+    drawn = ", ".join(f"{b}: {pool.source}" for b, pool in plan.sources.items()) or "none"
     return (
-        f"{pool.source}: the {pool.eval_name} eval's prompts as its cell sends them (chat "
-        f"template, the tokenizer of {pool.tokenizer}), as token ids to /generate, cut to each "
-        f"bucket's length, distinct within a level; the radix cache {RADIX_CACHE}"
+        f"{pools.setting}: each bucket the matched eval whose prompts are cut least (bucket: "
+        f"{drawn}), its prompts as its cell sends them (chat template, the tokenizer of "
+        f"{tokenizer}), {how}"
     )

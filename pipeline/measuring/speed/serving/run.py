@@ -26,7 +26,7 @@ from evals.client import ChatClient, RequestOutcome
 from evals.eval_conf import ClientConf
 from pipeline.config.schema import ServingConf
 from pipeline.measuring.eval_window import MeasureError
-from pipeline.measuring.speed.prompts import PromptPool
+from pipeline.measuring.speed.prompts import EvalPools
 from pipeline.measuring.speed.run import context_length
 from pipeline.measuring.speed.serving.generate_stream import GenerateClient
 from pipeline.measuring.speed.serving.plan import Level, levels
@@ -160,7 +160,7 @@ def _block(conf: ServingConf, target: ServingTarget, sweep: Sweep, notes: list[s
 
 
 def serving_phase(
-    conf: ServingConf, target: ServingTarget, result: ResultDraft, pool: PromptPool | None = None
+    conf: ServingConf, target: ServingTarget, result: ResultDraft, pools: EvalPools | None = None
 ) -> None:
     """Run the sweep on the cell's server and set the result's ``serving`` block.
 
@@ -168,7 +168,8 @@ def serving_phase(
         conf: ``serving`` of the config.
         target: the cell's server, model name, client settings and GPUs.
         result: the cell's result; gets its ``serving`` block.
-        pool: the eval's prompts ``serving.prompts=eval:NAME`` asks for (None: random words).
+        pools: the evals' prompts ``serving.prompts=eval:NAME`` (or ``eval:PATTERN``) asks for,
+            one pool per matched eval (None: random words).
 
     Raises:
         MeasureError: every request of a level failed, or the server refused a flush (the block
@@ -176,7 +177,7 @@ def serving_phase(
     """
     start = time.perf_counter()
     planned, notes = levels(conf, context_length(target.base_url, target.client.api_key))
-    sweep = sweep_of(conf, planned, pool)
+    sweep = sweep_of(conf, planned, pools)
     block = _block(conf, target, sweep, notes)
     points = block["points"]
     try:

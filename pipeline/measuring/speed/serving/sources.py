@@ -3,8 +3,9 @@
 ``random``: streaming chat requests of random common words, each with its own serial
 (``plan.prompt_text``), so no two share a prefix beyond the chat template's. ``eval:NAME``:
 streaming native ``/generate`` requests of the eval's prompts as token ids, cut to each bucket
-(``eval_prompts``); they share their template's and the eval's opening, so the radix cache is
-flushed before every level. Both decode ``serving.output_tokens`` greedily with EOS ignored.
+(``eval_prompts``; ``eval:PATTERN``: each bucket from one matched eval, ``bucket_sources``); they
+share their template's and the eval's opening, so the radix cache is flushed before every level.
+Both decode ``serving.output_tokens`` greedily with EOS ignored.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pipeline.config.schema import ServingConf
-from pipeline.measuring.speed.prompts import PromptPool
+from pipeline.measuring.speed.prompts import EvalPools
 from pipeline.measuring.speed.serving.eval_prompts import (
     describe,
     eval_plan,
@@ -23,7 +24,7 @@ from pipeline.measuring.speed.serving.eval_prompts import (
     warmup_prompts,
 )
 from pipeline.measuring.speed.serving.plan import Level, chat_body, prompt_text
-from pipeline.results.nested_schema import PromptsJson
+from pipeline.results.nested_schema import ServingPromptsJson
 
 Body = dict[str, object]
 _TIMES = (
@@ -58,7 +59,7 @@ class Sweep:
     native: bool  # True: /generate with ids, the radix cache flushed before every level
     method: str
     prompts: str
-    eval_prompts: PromptsJson | None = None
+    eval_prompts: ServingPromptsJson | None = None
 
 
 def _chat(text: str, output_tokens: int) -> Body:
@@ -79,9 +80,9 @@ def word_sweep(conf: ServingConf, levels: Sequence[Level]) -> Sweep:
     return Sweep(tuple(levels), (), body, warmup, False, CHAT_METHOD, WORDS_TEXT)
 
 
-def eval_sweep(conf: ServingConf, levels: Sequence[Level], pool: PromptPool) -> Sweep:
-    """``serving.prompts=eval:NAME``: the levels the eval's prompts fill, as ids to /generate."""
-    plan = eval_plan(levels, pool)
+def eval_sweep(conf: ServingConf, levels: Sequence[Level], pools: EvalPools) -> Sweep:
+    """``serving.prompts=eval:NAME`` (or a pattern): the levels the prompts fill, as ids."""
+    plan = eval_plan(levels, pools)
 
     def body(index: int, level: Level, request: int) -> Body:
         return generate_body(level_prompts(plan, level)[request], conf.output_tokens)
@@ -91,9 +92,9 @@ def eval_sweep(conf: ServingConf, levels: Sequence[Level], pool: PromptPool) -> 
         return [generate_body(ids, conf.output_tokens) for ids in found]
 
     return Sweep(plan.levels, plan.notes, body, warmup, True, GENERATE_METHOD,
-                 prompts_text(pool), describe(pool))  # fmt: skip
+                 prompts_text(pools, plan), describe(pools, plan))  # fmt: skip
 
 
-def sweep_of(conf: ServingConf, levels: Sequence[Level], pool: PromptPool | None) -> Sweep:
-    """The sweep ``serving.prompts`` asks for: random words (no pool) or the eval's prompts."""
-    return word_sweep(conf, levels) if pool is None else eval_sweep(conf, levels, pool)
+def sweep_of(conf: ServingConf, levels: Sequence[Level], pools: EvalPools | None) -> Sweep:
+    """The sweep ``serving.prompts`` asks for: random words (no pools) or the evals' prompts."""
+    return word_sweep(conf, levels) if pools is None else eval_sweep(conf, levels, pools)
