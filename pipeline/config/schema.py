@@ -221,7 +221,8 @@ class ServingConf:
     max_seconds: float = 30.0  # per level and bucket: no new request after this
     warmup: int = 2  # requests per bucket before its first level, discarded
     # random: random words through chat (no shared prefix); eval:NAME: eval NAME's prompts as
-    # token ids through /generate, cut to each bucket (measuring/speed/serving/eval_prompts.py)
+    # token ids through /generate, cut to each bucket (measuring/speed/serving/eval_prompts.py);
+    # eval:PATTERN (fnmatch): each bucket from one matched eval (serving/bucket_sources.py)
     prompts: str = "random"
     seed: int = 0
     request_timeout_s: float = 600.0
