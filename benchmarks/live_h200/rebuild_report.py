@@ -28,12 +28,14 @@ from benchmarks.live_h200.live_index import Report, lay_out, reports
 COPIED = ("report.md", "summary.json", "cells.csv", "speed.csv")
 
 
-def make(report: Report, work: Path) -> tuple[int, Path]:
-    """Run ``mtp-eval-report`` over the report's inputs laid out in ``work``; its exit and out."""
+def make(report: Report, work: Path, html: bool = False) -> tuple[int, Path]:
+    """Run ``mtp-eval-report`` over the report's inputs laid out in ``work``; its exit and out
+    (``html``: with the HTML page, which is not committed)."""
     inputs = lay_out(report, work)
     script = str(Path(sys.executable).with_name("mtp-eval-report"))
     out = work / "report-out"
     argv = [script, *inputs, *report.options, "--out", str(out)]
+    argv += [] if html else ["--no-html"]
     code = subprocess.run(argv, cwd=work, check=False).returncode
     return code, out
 
@@ -42,7 +44,7 @@ def rebuild(report: Report, html: Path | None = None) -> int:
     """Make the report in a scratch folder and copy its files over the committed ones (the HTML
     page and JUnit file into ``html/<run>/<report>/`` when given)."""
     with tempfile.TemporaryDirectory() as tmp:
-        code, out = make(report, Path(tmp))
+        code, out = make(report, Path(tmp), html is not None)
         for name in COPIED:
             if (out / name).exists():
                 shutil.copy(out / name, report.path / name)

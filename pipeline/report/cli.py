@@ -77,6 +77,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="a verdict column per eval in the Skip-softmax frontier (summary.json: always)",
     )
     parser.add_argument(
+        "--no-html",
+        action="store_true",
+        help="do not write report.html (its plots and questions view take most of a large "
+        "report's time); every other file is the same",
+    )
+    parser.add_argument(
         "--mlflow",
         metavar="TRACKING_URI",
         help="also write the report to this MLflow tracking store (http://host:5000, "
@@ -89,8 +95,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def write_outputs(report: object, out: Path) -> list[Path]:
-    """Write the five files (six: speed.csv, when a cell ran a speed phase); returns their paths."""
+def write_outputs(report: object, out: Path, html: bool = True) -> list[Path]:
+    """Write the report's files; returns their paths.
+
+    Five (six: speed.csv, when a cell ran a speed phase), one fewer without ``html``.
+    """
     from pipeline.report.assemble.build import Report
     from pipeline.report.write.junit import render_junit
     from pipeline.report.write.render_html import render_html
@@ -103,7 +112,7 @@ def write_outputs(report: object, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     files = {
         "report.md": render_md(report),
-        "report.html": render_html(report),
+        "report.html": render_html(report) if html else None,
         "summary.json": render_summary(report),
         "cells.csv": render_csv(report),
         "speed.csv": render_speed_csv(report),
@@ -132,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         out = args.out or (
             args.dirs[0] / "report" if len(args.dirs) == 1 else Path("mtp-eval-report")
         )
-        paths = write_outputs(report, out)
+        paths = write_outputs(report, out, html=not args.no_html)
         exported = _export(report, paths, args)
     except (ToleranceError, ReferenceFileError, ValueError) as err:
         print(f"mtp-eval-report: {err}", file=sys.stderr)

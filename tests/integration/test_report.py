@@ -4,6 +4,7 @@ shapes, summaries from the real evals.metrics and accept_stats code)."""
 from __future__ import annotations
 
 import csv
+import re
 import shutil
 import subprocess
 import sys
@@ -188,6 +189,16 @@ def test_one_repeat_adds_mcnemar(tmp_path: Path):
 def test_single_cell_folders_and_several_inputs(sweep: Path, tmp_path: Path):
     code, summary = run_report([sweep / "0_m_fmha_v2", sweep / "1_m_fa3"], tmp_path / "r")
     assert code == 1 and len(summary["cells"]) == 2
+
+
+def test_no_html_writes_every_other_file_as_the_full_report_does(sweep: Path, tmp_path: Path):
+    full, lean = tmp_path / "full", tmp_path / "lean"
+    assert run_report([sweep], full)[0] == run_report([sweep], lean, "--no-html")[0] == 1
+    assert {p.name for p in full.iterdir()} - {p.name for p in lean.iterdir()} == {"report.html"}
+    for name in ("report.md", "summary.json", "cells.csv", "junit.xml"):
+        made = [re.sub(r"\d{4}-\d\d-\d\dT[\d:.+]+", "<time>", (d / name).read_text())
+                for d in (full, lean)]  # fmt: skip
+        assert made[0] == made[1], name
 
 
 def test_cli_as_a_process_and_bad_references(sweep: Path, tmp_path: Path):
