@@ -101,9 +101,13 @@ launch() {
   log "started $name ($*)"
 }
 
+# What a tick never copies into $R: the bundles (staged apart), outputs (they stay in $R), and a
+# checkout's own tools (a rehearsal's 2.3-GB .venv was copied on every tick; the host has none).
+SYNC_EXCLUDES=(.gpu-bundle .gpu-bundle-cache outputs .git .venv .mypy_cache .ruff_cache
+               .pytest_cache .hypothesis)
 sync_repo() {  # the call's copy of the repo -> $R (code only; outputs stay)
   mkdir -p "$R"
-  tar -C "$1" --exclude=./.gpu-bundle --exclude=./.gpu-bundle-cache --exclude=./outputs --exclude=./.git -cf - . | tar -C "$R" -xf -
+  tar -C "$1" "${SYNC_EXCLUDES[@]/#/--exclude=./}" -cf - . | tar -C "$R" -xf -
   # LIVE_CODE_TAR (a path under the call's copy, carried once: git archive of MTP_EVAL_COMMIT's
   # code): the code comes from that commit, not from a working tree that may hold unfinished edits
   [[ -z ${LIVE_CODE_TAR:-} ]] || tar -C "$R" -xzf "$1/$LIVE_CODE_TAR" \

@@ -84,6 +84,11 @@ def tick(tmp_path: Path, commit: str) -> subprocess.CompletedProcess[str]:
 def test_the_live_tick_passes_a_commit_on_and_refuses_a_bad_one(tmp_path: Path):
     good = tick(tmp_path / "good", SHA)
     assert good.returncode == 0 and f"mtp-eval commit {SHA} (MTP_EVAL_COMMIT)" in good.stdout
+    copied = tmp_path / "good" / "repo"
+    assert (copied / "pipeline" / "cell" / "job.py").exists()
+    # the checkout's tools stay behind: a rehearsal's tick copied the 2.3-GB .venv each time
+    tools = [n for n in (".git", ".venv", ".mypy_cache", ".gpu-bundle") if (REPO / n).exists()]
+    assert tools and not [n for n in tools if (copied / n).exists()]
     bad = tick(tmp_path / "bad", "HEAD")
     assert bad.returncode == 2 and "MTP_EVAL_COMMIT=HEAD is not a commit id" in bad.stdout
     assert not (tmp_path / "bad" / "repo").exists()  # stopped before the copy, nothing started
