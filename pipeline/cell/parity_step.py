@@ -12,15 +12,18 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.cell.cell_plan import CellPlan
 from pipeline.cell.cell_result import mark
-from pipeline.measuring.parity_run import ParityRun, parity_phase
 from pipeline.measuring.parity_source import resolve_source
 from pipeline.measuring.speed.prompts import PromptPool
 from pipeline.results.parity_block import SKIPPED
 from pipeline.results.result_draft import ResultDraft
 from pipeline.results.result_schema import ParityJson
+
+if TYPE_CHECKING:  # the phase's statistics (scipy.special) load only in a cell that runs it
+    from pipeline.measuring.parity_run import ParityRun
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +46,8 @@ def parity_step(
     clock: float,
 ) -> ParityRun:
     """Run the phase on the server at ``where`` (base url, keys, cell folder); record its cost."""
+    from pipeline.measuring.parity_run import parity_phase
+
     base_url, keys, cell_dir = where
     conf = resolve_source(cell.parity, cell.measure.sequential, cell_dir, result)
     run = parity_phase(conf, base_url, keys, cell_dir, pool)

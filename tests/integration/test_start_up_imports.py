@@ -21,6 +21,9 @@ def test_cell_start_up_path_stays_light():
         "scipy.stats",
         "transformers",
         "statsmodels",
+        # the parity phase's statistics: loaded by a cell that runs the phase, not by every cell
+        "pipeline.measuring.parity_run",
+        "pipeline.stats.parity_verdict",
     ]
     code = (
         "import sys, pipeline.cli.app, pipeline.cell.job, pipeline.measuring.measure; "
