@@ -18,22 +18,16 @@ from pipeline.cell.cell_result import initial_result, mark, overhead, record_ser
 from pipeline.cell.guards import check_error_rates
 from pipeline.cell.launching import PlannedLaunch, plan_cell_launch, preflight_cell, started_server
 from pipeline.cell.outcomes import record_failure
-from pipeline.cell.parity_step import accuracy_goes_on, parity_step, runs_first, runs_last
+from pipeline.cell.phases import run_phases
 from pipeline.cell.prestart import note_adopted, start_next, with_reserved_port
 from pipeline.cluster.multinode import DONE_MARKER, serve_as_worker
 from pipeline.config.prompt_source import SERVING_KEY
 from pipeline.config.schema import RootConf
-from pipeline.config.serving_checks import evals_run
-from pipeline.measuring.measure import measure_cell
 from pipeline.measuring.measure_plan import MeasurePlan
 from pipeline.measuring.speed.prompts import (
-    EvalPools,
-    PromptPool,
     cell_prompt_pool,
     cell_prompt_pools,
 )
-from pipeline.measuring.speed.run import speed_phase
-from pipeline.measuring.speed.serving.run import ServingTarget, serving_phase
 from pipeline.results.cell_paths import node_dir, result_path
 from pipeline.results.redact import redact_text, redact_tree
 from pipeline.results.result_draft import ResultDraft
@@ -177,52 +171,12 @@ def _serve_and_measure(
             mark(result, "verified", clock)
             start_next(cell, result)  # server.prestart_next: beside this cell's evals
             pools = (pool, parity_pool, serving_pool)
-            _phases(cell, server, evals, (cell_dir, *pools), result, clock)
+            run_phases(cell, server, evals, (cell_dir, *pools), result, clock)
         finally:  # before node 0's server stops: the other nodes die with it, and may now
             _release_other_nodes(cell.launch.nodes, cell_dir, "stopping")
     check_error_rates(result.eval_summaries(), cell.launch.client.max_error_rate)
     mark(result, "stopped", clock)
     result.status = "ok"
-
-
-def _phases(
-    cell: CellPlan,
-    server: RunningServer,
-    evals: dict[str, Eval],
-    where: tuple[Path, PromptPool | None, PromptPool | None, EvalPools | None],
-    result: ResultDraft,
-    clock: float,
-) -> None:
-    """The phases on the verified server: (parity first,) evals, speed, serving, (parity last).
-
-    ``where``: the cell folder and the prompt pools of the speed, parity and serving phases (the
-    serving phase's: one per eval its ``eval:PATTERN`` matched).
-    """
-    cell_dir, pool, parity_pool, serving_pool = where
-    keys = (cell.launch.client.api_key, cell.launch.client.admin_api_key)
-    at = (server.base_url, keys, cell_dir)
-    goes_on = True
-    if runs_first(cell):  # the release sign-off: a parity NO-GO spends no accuracy repeat
-        run = parity_step(cell, at, parity_pool, result, clock)
-        goes_on = accuracy_goes_on(cell, run, cell_dir, cell.measure.planned_repeats(), result)
-    # evals=[] with speed.enabled: the speed phase alone; speculation off: prompts only
-    if evals and goes_on and evals_run(cell.serving):
-        measure_cell(cell.measure, evals, server, cell_dir, result)
-    mark(result, "evals_done", clock)
-    if cell.speed.enabled:  # after the evals, so nothing else runs on the server
-        speed_phase(cell.speed, server, keys, (cell.launch.model.path, pool), result)
-        mark(result, "speed_done", clock)
-    if cell.serving.enabled:  # after the evals and the speed phase, alone on the server
-        serving_phase(cell.serving, serving_target(cell, server), result, serving_pool)
-        mark(result, "serving_done", clock)
-    if runs_last(cell):  # last: its prefills leave the evals' counters alone
-        parity_step(cell, at, parity_pool, result, clock)
-
-
-def serving_target(cell: CellPlan, server: RunningServer) -> ServingTarget:
-    """The serving phase's server, model name, client settings and GPUs (``model.tp``)."""
-    tp = max(cell.launch.model.tp, 1)
-    return ServingTarget(server.base_url, cell.measure.model_name, cell.launch.client, tp)
 
 
 def _verify(
