@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-dev
 BASE   := $(VENV)/.installed-base
 
-.PHONY: demo test test-services test-mlflow test-browser test-slurm test-tiers lint install clean
+.PHONY: demo test test-services test-mlflow test-browser test-slurm test-rehearsals test-tiers lint install clean
 
 # Tests and lint: the base install plus the dev extra (pytest, ruff, mypy, the CPU torch).
 $(STAMP): pyproject.toml
@@ -60,6 +60,11 @@ test-browser: $(STAMP)
 ## up and down (.ci/slurm/cluster: root, installs Debian's slurmctld/slurmd/munge if missing)
 test-slurm: $(STAMP)
 	$(BIN)/python -m tests.tiers slurm
+
+## test-rehearsals: every plan of benchmarks/live_h200/live_signoff.sh rehearsed whole on the
+## simulated server (20-25 minutes on 2 cores; not in `make test`): run it before a lease
+test-rehearsals: $(STAMP)
+	$(BIN)/python -m tests.tiers rehearsal
 
 test-tiers: $(STAMP)
 	$(BIN)/python -m tests.tiers --list

@@ -27,6 +27,7 @@ def flag(argv: list[str], name: str) -> str | None:
     return argv[argv.index(name) + 1] if name in argv else None
 
 
+@pytest.mark.rehearsal  # minutes: `make test-rehearsals`; the refusals below stay in `make test`
 def test_the_full_shapes_phase_runs_tp_and_dp_cells_through_speed_and_reports(tmp_path):
     (tmp_path / "live" / "logs").mkdir(parents=True)  # the tick's: the bare server logs there
     run = run_live_plan(

@@ -23,7 +23,7 @@ import pytest
 
 from tests.helpers.live_plan import longctx_model_chunks, run_live_plan
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.rehearsal, pytest.mark.timeout(600)]
 
 ENV = "SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR"
 EFFECT = f"{{match:{{{ENV}:1000000}},logit_sigma:0.5,accuracy_delta:-0.5}}"

@@ -20,7 +20,7 @@ import pytest
 
 from tests.helpers.live_plan import run_live_plan
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.rehearsal, pytest.mark.timeout(600)]
 
 WARM_UPS = ("v2", "v2-off", "v2-f", "ref")
 # sweep -> (variant, KV dtype, prefill skip factor, speculative, deterministic, greedy kept)

@@ -13,7 +13,7 @@ import pytest
 
 from tests.helpers.live_plan import run_live_plan
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.slow, pytest.mark.rehearsal, pytest.mark.timeout(900)]
 
 TRAIN_ARGS = ("--preset cpu --steps 2 --tokens 512 --workers 0 --log-every 1 --draft-steps 2 "
               "--draft-len 512 --eval-samples 1 --eval-lengths 1024")  # fmt: skip

@@ -17,7 +17,7 @@ def test_every_registered_marker_with_its_own_tier_is_kept_out_of_make_test():
     markers = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"][
         "ini_options"]["markers"]  # fmt: skip
     names = {m.split(":", 1)[0] for m in markers}
-    own = {"gpu", "slurm", "mlflow", "browser"}
+    own = {"gpu", "slurm", "mlflow", "browser", "rehearsal"}
     assert own <= names and {"serial", "slow", "integration"} <= names
     assert set(OWN_TIERS.split(" or ")) == own
     for name in MAKE_TEST:
