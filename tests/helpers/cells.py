@@ -67,6 +67,13 @@ def run_script(
     )  # fmt: skip
 
 
+def report_markdown(cell: Path, out: Path) -> str:
+    """``mtp-eval-report CELL --no-html`` (a cell judged alone: exit 0 or 2); its report.md."""
+    run = run_script("mtp-eval-report", str(cell), "--out", str(out), "--no-html", timeout=120)
+    assert run.returncode in (0, 2), run.stdout[-2000:] + run.stderr[-2000:]
+    return (out / "report.md").read_text()
+
+
 @contextlib.contextmanager
 def external_sim(tmp_path: Path, overrides: list[str], extra_args: list[str]) -> Iterator[str]:
     """A simulated server started as the pipeline would for ``overrides``, run by the test.

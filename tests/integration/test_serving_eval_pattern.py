@@ -24,7 +24,7 @@ import pytest
 from evals.base import make_eval
 from pipeline.results.result_schema import shape_problems
 from pipeline.serving.server_command import SIM_LEDGER_FILE
-from tests.helpers.cells import REPO, compose_conf, console_script
+from tests.helpers.cells import REPO, compose_conf, console_script, report_markdown
 
 pytestmark = pytest.mark.integration
 
@@ -135,12 +135,6 @@ def test_the_result_and_the_report_name_each_buckets_eval(
         f"tokens or more (the longest of each: {longest}); real text is not tiled (a repeated "
         "prompt attends to its own copy)"
     ]
-    out = tmp_path / "report"
-    report = subprocess.run(
-        [console_script("mtp-eval-report"), str(cell), "--out", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert report.returncode in (0, 2), report.stdout[-2000:] + report.stderr[-2000:]
-    text = (out / "report.md").read_text()
+    text = report_markdown(cell, tmp_path / "report")
     assert f"Prompts: {PATTERN}: each bucket the matched eval whose prompts are cut least" in text
     assert said in text

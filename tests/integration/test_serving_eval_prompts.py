@@ -23,7 +23,7 @@ import pytest
 from evals.base import make_eval
 from pipeline.results.result_schema import shape_problems
 from pipeline.serving.server_command import SIM_LEDGER_FILE
-from tests.helpers.cells import REPO, compose_conf, console_script
+from tests.helpers.cells import REPO, compose_conf, console_script, report_markdown
 
 pytestmark = pytest.mark.integration
 
@@ -131,13 +131,7 @@ def test_the_result_records_the_prompts_the_caps_and_the_skipped_bucket(
 def test_the_reports_serving_intro_names_the_prompts_and_the_notes(
     cell: Path, tmp_path: Path
 ) -> None:
-    out = tmp_path / "report"
-    report = subprocess.run(
-        [console_script("mtp-eval-report"), str(cell), "--out", str(out)],
-        cwd=REPO, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    assert report.returncode in (0, 2), report.stdout[-2000:] + report.stderr[-2000:]
-    text = (out / "report.md").read_text()
+    text = report_markdown(cell, tmp_path / "report")
     assert "## Serving: synth-longctx" in text
     assert "Prompts: eval:longctx_niah_single: the longctx_niah_single eval's prompts" in text
     assert "Notes: bucket 1024, concurrency 4: 6 requests, not 8" in text
