@@ -17,7 +17,7 @@ import pytest
 from tests.helpers.cells import console_script, result_of
 
 pytestmark = pytest.mark.integration
-QUICK = ["client.progress=false", "server.simulated.startup_delay_s=0.1", "server.stop_grace_s=5"]
+QUICK = ["client.progress=false", "server.simulated.startup_delay_s=0.05", "server.stop_grace_s=5"]
 # The group-sequential design: this test is about which baseline the looks pair with, and that
 # design decides identical answers on 58 questions at 4 repeats (the anytime one needs 8).
 SEQUENTIAL = ["sequential.enabled=true", "sequential.max_repeats=4"]
@@ -39,10 +39,15 @@ def _mtp_eval(args: list[str], cwd: Path) -> None:
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
 
 
-def _report(args: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess[str], dict]:
+def _report(
+    args: list[str], cwd: Path, html: bool = False
+) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """The report over ``args``; its page only when ``html`` (a test that reads report.html):
+    ``--no-html`` leaves every other file (summary.json, report.md, junit.xml) the same."""
     out = cwd / "report-out"
     shutil.rmtree(out, ignore_errors=True)  # never read an earlier call's summary
-    run = _script("mtp-eval-report", [*args, "--out", str(out)], cwd)
+    page = [] if html else ["--no-html"]
+    run = _script("mtp-eval-report", [*args, "--out", str(out), *page], cwd)
     assert run.returncode in (0, 1, 2), run.stdout[-2000:] + run.stderr[-2000:]
     assert "internal error" not in run.stderr, run.stderr
     return run, json.loads((out / "summary.json").read_text())
@@ -99,7 +104,7 @@ def three_sweeps(tmp_path_factory) -> Path:
 
 
 def test_a_report_over_sweeps_pairs_within_a_sweep_and_warns_when_it_cannot(three_sweeps):
-    run, summary = _report(["A", "B", "C"], three_sweeps)
+    run, summary = _report(["A", "B", "C"], three_sweeps, html=True)
     checks = _accuracy(summary)
     a_cand = next(k for name, k in checks.items() if name.startswith("A/"))
     assert "/A/" in "/" + a_cand["numbers"]["baseline_folder"] + "/"  # not B's, that ended last
@@ -159,19 +164,22 @@ def test_a_baseline_other_than_the_one_the_looks_used_is_warned_about(three_swee
     assert "fmha_v2" in warning and "A/0_tiny-sim_fa3" in warning, warning
 
 
-def test_a_speed_only_baseline_that_ended_last_is_left_aside_for_one_with_the_evals(tmp_path):
+def test_a_speed_only_baseline_that_ended_last_is_left_aside_for_one_with_the_evals(
+    three_sweeps, tmp_path
+):
     # The live speed lease's shape (2026-12-02): the pool check's fa3 cell (evals=[]) ended after
     # the speed sweep's fa3; the report paired every candidate with it and found NO BASELINE.
-    _mtp_eval(["-m", "backend=fa3", f"hydra.sweep.dir={tmp_path}/with-evals"], tmp_path)
+    # B's fa3 has the evals and C's fmha_v2 no baseline in its sweep (the sweeps above, not two
+    # more cells): the pool's fa3, run now, ends after B's.
     speed_only = ["evals=[]", "speed.enabled=true",
                   "speed.prefill_tokens=[1024]", "speed.prefill_batches=[]",
                   "speed.decode_batches=[]", "speed.repeats=1"]  # fmt: skip
-    _mtp_eval(["-m", "backend=fa3", *speed_only, f"hydra.sweep.dir={tmp_path}/pool"], tmp_path)
-    _mtp_eval(["-m", "backend=fmha_v2", f"hydra.sweep.dir={tmp_path}/cand"], tmp_path)
-    _, summary = _report(["with-evals", "pool", "cand"], tmp_path)
+    pool = tmp_path / "pool"  # outside the shared sweeps: the other tests never read it
+    _mtp_eval(["-m", "backend=fa3", *speed_only, f"hydra.sweep.dir={pool}"], tmp_path)
+    _, summary = _report(["B", str(pool), "C"], three_sweeps)
     checks = _accuracy(summary)
-    assert {name.split("/")[0] for name in checks} == {"cand"}, checks
+    assert {name.split("/")[0] for name in checks} == {"C"}, checks
     for check in checks.values():
         assert check["verdict"] != "NO BASELINE", check["message"]
-        assert check["numbers"]["baseline_folder"].startswith("with-evals/")
+        assert check["numbers"]["baseline_folder"].startswith("B/")
         assert "fewer of its evals left aside" in check["message"], check["message"]
