@@ -30,7 +30,7 @@ pytestmark = pytest.mark.integration
 PARITY = [
     "evals=[]", "parity.enabled=true", "parity.sequences=16", "parity.prompt_tokens=16",
     "parity.new_tokens=32", "server.simulated.sglang_version=0.5.23",
-    "server.simulated.startup_delay_s=0.1",
+    "server.simulated.startup_delay_s=0.05",
     "server.simulated.effects=[{match:{attention_backend:trtllm_mha},logit_sigma:0.2}]",
 ]  # fmt: skip
 
@@ -45,6 +45,20 @@ def cell(folder: Path, backend: str, *extra: str) -> dict:
         if (parity_dir(folder) / "summary.json").is_file()
         else {}
     )
+
+
+def sweep(folder: Path, backends: list[str], *extra: str) -> list[dict]:
+    """``cell``'s summaries of a sweep's cells, one per backend: one process start for them all."""
+    run = run_script("mtp-eval", "-m", f"backend={','.join(backends)}", *PARITY, *extra,
+                     f"hydra.sweep.dir={folder}")  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    found = []
+    for backend in backends:
+        (cell_dir,) = folder.glob(f"*_tiny-sim_{backend}_auto_exact")
+        result = read_result(cell_dir)
+        assert result is not None and result.status == "ok"
+        found.append(json.loads((parity_dir(cell_dir) / "summary.json").read_text()))
+    return found
 
 
 def topk(summary: dict) -> ClusteredMean:
@@ -63,8 +77,7 @@ def test_parity_cells_rescore_the_baselines_sequences_and_judge(tmp_path):
     for seq, score in zip(map(json.loads, sequences), map(json.loads, scores), strict=True):
         # decoding at temperature 1 reported what the prefill re-score reports (item 2's data)
         assert seq["decode_logprobs"] == score["logprobs"] and seq["decode_top"] == score["top"]
-    aa = cell(tmp_path / "aa", "fa3_repeat", f"parity.sequences_from={base}")
-    cand = cell(tmp_path / "cand", "fmha_v2", f"parity.sequences_from={base}")
+    aa, cand = sweep(tmp_path / "s", ["fa3_repeat", "fmha_v2"], f"parity.sequences_from={base}")
     assert aa["sequences_from"] == str(base) and aa["sequences"] == 16
     assert topk(aa).estimate == 0.0 and aa["metrics"]["top1_disagree"]["estimate"] == 0.0
     assert 0.005 < topk(cand).estimate < 0.03  # sigma 0.2: about sigma^2 / 2 * 0.6 per token
@@ -87,8 +100,12 @@ def test_a_missing_source_fails_the_cell_naming_the_file(tmp_path):
 TOKENIZER = "benchmarks/results/live-h200/trained-model/target"
 
 
-def _retrieval_ids() -> list[list[int]]:
-    """The retrieval eval's prompts as SGLang's chat endpoint tokenizes them (HF, directly)."""
+def _retrieval_ids(count: int) -> list[list[int]]:
+    """The retrieval eval's first ``count`` distinct prompts, tokenized as SGLang's chat does.
+
+    HF directly, over the eval's own file in its order (not the cell's limit); it stops at
+    ``count``: tokenizing all 48 long prompts was half the test's time.
+    """
     from omegaconf import OmegaConf
     from transformers import AutoTokenizer
 
@@ -107,6 +124,8 @@ def _retrieval_ids() -> list[list[int]]:
         )
         if ids not in out:
             out.append(ids)
+        if len(out) == count:
+            break
     return out
 
 
@@ -116,12 +135,15 @@ def test_eval_prompts_are_the_evals_own_whole(tmp_path):
         "mtp-eval", "backend=fa3", *PARITY[1:], "evals=[synth_retrieval]",
         f"model.tokenizer_path={TOKENIZER}", "parity.prompts=eval:synth_retrieval",
         "parity.sequences=3", "parity.new_tokens=4", f"output_dir={folder}",
+        # the eval's first 4 of 48 rows (the cell tokenizes and asks each): one more than the
+        # sequences, so a pool taken from other than the eval's first prompts still shows
+        "evals.synth_retrieval.dataset.limit=4",
     )  # fmt: skip
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     rows = [
         json.loads(x) for x in (parity_dir(folder) / "sequences.jsonl").read_text().splitlines()
     ]
-    assert [r["prompt_ids"] for r in rows] == _retrieval_ids()[:3]
+    assert [r["prompt_ids"] for r in rows] == _retrieval_ids(3)
     assert min(len(r["prompt_ids"]) for r in rows) > 1000  # whole, long retrieval prompts
 
 
@@ -130,6 +152,9 @@ def test_worst_sequences_link_to_their_questions(tmp_path):
     common = [
         *PARITY[1:], "evals=[synth_mcq]", f"model.tokenizer_path={TOKENIZER}",
         "parity.prompts=eval:synth_mcq", "parity.sequences=6", "parity.new_tokens=8",
+        # 8 of synth_mcq's 180 questions: the 6 sequences' and two more, asked in each of the 3
+        # cells and shown in the report's questions view (180 of them were most of the test)
+        "evals.synth_mcq.dataset.limit=8",
     ]  # fmt: skip
     run = run_script("mtp-eval", "backend=fa3", *common, f"output_dir={tmp_path}/fa3")
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
