@@ -50,7 +50,7 @@ class PagedBatch:
     @property
     def fp8(self) -> bool:
         """True when the kernels run e4m3 inputs."""
-        return self.q.dtype == torch.float8_e4m3fn
+        return bool(self.q.dtype == torch.float8_e4m3fn)
 
 
 def quantize_fp8(x: torch.Tensor) -> tuple[torch.Tensor, float]:
