@@ -29,7 +29,7 @@ EFFECT = {"match": {"attention_backend": "trtllm_mha"}, "accuracy_delta": -0.01,
 COMMON = [
     "evals=[mcq_sample]", "parity.enabled=true", "parity.sequences=24", "parity.prompt_tokens=16",
     "parity.new_tokens=32", "server.simulated.sglang_version=0.5.23",
-    "server.simulated.startup_delay_s=0.1", "+server.simulated.logprobs.restart_sigma=0.02",
+    "server.simulated.startup_delay_s=0.05", "+server.simulated.logprobs.restart_sigma=0.02",
     f"server.simulated.effects=[{{match:{{attention_backend:trtllm_mha}},accuracy_delta:-0.01,"
     f"logit_sigma:{EFFECT['logit_sigma']}}}]",
 ]  # fmt: skip
@@ -47,8 +47,9 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _report(root: Path, name: str, policy: str = "") -> tuple[int, dict, Path]:
-    args = [str(root), "--out", str(root / name)]
+def _report(root: Path, name: str, policy: str = "", html: bool = False) -> tuple[int, dict, Path]:
+    """``mtp-eval-report`` over ``root``; report.html only with ``html`` (a test that reads it)."""
+    args = [str(root), "--out", str(root / name), *([] if html else ["--no-html"])]
     if policy:
         (root / f"{name}.yaml").write_text(policy)
         args += ["--tolerance", str(root / f"{name}.yaml")]
@@ -62,7 +63,7 @@ def _checks(summary: dict, kind: str) -> dict[str, dict]:
 
 
 def test_the_aa_is_go_and_a_one_point_perturbation_is_no_go_by_parity_only(root: Path) -> None:
-    code, summary, out = _report(root, "report")
+    code, summary, out = _report(root, "report", html=True)
     parity = _checks(summary, "parity_vs_baseline")
     assert set(parity) == {"fa3_repeat", "fmha_v2"}
     aa, cand = parity["fa3_repeat"], parity["fmha_v2"]
@@ -89,7 +90,7 @@ KNOWN = {"match": {"attention_backend": "trtllm_mha"}, "logit_sigma": 0.2}
 PLAIN = [
     "evals=[]", "parity.enabled=true", "parity.sequences=32", "parity.prompt_tokens=16",
     "parity.new_tokens=32", "server.simulated.sglang_version=0.5.23",
-    "server.simulated.startup_delay_s=0.1",
+    "server.simulated.startup_delay_s=0.05",
     "server.simulated.effects=[{match:{attention_backend:trtllm_mha},logit_sigma:0.2}]",
 ]  # fmt: skip
 
@@ -111,11 +112,13 @@ def _true_kl(base: Path) -> float:
 
 def test_a_perturbation_of_known_kl_is_measured_within_its_interval(tmp_path: Path) -> None:
     """Without restart noise the simulated KL is known exactly (``exact_kl``)."""
-    for backend, extra in (("fa3", []), ("fa3_repeat", [f"parity.sequences_from={tmp_path}/fa3"]),
-                           ("fmha_v2", [f"parity.sequences_from={tmp_path}/fa3"])):  # fmt: skip
-        run = run_script("mtp-eval", f"backend={backend}", *PLAIN, *extra,
-                         f"output_dir={tmp_path}/{backend}")  # fmt: skip
-        assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    base = run_script("mtp-eval", "backend=fa3", *PLAIN, f"output_dir={tmp_path}/fa3")
+    assert base.returncode == 0, base.stdout[-2000:] + base.stderr[-2000:]
+    # the A/A and the candidate in one sweep (one process start less than a cell each): the same
+    # cells, re-scoring the baseline's sequences named by their folder
+    source, sweep = f"parity.sequences_from={tmp_path}/fa3", f"hydra.sweep.dir={tmp_path}/sweep"
+    run = run_script("mtp-eval", "-m", "backend=fa3_repeat,fmha_v2", *PLAIN, source, sweep)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     truth = _true_kl(tmp_path / "fa3")
     assert 0.005 < truth < 0.03
     # kl_sampled is unbiased for KL(base || cand) over the baseline's sampled tokens
@@ -170,7 +173,8 @@ def test_cells_moved_from_where_they_ran_keep_their_worst_sequences(root: Path, 
 def test_the_band_is_read_from_every_input_when_baseline_dirs_name_only_fa3(root: Path) -> None:
     """--baseline-dir picks the baseline; the A/A among the inputs still sets the band (it was
     passed over, leaving fmha_v2 INCONCLUSIVE for want of a band that was measured)."""
-    args = [str(root), "--baseline-dir", str(root / "fa3"), "--out", str(root / "named")]
+    args = [str(root), "--baseline-dir", str(root / "fa3"), "--out", str(root / "named"),
+            "--no-html"]  # fmt: skip
     run = run_script("mtp-eval-report", *args, timeout=180)
     assert "internal error" not in run.stderr, run.stderr
     summary = json.loads((root / "named" / "summary.json").read_text())
