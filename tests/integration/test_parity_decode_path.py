@@ -21,7 +21,7 @@ pytestmark = pytest.mark.integration
 COMMON = [
     "evals=[]", "parity.enabled=true", "parity.sequences=12", "parity.prompt_tokens=16",
     "parity.new_tokens=24", "server.simulated.sglang_version=0.5.23",
-    "server.simulated.startup_delay_s=0.1",
+    "server.simulated.startup_delay_s=0.05",
     "server.simulated.effects=[{match:{attention_backend:trtllm_mha},verify_logit_sigma:0.2}]",
 ]  # fmt: skip
 
@@ -35,7 +35,7 @@ def test_a_verify_path_perturbation_is_no_go_on_the_decode_path_only(tmp_path: P
     own = json.loads((parity_dir(tmp_path / "fa3") / "decode.json").read_text())
     assert own["metrics"]["kl_topk"]["estimate"] == 0.0  # the baseline decodes what it prefills
     report = run_script("mtp-eval-report", str(tmp_path), "--out", str(tmp_path / "r"),
-                        timeout=180)  # fmt: skip
+                        "--no-html", timeout=180)  # fmt: skip  # summary.json and report.md read
     assert report.returncode == 1, report.stdout[-2000:] + report.stderr[-2000:]
     summary = json.loads((tmp_path / "r" / "summary.json").read_text())
     found = {(c["variant"], k["kind"]): k["verdict"] for c in summary["cells"]
