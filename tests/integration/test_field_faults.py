@@ -25,14 +25,22 @@ EVAL = "mcq_sample"
 FAULT = "+server.simulated.faults."
 
 
+# Ready after 0.05 s, not FAST's 0.2: no test here is about the server's start-up.
+START = "server.simulated.startup_delay_s=0.05"
+
+
 def cell(folder: Path, *overrides: str) -> subprocess.CompletedProcess[str]:
     """One ``mtp-eval`` cell on the simulated server, into ``folder``."""
-    return mtp_eval(*FAST, *overrides, f"hydra.run.dir={folder}")
+    return mtp_eval(*FAST, START, *overrides, f"hydra.run.dir={folder}")
 
 
 def report(sweep: Path, out: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], Any]:
-    """``mtp-eval-report`` over ``sweep``: the process and its ``summary.json``."""
-    done = run_script("mtp-eval-report", str(sweep), "--out", str(out), *args, timeout=120)
+    """``mtp-eval-report`` over ``sweep``: the process and its ``summary.json``.
+
+    ``--no-html``: the tests read summary.json and report.md, which the page does not change.
+    """
+    argv = [str(sweep), "--out", str(out), "--no-html", *args]
+    done = run_script("mtp-eval-report", *argv, timeout=120)
     return done, read_json(out / "summary.json")
 
 
