@@ -33,7 +33,7 @@ from tests.helpers.cells import REPO, compose_conf, processes_mentioning, result
 
 pytestmark = pytest.mark.integration
 QUICK = [
-    "server.simulated.startup_delay_s=0.1",
+    "server.simulated.startup_delay_s=0.05",  # ready at once: no test is about a slow start-up
     "client.progress=false",
     "server.stop_grace_s=5",
     "server.startup_timeout_s=30",
@@ -92,7 +92,8 @@ def cli(cell_dir: Path, *overrides: str) -> subprocess.CompletedProcess[str]:
 
 
 def report(*folders: Path, out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, dict]:
-    code = report_main([*map(str, folders), "--out", str(out)])
+    # --no-html: the tests read the exit code, the console, summary.json and report.md
+    code = report_main([*map(str, folders), "--out", str(out), "--no-html"])
     summary = json.loads((out / "summary.json").read_text())
     return code, capsys.readouterr().out, summary
 
