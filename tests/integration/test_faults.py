@@ -20,7 +20,7 @@ from tests.helpers.cells import REPO, compose_conf, processes_mentioning, result
 pytestmark = pytest.mark.integration
 N_PROMPTS = 58 * 2  # bundled questions x the default 2 repeats
 QUICK = [
-    "server.simulated.startup_delay_s=0.2",
+    "server.simulated.startup_delay_s=0.05",  # ready at once: no row is about a slow start-up
     "client.progress=false",
     "server.stop_grace_s=5",
     "server.startup_timeout_s=30",
