@@ -17,7 +17,11 @@ from tests.helpers.cells import console_script, result_of, run_script
 from tests.helpers.sim import free_port
 
 pytestmark = pytest.mark.integration
-QUICK = ["evals.mcq_sample.dataset.limit=12", "evals.mcq_sample.repeats=1"]
+# startup_delay_s: ready after 0.05 s, not fast_sim's 0.2 (no test here is about the start-up);
+# retry_backoff_s: the requests a crashed server leaves are retried at once, not over 7.5 s of
+# doubling back-off (0.5 s first) before the cell gives up on them
+QUICK = ["evals.mcq_sample.dataset.limit=12", "evals.mcq_sample.repeats=1",
+         "server.simulated.startup_delay_s=0.05", "client.retry_backoff_s=0.01"]  # fmt: skip
 KV_CHOICES = "The choices of kv_dtype are: auto, bf16, fp8_e4m3, fp8_e5m2"
 
 
@@ -143,7 +147,8 @@ def test_exact_softmax_is_one_name_and_the_report_pairs_it(tmp_path, fast_sim):
     old["cell"]["name"] = "tiny-sim/fmha_v2/auto/sp=0.0/sd=None"
     (cand / "result.json").write_text(json.dumps(old))
     out = tmp_path / "report"
-    report = run_script("mtp-eval-report", str(base), str(cand), "--out", str(out))
+    # --no-html: summary.json and report.md are read, which the page does not change
+    report = run_script("mtp-eval-report", str(base), str(cand), "--out", str(out), "--no-html")
     assert report.returncode in (0, 2), report.stdout[-2000:] + report.stderr[-2000:]
     cells = json.loads((out / "summary.json").read_text())["cells"]
     labels = sorted(c["label"].split(" @ ")[0] for c in cells)
