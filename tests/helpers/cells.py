@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 import tarfile
@@ -65,6 +66,15 @@ def run_script(
         [console_script(name), *args], cwd=cwd, capture_output=True, text=True,
         timeout=timeout, check=False,
     )  # fmt: skip
+
+
+def ctrl_c_as_in_a_terminal() -> None:
+    """``preexec_fn`` of a process a test sends Ctrl-C: its SIGINT handled as in a terminal.
+
+    A runner started in the background (``make test &``, nohup) hands its children SIGINT
+    ignored, and Python then keeps ignoring it: a Ctrl-C test would see the run go on to its end.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def report_markdown(cell: Path, out: Path) -> str:

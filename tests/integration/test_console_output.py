@@ -20,7 +20,12 @@ from pathlib import Path
 import pytest
 
 from pipeline.serving.server import free_port
-from tests.helpers.cells import console_script, processes_mentioning, result_of
+from tests.helpers.cells import (
+    console_script,
+    ctrl_c_as_in_a_terminal,
+    processes_mentioning,
+    result_of,
+)
 
 pytestmark = pytest.mark.integration
 QUIET = ["server.stop_grace_s=5", "server.startup_timeout_s=30"]
@@ -39,6 +44,7 @@ def test_ctrl_c_prints_one_line_and_exits_130(tmp_path):
     proc = subprocess.Popen(
         [console_script("mtp-eval"), *QUIET, *args, f"hydra.run.dir={run_dir}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        preexec_fn=ctrl_c_as_in_a_terminal,
     )  # fmt: skip
     samples = run_dir / "samples" / "mcq_sample.jsonl"
     deadline = time.monotonic() + 60
@@ -142,6 +148,7 @@ def test_ctrl_c_on_the_signoff_wrapper_leaves_no_server_and_no_traceback(tmp_pat
     proc = subprocess.Popen(
         [console_script("mtp-eval-signoff"), *args], stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, cwd=tmp_path, start_new_session=True,
+        preexec_fn=ctrl_c_as_in_a_terminal,
     )  # fmt: skip
     deadline = time.monotonic() + 60
     while not list(sweep.glob("0_*/samples/*.jsonl")) and time.monotonic() < deadline:
@@ -166,8 +173,9 @@ def test_ctrl_c_in_a_timestamped_folder_prints_the_folder_to_resume(tmp_path, mu
     sweep = ["-m", "backend=fa3"] if multirun else []
     command = [console_script("mtp-eval"), *sweep, *QUIET, *args]
     proc = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path
-    )
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        preexec_fn=ctrl_c_as_in_a_terminal,
+    )  # fmt: skip
     deadline = time.monotonic() + 60
     while not list(tmp_path.glob("outputs/*/*/**/samples/mcq_sample.jsonl")):
         assert time.monotonic() < deadline, "no sample was written"

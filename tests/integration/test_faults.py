@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 
 from pipeline.cell.job import run_cell
-from tests.helpers.cells import REPO, compose_conf, processes_mentioning, result_of
+from tests.helpers.cells import (
+    REPO,
+    compose_conf,
+    ctrl_c_as_in_a_terminal,
+    processes_mentioning,
+    result_of,
+)
 
 pytestmark = pytest.mark.integration
 N_PROMPTS = 58 * 2  # bundled questions x the default 2 repeats
@@ -103,6 +109,7 @@ def cli(sweep_dir: Path, *extra: str) -> subprocess.Popen[str]:
         text=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
+        preexec_fn=ctrl_c_as_in_a_terminal,
     )
 
 
