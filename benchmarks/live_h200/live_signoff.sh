@@ -520,22 +520,32 @@ phase_speed_report() {
 
 # LIVE_PLAN=serving (issue 42; the 0.5.23 bundle, carried as for speed): serving-only cells one
 # after another (SERVING_STEPS, most wanted first, so a lease cut short keeps the comparison that
-# matters; every tick returns what ended, LIVE_SERVING_SKIP="sv-on-f ..." drops steps):
-#   sv-on-a / sv-off-a  the 8B shape (SPEED_ARGS' experiment, dummy weights: its draft accepts about
-#                       one token, so its speculation speed-up is not a real one), fa3 and fmha_v2
-#                       at bf16 KV with speculation, then without (serving.speculation=false);
-#   sv-aa               fa3 again (fa3_repeat): the A/A band of the 8B shape;
-#   sv-bench            SGLang's own bench_serving at concurrency 16 against a bare fa3 server with
-#                       the cells' flags: the independent cross-check;
-#   sv-on-f / sv-off-f  the same two at fp8 KV;
-#   lc-on / lc-off      the trained long-context model with its EAGLE3 draft (issue 41; its
-#                       chunks carried as for longctx-frontier, lcmodel assembles them): fa3,
-#                       fmha_v2 and fa3_repeat with speculation, fa3 and fmha_v2 without, on
+# matters; every tick returns what ended, LIVE_SERVING_SKIP="sv-on-f ..." drops steps,
+# LIVE_SERVING_ORDER="lc-on sv-on-a ..." runs those first, in that order):
+#   importtime          once the site is unpacked, before any server: where SGLang's start goes
+#                       (python -X importtime of the launcher and of the scheduler; item 5);
+#   lc-on-v2 / lc-off-v2  the trained long-context model with its EAGLE3 draft (issue 41; its
+#                       chunks carried as for longctx-frontier, lcmodel assembles them), fmha_v2
+#                       with speculation, then without: they need no FA3 (SGLang 0.5.23 loads
+#                       flash_ops only in the FA3 backend), so they run while its chunks travel;
+#   lc-on / lc-off      fa3 and fa3_repeat (the A/A) with speculation, fa3 without; all four on
 #                       longctx_niah_single's own haystacks (serving.prompts=eval:..., the same
 #                       prompts on and off: the speculation-off cells only read the eval),
 #                       LIVE_SERVING_LC_PROMPTS (32) of LIVE_SERVING_LC_SOURCE (34,816) tokens cut
 #                       to buckets 1k, 8k and 32k, concurrency 1 / 4 / 16 (64 would need 128
 #                       haystacks of 32k); the spec-on cells answer the eval too (accuracy);
+#   lc-bench            SGLang's own bench_serving (random ids, --tokenize-prompt) at concurrency
+#                       16 and 8k input on a bare fa3 server with lc-off's flags (speculation off:
+#                       random ids would change what a draft accepts, not what a step costs), then
+#                       serving_crosscheck.py beside lc-off's fa3 level of the same shape;
+#   sv-on-a / sv-off-a  the 8B shape (SPEED_ARGS' experiment, dummy weights: its draft accepts about
+#                       one token, so its speculation speed-up is not a real one), fa3 and fmha_v2
+#                       at bf16 KV with speculation, then without (serving.speculation=false);
+#                       fmha_v2's XQA for 4 query heads a KV head is not in the parity lease's JIT
+#                       cache (2 a KV head): its first start compiles it;
+#   sv-aa               fa3 again (fa3_repeat): the A/A band of the 8B shape;
+#   sv-bench            the same cross-check on the 8B shape (1k input), beside sv-off-a's fa3;
+#   sv-on-f / sv-off-f  the same two at fp8 KV;
 #   report              mtp-eval-report over every sweep that ended.
 # Each cell: 4 levels x 2 buckets, at most 32 requests and 20 s a level (LIVE_SERVING_OVERRIDES
 # adds to every cell).
@@ -559,17 +569,41 @@ done
 read -r -a _serving_more <<< "${LIVE_SERVING_OVERRIDES:-}"
 SERVING_ARGS+=("${_serving_more[@]}")
 SERVING_TRAINED+=("${_serving_more[@]}")
-# NAME, the model's arguments (8b / trained; - for the bench), the sweep's overrides.
-SERVING_STEPS=("sv-on-a 8b backend=fa3,fmha_v2 kv_dtype=auto"
+# NAME, the model's arguments (8b / trained), the sweep's overrides; a bench step: NAME, the model,
+# then the bench's input tokens and concurrency and the sweep whose fa3 cell it is read beside.
+SERVING_STEPS=("lc-on-v2 trained backend=fmha_v2 kv_dtype=auto"
+  "lc-off-v2 trained backend=fmha_v2 kv_dtype=auto serving.speculation=false"
+  "lc-on trained backend=fa3,fa3_repeat kv_dtype=auto"
+  "lc-off trained backend=fa3 kv_dtype=auto serving.speculation=false"
+  "lc-bench trained 8192 16 lc-off"
+  "sv-on-a 8b backend=fa3,fmha_v2 kv_dtype=auto"
   "sv-off-a 8b backend=fa3,fmha_v2 kv_dtype=auto serving.speculation=false"
-  "sv-aa 8b backend=fa3_repeat kv_dtype=auto" "sv-bench -"
+  "sv-aa 8b backend=fa3_repeat kv_dtype=auto" "sv-bench 8b 1024 16 sv-off-a"
   "sv-on-f 8b backend=fa3,fmha_v2 kv_dtype=fp8_e4m3"
-  "sv-off-f 8b backend=fa3,fmha_v2 kv_dtype=fp8_e4m3 serving.speculation=false"
-  "lc-on trained backend=fa3,fmha_v2,fa3_repeat kv_dtype=auto"
-  "lc-off trained backend=fa3,fmha_v2 kv_dtype=auto serving.speculation=false")
+  "sv-off-f 8b backend=fa3,fmha_v2 kv_dtype=fp8_e4m3 serving.speculation=false")
+# LIVE_SERVING_ORDER: its steps first, in that order, then the rest as SERVING_STEPS has them.
+if [[ -n ${LIVE_SERVING_ORDER:-} ]]; then
+  _sv_first=() _sv_rest=()
+  for _n in ${LIVE_SERVING_ORDER}; do
+    _found=""
+    for _s in "${SERVING_STEPS[@]}"; do [[ ${_s%% *} == "$_n" ]] && _found=$_s; done
+    [[ -n $_found ]] || { echo "live_signoff: LIVE_SERVING_ORDER names $_n, not a step of" \
+      "SERVING_STEPS" >&2; exit 2; }
+    _sv_first+=("$_found")
+  done
+  for _s in "${SERVING_STEPS[@]}"; do
+    [[ " $LIVE_SERVING_ORDER " == *" ${_s%% *} "* ]] || _sv_rest+=("$_s")
+  done
+  SERVING_STEPS=("${_sv_first[@]}" "${_sv_rest[@]}")
+fi
+serving_needs_fa3() {  # STEP: its cells or its bare server run the FA3 backend
+  [[ ${1%% *} == *-bench || $1 == *backend=*fa3* ]]
+}
 start_serving() {
   [[ -f ${MTP_CHUNKS:-/tmp/mtp-chunks}/longctx-model.tar.manifest ]] && launch lcmodel phase_lc_model
-  has fa3 ready || return 0
+  has site ready || return 0
+  launch importtime phase_importtime
+  has importtime rc || return 0
   local step name
   for step in "${SERVING_STEPS[@]}"; do
     name=${step%% *}
@@ -583,11 +617,21 @@ start_serving() {
       has lcmodel rc || return 0
       [[ $(cat "$STATE/lcmodel.rc") == 0 ]] || { mark_skipped "$name" "lcmodel failed"; continue; }
     fi
-    if [[ $name == sv-bench ]]; then launch "$name" phase_serving_bench
+    serving_needs_fa3 "$step" && ! has fa3 ready && return 0
+    if [[ $name == *-bench ]]; then launch "$name" phase_serving_bench "$name"
     else launch "$name" phase_serving "$name"; fi
     has "$name" rc || return 0
   done
   launch report phase_serving_report
+}
+phase_importtime() {  # where a server's start goes before its weights: SGLang importing itself
+  cd "$R" && mkdir -p outputs/live || return 1
+  local mod what
+  for mod in sglang.launch_server sglang.srt.managers.scheduler; do
+    what=$mod; [[ $SERVER_KIND == simulated ]] && what=pipeline.simserver  # no sglang here
+    python3 -X importtime -c "import $what" 2> "outputs/live/importtime-$mod.txt" || return 1
+    echo "$mod: $(tail -n 1 "outputs/live/importtime-$mod.txt")"
+  done
 }
 phase_serving() {  # NAME: that step's sweep, its cells one after another
   cd "$R" || return 1
@@ -602,22 +646,38 @@ phase_serving() {  # NAME: that step's sweep, its cells one after another
     python3 -m pipeline -m "${SERVING_ARGS[@]}" "${words[@]:2}" "hydra.sweep.dir=outputs/live/$1"
   fi
 }
-phase_serving_bench() {  # bench_serving (random ids: no dataset download) at concurrency 16
+phase_serving_bench() {  # NAME: SGLang's bench_serving (random ids: no dataset download)
   cd "$R" || return 1
-  local rc port tok
-  bare_server sv-bench all "" "${SERVING_ARGS[@]}" backend=fa3 kv_dtype=auto || { stop_bare; return 1; }
+  local step words=() args rc port tok
+  for step in "${SERVING_STEPS[@]}"; do
+    [[ ${step%% *} == "$1" ]] && read -r -a words <<< "$step"
+  done
+  (( ${#words[@]} == 5 )) || { echo "no bench step $1"; return 2; }
+  if [[ ${words[1]} == trained ]]; then args=("${SERVING_TRAINED[@]}")
+  else args=("${SERVING_ARGS[@]}"); fi
+  args+=(backend=fa3 kv_dtype=auto serving.speculation=false)
+  bare_server "$1" all "" "${args[@]}" || { stop_bare; return 1; }
   port=${BARE_URL##*:}
-  tok=$(python3 -m pipeline "${SERVING_ARGS[@]}" backend=fa3 --cfg job 2>/dev/null | sed -n 's/^  path: //p' | head -n 1)
+  tok=$(python3 -m pipeline "${args[@]}" --cfg job 2>/dev/null | sed -n 's/^  path: //p' | head -n 1)
   if [[ $SERVER_KIND == simulated ]]; then  # no sglang here: the rehearsal records the command
-    echo "bench_serving --port $port --tokenizer $tok (simulated: not run)" > outputs/live/sv-bench.txt; rc=0
+    echo "bench_serving --port $port --tokenizer $tok --random-input-len ${words[2]}" \
+      "--max-concurrency ${words[3]} (simulated: not run)" > "outputs/live/$1.txt"; rc=0
   else
+    # as many requests as a phase level sends (serving.requests), ids sent as ids
     python3 -m sglang.bench_serving --backend sglang --host 127.0.0.1 --port "$port" \
-      --tokenizer "$tok" --dataset-name random-ids --random-input-len 1024 --random-output-len 256 \
-      --random-range-ratio 1 --num-prompts 64 --max-concurrency 16 \
-      --output-file outputs/live/sv-bench.jsonl > outputs/live/sv-bench.txt 2>&1
+      --tokenizer "$tok" --dataset-name random-ids --tokenize-prompt \
+      --random-input-len "${words[2]}" --random-output-len 256 --random-range-ratio 1 \
+      --num-prompts 32 --max-concurrency "${words[3]}" --disable-tqdm \
+      --output-file "outputs/live/$1.jsonl" > "outputs/live/$1.txt" 2>&1
     rc=$?
   fi
   stop_bare
+  if [[ $rc == 0 && -f outputs/live/$1.jsonl && -d outputs/live/${words[4]} ]]; then
+    python3 -m benchmarks.live_h200.serving_crosscheck "outputs/live/$1.jsonl" \
+      "outputs/live/${words[4]}" --variant fa3 \
+      --bucket "${words[2]}" --concurrency "${words[3]}" --out "outputs/live/$1-crosscheck.json" \
+      | tee "outputs/live/$1-crosscheck.md"
+  fi
   return $rc
 }
 phase_serving_report() {

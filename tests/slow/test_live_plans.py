@@ -7,10 +7,11 @@ One test, a case per plan (``LIVE_PLAN``), each against ``LIVE_SERVER=simulated`
   Llama-3.1-8B EAGLE3 shape cell (its own sweep), then fa3 and fmha_v2 again at the pool SGLang
   sizes itself (no --max-total-tokens), then the report, whose ``summary.json`` has a speed entry
   per variant, KV dtype and shape, each candidate with its ratio to fa3, and what the pool costs.
-- ``serving`` (issue 42): the serving-only cells of the 8B shape, fa3 and fmha_v2 at bf16 KV with
-  speculation, then without, the A/A, bench_serving's command on a bare server, the same at fp8
-  KV, then the trained long-context model (its chunks assembled) with and without speculation
-  (its A/A too) on the same haystacks of its long-context eval, then the report with
+- ``serving`` (issue 42): SGLang's import timing, then the trained long-context model (its chunks
+  assembled), fmha_v2 with and without speculation, fa3 and its A/A with, fa3 without, on the
+  same haystacks of its long-context eval, bench_serving's command on a bare fa3 server; then
+  the serving-only cells of the 8B shape, fa3 and fmha_v2 at bf16 KV with speculation, then
+  without, the A/A, its bench_serving command, the same at fp8 KV; then the report with
   speculation's speed-up per model, variant and KV dtype and the A/A bands.
 - ``shapes``: every shipped production model on its cut shape with random weights, then the
   report, with the sign-off's server settings.
@@ -195,15 +196,23 @@ def _check_frontier(tmp_path: Path, run: Run) -> None:
     assert (tmp_path / "live" / "live-results.tgz").is_file()
 
 
+SERVING_ORDER = ["lc-on-v2", "lc-off-v2", "lc-on", "lc-off", "lc-bench", "sv-on-a", "sv-off-a",
+                 "sv-aa", "sv-bench", "sv-on-f", "sv-off-f"]  # fmt: skip
+
+
 def _check_serving(tmp_path: Path, run: Run) -> None:
     live = tmp_path / "repo" / "outputs" / "live"
     results = _results("[sl][vc]-*/*/result.json", live)
-    # in SERVING_STEPS' order: bf16 on/off, the A/A, fp8 on/off, the long-context model on/off
+    # in SERVING_STEPS' order: the long-context model (fmha_v2 on/off, then fa3 + A/A on, fa3 off),
+    # then the 8B shape's bf16 on/off, its A/A, fp8 on/off
     sweeps = sorted({k.split("/")[0] for k in results})
-    assert sweeps == sorted(["sv-on-a", "sv-off-a", "sv-aa", "sv-on-f", "sv-off-f", "lc-on",
-                             "lc-off"]), sweeps  # fmt: skip
+    assert sweeps == sorted(n for n in SERVING_ORDER if not n.endswith("-bench")), sweeps
     assert len(results) == 14, sorted(results)
-    off = [r for k, r in results.items() if k.split("/")[0].endswith(("off-a", "off-f", "-off"))]
+    ticks = (tmp_path / "live" / "logs" / "ticks.log").read_text()
+    starts = [ticks.index(f"started {n} ") for n in ["importtime", *SERVING_ORDER]]
+    assert starts == sorted(starts)  # one at a time, in order, after the import timing
+    assert (live / "importtime-sglang.launch_server.txt").read_text().startswith("import time:")
+    off = [r for k, r in results.items() if "-off" in k.split("/")[0]]
     assert len(off) == 6 and all(r["serving"]["speculation"] is False for r in off)
     assert all("--speculative-algorithm" not in r["server"]["argv"] for r in off)
     assert all(r["status"] == "ok" and r["serving"]["points"] for r in results.values())
@@ -213,7 +222,11 @@ def _check_serving(tmp_path: Path, run: Run) -> None:
     assert {r["serving"]["eval_prompts"]["source"] for r in trained.values()} == {
         "eval:longctx_niah_single"}  # fmt: skip
     assert all(bool(r["evals"]) is r["serving"]["speculation"] for r in trained.values())
-    assert "bench_serving --port" in (live / "sv-bench.txt").read_text()
+    # each bench on a bare fa3 server without speculation, at its step's input and concurrency
+    assert "--random-input-len 8192 --max-concurrency 16" in (live / "lc-bench.txt").read_text()
+    assert "--random-input-len 1024 --max-concurrency 16" in (live / "sv-bench.txt").read_text()
+    bench_argv = (tmp_path / "live" / "logs" / "lc-bench.log").read_text()
+    assert "--attention-backend fa3" in bench_argv and "--speculative-algorithm" not in bench_argv
     serving = read_summary(live / "serving-report" / "summary.json")["serving"]
     on = {(e["model"], e["variant"], e["kv_dtype"]) for e in serving
           if e["spec_speedup"] is not None}  # fmt: skip
