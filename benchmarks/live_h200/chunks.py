@@ -90,8 +90,8 @@ def assemble(manifest: Path, out: Path) -> None:
     partial = out.with_name(out.name + ".partial")
     with partial.open("wb") as handle:
         for _, _, name in chunks:
-            with (manifest.parent / name).open("rb") as part:
-                shutil.copyfileobj(part, handle, 1 << 20)
+            with (manifest.parent / name).open("rb") as piece:
+                shutil.copyfileobj(piece, handle, 1 << 20)
     if partial.stat().st_size != whole_size or sha256(partial) != whole_sum:
         partial.unlink()
         raise ChunkError(f"{out}: joined chunks differ from {manifest.name} (whole-file sha256)")

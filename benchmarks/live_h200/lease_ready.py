@@ -29,6 +29,7 @@ import json
 import os
 import subprocess
 import sys
+import tarfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,15 +130,19 @@ def repo_bytes(repo: Path) -> int:
 
 
 def staging_calls(
-    firsts: Sequence[str], chunks: Sequence[tuple[str, int]], room: int
+    firsts: Sequence[str],
+    chunks: Sequence[tuple[str, int]],
+    room: int,
+    every: Sequence[str] = (),
 ) -> list[list[str]]:
-    """The carry list of each staging call: ``firsts`` (small) in the first, then ``chunks``
-    (name, bytes) in their order, as many a call as ``room`` bytes and CARRY_PATHS allow."""
-    calls: list[list[str]] = [list(firsts)]
+    """The carry list of each staging call: ``every`` (the code tarball each tick unpacks) in
+    all of them, ``firsts`` (small) in the first, then ``chunks`` (name, bytes) in their order,
+    as many a call as ``room`` bytes (``every``'s already taken out) and CARRY_PATHS allow."""
+    calls: list[list[str]] = [[*every, *firsts]]
     used, packed = 0, 0  # the call's chunk bytes and chunks (one always goes: fit_problem's)
     for name, size in chunks:
         if (packed and used + size > room) or len(calls[-1]) >= CARRY_PATHS:
-            calls.append([])
+            calls.append(list(every))
             used, packed = 0, 0
         calls[-1].append(name)
         used, packed = used + size, packed + 1
@@ -148,13 +153,38 @@ def _carry_rank(name: str) -> int:
     return next((i for i, p in enumerate(CARRY_ORDER) if name.startswith(p)), len(CARRY_ORDER))
 
 
-def _carry_plan(bundle: Path, manifests: list[Path], room: int) -> list[list[str]]:
+def _carry_plan(
+    bundle: Path, manifests: list[Path], room: int, code_tar: Path | None
+) -> list[list[str]]:
     chunks = []
     for manifest in sorted(manifests, key=lambda m: _carry_rank(m.name)):
         chunks += [(f"{bundle.name}/{n}", size) for _, size, n in read_manifest(manifest)[0]]
     firsts = [f"{bundle.name}/{m.name}" for m in manifests]
     firsts += [f"{bundle.name}/{p.name}" for p in sorted(bundle.glob("flash_ops*.sha256"))]
-    return staging_calls(firsts, chunks, room)
+    if code_tar is None:
+        return staging_calls(firsts, chunks, room)
+    every = [str(code_tar.relative_to(bundle.parent))]
+    return staging_calls(firsts, chunks, room - code_tar.stat().st_size, every)
+
+
+def code_tar_problem(code_tar: Path, commit: str | None) -> str | None:
+    """Why the code tarball ``LIVE_CODE_TAR`` names cannot run as ``MTP_EVAL_COMMIT`` (None: it
+    can): every tick unpacks it, and cells record that commit, so both must name the same one.
+    ``git archive`` writes the commit into the tarball's pax header, which is what is read."""
+    fix = (f"git archive --format=tar.gz -o {code_tar} <sha> pipeline evals backends conf "
+           "benchmarks/live_h200 benchmarks/__init__.py pyproject.toml")  # fmt: skip
+    if not code_tar.is_file():
+        return f"LIVE_CODE_TAR={code_tar} is not here: make it with `{fix}`"
+    try:
+        with tarfile.open(code_tar) as archive:
+            archived = archive.pax_headers.get("comment", "")
+    except (tarfile.TarError, OSError) as exc:
+        return f"LIVE_CODE_TAR={code_tar} is not a readable tarball ({exc}): remake it with `{fix}`"
+    if commit and not (archived.startswith(commit) or commit.startswith(archived or "-")):
+        return (f"LIVE_CODE_TAR={code_tar} holds commit {archived[:12] or '?'} but "
+                f"MTP_EVAL_COMMIT={commit[:12]}: the cells would record the wrong code; remake "
+                f"it from {commit[:12]} or name its commit")  # fmt: skip
+    return None
 
 
 def fit_problem(repo_size: int, largest_chunk: int) -> str | None:
@@ -174,6 +204,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sglang", default=os.environ.get("LIVE_SGLANG"))
     parser.add_argument("--allow-cold-jit", action="store_true")
     parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parents[2])
+    parser.add_argument(
+        "--code-tar",
+        default=os.environ.get("LIVE_CODE_TAR"),
+        help="LIVE_CODE_TAR: carried in every call, checked against the commit",
+    )
+    parser.add_argument("--commit", default=os.environ.get("MTP_EVAL_COMMIT"))
     args = parser.parse_args(argv)
     try:
         release = plan_release(args.plan, args.sglang)
@@ -187,15 +223,19 @@ def main(argv: list[str] | None = None) -> int:
         sizes += chunk_sizes
         manifests += sorted(bundle.glob(piece.pattern))[-1:]
     repo_size = repo_bytes(args.repo)
-    fit = fit_problem(repo_size, max(sizes, default=0))
-    problems += [fit] if fit else []
+    code_tar = args.repo / args.code_tar if args.code_tar else None
+    code = code_tar_problem(code_tar, args.commit) if code_tar else None
+    every_size = code_tar.stat().st_size if code_tar and not code else 0
+    fit = fit_problem(repo_size + every_size, max(sizes, default=0))
+    problems += [p for p in (code, fit) if p]
     if problems:
         print(
             f"lease_ready: LIVE_PLAN={args.plan} (SGLang {release}) is not ready:", file=sys.stderr
         )
         print("\n".join(f"  - {p}" for p in problems), file=sys.stderr)
         return 1
-    calls = _carry_plan(bundle, manifests, DEVICE_CALL_BYTES - repo_size - MARGIN_BYTES)
+    room = DEVICE_CALL_BYTES - repo_size - MARGIN_BYTES
+    calls = _carry_plan(bundle, manifests, room, code_tar)
     print(f"lease_ready: LIVE_PLAN={args.plan} (SGLang {release}): {len(sizes)} chunks, "
           f"{sum(sizes) / 2**20:.0f} MiB beside a {repo_size / 2**20:.1f}-MiB repo: "
           f"{len(calls)} staging calls, each call's carry:")  # fmt: skip

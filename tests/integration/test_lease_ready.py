@@ -118,3 +118,29 @@ def test_live_signoff_refuses_a_plan_of_another_release_than_the_carried_bundle(
         "LIVE_PLAN=signoff plans SGLang 0.5.19, the carried bundle is SGLang 0.5.23" in got.stderr
     )
     assert not (tmp_path / "live").exists()  # nothing started
+
+
+def _code_tar(repo: Path) -> str:
+    """A real ``git archive`` of the repo's one commit; returns that commit."""
+    _run("git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "c", cwd=repo)
+    sha = _run("git", "rev-parse", "HEAD", cwd=repo).stdout.strip()
+    made = _run("git", "archive", "--format=tar.gz", "-o", ".gpu-bundle/code.tar.gz", sha,
+                "code.py", cwd=repo)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    return sha
+
+
+def test_the_code_tarball_travels_in_every_call_and_must_hold_the_named_commit(tmp_path):
+    repo = _repo(tmp_path, FULL)
+    sha = _code_tar(repo)
+    args = ("--plan", "dependence", "--code-tar", ".gpu-bundle/code.tar.gz")
+    done = _ready(repo, *args, "--commit", sha)
+    assert done.returncode == 0, done.stderr
+    calls = [json.loads(line.split(": ", 1)[1]) for line in done.stdout.splitlines()[1:]]
+    assert all(c[0] == ".gpu-bundle/code.tar.gz" for c in calls) and len(calls) == 2
+    assert sum(".part-" in n for c in calls for n in c) == 9  # no chunk lost to the extra path
+    wrong = _ready(repo, *args, "--commit", "0" * 40)
+    assert wrong.returncode == 1 and f"holds commit {sha[:12]}" in wrong.stderr
+    assert "MTP_EVAL_COMMIT=000000000000" in wrong.stderr
+    gone = _ready(repo, "--plan", "dependence", "--code-tar", ".gpu-bundle/code-x.tar.gz")
+    assert gone.returncode == 1 and "git archive --format=tar.gz" in gone.stderr

@@ -36,3 +36,9 @@ def test_no_call_carries_more_paths_than_a_device_call_takes():
     calls = staging_calls(["a", "b", "c"], [(f"c{i}", 1) for i in range(20)], 10**9)
     assert [len(c) for c in calls] == [CARRY_PATHS, CARRY_PATHS, 7]
     assert [n for c in calls for n in c] == ["a", "b", "c", *(f"c{i}" for i in range(20))]
+
+
+def test_what_every_call_carries_opens_each_call_and_takes_its_paths():
+    calls = staging_calls(["m"], [(f"c{i}", 1) for i in range(10)], 10**9, every=["code"])
+    assert all(c[0] == "code" for c in calls)
+    assert [len(c) for c in calls] == [CARRY_PATHS, 5]  # code, m, c0-c5; then code, c6-c9
