@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import time
 from pathlib import Path
 
 from tests.helpers.cells import REPO
@@ -57,3 +58,19 @@ def longctx_model_chunks(tmp_path: Path) -> Path:
              str(tar), str(chunks), "--chunk-mib", "0.5"]  # fmt: skip
     subprocess.run(split, check=True, capture_output=True)
     return chunks
+
+
+def step_rc(live: Path, name: str) -> str | None:
+    """A plan step's exit code as its state file records it (None: not ended yet)."""
+    path = live / "state" / f"{name}.rc"
+    return path.read_text().strip() if path.is_file() else None
+
+
+def tick_until(tmp_path: Path, plan: str, names: tuple[str, ...], **env: str) -> None:
+    """Ticks of 0 s, every 2 s, until every NAME ended (a lease's polling, shortened)."""
+    deadline = time.monotonic() + 400
+    while any(step_rc(tmp_path / "live", n) is None for n in names):
+        assert time.monotonic() < deadline, [(n, step_rc(tmp_path / "live", n)) for n in names]
+        run = run_live_plan(tmp_path, plan, ["tick", "0"], 120, **env)
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+        time.sleep(2)

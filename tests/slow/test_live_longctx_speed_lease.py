@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from tests.helpers.live_plan import longctx_model_chunks, run_live_plan
+from tests.helpers.live_plan import longctx_model_chunks, run_live_plan, step_rc, tick_until
 from tests.slow.test_live_longctx_frontier_plan import OVERRIDES
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
@@ -28,30 +27,16 @@ ENV = {"LIVE_LF_LENGTHS": "4096", "LIVE_LF_SPEED_PROMPTS": "2", "LIVE_LF_OVERRID
        "LIVE_LF_TILES": "0", "LIVE_LF_JIT": "0"}  # fmt: skip
 
 
-def _rc(live: Path, name: str) -> str | None:
-    path = live / "state" / f"{name}.rc"
-    return path.read_text().strip() if path.is_file() else None
-
-
-def _tick_until(tmp_path: Path, names: tuple[str, ...], **env: str) -> None:
-    """Ticks of 0 s, every 2 s, until every NAME ended (the lease's polling, shortened)."""
-    deadline = time.monotonic() + 400
-    while any(_rc(tmp_path / "live", n) is None for n in names):
-        assert time.monotonic() < deadline, [(n, _rc(tmp_path / "live", n)) for n in names]
-        run = run_live_plan(tmp_path, "longctx-frontier", ["tick", "0"], 120, **env)
-        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-        time.sleep(2)
-
-
 def test_fmha_v2_cells_run_first_and_while_fa3_travels(tmp_path: Path) -> None:
     chunks = longctx_model_chunks(tmp_path)
     env = {**ENV, "LIVE_HF_PYTHON": sys.executable, "MTP_CHUNKS": str(chunks),
            "MTP_EVAL_CACHE": str(tmp_path / "cache")}  # fmt: skip
     live, out = tmp_path / "live", tmp_path / "repo" / "outputs" / "live"
-    _tick_until(tmp_path, FMHA, LIVE_SIM_FA3="0", **env)
-    assert all(_rc(live, n) == "0" for n in FMHA), [(n, _rc(live, n)) for n in FMHA]
+    tick_until(tmp_path, "longctx-frontier", FMHA, LIVE_SIM_FA3="0", **env)
+    assert all(step_rc(live, n) == "0" for n in FMHA), [(n, step_rc(live, n)) for n in FMHA]
     assert not any((live / "state" / f"{n}.started").exists() for n in FA3)  # FA3 not there
-    _tick_until(tmp_path, (*FA3, "report"), **env)  # FA3 arrived: fa3's cells, then the report
+    # FA3 arrived: fa3's cells, then the report
+    tick_until(tmp_path, "longctx-frontier", (*FA3, "report"), **env)
     ticks = (live / "logs" / "ticks.log").read_text()
     starts = [ticks.index(f"started {n} ") for n in (*FMHA, *FA3)]
     assert starts == sorted(starts)  # the order asked for, then the plan's own

@@ -10,13 +10,12 @@ time, then the report over what ended.
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from pipeline.report.write.summary_json import read_summary
-from tests.helpers.live_plan import longctx_model_chunks, run_live_plan
+from tests.helpers.live_plan import longctx_model_chunks, run_live_plan, step_rc, tick_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -28,21 +27,6 @@ ENV = {"LIVE_SERVING_SKIP": "sv-on-a sv-off-a sv-aa sv-bench sv-on-f sv-off-f",
        "LIVE_SERVING_LC_SOURCE": "2048", "LIVE_SERVING_LC_PROMPTS": "8"}  # fmt: skip
 
 
-def _rc(live: Path, name: str) -> str | None:
-    path = live / "state" / f"{name}.rc"
-    return path.read_text().strip() if path.is_file() else None
-
-
-def _tick_until(tmp_path: Path, names: tuple[str, ...], **env: str) -> None:
-    """Ticks of 0 s, every 2 s, until every NAME ended (the lease's polling, shortened)."""
-    deadline = time.monotonic() + 400
-    while any(_rc(tmp_path / "live", n) is None for n in names):
-        assert time.monotonic() < deadline, [(n, _rc(tmp_path / "live", n)) for n in names]
-        run = run_live_plan(tmp_path, "serving", ["tick", "0"], 120, **env)
-        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-        time.sleep(2)
-
-
 # Two minutes of ticks: run before the lease (`python -m tests.tiers rehearsal -k serving`), not
 # on every CI run.
 @pytest.mark.rehearsal
@@ -50,11 +34,11 @@ def test_fmha_v2_serves_while_fa3_travels_then_fa3_and_the_bench(tmp_path: Path)
     chunks = longctx_model_chunks(tmp_path)
     env = {**ENV, "LIVE_HF_PYTHON": sys.executable, "MTP_CHUNKS": str(chunks)}
     live, out = tmp_path / "live", tmp_path / "repo" / "outputs" / "live"
-    _tick_until(tmp_path, NO_FA3, LIVE_SIM_FA3="0", **env)
-    assert [_rc(live, n) for n in NO_FA3] == ["0"] * 3
+    tick_until(tmp_path, "serving", NO_FA3, LIVE_SIM_FA3="0", **env)
+    assert [step_rc(live, n) for n in NO_FA3] == ["0"] * 3
     assert not any((live / "state" / f"{n}.started").exists() for n in FA3)  # FA3 not there
-    _tick_until(tmp_path, (*FA3, "report"), **env)
-    assert [_rc(live, n) for n in FA3] == ["0"] * 3
+    tick_until(tmp_path, "serving", (*FA3, "report"), **env)
+    assert [step_rc(live, n) for n in FA3] == ["0"] * 3
     ticks = (live / "logs" / "ticks.log").read_text()
     starts = [ticks.index(f"started {n} ") for n in (*NO_FA3, *FA3)]
     assert starts == sorted(starts)
