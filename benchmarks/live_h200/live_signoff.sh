@@ -663,8 +663,12 @@ phase_serving_bench() {  # NAME: SGLang's bench_serving (random ids: no dataset 
     echo "bench_serving --port $port --tokenizer $tok --random-input-len ${words[2]}" \
       "--max-concurrency ${words[3]} (simulated: not run)" > "outputs/live/$1.txt"; rc=0
   else
-    # as many requests as a phase level sends (serving.requests), ids sent as ids
-    python3 -m sglang.bench_serving --backend sglang --host 127.0.0.1 --port "$port" \
+    # as many requests as a phase level sends (serving.requests), ids sent as ids; bench_serving
+    # imports Hugging Face datasets even for random ids: its stand-in where the host has none
+    local pypath=$PYTHONPATH
+    python3 -c 'import datasets' 2> /dev/null \
+      || pypath="$R/benchmarks/live_h200/bench_standins${PYTHONPATH:+:$PYTHONPATH}"
+    PYTHONPATH=$pypath python3 -m sglang.bench_serving --backend sglang --host 127.0.0.1 --port "$port" \
       --tokenizer "$tok" --dataset-name random-ids --tokenize-prompt \
       --random-input-len "${words[2]}" --random-output-len 256 --random-range-ratio 1 \
       --num-prompts 32 --max-concurrency "${words[3]}" --disable-tqdm \

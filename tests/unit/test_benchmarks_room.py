@@ -9,7 +9,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "benchmarks"
 # Copied into SGLang's site-packages on the GPU host, never run: not scripts of this room.
-STAND_INS = ("sm90_standins", "xgrammar_standin")
+STAND_INS = ("sm90_standins", "xgrammar_standin", "bench_standins")
 
 
 def _scripts() -> list[str]:
