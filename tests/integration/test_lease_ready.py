@@ -19,9 +19,14 @@ LIVE = Path(__file__).resolve().parents[2] / "benchmarks" / "live_h200"
 pytestmark = pytest.mark.integration
 
 
+# A lease's exports in the caller's shell would change what lease_ready checks: not inherited.
+_LEASE_ENV = ("LIVE_CODE_TAR", "MTP_EVAL_COMMIT", "LIVE_PLAN", "LIVE_SGLANG")
+
+
 def _run(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None):
+    base = {k: v for k, v in os.environ.items() if k not in _LEASE_ENV}
     return subprocess.run([*map(str, args)], capture_output=True, text=True, timeout=120,
-                          check=False, cwd=cwd, env={**os.environ, **(env or {})})  # fmt: skip
+                          check=False, cwd=cwd, env={**base, **(env or {})})  # fmt: skip
 
 
 def _repo(tmp_path: Path, archives: list[str]) -> Path:
