@@ -67,10 +67,26 @@ def restore(repo: Path) -> str:
     """Put the parked folder back as it was (the kept copies are dropped first)."""
     if not (repo / PARKED).is_dir():
         raise SystemExit(f"park_results: nothing parked ({PARKED} is missing)")
+    new = written_while_parked(repo)
+    if new:  # a lease's results copied in too early would be deleted with the kept copies
+        raise SystemExit("park_results: written under the parked folder since `park`, and not in "
+                         "the parked copy; move them out, restore, then copy them back:\n  "
+                         + "\n  ".join(map(str, new)))  # fmt: skip
     shutil.rmtree(repo / RESULTS, ignore_errors=True)
     shutil.move(repo / PARKED, repo / RESULTS)
     left = _git(repo, "status", "--porcelain", "--", str(RESULTS))
     return f"restored {RESULTS}" + (f"; git status shows:\n{left}" if left else "")
+
+
+def written_while_parked(repo: Path) -> list[Path]:
+    """Files under benchmarks/results that are not byte for byte the parked copy's (new or
+    changed since ``park``): what ``restore`` would otherwise delete."""
+    found = []
+    for path in sorted(p for p in (repo / RESULTS).rglob("*") if p.is_file()):
+        parked = repo / PARKED / path.relative_to(repo / RESULTS)
+        if not parked.is_file() or parked.read_bytes() != path.read_bytes():
+            found.append(path.relative_to(repo))
+    return found
 
 
 def _git(repo: Path, *args: str) -> str:

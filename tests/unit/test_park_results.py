@@ -79,3 +79,16 @@ def test_uncommitted_results_are_not_parked(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match=r"(?s)uncommitted changes.*new\.json"):
         pr.park(repo, False)
     assert (repo / LIVE / "serving-0.5.23/new.json").is_file()
+
+
+def test_results_written_while_parked_stop_the_restore_and_stay(tmp_path: Path) -> None:
+    repo = _repo(tmp_path)
+    pr.park(repo, False)
+    lease = repo / LIVE / "serving-trained/report.md"  # a lease's result, copied in too early
+    lease.parent.mkdir(parents=True)
+    lease.write_text("measured")
+    kept = repo / LIVE / "trained-model/recipe.json"  # a kept copy, edited
+    kept.write_text('{"edited": 1}')
+    with pytest.raises(SystemExit, match=r"(?s)not in the parked copy.*report\.md.*recipe\.json"):
+        pr.restore(repo)
+    assert lease.read_text() == "measured" and (repo / pr.PARKED).is_dir()
