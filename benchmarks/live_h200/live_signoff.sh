@@ -538,17 +538,23 @@ phase_speed_report() {
 #                       16 and 8k input on a bare fa3 server with lc-off's flags (speculation off:
 #                       random ids would change what a draft accepts, not what a step costs), then
 #                       serving_crosscheck.py beside lc-off's fa3 level of the same shape;
+#   warm-sv-KV          once the site is unpacked, for each KV dtype a remaining 8B step runs
+#                       fmha_v2 at: a bare 8B server (a 0.3 memory share, 32,768-token pool) on
+#                       CPUs 6-15, so fmha_v2's XQA for 4 query heads a KV head (not in the parity
+#                       lease's JIT cache: 2 a KV head) compiles cold while FA3 travels and the
+#                       trained model's cells run; those cells, and every serving cell and bench
+#                       of a lease that warms up, then run on CPUs 0-5 (the compilers never share
+#                       their CPUs; the GPU is shared, mostly idle while nvcc runs); an 8B step
+#                       with fmha_v2 waits for its warm-up (a failed one leaves the compile to it);
 #   sv-on-a / sv-off-a  the 8B shape (SPEED_ARGS' experiment, dummy weights: its draft accepts about
 #                       one token, so its speculation speed-up is not a real one), fa3 and fmha_v2
 #                       at bf16 KV with speculation, then without (serving.speculation=false);
-#                       fmha_v2's XQA for 4 query heads a KV head is not in the parity lease's JIT
-#                       cache (2 a KV head): its first start compiles it;
 #   sv-aa               fa3 again (fa3_repeat): the A/A band of the 8B shape;
 #   sv-bench            the same cross-check on the 8B shape (1k input), beside sv-off-a's fa3;
 #   sv-on-f / sv-off-f  the same two at fp8 KV;
 #   report              mtp-eval-report over every sweep that ended.
 # Each cell: 4 levels x 2 buckets, at most 32 requests and 20 s a level (LIVE_SERVING_OVERRIDES
-# adds to every cell).
+# adds to every cell, LIVE_SERVING_8B_OVERRIDES to the 8B shape's).
 SERVING_KNOBS=(speed.enabled=false serving.enabled=true "serving.buckets=[1024,8192]"
   serving.requests=32 serving.max_seconds=20)
 SERVING_ARGS=("${SPEED_ARGS[@]}" "evals=[]" "~evals.mcq_sample" "~evals.mtbench_sample"
@@ -569,6 +575,9 @@ done
 read -r -a _serving_more <<< "${LIVE_SERVING_OVERRIDES:-}"
 SERVING_ARGS+=("${_serving_more[@]}")
 SERVING_TRAINED+=("${_serving_more[@]}")
+# LIVE_SERVING_8B_OVERRIDES adds to the 8B shape's cells only (a lease's budget: e.g. its levels).
+read -r -a _serving_8b <<< "${LIVE_SERVING_8B_OVERRIDES:-}"
+SERVING_ARGS+=("${_serving_8b[@]}")
 # NAME, the model's arguments (8b / trained), the sweep's overrides; a bench step: NAME, the model,
 # then the bench's input tokens and concurrency and the sweep whose fa3 cell it is read beside.
 SERVING_STEPS=("lc-on-v2 trained backend=fmha_v2 kv_dtype=auto"
@@ -599,11 +608,25 @@ fi
 serving_needs_fa3() {  # STEP: its cells or its bare server run the FA3 backend
   [[ ${1%% *} == *-bench || $1 == *backend=*fa3* ]]
 }
+serving_warm_kv() {  # STEP: the KV dtype whose 8B fmha_v2 warm-up it waits for (none: nothing)
+  local name=${1%% *} kv
+  [[ $name == sv-* && $1 == *backend=*fmha_v2* ]] || return 0
+  [[ " ${LIVE_SERVING_SKIP:-} " == *" $name "* ]] && return 0
+  kv=${1##*kv_dtype=}; echo "${kv%% *}"
+}
+serving_warmups() {  # the KV dtypes of the warm-ups this lease runs, one per line
+  local step
+  for step in "${SERVING_STEPS[@]}"; do serving_warm_kv "$step"; done | sort -u
+}
+# Every serving cell and bench of a lease with warm-ups runs on CPUs 0-5, the warm-ups on 6-15.
+serving_cpus() { [[ -n $(serving_warmups) ]] && echo 0-5 || echo all; }
 start_serving() {
   [[ -f ${MTP_CHUNKS:-/tmp/mtp-chunks}/longctx-model.tar.manifest ]] && launch lcmodel phase_lc_model
   has site ready || return 0
   launch importtime phase_importtime
   has importtime rc || return 0
+  local kv
+  for kv in $(serving_warmups); do launch "warm-sv-$kv" phase_serving_warm "$kv"; done
   local step name
   for step in "${SERVING_STEPS[@]}"; do
     name=${step%% *}
@@ -618,6 +641,8 @@ start_serving() {
       [[ $(cat "$STATE/lcmodel.rc") == 0 ]] || { mark_skipped "$name" "lcmodel failed"; continue; }
     fi
     serving_needs_fa3 "$step" && ! has fa3 ready && return 0
+    kv=$(serving_warm_kv "$step")
+    [[ -z $kv ]] || has "warm-sv-$kv" rc || return 0
     if [[ $name == *-bench ]]; then launch "$name" phase_serving_bench "$name"
     else launch "$name" phase_serving "$name"; fi
     has "$name" rc || return 0
@@ -635,16 +660,32 @@ phase_importtime() {  # where a server's start goes before its weights: SGLang i
 }
 phase_serving() {  # NAME: that step's sweep, its cells one after another
   cd "$R" || return 1
-  local step words=()
+  local step words=() cpus
   for step in "${SERVING_STEPS[@]}"; do
     [[ ${step%% *} == "$1" ]] && read -r -a words <<< "$step"
   done
   (( ${#words[@]} )) || { echo "no serving step $1"; return 2; }
+  cpus=$(serving_cpus)
   if [[ ${words[1]} == trained ]]; then
-    python3 -m pipeline -m "${SERVING_TRAINED[@]}" "${words[@]:2}" "hydra.sweep.dir=outputs/live/$1"
+    on_cpus "$cpus" python3 -m pipeline -m "${SERVING_TRAINED[@]}" "${words[@]:2}" \
+      "hydra.sweep.dir=outputs/live/$1"
   else
-    python3 -m pipeline -m "${SERVING_ARGS[@]}" "${words[@]:2}" "hydra.sweep.dir=outputs/live/$1"
+    on_cpus "$cpus" python3 -m pipeline -m "${SERVING_ARGS[@]}" "${words[@]:2}" \
+      "hydra.sweep.dir=outputs/live/$1"
   fi
+}
+# KV: a bare 8B fmha_v2 server at that KV dtype on CPUs 6-15, a 0.3 share of the GPU's memory and
+# a 32,768-token pool (the trained model's cells share the GPU meanwhile): FlashInfer compiles its
+# kernels into the shared cache (its start, timed, in ready-sp-fmha_v2-KV.txt), then it stops.
+phase_serving_warm() {
+  cd "$R" || return 1
+  local rc
+  bare_server "sp-fmha_v2-$1" 6-15 \
+    "s/--max-total-tokens [0-9]*/--max-total-tokens 32768/; s/--mem-fraction-static [0-9.]*/--mem-fraction-static 0.3/" \
+    "${SERVING_ARGS[@]}" backend=fmha_v2 "kv_dtype=$1"
+  rc=$?
+  stop_bare
+  return $rc
 }
 phase_serving_bench() {  # NAME: SGLang's bench_serving (random ids: no dataset download)
   cd "$R" || return 1
@@ -656,7 +697,7 @@ phase_serving_bench() {  # NAME: SGLang's bench_serving (random ids: no dataset 
   if [[ ${words[1]} == trained ]]; then args=("${SERVING_TRAINED[@]}")
   else args=("${SERVING_ARGS[@]}"); fi
   args+=(backend=fa3 kv_dtype=auto serving.speculation=false)
-  bare_server "$1" all "" "${args[@]}" || { stop_bare; return 1; }
+  bare_server "$1" "$(serving_cpus)" "" "${args[@]}" || { stop_bare; return 1; }
   port=${BARE_URL##*:}
   tok=$(python3 -m pipeline "${args[@]}" --cfg job 2>/dev/null | sed -n 's/^  path: //p' | head -n 1)
   if [[ $SERVER_KIND == simulated ]]; then  # no sglang here: the rehearsal records the command
@@ -668,7 +709,8 @@ phase_serving_bench() {  # NAME: SGLang's bench_serving (random ids: no dataset 
     local pypath=$PYTHONPATH
     python3 -c 'import datasets' 2> /dev/null \
       || pypath="$R/benchmarks/live_h200/bench_standins${PYTHONPATH:+:$PYTHONPATH}"
-    PYTHONPATH=$pypath python3 -m sglang.bench_serving --backend sglang --host 127.0.0.1 --port "$port" \
+    PYTHONPATH=$pypath on_cpus "$(serving_cpus)" python3 -m sglang.bench_serving --backend sglang \
+      --host 127.0.0.1 --port "$port" \
       --tokenizer "$tok" --dataset-name random-ids --tokenize-prompt \
       --random-input-len "${words[2]}" --random-output-len 256 --random-range-ratio 1 \
       --num-prompts 32 --max-concurrency "${words[3]}" --disable-tqdm \

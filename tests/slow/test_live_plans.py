@@ -211,6 +211,14 @@ def _check_serving(tmp_path: Path, run: Run) -> None:
     ticks = (tmp_path / "live" / "logs" / "ticks.log").read_text()
     starts = [ticks.index(f"started {n} ") for n in ["importtime", *SERVING_ORDER]]
     assert starts == sorted(starts)  # one at a time, in order, after the import timing
+    # the 8B fmha_v2 steps' JIT warm-ups, one per KV dtype, launched before the first cell, ended
+    # ok, with a small pool and memory share (the trained model's cells share the GPU meanwhile)
+    warm = {kv: ticks.index(f"started warm-sv-{kv} ") for kv in ("auto", "fp8_e4m3")}
+    assert max(warm.values()) < ticks.index("started lc-on-v2 ")
+    for kv in warm:
+        assert (tmp_path / "live" / "state" / f"warm-sv-{kv}.rc").read_text().strip() == "0"
+    warm_log = (tmp_path / "live" / "logs" / "warm-sv-auto.log").read_text()
+    assert "--mem-fraction-static 0.3 " in warm_log and "--max-total-tokens 32768" in warm_log
     assert (live / "importtime-sglang.launch_server.txt").read_text().startswith("import time:")
     off = [r for k, r in results.items() if "-off" in k.split("/")[0]]
     assert len(off) == 6 and all(r["serving"]["speculation"] is False for r in off)
