@@ -104,13 +104,20 @@ def cuda_driver_version() -> str | None:
     return found.group(1) if found else None
 
 
+def usable_cpus() -> int | None:
+    """How many CPUs this process may run on (its affinity: what the server and client inherit)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count()
+
+
 def host_facts() -> HostJson:
-    """Host name, OS, Python and CUDA of the machine running the pipeline."""
+    """Host name, OS, Python, CUDA and the usable CPUs of the machine running the pipeline."""
     return {
         "hostname": socket.gethostname(),
         "platform": platform.platform(),
         "python": sys.version.split()[0],
         "cuda_driver": cuda_driver_version(),
+        "cpus": usable_cpus(),
     }
 
 

@@ -10,7 +10,7 @@ by ``pipeline.measuring.speed.log_warnings``.
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 
 class SkipSoftmaxJson(TypedDict):
@@ -35,6 +35,9 @@ class HostJson(TypedDict):
     platform: str
     python: str
     cuda_driver: str | None
+    # CPUs the pipeline (and the server and client it starts) may run on: a taskset or a SLURM
+    # binding narrows them, and a small model's serving speed moves with them. Absent: older.
+    cpus: NotRequired[int | None]
 
 
 class SampledJson(TypedDict):

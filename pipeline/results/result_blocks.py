@@ -149,6 +149,7 @@ class Provenance:
     server_argv: tuple[str, ...] = ()  # as started (secrets masked), multi-node flags included
     cuda_visible_devices: str | None = None  # as the cell's job found it (SLURM binds GPUs)
     git_source: str | None = None  # git, or MTP_EVAL_COMMIT for a copy without .git
+    cpus: int | None = None  # CPUs the cell's processes could use (None: not recorded)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Provenance:
@@ -166,7 +167,12 @@ class Provenance:
             as_optional_text(block.get("cuda_visible_devices")),
             # Written only when the commit came from MTP_EVAL_COMMIT: a sha without it is git's.
             as_optional_text(git.get("source", "git" if git.get("sha") else None)),
+            _as_count(as_map(block.get("host")).get("cpus")),
         )
+
+
+def _as_count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -132,3 +133,31 @@ def test_cells_that_served_other_prompts_are_never_paired(
     assert fa3 and all(e["spec_user_speedup"] is None for e in fa3)
     # the off cell has no speculation-off baseline of its own prompts either
     assert all(e["ratio"] is None for e in entries if not e["speculation"])
+
+
+def test_cells_on_other_cpu_counts_are_named_beside_their_ratios(
+    serving_sweep: Path, tmp_path: Path
+) -> None:
+    # Each cell records the CPUs it (and the server and client it started) could run on.
+    usable = len(os.sched_getaffinity(0))
+    results = _results(serving_sweep / "on") + _results(serving_sweep / "off")
+    assert {d["provenance"]["host"]["cpus"] for d in results} == {usable}
+    # The speculation-off cell as if a taskset had pinned it to fewer: fa3's speed-up over it
+    # and the table say so (a small model's server is CPU-bound).
+    off = tmp_path / "off"
+    shutil.copytree(serving_sweep / "off", off)
+    (result,) = off.glob("*/result.json")
+    data = json.loads(result.read_text())
+    data["provenance"]["host"]["cpus"] = usable + 6
+    result.write_text(json.dumps(data))
+    out = tmp_path / "report"
+    run = run_script("mtp-eval-report", str(serving_sweep / "on"), str(off), "--out", str(out),
+                     "--no-html", timeout=120)  # fmt: skip
+    assert run.returncode == 2, run.stdout[-2000:] + run.stderr[-2000:]
+    with (out / "serving.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    spec_on = [r for r in rows if r["variant"] == "fa3" and r["speculation"] == "True"]
+    want = f"{usable} CPUs against its speculation-off cell's {usable + 6}"
+    assert spec_on and all(want in r["note"] for r in spec_on)
+    assert not any("CPUs against" in r["note"] for r in rows if r["variant"] == "fmha_v2")
+    assert f"CPUs differ between these cells ({usable} for " in (out / "report.md").read_text()

@@ -158,9 +158,20 @@ def serving_rows(
                 bands.get((scope_of(cell), spec_on(cell), key)), off,
                 _ratio(point.output_tokens_per_s, _tps(offs.get(key))),
                 _ratio(point.tokens_per_s_per_user, _user(offs.get(key))),
-                "the baseline" if base is None and cell.variant == baseline else note,
+                _note(cell, base, off, "the baseline" if base is None and cell.variant == baseline
+                      else note),
             ))  # fmt: skip
     return rows
+
+
+def _note(cell: CellRecord, base: CellRecord | None, off: CellRecord | None, said: str) -> str:
+    """The row's note, and where the cells it is read against could use other CPU counts."""
+    mine, notes = cell.result.provenance.cpus, [said]
+    for other, whose in ((base, "the baseline's"), (off, "its speculation-off cell's")):
+        theirs = other.result.provenance.cpus if other is not None else None
+        if mine is not None and theirs is not None and mine != theirs:
+            notes.append(f"{mine} CPUs against {whose} {theirs}")
+    return "; ".join(filter(None, notes))
 
 
 def stops_paying(rows: Sequence[ServingRow]) -> dict[tuple[str, int], int | None]:

@@ -124,7 +124,7 @@ def serving_sections(report: Report) -> list[Section]:
         groups.setdefault((row.cell.gpu, row.cell.model, release_of(row.cell)), []).append(row)
     out = [
         Section(f"Serving: {model} on {gpu}, SGLang {release}", HEADERS,
-                [_line(r) for r in found], INTRO + _said(found) + _cost(found))
+                [_line(r) for r in found], INTRO + _said(found) + _cpus(found) + _cost(found))
         for (gpu, model, release), found in groups.items()
     ]  # fmt: skip
     return [*out, *_stops_section(rows)]
@@ -149,6 +149,22 @@ def _said(rows: list[ServingRow]) -> str:
     notes = _by_text(rows, lambda block: block.notes)
     said = f" Prompts: {'; '.join(prompts)}." if prompts else ""
     return said + (f" Notes: {'; '.join(notes)}." if notes else "")
+
+
+def _cpus(rows: list[ServingRow]) -> str:
+    """A warning when the table's cells could use different numbers of CPUs (taskset, SLURM)."""
+    cells = {r.cell.id: r.cell for r in rows}
+    by_count: dict[int, list[str]] = {}
+    for cell in cells.values():
+        if cell.result.provenance.cpus is not None:
+            by_count.setdefault(cell.result.provenance.cpus, []).append(cell.label)
+    if len(by_count) < 2:
+        return ""
+    said = "; ".join(f"{n} for {', '.join(labels)}" for n, labels in sorted(by_count.items()))
+    return (
+        f" CPUs differ between these cells ({said}): a small model's server is CPU-bound, so a "
+        "ratio across them measures the CPUs too."
+    )
 
 
 def _cost(rows: list[ServingRow]) -> str:
