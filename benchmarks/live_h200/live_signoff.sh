@@ -539,13 +539,15 @@ phase_speed_report() {
 #                       random ids would change what a draft accepts, not what a step costs), then
 #                       serving_crosscheck.py beside lc-off's fa3 level of the same shape;
 #   warm-sv-KV          once the site is unpacked, for each KV dtype a remaining 8B step runs
-#                       fmha_v2 at: a bare 8B server (a 0.3 memory share, 32,768-token pool) on
-#                       CPUs 6-15, so fmha_v2's XQA for 4 query heads a KV head (not in the parity
-#                       lease's JIT cache: 2 a KV head) compiles cold while FA3 travels and the
-#                       trained model's cells run; those cells, and every serving cell and bench
-#                       of a lease that warms up, then run on CPUs 0-5 (the compilers never share
-#                       their CPUs; the GPU is shared, mostly idle while nvcc runs); an 8B step
-#                       with fmha_v2 waits for its warm-up (a failed one leaves the compile to it);
+#                       fmha_v2 at: a bare 8B server (a 0.3 memory share, 32,768-token pool), so
+#                       fmha_v2's XQA for 4 query heads a KV head (not in the parity lease's JIT
+#                       cache: 2 a KV head) compiles while FA3 travels (144 s on an H100, mostly
+#                       beside staging); no serving cell starts until every warm-up has ended (a
+#                       failed one leaves the compile to its cell), and cells use every CPU: the
+#                       trained model's cells are CPU-bound, and the 2026-12-07 lease that ran them
+#                       on CPUs 0-5 beside the compile read fa3 without speculation at 0.67-0.86x
+#                       of the lease before on all 16 (another host too: the two causes are not
+#                       separable; ../results/live-h200/serving-lease2-h100-0.5.23/README.md);
 #   sv-on-a / sv-off-a  the 8B shape (SPEED_ARGS' experiment, dummy weights: its draft accepts about
 #                       one token, so its speculation speed-up is not a real one), fa3 and fmha_v2
 #                       at bf16 KV with speculation, then without (serving.speculation=false);
@@ -618,8 +620,6 @@ serving_warmups() {  # the KV dtypes of the warm-ups this lease runs, one per li
   local step
   for step in "${SERVING_STEPS[@]}"; do serving_warm_kv "$step"; done | sort -u
 }
-# Every serving cell and bench of a lease with warm-ups runs on CPUs 0-5, the warm-ups on 6-15.
-serving_cpus() { [[ -n $(serving_warmups) ]] && echo 0-5 || echo all; }
 start_serving() {
   [[ -f ${MTP_CHUNKS:-/tmp/mtp-chunks}/longctx-model.tar.manifest ]] && launch lcmodel phase_lc_model
   has site ready || return 0
@@ -627,6 +627,7 @@ start_serving() {
   has importtime rc || return 0
   local kv
   for kv in $(serving_warmups); do launch "warm-sv-$kv" phase_serving_warm "$kv"; done
+  for kv in $(serving_warmups); do has "warm-sv-$kv" rc || return 0; done  # cells run alone
   local step name
   for step in "${SERVING_STEPS[@]}"; do
     name=${step%% *}
@@ -641,8 +642,6 @@ start_serving() {
       [[ $(cat "$STATE/lcmodel.rc") == 0 ]] || { mark_skipped "$name" "lcmodel failed"; continue; }
     fi
     serving_needs_fa3 "$step" && ! has fa3 ready && return 0
-    kv=$(serving_warm_kv "$step")
-    [[ -z $kv ]] || has "warm-sv-$kv" rc || return 0
     if [[ $name == *-bench ]]; then launch "$name" phase_serving_bench "$name"
     else launch "$name" phase_serving "$name"; fi
     has "$name" rc || return 0
@@ -660,27 +659,24 @@ phase_importtime() {  # where a server's start goes before its weights: SGLang i
 }
 phase_serving() {  # NAME: that step's sweep, its cells one after another
   cd "$R" || return 1
-  local step words=() cpus
+  local step words=()
   for step in "${SERVING_STEPS[@]}"; do
     [[ ${step%% *} == "$1" ]] && read -r -a words <<< "$step"
   done
   (( ${#words[@]} )) || { echo "no serving step $1"; return 2; }
-  cpus=$(serving_cpus)
   if [[ ${words[1]} == trained ]]; then
-    on_cpus "$cpus" python3 -m pipeline -m "${SERVING_TRAINED[@]}" "${words[@]:2}" \
-      "hydra.sweep.dir=outputs/live/$1"
+    python3 -m pipeline -m "${SERVING_TRAINED[@]}" "${words[@]:2}" "hydra.sweep.dir=outputs/live/$1"
   else
-    on_cpus "$cpus" python3 -m pipeline -m "${SERVING_ARGS[@]}" "${words[@]:2}" \
-      "hydra.sweep.dir=outputs/live/$1"
+    python3 -m pipeline -m "${SERVING_ARGS[@]}" "${words[@]:2}" "hydra.sweep.dir=outputs/live/$1"
   fi
 }
-# KV: a bare 8B fmha_v2 server at that KV dtype on CPUs 6-15, a 0.3 share of the GPU's memory and
-# a 32,768-token pool (the trained model's cells share the GPU meanwhile): FlashInfer compiles its
+# KV: a bare 8B fmha_v2 server at that KV dtype, a 0.3 share of the GPU's memory and a
+# 32,768-token pool (the site's unpacking may still run beside it): FlashInfer compiles its
 # kernels into the shared cache (its start, timed, in ready-sp-fmha_v2-KV.txt), then it stops.
 phase_serving_warm() {
   cd "$R" || return 1
   local rc
-  bare_server "sp-fmha_v2-$1" 6-15 \
+  bare_server "sp-fmha_v2-$1" all \
     "s/--max-total-tokens [0-9]*/--max-total-tokens 32768/; s/--mem-fraction-static [0-9.]*/--mem-fraction-static 0.3/" \
     "${SERVING_ARGS[@]}" backend=fmha_v2 "kv_dtype=$1"
   rc=$?
@@ -697,7 +693,7 @@ phase_serving_bench() {  # NAME: SGLang's bench_serving (random ids: no dataset 
   if [[ ${words[1]} == trained ]]; then args=("${SERVING_TRAINED[@]}")
   else args=("${SERVING_ARGS[@]}"); fi
   args+=(backend=fa3 kv_dtype=auto serving.speculation=false)
-  bare_server "$1" "$(serving_cpus)" "" "${args[@]}" || { stop_bare; return 1; }
+  bare_server "$1" all "" "${args[@]}" || { stop_bare; return 1; }
   port=${BARE_URL##*:}
   tok=$(python3 -m pipeline "${args[@]}" --cfg job 2>/dev/null | sed -n 's/^  path: //p' | head -n 1)
   if [[ $SERVER_KIND == simulated ]]; then  # no sglang here: the rehearsal records the command
@@ -709,8 +705,7 @@ phase_serving_bench() {  # NAME: SGLang's bench_serving (random ids: no dataset 
     local pypath=$PYTHONPATH
     python3 -c 'import datasets' 2> /dev/null \
       || pypath="$R/benchmarks/live_h200/bench_standins${PYTHONPATH:+:$PYTHONPATH}"
-    PYTHONPATH=$pypath on_cpus "$(serving_cpus)" python3 -m sglang.bench_serving --backend sglang \
-      --host 127.0.0.1 --port "$port" \
+    PYTHONPATH=$pypath python3 -m sglang.bench_serving --backend sglang --host 127.0.0.1 --port "$port" \
       --tokenizer "$tok" --dataset-name random-ids --tokenize-prompt \
       --random-input-len "${words[2]}" --random-output-len 256 --random-range-ratio 1 \
       --num-prompts 32 --max-concurrency "${words[3]}" --disable-tqdm \

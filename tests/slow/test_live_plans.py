@@ -212,9 +212,12 @@ def _check_serving(tmp_path: Path, run: Run) -> None:
     starts = [ticks.index(f"started {n} ") for n in ["importtime", *SERVING_ORDER]]
     assert starts == sorted(starts)  # one at a time, in order, after the import timing
     # the 8B fmha_v2 steps' JIT warm-ups, one per KV dtype, launched before the first cell, ended
-    # ok, with a small pool and memory share (the trained model's cells share the GPU meanwhile)
+    # ok (with a small pool and memory share) before it: no cell is timed beside a compile
     warm = {kv: ticks.index(f"started warm-sv-{kv} ") for kv in ("auto", "fp8_e4m3")}
     assert max(warm.values()) < ticks.index("started lc-on-v2 ")
+    first_cell = (tmp_path / "live" / "state" / "lc-on-v2.started").stat().st_mtime
+    for kv in warm:
+        assert (tmp_path / "live" / "state" / f"warm-sv-{kv}.rc").stat().st_mtime <= first_cell
     for kv in warm:
         assert (tmp_path / "live" / "state" / f"warm-sv-{kv}.rc").read_text().strip() == "0"
     warm_log = (tmp_path / "live" / "logs" / "warm-sv-auto.log").read_text()
