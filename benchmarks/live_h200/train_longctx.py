@@ -13,7 +13,8 @@ autocast, torch SDPA (flash attention on the H200: causal, no mask), gradient ch
 Stage ``draft`` (``eagle3_train.py``): the EAGLE3 head on the frozen target's own hidden states,
 saved to ``OUT/draft``. Stage ``eval`` (``longctx_eval.py``): accuracy per task and length and the
 draft's greedy chain acceptance, in ``OUT/metrics.json``. ``OUT/recipe.json``: command, seed, data
-generator and seeds, sizes, per-file sha256. ``--preset cpu``: tiny models, 512-token rows.
+generator and seeds, sizes, per-file sha256. ``--preset cpu``: tiny models, 1,536-token rows
+(a long-context question in most).
 
 Budget (a 30-minute lease, one H100 or H200): the machine's start about 5 min; target
 ``--max-seconds`` 540; draft under a minute (600 steps took 21 s on an H100); HF's greedy
@@ -44,6 +45,9 @@ ARCH = {  # head_dim 128: every SGLang backend here serves it
                 num_attention_heads=2, num_key_value_heads=1, head_dim=64),
 }  # fmt: skip
 ORIGINAL_POSITIONS = 32768  # the longest training row
+# The CPU preset's rows: the shortest that hold a long-context question (its prompt without haystack
+# and the worked reply); at 512, the cap before, no row held one and the CPU run trained none.
+CPU_ROW_TOKENS = ls.MIN_TASK_LENGTH + ls.REPLY_ROOM + 64
 SERVED_POSITIONS = 135168  # llama3 x4 over 32k is 131,072; 4,096 more hold a 128k prompt + reply
 ROPE = {"rope_type": "llama3", "rope_theta": 500000.0, "factor": 4.0, "low_freq_factor": 1.0,
         "high_freq_factor": 4.0,
@@ -72,7 +76,7 @@ def batches(args: argparse.Namespace) -> Any:
     from benchmarks.live_h200.synth_data import held_out_questions
 
     held = frozenset(q for q in held_out_questions() if len(q) < 1000)
-    cap = 512 if args.preset == "cpu" else None
+    cap = CPU_ROW_TOKENS if args.preset == "cpu" else None
     mix = ls.Mix(args.multi_needle_weight, args.confusable)
 
     class Steps(IterableDataset):  # type: ignore[type-arg]
@@ -128,8 +132,11 @@ def train_target(args: argparse.Namespace, out: Path) -> dict[str, Any]:
         if device == "cuda":
             peak = max(peak, torch.cuda.max_memory_allocated())
         if done % args.log_every == 0 or done == args.steps:
+            # each task's mean loss and its loss tokens (0 tokens: the task was not trained)
             log.append({"step": done, "s": round(time.time() - start, 1), "len": ids.shape[1],
                         **{f"loss_{n}": round((window[0, t] / window[1, t].clamp(min=1)).item(), 4)
+                           for t, n in enumerate(ls.TASK_NAMES)},
+                        **{f"tokens_{n}": int(window[1, t].item())
                            for t, n in enumerate(ls.TASK_NAMES)}})  # fmt: skip
             print(f"[target] {json.dumps(log[-1])}", flush=True)
             window.zero_()
@@ -234,6 +241,10 @@ def main(argv: list[str] | None = None) -> int:
         elif stage == "eval":
             from benchmarks.live_h200.longctx_eval import evaluate
 
+            if not (args.out / "draft" / "config.json").is_file():  # acceptance needs the draft
+                print(f"train_longctx: stage eval needs {args.out / 'draft'}: run the draft stage "
+                      "first (--stages target,draft,eval)", file=sys.stderr)  # fmt: skip
+                return 2
             metrics = evaluate(args.out / "target", args.out / "draft", args.eval_samples,
                                args.eval_lengths)  # fmt: skip
             (args.out / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")

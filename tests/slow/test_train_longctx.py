@@ -1,4 +1,5 @@
-"""train_longctx end to end on a CPU: a few target steps on 512-token rows, the EAGLE3 draft
+"""train_longctx end to end on a CPU: a few target steps on short rows (long-context questions
+in them), the EAGLE3 draft
 on the target's hidden states, the HF eval, recipe.json with every file's sha256."""
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ def test_tiny_run_writes_target_draft_metrics_and_recipe(tmp_path: Path) -> None
     recipe = json.loads((out / "recipe.json").read_text())
     assert recipe["command"].endswith(" ".join(argv))
     assert recipe["data"]["longctx_seed"] == 1000 and recipe["target"]["steps_done"] == 4
+    # the rows held long-context questions: the loss trained them (the 512-token cap of the
+    # CPU preset had left none, and a task without tokens logs a loss of 0)
+    log = json.loads((out / "train_target.json").read_text())["log"]
+    assert sum(entry["tokens_longctx"] for entry in log) > 0
     for name, digest in recipe["sha256"].items():
         assert sha256(out / name) == digest
     assert {"target/model.safetensors", "draft/model.safetensors"} <= set(recipe["sha256"])
@@ -38,3 +43,8 @@ def test_tiny_run_writes_target_draft_metrics_and_recipe(tmp_path: Path) -> None
     assert set(summary["per_task_length"]) == {"niah_single", "niah_multikey", "niah_multivalue",
                                                "niah_multiquery", "vt", "fwe"}  # fmt: skip
     assert 1.0 <= summary["accept_length"] <= 4.0
+
+
+def test_the_eval_stage_without_a_draft_says_which_stage_to_run(tmp_path: Path, capsys) -> None:
+    assert main([str(tmp_path / "run"), "--preset", "cpu", "--stages", "eval"]) == 2
+    assert "run the draft stage first" in capsys.readouterr().err

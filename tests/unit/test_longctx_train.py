@@ -56,8 +56,19 @@ def test_held_out_questions_never_enter_a_row() -> None:
 
 
 def test_rows_under_600_tokens_fall_back_to_synthetic_chats() -> None:
+    # what the draft's short rows train on; the target's CPU preset once capped its rows at 512
+    # too, and so trained no long-context question at all
     rows = ls.batch_rows(0, 1000, 0, 2048, max_len=512)
-    assert all(len(r.ids) == 512 and any(r.loss) for r in rows)
+    assert all(len(r.ids) == 512 and any(r.loss) and ls.LONG_TASK not in r.task for r in rows)
+
+
+def test_the_cpu_preset_s_rows_hold_long_context_questions() -> None:
+    from benchmarks.live_h200.train_longctx import CPU_ROW_TOKENS
+
+    rows = [r for step in range(6) for r in ls.batch_rows(step, 1000, 0, 2048,
+                                                         max_len=CPU_ROW_TOKENS)]  # fmt: skip
+    assert all(len(r.ids) == CPU_ROW_TOKENS and any(r.loss) for r in rows)
+    assert sum(ls.LONG_TASK in r.task for r in rows) >= len(rows) // 3
 
 
 def test_aux_layers_give_sglangs_default_capture() -> None:
