@@ -16,6 +16,7 @@ import csv
 import io
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -133,6 +134,10 @@ def test_the_cell_writes_what_the_old_code_wrote(tmp_path):
             assert all([block.pop(k) is not None for k in _ADDED_EVAL_KEYS])
             _drop_added_accept(block["accept"])
         _drop_added_accept(new["accept"])
+        # added since: the CPUs the cell's processes could use (a taskset or SLURM narrows them);
+        # a cell refused before its launch has no host block
+        if "host" in new["provenance"]:
+            assert new["provenance"]["host"].pop("cpus") == len(os.sched_getaffinity(0))
         assert _shape(new) == _shape(old), old_path.parent.name
         old["notes"] = [_corrected(note) for note in old["notes"]]
         assert {k: new.get(k) for k in _SAME} == {k: old.get(k) for k in _SAME}
