@@ -49,16 +49,32 @@ class Sim:
                     "mean_completion_tokens": 60, "answer_key": str(folder / "key.jsonl"),
                     "ledger": str(folder / "ledger.jsonl"), **conf}  # fmt: skip
         (folder / "sim.json").write_text(json.dumps(settings))
+        self.log_path, self._args, self._env = folder / "server.log", args, env
+        self.rebinds = 0
+        self._start()
+
+    def _start(self) -> None:
         argv = [sys.executable, "-m", "pipeline.simserver", "--model-path", "tiny-sim"]
-        argv += ["--port", str(self.port), "--random-seed", "0", *args]
-        argv += ["--sim-config", str(folder / "sim.json")]
-        self.log_path = folder / "server.log"
+        argv += ["--port", str(self.port), "--random-seed", "0", *self._args]
+        argv += ["--sim-config", str(self.folder / "sim.json")]
         with self.log_path.open("wb") as log:
             self.proc = subprocess.Popen(
                 argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-                env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+                env={**os.environ, "PYTHONPATH": str(ROOT), **self._env},
             )  # fmt: skip
         self.url = f"http://127.0.0.1:{self.port}"
+
+    def _lost_its_port(self) -> bool:
+        # free_port's port can be taken by a neighbour before the server binds it (parallel
+        # workers on CI): another port then, a few times, never a failure of the test itself
+        if self.proc.poll() is None or "address already in use" not in self.log():
+            return False
+        if self.rebinds >= 3:
+            return False
+        self.rebinds += 1
+        self.port = free_port()
+        self._start()
+        return True
 
     def log(self) -> str:
         return self.log_path.read_text()
@@ -70,6 +86,8 @@ class Sim:
     def wait_ready(self, timeout: float = 20.0) -> Sim:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            if self._lost_its_port():
+                continue
             assert self.proc.poll() is None, self.log()
             if status(self.url + "/health_generate") == 200:
                 return self

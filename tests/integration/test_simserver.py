@@ -412,3 +412,29 @@ def test_stream_faults_break_the_stream(servers: dict[str, Sim]) -> None:
     assert b"[DONE]" not in raw
     with pytest.raises((urllib.error.URLError, ConnectionError, http.client.HTTPException)):
         call(servers["reset"].wait_ready().url + "/v1/chat/completions", body)
+
+
+def test_a_server_whose_port_a_neighbour_took_starts_again_on_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    from tests.helpers import sim as sim_helper
+
+    # The port free_port hands out is taken before the server binds it (a parallel worker did
+    # that on CI): the helper must move to another port, not fail the test that started it.
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    ports = iter([taken.getsockname()[1]])
+    real = sim_helper.free_port
+    monkeypatch.setattr(sim_helper, "free_port", lambda: next(ports, None) or real())
+    try:
+        server = Sim(tmp_path, [], {}, {}).wait_ready()
+        try:
+            assert server.rebinds == 1 and server.port != taken.getsockname()[1]
+            assert status(server.url + "/health_generate") == 200
+        finally:
+            server.kill_group()
+    finally:
+        taken.close()
