@@ -10,7 +10,7 @@ by ``pipeline.measuring.speed.log_warnings``.
 
 from __future__ import annotations
 
-from typing import NotRequired, TypedDict
+from typing import TypedDict
 
 
 class SkipSoftmaxJson(TypedDict):
@@ -28,16 +28,20 @@ class GitJson(TypedDict, total=False):
     source: str  # MTP_EVAL_COMMIT when git could not say (absent: git said)
 
 
-class HostJson(TypedDict):
-    """``provenance.host``: the machine that ran the pipeline."""
-
+class _HostKeys(TypedDict):
     hostname: str
     platform: str
     python: str
     cuda_driver: str | None
+
+
+class HostJson(_HostKeys, total=False):
+    """``provenance.host``: the machine that ran the pipeline."""
+
     # CPUs the pipeline (and the server and client it starts) may run on: a taskset or a SLURM
     # binding narrows them, and a small model's serving speed moves with them. Absent: older.
-    cpus: NotRequired[int | None]
+    # (An optional key of a TypedDict subclass: typing.NotRequired needs Python 3.11.)
+    cpus: int | None
 
 
 class SampledJson(TypedDict):
