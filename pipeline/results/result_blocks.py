@@ -167,12 +167,8 @@ class Provenance:
             as_optional_text(block.get("cuda_visible_devices")),
             # Written only when the commit came from MTP_EVAL_COMMIT: a sha without it is git's.
             as_optional_text(git.get("source", "git" if git.get("sha") else None)),
-            _as_count(as_map(block.get("host")).get("cpus")),
+            cpus if type(cpus := as_map(block.get("host")).get("cpus")) is int else None,
         )
-
-
-def _as_count(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @dataclass(frozen=True)
