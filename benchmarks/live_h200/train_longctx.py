@@ -230,8 +230,18 @@ def recipe(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse(argv)
+    stages = args.stages.split(",")
+    # checked before any stage runs, so a lease never trains for minutes and then stops here
+    drafted = "draft" in stages or (args.out / "draft" / "config.json").is_file()
+    if "eval" in stages and not drafted:
+        print(
+            f"train_longctx: stage eval needs {args.out / 'draft'} (the draft's acceptance): "
+            "run the draft stage first (--stages target,draft,eval)",
+            file=sys.stderr,
+        )
+        return 2
     args.out.mkdir(parents=True, exist_ok=True)
-    for stage in args.stages.split(","):
+    for stage in stages:
         if stage == "target":
             report = train_target(args, args.out / "target")
         elif stage == "draft":
@@ -241,10 +251,6 @@ def main(argv: list[str] | None = None) -> int:
         elif stage == "eval":
             from benchmarks.live_h200.longctx_eval import evaluate
 
-            if not (args.out / "draft" / "config.json").is_file():  # acceptance needs the draft
-                print(f"train_longctx: stage eval needs {args.out / 'draft'}: run the draft stage "
-                      "first (--stages target,draft,eval)", file=sys.stderr)  # fmt: skip
-                return 2
             metrics = evaluate(args.out / "target", args.out / "draft", args.eval_samples,
                                args.eval_lengths)  # fmt: skip
             (args.out / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")

@@ -46,5 +46,8 @@ def test_tiny_run_writes_target_draft_metrics_and_recipe(tmp_path: Path) -> None
 
 
 def test_the_eval_stage_without_a_draft_says_which_stage_to_run(tmp_path: Path, capsys) -> None:
-    assert main([str(tmp_path / "run"), "--preset", "cpu", "--stages", "eval"]) == 2
+    # refused before the target stage trains anything
+    run = tmp_path / "run"
+    assert main([str(run), "--preset", "cpu", "--stages", "target,eval"]) == 2
     assert "run the draft stage first" in capsys.readouterr().err
+    assert not (run / "target").exists()
