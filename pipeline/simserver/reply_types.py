@@ -9,7 +9,10 @@ flag or the request decides (``surface.py``, ``Flavour``). The ``*Keys`` types w
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
+
+if TYPE_CHECKING:  # typing.NotRequired is Python 3.11+; the annotations are strings at run time
+    from typing import NotRequired
 
 
 class StopFinish(TypedDict):
