@@ -77,9 +77,21 @@ class Piece:
 # Plans that serve the trained long-context model: its weights travel as chunks too.
 PLANS_LONGCTX_WEIGHTS = ("longctx-cell", "longctx-frontier", "serving")
 LONGCTX_STORE = "longctx-model-worked-0.5.23"
+# live_signoff.sh's SERVING_STEPS on that model: a serving lease whose LIVE_SERVING_SKIP names
+# them all runs the 8B shape only, and its staging need not carry 60 MB of weights.
+SERVING_LONGCTX_STEPS = ("lc-on-v2", "lc-off-v2", "lc-on", "lc-off", "lc-bench")
 
 
-def pieces(release: str, allow_cold_jit: bool, plan: str = "") -> list[Piece]:
+def needs_longctx_weights(plan: str, serving_skip: str = "") -> bool:
+    """Whether a lease of ``plan`` serves the trained long-context model (``LIVE_SERVING_SKIP``)."""
+    if plan == "serving" and set(SERVING_LONGCTX_STEPS) <= set(serving_skip.split()):
+        return False
+    return plan in PLANS_LONGCTX_WEIGHTS
+
+
+def pieces(
+    release: str, allow_cold_jit: bool, plan: str = "", serving_skip: str = ""
+) -> list[Piece]:
     """What a lease of this release (and, for some plans, their model) carries."""
     wheels = "wheels-0.5.23.txt" if release == "0.5.23" else "wheels.txt"
     build = (f"WHEELS_TXT=benchmarks/live_h200/{wheels} SITE_PACK=zstd "
@@ -88,7 +100,7 @@ def pieces(release: str, allow_cold_jit: bool, plan: str = "") -> list[Piece]:
         Piece(f"SGLang {release}'s site archive", f"sgl-site-{release}.tar.*.manifest", build),
         Piece("SGLang's FA3 build (flash_ops)", "flash_ops*.manifest", build),
     ]
-    if plan in PLANS_LONGCTX_WEIGHTS:
+    if needs_longctx_weights(plan, serving_skip):
         need.append(Piece(
             "the trained long-context model", "longctx-model.tar.manifest",
             f"python -m benchmarks.live_h200.model_store restore {LONGCTX_STORE}",
@@ -203,6 +215,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plan", default=os.environ.get("LIVE_PLAN", "signoff"))
     parser.add_argument("--sglang", default=os.environ.get("LIVE_SGLANG"))
     parser.add_argument("--allow-cold-jit", action="store_true")
+    parser.add_argument(
+        "--serving-skip",
+        default=os.environ.get("LIVE_SERVING_SKIP", ""),
+        help="LIVE_SERVING_SKIP: a serving lease skipping every lc-* step carries no weights",
+    )
     parser.add_argument("--repo", type=Path, default=Path(__file__).resolve().parents[2])
     parser.add_argument(
         "--code-tar",
@@ -217,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
     bundle = args.repo / ".gpu-bundle"
     problems, sizes, manifests = [], [], []
-    for piece in pieces(release, args.allow_cold_jit, args.plan):
+    for piece in pieces(release, args.allow_cold_jit, args.plan, args.serving_skip):
         found, chunk_sizes = piece_problems(bundle, piece)
         problems += found
         sizes += chunk_sizes

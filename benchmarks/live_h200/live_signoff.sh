@@ -534,10 +534,13 @@ phase_speed_report() {
 #                       LIVE_SERVING_LC_PROMPTS (32) of LIVE_SERVING_LC_SOURCE (34,816) tokens cut
 #                       to buckets 1k, 8k and 32k, concurrency 1 / 4 / 16 (64 would need 128
 #                       haystacks of 32k); the spec-on cells answer the eval too (accuracy);
-#   lc-bench            SGLang's own bench_serving (random ids, --tokenize-prompt) at concurrency
-#                       16 and 8k input on a bare fa3 server with lc-off's flags (speculation off:
-#                       random ids would change what a draft accepts, not what a step costs), then
-#                       serving_crosscheck.py beside lc-off's fa3 level of the same shape;
+#   lc-bench            one server, two clients: a bare server with lc-off's flags (speculation off:
+#                       random ids would change what a draft accepts, not what a step costs) as
+#                       fa3_repeat, a serving cell on it (server=external), then SGLang's own
+#                       bench_serving (random ids, --tokenize-prompt) at concurrency 16 and 8k
+#                       input on it; serving_crosscheck.py beside that cell's level of the same
+#                       shape (and beside lc-off's fa3, another start); the cell is also lc-off's
+#                       speculation-off A/A;
 #   warm-sv-KV          once the site is unpacked, for each KV dtype a remaining 8B step runs
 #                       fmha_v2 at: a bare 8B server (a 0.3 memory share, 32,768-token pool), so
 #                       fmha_v2's XQA for 4 query heads a KV head (not in the parity lease's JIT
@@ -552,7 +555,7 @@ phase_speed_report() {
 #                       one token, so its speculation speed-up is not a real one), fa3 and fmha_v2
 #                       at bf16 KV with speculation, then without (serving.speculation=false);
 #   sv-aa               fa3 again (fa3_repeat): the A/A band of the 8B shape;
-#   sv-bench            the same cross-check on the 8B shape (1k input), beside sv-off-a's fa3;
+#   sv-bench            the same on the 8B shape (1k input), beside sv-off-a's fa3 too;
 #   sv-on-f / sv-off-f  the same two at fp8 KV;
 #   report              mtp-eval-report over every sweep that ended.
 # Each cell: 4 levels x 2 buckets, at most 32 requests and 20 s a level (LIVE_SERVING_OVERRIDES
@@ -683,19 +686,27 @@ phase_serving_warm() {
   stop_bare
   return $rc
 }
-phase_serving_bench() {  # NAME: SGLang's bench_serving (random ids: no dataset download)
+phase_serving_bench() {  # NAME: a cell and SGLang's bench_serving against one server
   cd "$R" || return 1
-  local step words=() args rc port tok
+  local step words=() args rc port tok gpu=()
   for step in "${SERVING_STEPS[@]}"; do
     [[ ${step%% *} == "$1" ]] && read -r -a words <<< "$step"
   done
   (( ${#words[@]} == 5 )) || { echo "no bench step $1"; return 2; }
   if [[ ${words[1]} == trained ]]; then args=("${SERVING_TRAINED[@]}")
   else args=("${SERVING_ARGS[@]}"); fi
-  args+=(backend=fa3 kv_dtype=auto serving.speculation=false)
+  # fa3_repeat without speculation: a second start of the fa3 sweep's (words[4]) spec-off cell,
+  # so its cell is that sweep's speculation-off A/A as well as the bench's own phase.
+  args+=(backend=fa3_repeat kv_dtype=auto serving.speculation=false)
   bare_server "$1" all "" "${args[@]}" || { stop_bare; return 1; }
   port=${BARE_URL##*:}
   tok=$(python3 -m pipeline "${args[@]}" --cfg job 2>/dev/null | sed -n 's/^  path: //p' | head -n 1)
+  # The phase on that very server (server=external: reached, verified, never stopped), so the
+  # bench and the phase read one start (issue 42 item 4). An external server's GPU is named,
+  # not detected: the one this host has (nvidia-smi), else the dry run's (the simulated GPU).
+  mapfile -t gpu < <(host_gpu_overrides "$LIVE/dry/$1/result.json")
+  python3 -m pipeline -m "${args[@]}" "${gpu[@]}" server.kind=external "server.base_url=$BARE_URL" \
+    "hydra.sweep.dir=outputs/live/$1" || { stop_bare; return 1; }
   if [[ $SERVER_KIND == simulated ]]; then  # no sglang here: the rehearsal records the command
     echo "bench_serving --port $port --tokenizer $tok --random-input-len ${words[2]}" \
       "--max-concurrency ${words[3]} (simulated: not run)" > "outputs/live/$1.txt"; rc=0
@@ -713,13 +724,27 @@ phase_serving_bench() {  # NAME: SGLang's bench_serving (random ids: no dataset 
     rc=$?
   fi
   stop_bare
-  if [[ $rc == 0 && -f outputs/live/$1.jsonl && -d outputs/live/${words[4]} ]]; then
-    python3 -m benchmarks.live_h200.serving_crosscheck "outputs/live/$1.jsonl" \
-      "outputs/live/${words[4]}" --variant fa3 \
-      --bucket "${words[2]}" --concurrency "${words[3]}" --out "outputs/live/$1-crosscheck.json" \
-      | tee "outputs/live/$1-crosscheck.md"
+  [[ $rc == 0 && -f outputs/live/$1.jsonl ]] || return $rc
+  # Beside the same server's phase; beside the fa3 sweep's own start too, where it ran.
+  python3 -m benchmarks.live_h200.serving_crosscheck "outputs/live/$1.jsonl" "outputs/live/$1" \
+    --variant fa3_repeat --bucket "${words[2]}" --concurrency "${words[3]}" \
+    --out "outputs/live/$1-crosscheck.json" | tee "outputs/live/$1-crosscheck.md"
+  [[ -d outputs/live/${words[4]} ]] && python3 -m benchmarks.live_h200.serving_crosscheck \
+    "outputs/live/$1.jsonl" "outputs/live/${words[4]}" --variant fa3 --bucket "${words[2]}" \
+    --concurrency "${words[3]}" --out "outputs/live/$1-crosscheck-${words[4]}.json" \
+    | tee "outputs/live/$1-crosscheck-${words[4]}.md"
+  return 0
+}
+# DRY_RESULT: gpu.name and gpu.memory_mib overrides, one a line, for a cell on an external server
+host_gpu_overrides() {
+  local name mib
+  if IFS=, read -r name mib < <(nvidia-smi --query-gpu=name,memory.total \
+      --format=csv,noheader,nounits 2> /dev/null | head -n 1) && [[ -n $name ]]; then
+    printf "gpu.name='%s'\ngpu.memory_mib=%s\n" "$name" "${mib// /}"
+  else
+    python3 -c 'import json, sys; g = json.load(open(sys.argv[1]))["cell"]["gpu"]
+print(f"gpu.name={g[\"name\"]!r}"); print(f"gpu.memory_mib={g[\"memory_mib\"]}")' "$1"
   fi
-  return $rc
 }
 phase_serving_report() {
   cd "$R" || return 1

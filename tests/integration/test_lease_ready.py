@@ -20,7 +20,7 @@ pytestmark = pytest.mark.integration
 
 
 # A lease's exports in the caller's shell would change what lease_ready checks: not inherited.
-_LEASE_ENV = ("LIVE_CODE_TAR", "MTP_EVAL_COMMIT", "LIVE_PLAN", "LIVE_SGLANG")
+_LEASE_ENV = ("LIVE_CODE_TAR", "MTP_EVAL_COMMIT", "LIVE_PLAN", "LIVE_SGLANG", "LIVE_SERVING_SKIP")
 
 
 def _run(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None):
@@ -44,9 +44,9 @@ def _repo(tmp_path: Path, archives: list[str]) -> Path:
     return repo
 
 
-def _ready(repo: Path, *args: str):
+def _ready(repo: Path, *args: str, env: dict[str, str] | None = None):
     return _run(sys.executable, "-m", "benchmarks.live_h200.lease_ready", "--repo", repo, *args,
-                cwd=LIVE.parents[1])  # fmt: skip
+                cwd=LIVE.parents[1], env=env)  # fmt: skip
 
 
 FULL = ["sgl-site-0.5.23.tar.zst", "flash_ops.sm90a.so.zst", "jit-cache-fi.tgz"]
@@ -107,6 +107,26 @@ def test_a_plan_serving_the_long_context_model_needs_its_weights_and_says_how_to
     done = _ready(_repo(tmp_path / "b", [*FULL, "longctx-model.tar"]), "--plan", plan)
     assert done.returncode == 0, done.stderr
     assert "12 chunks" in done.stdout
+
+
+def test_a_serving_lease_of_the_8b_shape_alone_carries_no_weights(tmp_path):
+    repo = _repo(tmp_path, [*FULL, "longctx-model.tar"])
+    skip = "lc-on-v2 lc-off-v2 lc-on lc-off lc-bench sv-bench"
+    done = _ready(repo, "--plan", "serving", env={"LIVE_SERVING_SKIP": skip})
+    assert done.returncode == 0, done.stderr
+    assert "9 chunks" in done.stdout and "longctx-model" not in done.stdout
+    # one trained-model step still run: the weights travel
+    more = _ready(repo, "--plan", "serving", "--serving-skip", skip.replace("lc-bench ", ""))
+    assert "12 chunks" in more.stdout
+
+
+def test_the_trained_models_serving_steps_are_the_plans_own():
+    script = (LIVE / "live_signoff.sh").read_text()
+    block = script.split("SERVING_STEPS=(", 1)[1].split(")\n", 1)[0]
+    names = {line.strip().strip('"').split()[0] for line in block.splitlines() if line.strip()}
+    from benchmarks.live_h200.lease_ready import SERVING_LONGCTX_STEPS
+
+    assert {n for n in names if n.startswith("lc-")} == set(SERVING_LONGCTX_STEPS)
 
 
 def test_an_unknown_plan_is_a_usage_error(tmp_path):

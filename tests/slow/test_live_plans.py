@@ -206,8 +206,8 @@ def _check_serving(tmp_path: Path, run: Run) -> None:
     # in SERVING_STEPS' order: the long-context model (fmha_v2 on/off, then fa3 + A/A on, fa3 off),
     # then the 8B shape's bf16 on/off, its A/A, fp8 on/off
     sweeps = sorted({k.split("/")[0] for k in results})
-    assert sweeps == sorted(n for n in SERVING_ORDER if not n.endswith("-bench")), sweeps
-    assert len(results) == 14, sorted(results)
+    assert sweeps == sorted(SERVING_ORDER), sweeps  # a bench step's cell: its sweep
+    assert len(results) == 16, sorted(results)
     ticks = (tmp_path / "live" / "logs" / "ticks.log").read_text()
     starts = [ticks.index(f"started {n} ") for n in ["importtime", *SERVING_ORDER]]
     assert starts == sorted(starts)  # one at a time, in order, after the import timing
@@ -224,7 +224,8 @@ def _check_serving(tmp_path: Path, run: Run) -> None:
     assert "--mem-fraction-static 0.3 " in warm_log and "--max-total-tokens 32768" in warm_log
     assert (live / "importtime-sglang.launch_server.txt").read_text().startswith("import time:")
     off = [r for k, r in results.items() if "-off" in k.split("/")[0]]
-    assert len(off) == 6 and all(r["serving"]["speculation"] is False for r in off)
+    off += [r for k, r in results.items() if "-bench" in k.split("/")[0]]
+    assert len(off) == 8 and all(r["serving"]["speculation"] is False for r in off)
     assert all("--speculative-algorithm" not in r["server"]["argv"] for r in off)
     assert all(r["status"] == "ok" and r["serving"]["points"] for r in results.values())
     trained = {k: r for k, r in results.items() if k.startswith("lc-")}
@@ -238,14 +239,29 @@ def _check_serving(tmp_path: Path, run: Run) -> None:
     assert "--random-input-len 1024 --max-concurrency 16" in (live / "sv-bench.txt").read_text()
     bench_argv = (tmp_path / "live" / "logs" / "lc-bench.log").read_text()
     assert "--attention-backend fa3" in bench_argv and "--speculative-algorithm" not in bench_argv
+    # the bench's server is its cell's: the phase reached it (external), under the launched
+    # cells' GPU name, so the report pairs the two starts
+    bench = {k: r for k, r in results.items() if "-bench" in k.split("/")[0]}
+    assert {r["cell"]["server_kind"] for r in bench.values()} == {"external"}
+    assert {r["cell"]["variant"] for r in bench.values()} == {"fa3_repeat"}
+    assert {r["cell"]["gpu"]["name"] for r in results.values()} == {"NVIDIA H200"}
+    for name in ("lc-bench", "sv-bench"):
+        port = (live / f"{name}.txt").read_text().split("--port ")[1].split()[0]
+        url = next(r["server"]["base_url"] for k, r in bench.items() if k.startswith(name))
+        assert url == f"http://127.0.0.1:{port}"
     serving = read_summary(live / "serving-report" / "summary.json")["serving"]
     on = {(e["model"], e["variant"], e["kv_dtype"]) for e in serving
           if e["spec_speedup"] is not None}  # fmt: skip
     shape = next(iter({r["cell"]["model"] for k, r in results.items() if k.startswith("sv-")}))
-    assert on == {(shape, v, kv) for v in ("fa3", "fmha_v2") for kv in ("auto", "fp8_e4m3")} | {
-        ("synth-longctx", v, "auto") for v in ("fa3", "fmha_v2")}  # fmt: skip
-    assert {e["model"] for e in serving if e["variant"] == "fa3_repeat" and e["aa_band"]} == {
-        shape, "synth-longctx"}  # fmt: skip
+    # fa3_repeat too: its speculation-on start (the A/A) over the bench's cell, bf16 KV
+    bf16 = {
+        (m, v, "auto") for m in (shape, "synth-longctx") for v in ("fa3", "fmha_v2", "fa3_repeat")
+    }
+    assert on == {(shape, v, kv) for v in ("fa3", "fmha_v2") for kv in ("auto", "fp8_e4m3")} | bf16
+    aa = {(e["model"], e["speculation"]) for e in serving
+          if e["variant"] == "fa3_repeat" and e["aa_band"]}  # fmt: skip
+    # both models' A/A with speculation (the -aa / lc-on repeat) and without (the bench's cell)
+    assert aa == {(m, s) for m in (shape, "synth-longctx") for s in (True, False)}
 
 
 PLANS = {
