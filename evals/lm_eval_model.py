@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:  # typing.NotRequired is Python 3.11+; the annotations are strings at run time
-    from typing import NotRequired
+    from typing_extensions import NotRequired
 
 from evals.base import RequestTarget
 from evals.client import chat_url

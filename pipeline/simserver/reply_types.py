@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 if TYPE_CHECKING:  # typing.NotRequired is Python 3.11+; the annotations are strings at run time
-    from typing import NotRequired
+    from typing_extensions import NotRequired
 
 
 class StopFinish(TypedDict):

@@ -47,10 +47,29 @@ def test_imports_stay_inside_the_simulated_server(path: Path) -> None:
             assert name.startswith("pipeline.simserver"), f"{path.name} imports {name}"
         elif top == "backends":
             assert name in SIMSERVER_SHARED, f"{path.name} imports {name}"
+        elif top == "typing_extensions":  # the type checker's, never imported when it runs
+            assert name not in _run_time_imports(path), f"{path.name} imports {name} at run time"
         else:
             assert top in SIMSERVER_THIRD_PARTY or top == "__future__" or _is_stdlib(top), (
                 f"{path.name} imports {name}"
             )
+
+
+def _run_time_imports(path: Path) -> set[str]:
+    """The modules ``path`` imports outside ``if TYPE_CHECKING:`` blocks."""
+    found: set[str] = set()
+    todo: list[ast.AST] = [ast.parse(path.read_text())]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.If) and ast.unparse(node.test).endswith("TYPE_CHECKING"):
+            todo += node.orelse  # the body runs for the type checker only
+            continue
+        if isinstance(node, ast.ImportFrom) and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        todo += ast.iter_child_nodes(node)
+    return found
 
 
 def test_the_rules_see_the_modules() -> None:
