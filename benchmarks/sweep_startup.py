@@ -17,40 +17,20 @@ Usage: ``python -m benchmarks.sweep_startup [--cells 3] [--startup-s 4] [--laten
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.client_throughput import publish
+from benchmarks.live_h200.startup_sweeps import Sweep, cell_times, table
 from benchmarks.simserver_fixture import ROOT
 
 OUT = ROOT / "benchmarks" / "results" / "sweep_startup.md"
 BACKENDS = ("fa3", "flashinfer", "triton", "fa3_repeat")
 PRESTART = ["server.prestart_next=true", "server.mem_fraction_static=0.45"]
-
-
-@dataclass(frozen=True)
-class CellTimes:
-    """One cell's marks (seconds): the server's start-up, the evals, its stop, the cell's wall."""
-
-    startup: float
-    evals: float
-    stop: float
-    wall: float
-
-
-@dataclass(frozen=True)
-class Sweep:
-    """A sweep as measured: its wall from outside, and each cell's marks in job order."""
-
-    wall: float
-    cells: list[CellTimes]
 
 
 def run_sweep(
@@ -82,48 +62,6 @@ def run_sweep(
     if len(times) != cells:
         raise RuntimeError(f"{len(times)} of {cells} cells wrote a result:\n{done.stderr[-3000:]}")
     return Sweep(wall, times)
-
-
-def cell_times(m: Mapping[str, float]) -> CellTimes:
-    """A cell's marks (``timing.marks_s``) as start-up, evals, stop and wall."""
-    return CellTimes(
-        startup=m["ready"] - m["launch"],
-        evals=m["evals_done"] - m["verified"],
-        stop=m["stopped"] - m["evals_done"],
-        wall=m["end"] - min(m["process_start"], 0.0),
-    )
-
-
-def hidden_startup(cells: list[CellTimes]) -> float:
-    """Start-up a started-ahead next server would hide: each later cell's, up to the one before's
-    evals and stop (the next server starts when the current one is verified)."""
-    return sum(min(c.startup, p.evals + p.stop) for p, c in itertools.pairwise(cells))
-
-
-def rows(label: str, sweep: Sweep) -> list[str]:
-    """One sweep's per-cell rows."""
-    return [
-        f"| {label} | {i} | {c.startup:.2f} | {c.evals:.2f} | {c.stop:.2f} | {c.wall:.2f} |"
-        for i, c in enumerate(sweep.cells)
-    ]
-
-
-def table(before: Sweep, after: Sweep) -> list[str]:
-    """The per-cell rows of both sweeps and the before/after lines."""
-    n = len(before.cells)
-    bound = (before.wall - hidden_startup(before.cells)) / n
-    share = sum(c.startup for c in before.cells) / before.wall
-    return [
-        "| sweep | cell | waited for its server s | evals s | stop s | cell wall s |",
-        "|---|---|---|---|---|---|",
-        *rows("today", before),
-        *rows("prestart_next", after),
-        "",
-        f"- today: {before.wall / n:.2f} s per cell ({before.wall:.1f} s for {n} cells; "
-        f"waiting for servers {share:.0%} of it)",
-        f"- server.prestart_next=true: {after.wall / n:.2f} s per cell ({after.wall:.1f} s), "
-        f"{1 - after.wall / before.wall:.0%} less; the bound from today's marks: {bound:.2f} s",
-    ]
 
 
 def main() -> None:

@@ -557,6 +557,12 @@ phase_speed_report() {
 #   sv-aa               fa3 again (fa3_repeat): the A/A band of the 8B shape;
 #   sv-bench            the same on the 8B shape (1k input), beside sv-off-a's fa3 too;
 #   sv-on-f / sv-off-f  the same two at fp8 KV;
+#   lc-st-seq / lc-st-pre  item 5's before and after: two accuracy cells of the trained model
+#                       (fmha_v2, then trtllm_mha: the same kernels on SM90, so both start warm
+#                       without FA3), 8 niah_single questions at 4k, a 0.4 memory share, one
+#                       after another as today, then with server.prestart_next=true (the second
+#                       server starts while the first cell runs its eval); each sweep's wall from
+#                       outside (sweep_wall_s.txt), startup_sweeps.py's table per cell;
 #   report              mtp-eval-report over every sweep that ended.
 # Each cell: 4 levels x 2 buckets, at most 32 requests and 20 s a level (LIVE_SERVING_OVERRIDES
 # adds to every cell, LIVE_SERVING_8B_OVERRIDES to the 8B shape's).
@@ -572,10 +578,20 @@ SERVING_TRAINED=(model=synth_longctx server=$SERVER_KIND server.sglang_version=$
   "evals.longctx_niah_single.longctx.samples=${LIVE_SERVING_LC_PROMPTS:-32}"
   "${SERVING_KNOBS[@]}" serving.prompts=eval:longctx_niah_single "serving.buckets=[1024,8192,32768]"
   "serving.concurrency=[1,4,16]")
-for _t in niah_multikey niah_multivalue niah_multiquery vt fwe; do
-  SERVING_TRAINED+=("~evals.longctx_$_t")
-done
 [[ $SGLANG == 0.5.23 ]] && SERVING_TRAINED+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python
+  +server.env.SGLANG_PYSPY_DUMP_BEFORE_CRASH=0 +server.env.SGLANG_CUDA_COREDUMP_BEFORE_CRASH=0)
+# The start-up sweeps (item 5): the same model's accuracy cells (8 niah_single questions at 4k),
+# nothing timed, a 0.4 memory share in both sweeps (server.prestart_next needs at most 0.45).
+STARTUP_TRAINED=(model=synth_longctx server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200
+  "${SIM_ARGS[@]}" server.mem_fraction_static=0.4 server.startup_timeout_s=1500
+  server.stop_grace_s=20 "server.extra_args=[--sampling-backend,pytorch]"
+  "model.path=$LIVE/longctx/target" "model.speculative.draft_model_path=$LIVE/longctx/draft"
+  "evals=[longctx]" "evals.longctx_niah_single.longctx.lengths=[4096]"
+  evals.longctx_niah_single.longctx.samples=8 speed.enabled=false serving.enabled=false)
+for _t in niah_multikey niah_multivalue niah_multiquery vt fwe; do
+  SERVING_TRAINED+=("~evals.longctx_$_t") STARTUP_TRAINED+=("~evals.longctx_$_t")
+done
+[[ $SGLANG == 0.5.23 ]] && STARTUP_TRAINED+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python
   +server.env.SGLANG_PYSPY_DUMP_BEFORE_CRASH=0 +server.env.SGLANG_CUDA_COREDUMP_BEFORE_CRASH=0)
 read -r -a _serving_more <<< "${LIVE_SERVING_OVERRIDES:-}"
 SERVING_ARGS+=("${_serving_more[@]}")
@@ -594,7 +610,9 @@ SERVING_STEPS=("lc-on-v2 trained backend=fmha_v2 kv_dtype=auto"
   "sv-off-a 8b backend=fa3,fmha_v2 kv_dtype=auto serving.speculation=false"
   "sv-aa 8b backend=fa3_repeat kv_dtype=auto" "sv-bench 8b 1024 16 sv-off-a"
   "sv-on-f 8b backend=fa3,fmha_v2 kv_dtype=fp8_e4m3"
-  "sv-off-f 8b backend=fa3,fmha_v2 kv_dtype=fp8_e4m3 serving.speculation=false")
+  "sv-off-f 8b backend=fa3,fmha_v2 kv_dtype=fp8_e4m3 serving.speculation=false"
+  "lc-st-seq startup backend=fmha_v2,trtllm_mha kv_dtype=auto"
+  "lc-st-pre startup backend=fmha_v2,trtllm_mha kv_dtype=auto server.prestart_next=true")
 # LIVE_SERVING_ORDER: its steps first, in that order, then the rest as SERVING_STEPS has them.
 if [[ -n ${LIVE_SERVING_ORDER:-} ]]; then
   _sv_first=() _sv_rest=()
@@ -667,7 +685,15 @@ phase_serving() {  # NAME: that step's sweep, its cells one after another
     [[ ${step%% *} == "$1" ]] && read -r -a words <<< "$step"
   done
   (( ${#words[@]} )) || { echo "no serving step $1"; return 2; }
-  if [[ ${words[1]} == trained ]]; then
+  if [[ ${words[1]} == startup ]]; then  # the sweep's wall, measured from outside, beside it
+    local t0 rc
+    t0=$(date +%s.%N)
+    python3 -m pipeline -m "${STARTUP_TRAINED[@]}" "${words[@]:2}" "hydra.sweep.dir=outputs/live/$1"
+    rc=$?
+    python3 -c 'import sys, time; print(f"{time.time() - float(sys.argv[1]):.2f}")' "$t0" \
+      > "outputs/live/$1/sweep_wall_s.txt"
+    return $rc
+  elif [[ ${words[1]} == trained ]]; then
     python3 -m pipeline -m "${SERVING_TRAINED[@]}" "${words[@]:2}" "hydra.sweep.dir=outputs/live/$1"
   else
     python3 -m pipeline -m "${SERVING_ARGS[@]}" "${words[@]:2}" "hydra.sweep.dir=outputs/live/$1"
@@ -749,9 +775,15 @@ print(f"gpu.name={g[\"name\"]!r}"); print(f"gpu.memory_mib={g[\"memory_mib\"]}")
 phase_serving_report() {
   cd "$R" || return 1
   local c cells=()
-  for c in outputs/live/sv-* outputs/live/lc-*; do [[ -d $c ]] && cells+=("$c"); done
+  for c in outputs/live/sv-* outputs/live/lc-*; do
+    [[ -d $c && $c != */lc-st-* ]] && cells+=("$c")  # the start-up sweeps serve nothing
+  done
   python3 -m pipeline.report.cli "${cells[@]}" --out outputs/live/serving-report
   echo "report exit $?"
+  if [[ -d outputs/live/lc-st-seq && -d outputs/live/lc-st-pre ]]; then
+    python3 -m benchmarks.live_h200.startup_sweeps outputs/live/lc-st-seq outputs/live/lc-st-pre \
+      | tee outputs/live/startup-sweeps.md
+  fi
   tar -czf "$LIVE/live-results.tgz" -C outputs live
 }
 

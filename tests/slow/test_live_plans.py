@@ -197,16 +197,18 @@ def _check_frontier(tmp_path: Path, run: Run) -> None:
 
 
 SERVING_ORDER = ["lc-on-v2", "lc-off-v2", "lc-on", "lc-off", "lc-bench", "sv-on-a", "sv-off-a",
-                 "sv-aa", "sv-bench", "sv-on-f", "sv-off-f"]  # fmt: skip
+                 "sv-aa", "sv-bench", "sv-on-f", "sv-off-f", "lc-st-seq", "lc-st-pre"]  # fmt: skip
 
 
 def _check_serving(tmp_path: Path, run: Run) -> None:
     live = tmp_path / "repo" / "outputs" / "live"
-    results = _results("[sl][vc]-*/*/result.json", live)
+    _check_startup_sweeps(live)
+    results = {k: r for k, r in _results("[sl][vc]-*/*/result.json", live).items()
+               if not k.startswith("lc-st-")}  # fmt: skip
     # in SERVING_STEPS' order: the long-context model (fmha_v2 on/off, then fa3 + A/A on, fa3 off),
     # then the 8B shape's bf16 on/off, its A/A, fp8 on/off
     sweeps = sorted({k.split("/")[0] for k in results})
-    assert sweeps == sorted(SERVING_ORDER), sweeps  # a bench step's cell: its sweep
+    assert sweeps == sorted(n for n in SERVING_ORDER if "-st-" not in n), sweeps
     assert len(results) == 16, sorted(results)
     ticks = (tmp_path / "live" / "logs" / "ticks.log").read_text()
     starts = [ticks.index(f"started {n} ") for n in ["importtime", *SERVING_ORDER]]
@@ -262,6 +264,23 @@ def _check_serving(tmp_path: Path, run: Run) -> None:
           if e["variant"] == "fa3_repeat" and e["aa_band"]}  # fmt: skip
     # both models' A/A with speculation (the -aa / lc-on repeat) and without (the bench's cell)
     assert aa == {(m, s) for m in (shape, "synth-longctx") for s in (True, False)}
+
+
+def _check_startup_sweeps(live: Path) -> None:
+    # item 5: two accuracy cells as today, then with the next server started ahead; nothing
+    # timed, the same memory share; each sweep's outside wall beside its cells, the table made
+    seq, pre = (_results(f"lc-st-{n}/*/result.json", live) for n in ("seq", "pre"))
+    assert len(seq) == len(pre) == 2
+    cells = [*seq.values(), *pre.values()]
+    assert all(r["status"] == "ok" and r["evals"] and "serving" not in r for r in cells), cells
+    assert all(float((live / f"lc-st-{n}" / "sweep_wall_s.txt").read_text()) > 0
+               for n in ("seq", "pre"))  # fmt: skip
+    table = (live / "startup-sweeps.md").read_text()
+    assert table.count("| today |") == 2 and table.count("| prestart_next |") == 2
+    assert "- server.prestart_next=true:" in table
+    waited = {row.split("|")[1].strip(): float(row.split("|")[3]) for row in table.splitlines()
+              if row.startswith(("| today | 1 ", "| prestart_next | 1 "))}  # fmt: skip
+    assert waited["prestart_next"] < waited["today"]  # the second server was started ahead
 
 
 PLANS = {
