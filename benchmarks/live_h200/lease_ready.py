@@ -79,7 +79,15 @@ PLANS_LONGCTX_WEIGHTS = ("longctx-cell", "longctx-frontier", "serving")
 LONGCTX_STORE = "longctx-model-worked-0.5.23"
 # live_signoff.sh's SERVING_STEPS on that model: a serving lease whose LIVE_SERVING_SKIP names
 # them all runs the 8B shape only, and its staging need not carry 60 MB of weights.
-SERVING_LONGCTX_STEPS = ("lc-on-v2", "lc-off-v2", "lc-on", "lc-off", "lc-bench")
+SERVING_LONGCTX_STEPS = (
+    "lc-on-v2",
+    "lc-off-v2",
+    "lc-on",
+    "lc-off",
+    "lc-bench",
+    "lc-st-seq",
+    "lc-st-pre",
+)
 
 
 def needs_longctx_weights(plan: str, serving_skip: str = "") -> bool:

@@ -111,7 +111,7 @@ def test_a_plan_serving_the_long_context_model_needs_its_weights_and_says_how_to
 
 def test_a_serving_lease_of_the_8b_shape_alone_carries_no_weights(tmp_path):
     repo = _repo(tmp_path, [*FULL, "longctx-model.tar"])
-    skip = "lc-on-v2 lc-off-v2 lc-on lc-off lc-bench sv-bench"
+    skip = "lc-on-v2 lc-off-v2 lc-on lc-off lc-bench lc-st-seq lc-st-pre sv-bench"
     done = _ready(repo, "--plan", "serving", env={"LIVE_SERVING_SKIP": skip})
     assert done.returncode == 0, done.stderr
     assert "9 chunks" in done.stdout and "longctx-model" not in done.stdout
