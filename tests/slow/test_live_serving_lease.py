@@ -3,8 +3,8 @@
 What issue 42's first serving lease runs: the 8B shape's steps skipped (its fmha_v2 XQA is not in
 the carried JIT cache), SGLang's import timing first, then fmha_v2 with and without speculation
 while FA3 still travels (``LIVE_SIM_FA3=0`` stands for it: SGLang 0.5.23 loads flash_ops only in
-the FA3 backend), fa3's cells and bench_serving's fa3 server (a serving cell on it first) only once it is there,
-one at a time, then the report over what ended.
+the FA3 backend), fa3's cells and bench_serving's fa3 server (a serving cell on it first) only
+once it is there, one at a time, then the report over what ended.
 """
 
 from __future__ import annotations
