@@ -570,29 +570,28 @@ SERVING_KNOBS=(speed.enabled=false serving.enabled=true "serving.buckets=[1024,8
   serving.requests=32 serving.max_seconds=20)
 SERVING_ARGS=("${SPEED_ARGS[@]}" "evals=[]" "~evals.mcq_sample" "~evals.mtbench_sample"
   "${SERVING_KNOBS[@]}")
-SERVING_TRAINED=(model=synth_longctx server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200
-  "${SIM_ARGS[@]}" server.mem_fraction_static=0.85 server.startup_timeout_s=1500
-  server.stop_grace_s=20 "server.extra_args=[--sampling-backend,pytorch]"
+# The trained long-context model's cells, serving and start-up sweeps alike: its weights, the one
+# eval they draw on (niah_single; the other five tasks dropped), its server's flags.
+TRAINED_BASE=(model=synth_longctx server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200
+  "${SIM_ARGS[@]}" server.startup_timeout_s=1500 server.stop_grace_s=20
+  "server.extra_args=[--sampling-backend,pytorch]"
   "model.path=$LIVE/longctx/target" "model.speculative.draft_model_path=$LIVE/longctx/draft"
-  "evals=[longctx]" "evals.longctx_niah_single.longctx.lengths=[${LIVE_SERVING_LC_SOURCE:-34816}]"
+  "evals=[longctx]")
+for _t in niah_multikey niah_multivalue niah_multiquery vt fwe; do
+  TRAINED_BASE+=("~evals.longctx_$_t")
+done
+[[ $SGLANG == 0.5.23 ]] && TRAINED_BASE+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python
+  +server.env.SGLANG_PYSPY_DUMP_BEFORE_CRASH=0 +server.env.SGLANG_CUDA_COREDUMP_BEFORE_CRASH=0)
+SERVING_TRAINED=("${TRAINED_BASE[@]}" server.mem_fraction_static=0.85
+  "evals.longctx_niah_single.longctx.lengths=[${LIVE_SERVING_LC_SOURCE:-34816}]"
   "evals.longctx_niah_single.longctx.samples=${LIVE_SERVING_LC_PROMPTS:-32}"
   "${SERVING_KNOBS[@]}" serving.prompts=eval:longctx_niah_single "serving.buckets=[1024,8192,32768]"
   "serving.concurrency=[1,4,16]")
-[[ $SGLANG == 0.5.23 ]] && SERVING_TRAINED+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python
-  +server.env.SGLANG_PYSPY_DUMP_BEFORE_CRASH=0 +server.env.SGLANG_CUDA_COREDUMP_BEFORE_CRASH=0)
 # The start-up sweeps (item 5): the same model's accuracy cells (8 niah_single questions at 4k),
 # nothing timed, a 0.4 memory share in both sweeps (server.prestart_next needs at most 0.45).
-STARTUP_TRAINED=(model=synth_longctx server=$SERVER_KIND server.sglang_version=$SGLANG gpu=h200
-  "${SIM_ARGS[@]}" server.mem_fraction_static=0.4 server.startup_timeout_s=1500
-  server.stop_grace_s=20 "server.extra_args=[--sampling-backend,pytorch]"
-  "model.path=$LIVE/longctx/target" "model.speculative.draft_model_path=$LIVE/longctx/draft"
-  "evals=[longctx]" "evals.longctx_niah_single.longctx.lengths=[4096]"
-  evals.longctx_niah_single.longctx.samples=8 speed.enabled=false serving.enabled=false)
-for _t in niah_multikey niah_multivalue niah_multiquery vt fwe; do
-  SERVING_TRAINED+=("~evals.longctx_$_t") STARTUP_TRAINED+=("~evals.longctx_$_t")
-done
-[[ $SGLANG == 0.5.23 ]] && STARTUP_TRAINED+=(+server.env.SGLANG_UNIFIED_RADIX_TREE_CORE_BACKEND=python
-  +server.env.SGLANG_PYSPY_DUMP_BEFORE_CRASH=0 +server.env.SGLANG_CUDA_COREDUMP_BEFORE_CRASH=0)
+STARTUP_TRAINED=("${TRAINED_BASE[@]}" server.mem_fraction_static=0.4
+  "evals.longctx_niah_single.longctx.lengths=[4096]" evals.longctx_niah_single.longctx.samples=8
+  speed.enabled=false serving.enabled=false)
 read -r -a _serving_more <<< "${LIVE_SERVING_OVERRIDES:-}"
 SERVING_ARGS+=("${_serving_more[@]}")
 SERVING_TRAINED+=("${_serving_more[@]}")
@@ -687,10 +686,11 @@ phase_serving() {  # NAME: that step's sweep, its cells one after another
   (( ${#words[@]} )) || { echo "no serving step $1"; return 2; }
   if [[ ${words[1]} == startup ]]; then  # the sweep's wall, measured from outside, beside it
     local t0 rc
-    t0=$(date +%s.%N)
+    t0=$EPOCHREALTIME
     python3 -m pipeline -m "${STARTUP_TRAINED[@]}" "${words[@]:2}" "hydra.sweep.dir=outputs/live/$1"
     rc=$?
-    python3 -c 'import sys, time; print(f"{time.time() - float(sys.argv[1]):.2f}")' "$t0" \
+    mkdir -p "outputs/live/$1"
+    awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f\n", b - a }' \
       > "outputs/live/$1/sweep_wall_s.txt"
     return $rc
   elif [[ ${words[1]} == trained ]]; then
