@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from benchmarks.client_throughput import publish
-from benchmarks.live_h200.startup_sweeps import Sweep, cell_times, table
+from benchmarks.live_h200.startup_sweeps import Sweep, read_cells, table
 from benchmarks.simserver_fixture import ROOT
 
 OUT = ROOT / "benchmarks" / "results" / "sweep_startup.md"
@@ -41,8 +41,6 @@ def run_sweep(
     Raises:
         RuntimeError: a cell without an ``ok`` result (the sweep's output tail attached).
     """
-    from pipeline.results.store import read_result
-
     argv = [sys.executable, "-m", "pipeline", "-m", "backend=" + ",".join(BACKENDS[:cells])]
     argv += [f"server.simulated.startup_delay_s={startup_s}", "client.progress=false"]
     argv += [f"server.simulated.latency_s={latency_s}", "client.concurrency=8"]
@@ -51,14 +49,10 @@ def run_sweep(
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
     wall = time.perf_counter() - start
-    times = []
-    for cell_dir in sorted(p for p in folder.iterdir() if (p / "result.json").exists()):
-        result = read_result(cell_dir)
-        if result is None or result.status != "ok":
-            raise RuntimeError(
-                f"{cell_dir.name}: not ok\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
-            )
-        times.append(cell_times(result.marks))
+    try:
+        times = read_cells(folder)
+    except ValueError as exc:
+        raise RuntimeError(f"{exc}\n{done.stdout[-2000:]}{done.stderr[-2000:]}") from exc
     if len(times) != cells:
         raise RuntimeError(f"{len(times)} of {cells} cells wrote a result:\n{done.stderr[-3000:]}")
     return Sweep(wall, times)

@@ -80,17 +80,14 @@ def table(before: Sweep, after: Sweep) -> list[str]:
     ]
 
 
-def read_sweep(folder: Path) -> Sweep:
-    """A sweep folder's cells (job order) and its outside wall (``sweep_wall_s.txt``).
+def read_cells(folder: Path) -> list[CellTimes]:
+    """The marks of a sweep folder's cells, in job order.
 
     Raises:
-        ValueError: no wall file, or a cell without an ``ok`` result; the message names it.
+        ValueError: a cell without an ``ok`` result, or none at all; the message names it.
     """
     from pipeline.results.store import read_result
 
-    wall_file = folder / "sweep_wall_s.txt"
-    if not wall_file.is_file():
-        raise ValueError(f"{wall_file}: missing (the sweep's wall, written by the plan)")
     cells = []
     for cell_dir in sorted(p.parent for p in folder.glob("*/result.json")):
         result = read_result(cell_dir)
@@ -99,7 +96,19 @@ def read_sweep(folder: Path) -> Sweep:
         cells.append(cell_times(result.marks))
     if not cells:
         raise ValueError(f"{folder}: no cell wrote a result.json")
-    return Sweep(float(wall_file.read_text()), cells)
+    return cells
+
+
+def read_sweep(folder: Path) -> Sweep:
+    """A sweep folder's cells and its outside wall (``sweep_wall_s.txt``, the plan writes it).
+
+    Raises:
+        ValueError: no wall file, or what ``read_cells`` refuses; the message names it.
+    """
+    wall_file = folder / "sweep_wall_s.txt"
+    if not wall_file.is_file():
+        raise ValueError(f"{wall_file}: missing (the sweep's wall, written by the plan)")
+    return Sweep(float(wall_file.read_text()), read_cells(folder))
 
 
 def main(argv: list[str] | None = None) -> int:
