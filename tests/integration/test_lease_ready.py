@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.live_h200.lease_ready import SERVING_LONGCTX_STEPS
+
 LIVE = Path(__file__).resolve().parents[2] / "benchmarks" / "live_h200"
 
 pytestmark = pytest.mark.integration
@@ -124,8 +126,6 @@ def test_the_trained_models_serving_steps_are_the_plans_own():
     script = (LIVE / "live_signoff.sh").read_text()
     block = script.split("SERVING_STEPS=(", 1)[1].split(")\n", 1)[0]
     names = {line.strip().strip('"').split()[0] for line in block.splitlines() if line.strip()}
-    from benchmarks.live_h200.lease_ready import SERVING_LONGCTX_STEPS
-
     assert {n for n in names if n.startswith("lc-")} == set(SERVING_LONGCTX_STEPS)
 
 
