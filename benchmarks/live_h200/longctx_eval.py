@@ -18,11 +18,13 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
 from benchmarks.live_h200 import eagle3_format as fmt
 from benchmarks.live_h200 import synth_train as st
+from benchmarks.live_h200.reply_copy import Copy, copy_shares, reply_copy
 from evals.longctx import final_items, is_correct
 from evals.longctx_tasks import TASKS, sample
 from evals.longctx_tokens import ByteCounter
@@ -92,10 +94,11 @@ def one(tok: Any, target: Any, draft: Any, task: str, length: int, index: int) -
     matches = [m[:c] for m in matches]
     text = tok.decode([t for t in completion if t != eot])
     items = final_items(text)
+    copied = reply_copy(s.text, s.evidence, text)  # the field order of Copy
     return {"task": task, "length": length, "prompt_tokens": len(ids), "correct":
             is_correct(items, s.gold, s.ordered), "completion_tokens": c,
             "verify_steps": fmt.chain_steps(matches, DRAFT_TOKENS), "truncated": eot not in gen,
-            "text": text}  # fmt: skip
+            "text": text, "copy": list(astuple(copied))}  # fmt: skip
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -111,12 +114,32 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     lengths = sorted({r["length"] for r in rows})
     at = {n: [r for r in rows if r["length"] == n] for n in lengths}
     tasks = sorted({r["task"] for r in rows})
+
+    def of(task: str, n: int) -> list[dict[str, Any]]:
+        return [r for r in at[n] if r["task"] == task]
+
     return {"accuracy": acc(rows), "accept_length": accept(rows),
             "per_length": {str(n): {"accuracy": acc(at[n]), "accept_length": accept(at[n]),
                                     "n": len(at[n])} for n in lengths},
-            "per_task_length": {t: {str(n): acc([r for r in at[n] if r["task"] == t])
-                                    for n in lengths} for t in tasks},
+            "per_task_length": {t: {str(n): acc(of(t, n)) for n in lengths} for t in tasks},
+            # Why a task scores what it does: the quoted lines (reply_copy.py).
+            "copy_per_task_length": {t: {str(n): copy_shares(Copy(*r["copy"]) for r in of(t, n)
+                                                             if "copy" in r)
+                                         for n in lengths} for t in tasks},
             "truncated": sum(r["truncated"] for r in rows)}  # fmt: skip
+
+
+def length_lines(summary: dict[str, Any], length: int) -> list[str]:
+    """The eval log's lines for one length: the whole, then each task's accuracy and copies.
+
+    The log comes back even when ``metrics.json`` does not (2026-12-06: only these lines did).
+    """
+    n = str(length)
+    lines = [f"[eval] {n}: {json.dumps(summary['per_length'][n])}"]
+    for task, by_length in summary["per_task_length"].items():
+        copied = summary["copy_per_task_length"][task][n]
+        lines.append(f"[eval] {n} {task}: accuracy {by_length[n]} copy {json.dumps(copied)}")
+    return lines
 
 
 def evaluate(target_dir: Path, draft_dir: Path, samples: int,
@@ -135,9 +158,7 @@ def evaluate(target_dir: Path, draft_dir: Path, samples: int,
     for length in lengths or LENGTHS:
         for task in TASKS:
             rows += [one(tok, target, draft, task, length, i) for i in range(samples)]
-        print(
-            f"[eval] {length}: {json.dumps(summarize(rows)['per_length'][str(length)])}", flush=True
-        )
+        print("\n".join(length_lines(summarize(rows), length)), flush=True)
     return {"summary": summarize(rows), "seconds": round(time.time() - start, 1),
             "device": str(target.device), "draft_tokens": DRAFT_TOKENS, "eval_seed": EVAL_SEED,
             "rows": rows}  # fmt: skip
