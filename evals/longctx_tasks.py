@@ -93,6 +93,21 @@ def answer_form(what: str) -> str:
     return f'End your answer with "{FINAL} {what}".'
 
 
+def niah_question(what: str, many: bool) -> str:
+    """A needle question's last line: ``what`` is asked (``the special magic number for k``)."""
+    form = "<numbers, separated by commas>" if many else "<number>"
+    verb = "are" if many else "is"
+    return f"What {verb} {what} mentioned in the provided text? " + answer_form(form)
+
+
+def vt_question(value: str) -> str:
+    """A variable-tracking question's last line: which variables hold ``value``."""
+    return (
+        f"Question: Find all variables that are assigned the value {value} in the text above. "
+        + answer_form("<variable names, separated by commas>")
+    )
+
+
 def reply_text(sample: Sample) -> str:
     """The answer a model should give (graded correct): the training target of issue 41."""
     return f"{FINAL} {', '.join(sample.gold)}."
@@ -199,11 +214,7 @@ def _niah(
         gold, what = tuple(values), f"all the special magic numbers for {keys[0]}"
     else:
         gold, what = (values[0],), f"the special magic number for {keys[0]}"
-    form = "<numbers, separated by commas>" if len(gold) > 1 else "<number>"
-    question = (
-        f"What {'are' if len(gold) > 1 else 'is'} {what} mentioned in the provided text? "
-        + answer_form(form)
-    )
+    question = niah_question(what, len(gold) > 1)
     filler = units_for(lambda: sentence(rng), length, counter)
     text, key, tokens, _ = _build(
         length, counter, (NIAH_INTRO, question), filler, (needles, depths)
@@ -225,10 +236,7 @@ def _vt(rng: random.Random, length: int, counter: TokenCounter) -> Sample:
     # Each chain's lines keep their order: sorted depths within the chain.
     depths = sorted(rng.random() for _ in range(HOPS + 1))
     depths += sorted(rng.random() for _ in range(HOPS + 1))
-    question = (
-        f"Question: Find all variables that are assigned the value {value} in the text above. "
-        + answer_form("<variable names, separated by commas>")
-    )
+    question = vt_question(value)
     filler = units_for(lambda: sentence(rng), length, counter)
     text, key, tokens, _ = _build(length, counter, (VT_INTRO, question), filler,
                                   (hidden, depths))  # fmt: skip

@@ -22,6 +22,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from benchmarks.live_h200 import longctx_followups as lf
 from benchmarks.live_h200 import synth_train as st
 from evals.longctx_tasks import TASKS, sample, worked_reply
 from evals.longctx_tokens import ByteCounter
@@ -61,11 +62,14 @@ class Mix:
 
     ``multi_needle_weight``: the multi-needle NIAH tasks' weight against 1 for each other task.
     ``confusable``: the share of multi-key questions whose keys differ in one word
-    (``evals.longctx_tasks.confusable_keys``). At the defaults the stream draws exactly as before.
+    (``evals.longctx_tasks.confusable_keys``). ``follow_ups``: at most this many later turns on
+    the same haystack (``longctx_followups``), as many as the row's room after the question holds.
+    At the defaults the stream draws exactly as before.
     """
 
     multi_needle_weight: float = 1.0
     confusable: float = 0.0
+    follow_ups: int = 0
 
     def task(self, rng: random.Random) -> str:
         """The next question's task."""
@@ -83,10 +87,11 @@ RECIPE_MIX = Mix()
 
 
 def longctx_chat(
-    rng: random.Random, length: int, seed: int, mix: Mix = RECIPE_MIX
+    rng: random.Random, length: int, seed: int, mix: Mix = RECIPE_MIX, follow_ups: int = 0
 ) -> list[st.Message] | None:
     """One long-context question whose prompt is at most ``length`` bytes, and its graded reply.
 
+    Then up to ``follow_ups`` follow-up turns on the same text (``FOLLOW_UP_ROOM`` bytes each).
     None when no task fits (rows under about 600 tokens: most tasks' fixed text is longer).
     """
     counter = ByteCounter()
@@ -98,7 +103,8 @@ def longctx_chat(
         except ValueError:
             continue
         return [{"role": "user", "content": s.text},
-                {"role": "assistant", "content": worked_reply(s)}]  # fmt: skip
+                {"role": "assistant", "content": worked_reply(s)},
+                *lf.follow_ups(s, rng, follow_ups)]  # fmt: skip
     return None
 
 
@@ -127,9 +133,10 @@ def long_row(
     """A long-context conversation of 40-95% of ``length``, then chats from ``draw`` to the end."""
     # The prompt's budget leaves REPLY_ROOM for the reply and its chat tokens.
     room = length - REPLY_ROOM
-    chat = longctx_chat(
-        rng, min(room, max(MIN_TASK_LENGTH, int(length * rng.uniform(0.4, 0.95)))), seed, mix
-    )
+    prompt = min(room, max(MIN_TASK_LENGTH, int(length * rng.uniform(0.4, 0.95))))
+    # Follow-ups take the room short chats would, after a question as long as without them.
+    more = min(mix.follow_ups, (room - prompt) // lf.FOLLOW_UP_ROOM)
+    chat = longctx_chat(rng, prompt, seed, mix, more)
     if chat is None:
         return fill(st.Row([], [], []), length, draw)
     ids, flags = st.encode_chat(chat)

@@ -77,7 +77,7 @@ def batches(args: argparse.Namespace) -> Any:
 
     held = frozenset(q for q in held_out_questions() if len(q) < 1000)
     cap = CPU_ROW_TOKENS if args.preset == "cpu" else None
-    mix = ls.Mix(args.multi_needle_weight, args.confusable)
+    mix = ls.Mix(args.multi_needle_weight, args.confusable, args.follow_ups)
 
     class Steps(IterableDataset):  # type: ignore[type-arg]
         def __iter__(self) -> Any:
@@ -208,6 +208,13 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         default=0.0,
         help="share of multi-key questions whose keys differ in one word",
     )
+    # The 2026-12-06 recipe supervised one retrieval answer per long row (longctx_followups).
+    p.add_argument(
+        "--follow-ups",
+        type=int,
+        default=0,
+        help="at most this many follow-up questions on a long question's haystack",
+    )
     return p.parse_args(argv)
 
 
@@ -220,7 +227,7 @@ def recipe(args: argparse.Namespace, argv: list[str]) -> dict[str, Any]:
     data = {"generator": "benchmarks/live_h200/longctx_stream.py", "eval_seed": 0,
             "longctx_seed": ls.TRAIN_SEED_BASE + args.seed, "lengths": ls.LENGTHS,
             "multi_needle_weight": args.multi_needle_weight,
-            "confusable": args.confusable}  # fmt: skip
+            "confusable": args.confusable, "follow_ups": args.follow_ups}  # fmt: skip
     return {"command": " ".join(["python", "-m", "benchmarks.live_h200.train_longctx", *argv]),
             "seed": args.seed, "preset": args.preset, "steps": args.steps,
             "tokens_per_step": args.tokens, "lr": args.lr, "data": data, **reports,

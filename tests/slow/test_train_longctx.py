@@ -43,6 +43,10 @@ def test_tiny_run_writes_target_draft_metrics_and_recipe(tmp_path: Path) -> None
     assert set(summary["per_task_length"]) == {"niah_single", "niah_multikey", "niah_multivalue",
                                                "niah_multiquery", "vt", "fwe"}  # fmt: skip
     assert 1.0 <= summary["accept_length"] <= 4.0
+    # Every reply's quoted lines sorted (reply_copy.py), per task and length like the accuracy.
+    assert set(summary["copy_per_task_length"]) == set(summary["per_task_length"])
+    assert all(len(row["copy"]) == 7 for row in metrics["rows"])
+    assert recipe["data"]["follow_ups"] == 0 and recipe["data"]["confusable"] == 0.0
 
 
 def test_the_eval_stage_without_a_draft_says_which_stage_to_run(tmp_path: Path, capsys) -> None:
