@@ -15,7 +15,7 @@ from pipeline.results.store import read_result
 from tests.helpers.cells import console_script
 from tests.helpers.proxied import FAST
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.slow
 
 STARTUP_S = 3.0
 SLOW = [  # start-up and evals of seconds each, as on a GPU (minutes there)

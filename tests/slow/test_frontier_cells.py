@@ -17,7 +17,7 @@ from pipeline.report.write.summary_json import read_summary
 from pipeline.simserver.timing import PREFILL_SKIP_ENV
 from tests.helpers.cells import REPO, run_script
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.slow
 MEASURED = REPO / "benchmarks/results/live-h200/signoff/checks/skip_fraction.json"
 COMMON = [
     "evals=[mcq_sample]", "evals.mcq_sample.repeats=8", "client.progress=false",

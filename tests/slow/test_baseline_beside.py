@@ -13,7 +13,7 @@ import pytest
 from tests.helpers.cells import processes_mentioning
 from tests.helpers.proxied import console_script, mtp_eval
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.slow
 
 # fa3 the baseline; triton answers as it does (GO after a few rounds), fmha_v2 20 points worse
 # (NO-GO at once). 16 repeats planned in rounds of 2.
