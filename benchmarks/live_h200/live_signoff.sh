@@ -1066,8 +1066,9 @@ phase_parity_report() {
 # (longctx_greedy.py). Then, side by side: "hfeval" (the eval stage: metrics.json, ~5 min) and
 # "serve" (once the site and FA3 are there: a bare SGLang server per backend, fa3 and fmha_v2,
 # with the synth_longctx cell's flags on the trained folders, and the greedy check against HF);
-# "report" when both have ended: the archive (outputs/live/longctx-model: weights, recipe,
-# metrics, logs).
+# "lccell" after serve: the trained pair in one pipeline cell (phase_lc_cell, as LIVE_PLAN=longctx-cell
+# runs it: outputs/live/lc-cell; LIVE_LC_TRAIN_CELL=0 skips it); "report" when all have ended: the
+# archive (outputs/live/longctx-model: recipe, metrics, logs; the weights return as chunks).
 # LIVE_TRAIN_ARGS replaces train_longctx's options (a rehearsal: --preset cpu and a few steps);
 # LIVE_LC_BACKENDS=fa3 skips fmha_v2's server; with fmha_v2, "jit" compiles its FlashInfer kernels
 # (6-12 min cold) during training, in a bare server over an untrained twin, and serve waits for it.
@@ -1087,7 +1088,11 @@ start_train_longctx() {
   launch hfeval phase_eval_longctx
   { has jit rc || [[ ${LIVE_LC_BACKENDS:-fa3 fmha_v2} != *fmha_v2* ]]; } \
     && has site ready && has fa3 ready && launch serve phase_serve_longctx
-  has hfeval rc && has serve rc && launch report phase_archive_longctx
+  # The new model in a pipeline cell (issue 41's committed live cell) once serve's servers are
+  # gone: on the small model it ends before the HF eval does, so the lease is no longer.
+  [[ ${LIVE_LC_TRAIN_CELL:-1} == 1 ]] && has serve rc && launch lccell phase_lc_cell
+  has hfeval rc && has serve rc && { has lccell rc || [[ ${LIVE_LC_TRAIN_CELL:-1} != 1 ]]; } \
+    && launch report phase_archive_longctx
 }
 
 phase_train_longctx() {  # target and draft, their tar in chunks, HF's greedy reference
@@ -1170,7 +1175,9 @@ phase_lc_model() {  # the carried chunks -> $LC_DIR (target, draft, recipe)
 
 phase_lc_cell() {
   cd "$R" || return 1
-  [[ $(cat "$STATE/lcmodel.rc") == 0 ]] || return 1
+  local from=lcmodel  # the carried model; the train plan's own, trained in this lease
+  [[ ${LIVE_PLAN:-} == train-longctx ]] && from=train
+  [[ $(cat "$STATE/$from.rc") == 0 ]] || return 1
   local lengths=${LIVE_LC_CELL_LENGTHS:-[4096,32768,131072]}
   python3 -m pipeline "${LC_COMMON[@]}" "model.path=$LC_DIR/target" \
     "model.speculative.draft_model_path=$LC_DIR/draft" "backend=${LIVE_LC_CELL_BACKEND:-fa3}" \

@@ -22,10 +22,11 @@ TRAIN_ARGS = ("--preset cpu --steps 2 --tokens 512 --workers 0 --log-every 1 --d
 def test_train_longctx_plan_trains_evaluates_and_checks_the_served_model(tmp_path: Path) -> None:
     run = run_live_plan(tmp_path, "train-longctx", ["tick", "800"], 840,
                         LIVE_HF_PYTHON=sys.executable, LIVE_TRAIN_ARGS=TRAIN_ARGS,
-                        LIVE_GREEDY_ARGS="--lengths 1024 2048 --per-length 1")  # fmt: skip
+                        LIVE_GREEDY_ARGS="--lengths 1024 2048 --per-length 1",
+                        LIVE_LC_CELL_LENGTHS="[1024]", LIVE_LC_CELL_SAMPLES="1")  # fmt: skip
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     live = tmp_path / "live"
-    for phase in ("train", "jit", "hfeval", "report"):
+    for phase in ("train", "jit", "hfeval", "lccell", "report"):
         assert (live / "state" / f"{phase}.rc").read_text().strip() == "0", phase
     # The simulated server is no HF model: its greedy ids differ, which the serve phase reports.
     assert (live / "state" / "serve.rc").read_text().strip() == "1"
@@ -53,6 +54,12 @@ def test_train_longctx_plan_trains_evaluates_and_checks_the_served_model(tmp_pat
     ticks = (live / "logs" / "ticks.log").read_text()
     assert ticks.index("started jit") < ticks.index("started serve")
     assert (live / "live-results.tgz").is_file()
+    # The trained pair in a pipeline cell, after serve's servers and before the archive.
+    assert ticks.index("started serve") < ticks.index("started lccell") < ticks.index(
+        "started report"
+    )
+    cell = json.loads((tmp_path / "repo/outputs/live/lc-cell/result.json").read_text())
+    assert cell["status"] == "ok" and f"{live}/longctx/draft" in cell["server"]["argv"]
     # The weights' chunks, each under the 16 MiB a device call returns, checked by their manifest.
     parts = live / "model-parts"
     assert (parts / "longctx-model.tar.manifest").is_file()
