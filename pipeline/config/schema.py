@@ -317,9 +317,20 @@ def gpus_per_node(tp: int, nodes: int) -> int:
     return tp // nodes
 
 
+def run_dir(output_dir: str | None, default: str) -> str:
+    """Hydra's run folder: ``output_dir`` when the user set one, else ``default``.
+
+    Without it ``output_dir=X`` wrote the cell to X and Hydra's own ``.hydra/`` and ``cli.log`` to
+    a second, timestamped folder under ``outputs/runs`` that a later report read as a job that
+    started and never finished.
+    """
+    return output_dir or default
+
+
 def register_configs() -> None:
     """Register the schema so that ``conf/config.yaml`` can build on it, and its resolver."""
     ConfigStore.instance().store(name="mtp_eval_schema", node=RootConf)
     OmegaConf.register_new_resolver("skip_softmax_name", skip_softmax_name, replace=True)
     # The launchers' GPUs per node: hydra/launcher=slurm asks each node for tp / nodes GPUs.
     OmegaConf.register_new_resolver("gpus_per_node", gpus_per_node, replace=True)
+    OmegaConf.register_new_resolver("run_dir", run_dir, replace=True)
