@@ -27,6 +27,7 @@ from backends.probe.probe_conf import ProbeConf
 from pipeline.cli.help_text import PROBE, help_page, wants_help
 from pipeline.config.group_choices import group_problems
 from pipeline.config.schema import CONF_DIR, CellModelConf
+from pipeline.config.value_types import value_problems
 
 _exit_codes: list[int] = []
 PROBE_GROUPS = ("model", "backend", "kv_dtype", "probe")
@@ -80,13 +81,15 @@ def _app(cfg: DictConfig) -> int:
 def main() -> None:
     """Entry point of ``mtp-eval-probe``: exit 0 pass, 1 a kernel failed, 2 cannot run here.
 
-    A group choice no config folder has (``backend=fmha2``) exits 2 naming the choices.
+    A group choice no config folder has (``backend=fmha2``) exits 2 naming the choices, a value
+    of the wrong type (``skip_softmax.prefill=abc``) naming the type its key takes.
     """
     argv = sys.argv[1:]
     if wants_help(argv):  # ours, not Hydra's (--hydra-help is still Hydra's)
         print(help_page(PROBE, PROBE_GROUPS, argv))
         return
     problems = group_problems(argv, PROBE_GROUPS)
+    problems += value_problems(argv, ProbeRootConf)
     for line in problems:
         print(f"mtp-eval-probe: {line}", file=sys.stderr)
     if problems:

@@ -49,15 +49,27 @@ def chosen_values(value: str) -> list[str]:
     return [p.strip().strip("'\"") for p in parts if p.strip() and p.strip() != "null"]
 
 
+def closest_choices(name: str, options: Sequence[str]) -> list[str]:
+    """Every choice ``name`` begins (``fp8``: fp8_e4m3 and fp8_e5m2), else the closest ones.
+
+    Choices equally close are all named (``fp9``: both fp8 dtypes), so that none is a guess.
+    """
+    started = [o for o in options if o.lower().startswith(name.lower())]
+    scores = {o: difflib.SequenceMatcher(None, name, o).ratio() for o in options}
+    best = max(scores.values(), default=0.0)
+    return started or [o for o in options if best >= _CLOSE and scores[o] == best]
+
+
 def choice_problem(group: str, value: str, options: Sequence[str]) -> str | None:
-    """One line naming each unknown choice, the closest one and the choices; None if all known."""
+    """One line naming each unknown choice, the closest ones and the choices; None if all known."""
     unknown = [v for v in chosen_values(value) if v not in options]
     if not unknown or not options:
         return None
     lines = []
     for name in unknown:
-        close = difflib.get_close_matches(name, options, n=1, cutoff=_CLOSE)
-        guess = f"did you mean {group}={close[0]}? " if close else ""
+        close = [f"{group}={c}" for c in closest_choices(name, options)]
+        either = ", ".join(close[:-1]) + " or " + close[-1] if len(close) > 1 else "".join(close)
+        guess = f"did you mean {either}? " if close else ""
         lines.append(f"{group}={name}: conf/{group}/ has no {name}.yaml; {guess}")
     return (
         " ".join(lines) + f"The choices of {group} are: {', '.join(options)} (add a file to "

@@ -11,27 +11,14 @@ from __future__ import annotations
 
 import difflib
 import functools
-import types
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import is_dataclass
 from pathlib import Path
-from typing import Any, Union, get_args, get_origin, get_type_hints
+from typing import Any, get_args, get_origin
 
 from pipeline.config.group_choices import group_problems
 from pipeline.config.schema import CONF_DIR, RootConf
-
-
-@functools.cache
-def _fields(schema: type) -> dict[str, Any]:
-    return get_type_hints(schema)
-
-
-def _unwrap(hint: Any) -> Any:
-    """``X | None`` -> ``X``; any other hint as it is."""
-    if get_origin(hint) in (Union, types.UnionType):
-        kept = [a for a in get_args(hint) if a is not type(None)]
-        return kept[0] if len(kept) == 1 else Any
-    return hint
+from pipeline.config.value_types import schema_fields, unwrap_optional, value_problem
 
 
 def unknown_key(path: Sequence[str], schema: type = RootConf) -> tuple[str, list[str]] | None:
@@ -41,9 +28,9 @@ def unknown_key(path: Sequence[str], schema: type = RootConf) -> tuple[str, list
     """
     hint: Any = schema
     for depth, part in enumerate(path):
-        hint = _unwrap(hint)
+        hint = unwrap_optional(hint)
         if isinstance(hint, type) and is_dataclass(hint):
-            fields = _fields(hint)
+            fields = schema_fields(hint)
             if part not in fields:
                 return ".".join(path[: depth + 1]), list(fields)
             hint = fields[part]
@@ -78,10 +65,12 @@ def key_message(key: str, siblings: Sequence[str]) -> str:
 
 
 def override_problems(overrides: Sequence[str]) -> list[str]:
-    """One line per command-line override the config lacks: a key or a group choice.
+    """One line per command-line override the config lacks: a key, a group choice or a value.
 
     A key outside the schema is named with or without ``+``; a group choice no config folder
-    has (``backend=fmha2``) with the choices there are (``pipeline.config.group_choices``).
+    has (``backend=fmha2``) with the choices there are (``pipeline.config.group_choices``); a
+    value of the wrong type (``evals.mcq_sample.repeats=two``) with the type the key takes
+    (``pipeline.config.value_types``).
     Nested groups (``hydra/launcher=local``), ``hydra.*`` keys and packaged overrides
     (``key@pkg=...``) are Hydra's own and left to it.
     """
@@ -98,6 +87,8 @@ def override_problems(overrides: Sequence[str]) -> list[str]:
         if found is not None:
             siblings = found[1] + (sorted(config_groups()) if "." not in found[0] else [])
             problems.append(key_message(found[0], sorted(set(siblings) - {"hydra"})))
+        elif (wrong := value_problem(override, RootConf)) is not None:
+            problems.append(wrong)
     return problems
 
 

@@ -128,19 +128,39 @@ def write_outputs(report: object, out: Path, html: bool = True) -> list[Path]:
     return [*paths, out / "junit.xml"]
 
 
+def out_problem(out: Path, given: bool) -> str | None:
+    """Why ``out`` cannot hold the report (it, or a folder above it, is a file); None if it can.
+
+    Args:
+        out: the report's folder; made when it does not exist.
+        given: whether ``--out`` named it (else it is the default, ``DIR/report``).
+    """
+    blocked = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+    if blocked is None:
+        return None
+    what = f"--out {out}" if given else f"the report folder {out}"
+    where = "is a file" if blocked == out else f"is under {blocked}, a file"
+    other = next(p for n in ("report", "mtp-eval-report") if (p := blocked.parent / n) != blocked)
+    return (
+        f"{what} {where}: --out must be a folder (made if missing), where report.md, "
+        f"summary.json, junit.xml and the rest are written; name another, e.g. --out {other}"
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code (console scripts pass it to ``sys.exit``)."""
     from pipeline.report.assemble.build import build_report
     from pipeline.report.write.render_md import headline
 
     args = parse_args(argv)
+    out = args.out or (args.dirs[0] / "report" if len(args.dirs) == 1 else Path("mtp-eval-report"))
+    if (bad := out_problem(out, given=args.out is not None)) is not None:
+        print(f"mtp-eval-report: {bad}", file=sys.stderr)  # before the report's minutes
+        return INPUT_ERROR
     try:
         tol = load_tolerance(args.tolerance, args.baseline, args.references)
         report = build_report(args.dirs, tol, args.baseline_dir)
         report.frontier_inputs = _frontier_inputs(args)
-        out = args.out or (
-            args.dirs[0] / "report" if len(args.dirs) == 1 else Path("mtp-eval-report")
-        )
         paths = write_outputs(report, out, html=not args.no_html)
         exported = _export(report, paths, args)
     except (ToleranceError, ReferenceFileError, ValueError) as err:

@@ -96,3 +96,54 @@ def test_an_evals_choice_replaces_the_experiments_evals_in_the_signoff(tmp_path,
     summary = json.loads((sweep / "report" / "summary.json").read_text())
     judged = {c.get("eval") for cell in summary["cells"] for c in cell["checks"]} - {None}
     assert judged == {"mcq_sample"}, judged
+
+
+@pytest.mark.parametrize(
+    ("script", "args", "said"),
+    [
+        ("mtp-eval", ["evals.mcq_sample.repeats=two"],
+         "evals.mcq_sample.repeats=two: 'two' is not an integer; evals.mcq_sample.repeats takes "
+         "an integer, e.g. evals.mcq_sample.repeats=1"),
+        ("mtp-eval", ["-m", "evals.mcq_sample.repeats=two"],
+         "'two' is not an integer; evals.mcq_sample.repeats takes an integer"),
+        ("mtp-eval", ["skip_softmax.prefill=abc"],
+         "skip_softmax.prefill=abc: 'abc' is not a number; skip_softmax.prefill takes a number "
+         "or null, e.g. skip_softmax.prefill=0.5"),
+        ("mtp-eval", ["-m", "skip_softmax.prefill=abc"],
+         "'abc' is not a number; skip_softmax.prefill takes a number or null"),
+        ("mtp-eval", ["-m", "backend=fa3,fmha_v2", "skip_softmax.prefill=0,abc"],
+         "skip_softmax.prefill=0,abc: 'abc' is not a number"),
+        ("mtp-eval", ["speed.prefill_tokens=1024"],
+         "1024 is not a list; speed.prefill_tokens takes a list, each an integer, e.g. "
+         "speed.prefill_tokens=[1024,"),
+        ("mtp-eval", ["dry_run=maybe"], "'maybe' is not true or false; dry_run takes true or"),
+        ("mtp-eval-signoff", ["evals.mcq_sample.repeats=two"],
+         "'two' is not an integer; evals.mcq_sample.repeats takes an integer"),
+        ("mtp-eval-probe", ["skip_softmax.prefill=abc"],
+         "'abc' is not a number; skip_softmax.prefill takes a number or null"),
+    ],
+)  # fmt: skip
+def test_a_value_of_the_wrong_type_exits_2_naming_the_type(tmp_path, script, args, said):
+    # Was Hydra's five lines ("Value 'two' of type 'str' could not be converted to Integer",
+    # full_key, reference_type, ...) and exit code 1, as though a cell had failed.
+    run = _run(script, args, tmp_path)
+    assert run.returncode == 2, run.stdout[-1500:] + run.stderr[-1500:]
+    assert said in run.stderr, run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr  # one line, no page
+    assert "could not be converted" not in run.stderr and "full_key" not in run.stderr
+    assert not list(tmp_path.iterdir())  # nothing composed, no run folder
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["skip_softmax.prefill=1e6", "evals.mcq_sample.repeats=2", "dry_run=true"],
+        ["-m", "skip_softmax.prefill=0,0.5,null", "evals.mcq_sample.repeats=range(1,3)",
+         "speed.prefill_tokens=[1024,4096]", "dry_run=true"],
+    ],
+)  # fmt: skip
+def test_values_of_the_right_type_still_run(tmp_path, fast_sim, args):
+    run = _run("mtp-eval", [*args, *fast_sim, f"hydra.run.dir={tmp_path / 'cell'}",
+                            f"hydra.sweep.dir={tmp_path / 'sweep'}"], tmp_path)  # fmt: skip
+    assert run.returncode == 0, run.stdout[-1500:] + run.stderr[-1500:]
+    assert list(tmp_path.rglob("result.json"))

@@ -23,6 +23,7 @@ pytestmark = pytest.mark.integration
 QUICK = ["evals.mcq_sample.dataset.limit=12", "evals.mcq_sample.repeats=1",
          "server.simulated.startup_delay_s=0.05", "client.retry_backoff_s=0.01"]  # fmt: skip
 KV_CHOICES = "The choices of kv_dtype are: auto, bf16, fp8_e4m3, fp8_e5m2"
+FP8_BOTH = "did you mean kv_dtype=fp8_e4m3 or kv_dtype=fp8_e5m2?"
 
 
 @pytest.mark.parametrize(
@@ -30,6 +31,10 @@ KV_CHOICES = "The choices of kv_dtype are: auto, bf16, fp8_e4m3, fp8_e5m2"
     [
         ("mtp-eval", ["backend=fmha2"], ["did you mean backend=fmha_v2?", "fa3, fa3_repeat"]),
         ("mtp-eval", ["kv_dtype=fp9"], ["did you mean kv_dtype=fp8_", KV_CHOICES]),
+        # a prefix of several choices names each (was fp8_e5m2 alone; the README uses fp8_e4m3)
+        ("mtp-eval", ["kv_dtype=fp8"], [FP8_BOTH, KV_CHOICES]),
+        ("mtp-eval", ["-m", "backend=fmha,fa3"], ["backend=fmha_v2 or backend=fmha_v2_fi?"]),
+        ("mtp-eval-probe", ["kv_dtype=fp8"], [FP8_BOTH]),
         ("mtp-eval", ["evals=[gpqa_diamnd]"], ["did you mean evals=gpqa_diamond?", "mcq_sample"]),
         ("mtp-eval", ["-m", "backend=fa3,fmha2"], ["did you mean backend=fmha_v2?"]),
         ("mtp-eval-signoff", ["backend=fmha2"], ["did you mean backend=fmha_v2?"]),
@@ -78,7 +83,7 @@ def test_hydras_own_help_is_still_there(tmp_path):
     [
         (["client.concurrency=0"], "client.concurrency=0 is out of range"),
         (["-m", "client.concurrency=0,4"], "client.concurrency=0 is out of range"),
-        (["-m", "skip_softmax.prefill=abc,0"], "'abc' of type 'str' could not be converted"),
+        (["-m", "skip_softmax.prefill=abc,0"], "'abc' is not a number; skip_softmax.prefill takes"),
     ],
 )
 def test_a_failed_compose_leaves_no_run_folder(tmp_path, fast_sim, args, said):

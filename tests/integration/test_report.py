@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from pipeline.report.cli import main
+from tests.helpers.cells import run_script
 from tests.helpers.report_cells import GPU, records, run_report, write_cell, write_multirun
 
 pytestmark = pytest.mark.integration
@@ -222,6 +223,30 @@ def test_cli_as_a_process_and_bad_references(sweep: Path, tmp_path: Path):
 
 def test_a_folder_without_cells_is_refused(tmp_path: Path):
     assert main([str(tmp_path), "--out", str(tmp_path / "r")]) == 2
+
+
+@pytest.mark.parametrize(
+    ("out", "file", "said"),
+    [
+        ("README.md", "README.md", "--out {tmp}/README.md is a file: --out must be a folder"),
+        ("README.md/sub", "README.md",
+         "--out {tmp}/README.md/sub is under {tmp}/README.md, a file: --out must be a folder"),
+        (None, "multirun/report",
+         "the report folder {tmp}/multirun/report is a file: --out must be a folder"),
+    ],
+)  # fmt: skip
+def test_an_out_that_is_a_file_exits_2_saying_it_must_be_a_folder(
+    sweep: Path, tmp_path: Path, out: str | None, file: str, said: str
+):
+    # Was "internal error (FileExistsError: [Errno 17] File exists: ...)".
+    (tmp_path / file).write_text("# the user's own file\n")
+    args = [str(sweep)] + (["--out", str(tmp_path / out)] if out else [])
+    run = run_script("mtp-eval-report", *args, timeout=120, cwd=tmp_path)
+    assert run.returncode == 2, run.stdout[-1500:] + run.stderr[-1500:]
+    assert said.format(tmp=tmp_path) in run.stderr, run.stderr
+    assert "internal error" not in run.stderr and "Traceback" not in run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert (tmp_path / file).read_text() == "# the user's own file\n"
 
 
 def timed(recs: list[dict], prefill_s: float) -> list[dict]:

@@ -35,6 +35,8 @@ def test_the_choices_a_value_names(value, chosen):
     [
         ("fmha2", "did you mean backend=fmha_v2?"),
         ("fa3,fmha_2", "did you mean backend=fmha_v2?"),
+        ("fmha", "did you mean backend=fmha_v2 or backend=fmha_v2_fi?"),  # a prefix of both
+        ("FA", "did you mean backend=fa3 or backend=fa3_repeat?"),
         ("xyzzy", None),
         ("fa3,fmha_v2", ""),
     ],
