@@ -55,8 +55,8 @@ def test_train_longctx_plan_trains_evaluates_and_checks_the_served_model(tmp_pat
     assert ticks.index("started jit") < ticks.index("started serve")
     assert (live / "live-results.tgz").is_file()
     # The trained pair in a pipeline cell, after serve's servers and before the archive.
-    assert ticks.index("started serve") < ticks.index("started lccell") < ticks.index(
-        "started report"
+    assert (
+        ticks.index("started serve") < ticks.index("started lccell") < ticks.index("started report")
     )
     cell = json.loads((tmp_path / "repo/outputs/live/lc-cell/result.json").read_text())
     assert cell["status"] == "ok" and f"{live}/longctx/draft" in cell["server"]["argv"]
