@@ -27,6 +27,15 @@ class Finding:
     message: str  # SGLang's own message ("" where SGLang says nothing)
     detail: str  # our one-line explanation
 
+    @property
+    def text(self) -> str:
+        """What to tell a user: SGLang's message, or where SGLang logs nothing, our detail.
+
+        ``message`` stays SGLang's own text (``read_wheels.py`` finds it in the wheel), so a
+        silent rule's warning line or refusal reads the detail instead of an empty string.
+        """
+        return self.message or self.detail
+
 
 def applies(rule: Rule, cell: ResolvedCell) -> bool:
     """Whether a rule holds for the cell's SGLang version and its condition is met."""

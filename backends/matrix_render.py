@@ -63,7 +63,7 @@ def _on(flag: bool) -> str:
 
 
 def _rules_fired(cells: Sequence[MatrixCell]) -> list[str]:
-    counts = Counter((f.rule, f.outcome, f.message or f.detail) for c in cells for f in c.findings)
+    counts = Counter((f.rule, f.outcome, f.text) for c in cells for f in c.findings)
     return [f"{rule} ({outcome}, {n} cells): {text}" for (rule, outcome, text), n in counts.items()]
 
 

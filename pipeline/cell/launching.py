@@ -74,7 +74,7 @@ def preflight_cell(cell: CellPlan, result: ResultDraft) -> CellSpec | None:
     )
     findings = preflight(spec)
     result.set_preflight([finding_json(f) for f in findings])
-    result.warnings.extend(f"{f.outcome}: {f.message}" for f in findings if f.outcome not in FATAL)
+    result.warnings.extend(f"{f.outcome}: {f.text}" for f in findings if f.outcome not in FATAL)
     result.set_platform(dataclasses.asdict(gpu), version)
     substituted = substituted_part(launch.gpu, gpu)
     if substituted is not None:

@@ -55,7 +55,7 @@ def record_failure(
 
 def unsupported(result: ResultDraft, blocking: list[Finding]) -> None:
     """Mark a cell the pre-flight refused, with SGLang's own messages."""
-    message = " | ".join(f.message for f in blocking)
+    message = " | ".join(f.text for f in blocking)  # a silent rule: its detail
     reasons = tuple(dataclasses.asdict(f) for f in blocking)
     result.set_error("unsupported", ResultError("unsupported", message, "", reasons))
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.report.speed.restart_noise import AA, FASTER, SLOWER, WITHIN
 from pipeline.report.write.summary_json import read_summary
 from pipeline.results.result_schema import shape_problems
 from pipeline.results.result_types import CellResult
@@ -87,6 +88,25 @@ def test_the_report_shows_levels_ratios_and_speculation_s_speed_up(serving_sweep
     md = (out / "report.md").read_text()
     assert "## Serving: tiny-sim" in md and "## Where speculation stops paying" in md
     assert "serving: throughput against per-user speed" in (out / "report.html").read_text()
+
+
+def test_the_a_a_row_is_the_a_a_itself_never_faster_or_slower(serving_sweep: Path) -> None:
+    # fa3_repeat over fa3 is the pair the band is made of: its ratio is the band up to the last
+    # bit, which read "1.031 faster" where `ratio > band` met a rounding of the same quotient.
+    out = serving_sweep / "report"
+    entries = read_summary(out / "summary.json")["serving"]
+    repeat = [e for e in entries if e["variant"] == "fa3_repeat"]
+    assert len(repeat) == 6 and {e["beyond_aa"] for e in repeat} == {AA}
+    assert all(max(e["ratio"], 1 / e["ratio"]) <= e["aa_band"] * (1 + 1e-9) for e in repeat)
+    v2 = {e["beyond_aa"] for e in entries if e["variant"] == "fmha_v2"}
+    assert v2 and v2 <= {FASTER, SLOWER, WITHIN}  # a candidate is still read against the band
+    with (out / "serving.csv").open() as f:
+        said = {r["beyond_aa"] for r in csv.DictReader(f) if r["variant"] == "fa3_repeat"}
+    assert said == {AA}
+    md = (out / "report.md").read_text().splitlines()
+    lines = [x for x in md if x.startswith("| fa3_repeat")]
+    assert len(lines) == 6 and all(AA in x for x in lines), lines
+    assert not [x for x in lines if " faster |" in x or " slower |" in x], lines
 
 
 def test_speculation_off_is_refused_for_an_accuracy_cell(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from pipeline.report.load.samples import SampleError, read_samples
 from pipeline.report.load.tolerance import Tolerance
 from pipeline.report.speed.band_checks import speed_checks
 from pipeline.report.speed.ratios import SpeedRow, speed_rows
-from pipeline.report.speed.restart_noise import RestartNoise, restart_noise
+from pipeline.report.speed.restart_noise import RestartNoise, restart_noise, same_engine
 from pipeline.report.speed.serving import serving_checks, serving_rows
 from pipeline.report.speed.skip_fractions import FrontierInputs
 
@@ -165,9 +165,10 @@ def build_report(
     stamp = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     restart = restart_noise(loaded)
     speed = [
-        replace(row, aa_band=restart.band(row.cell, row.point.key))
+        replace(row, aa_band=restart.band(row.cell, row.point.key),
+                aa_pair=same_engine(row.cell, row.baseline))
         for row in speed_rows(cells, pool, tol.baseline, tol.match)
-    ]
+    ]  # fmt: skip
     checks += speed_checks(speed, tol.speed, tol.baseline)
     checks += serving_checks(
         serving_rows(cells, tol.baseline, tol.match), tol.serving, tol.baseline

@@ -105,7 +105,8 @@ class AccuracyVsBaseline(Comparison):
             f"{100 * (1 - n.alpha):g}% bounds {drop_bounds(n)} vs "
             f"margin {pts(n.margin)} pts; {p_values(a, family)}; {n.n_questions} questions x "
             f"{n.repeats} repeats{seq}; {error_rates(n.rates)}; {n.coverage}"
-            f"{f'; undecided: {why}' if why else ''}{extra_repeats(a)}{baseline_note(n.note)}"
+            # A reason already says what would decide it (repeats, questions, errors, a rerun).
+            f"{f'; undecided: {why}' if why else extra_repeats(a)}{baseline_note(n.note)}"
         )
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from pipeline.report.judge.check_numbers import UNSET, Adjusted
+from pipeline.report.judge.check_numbers import UNSET, Adjusted, Unset
 from pipeline.report.judge.drop_numbers import AccuracyVsBaselineNumbers
 
 NAN = float("nan")
@@ -92,3 +92,35 @@ def extra_repeats(adjusted: Adjusted | None) -> str:
 def baseline_note(note: str) -> str:
     """Which baseline folder was used, when several match, or why another one was ('' else)."""
     return f"; baseline: {note}" if note else ""
+
+
+def spread_note(n: AccuracyVsBaselineNumbers, extra: int | Unset | None, eval_name: str) -> str:
+    """Why an accuracy check with no other reason is undecided, and what to raise.
+
+    Its one-sided bounds straddle the margin: the questions and repeats it ran measure the drop
+    too loosely to place it on either side. ``extra``: ``Adjusted.extra_repeats``.
+    """
+    bounds = f"[{pts(n.nogo_bound)}, {pts(n.go_bound)}]"
+    if not n.nogo_bound <= n.margin < n.go_bound:
+        return (
+            f"its bounds {bounds} pts clear the {pts(n.margin)}-pt margin at the plain level, not "
+            "at the one its p-values are read at (Holm across cells, NO-GO's alpha split with "
+            "broken prompts, or a sequential look's): more questions or repeats would"
+        )
+    return (
+        f"its one-sided bounds {bounds} pts straddle the {pts(n.margin)}-pt margin: "
+        f"{n.n_questions} questions x {n.repeats} repeat{'s' * (n.repeats != 1)} are too few to "
+        "place the drop; " + _what_to_raise(n, extra, eval_name)
+    )
+
+
+def _what_to_raise(n: AccuracyVsBaselineNumbers, extra: int | Unset | None, eval_name: str) -> str:
+    needed = None if n.dependence is UNSET else n.dependence.questions_needed
+    questions = f"about {needed} questions" if needed else "more questions"
+    wider = "or a wider margin (the policy's max_drop)"
+    if extra is UNSET:  # not sized: the pairs are not by repeat
+        return f"more questions or repeats narrow it, {wider}"
+    if extra is None or extra > 99:
+        return f"more repeats would not decide it, {questions} would, {wider}"
+    total = n.repeats + extra
+    return f"raise the repeats to about {total} (evals.{eval_name}.repeats={total}), or {questions}"

@@ -20,6 +20,7 @@ from pipeline.report.judge.check_kinds import (
     CheckKind,
 )
 from pipeline.report.judge.check_numbers import NO_NUMBERS, UNSET, Adjusted, BrokenNumbers, Numbers
+from pipeline.report.judge.describe import spread_note
 from pipeline.report.judge.drop_numbers import (
     AcceptVsReferenceNumbers,
     AccuracyVsBaselineNumbers,
@@ -148,7 +149,9 @@ def _undecided(check: Check, alpha: float, power: float) -> None:
         needed = repeats_to_decide(check.distance, check.components, alpha, power)
         extra = None if needed is None else max(1, needed - repeats_of(n))
         check.adjusted = replace(check.adjusted, extra_repeats=extra)
-    if isinstance(n, AccuracyVsBaselineNumbers) and (note := copies_note(n)):
+    if isinstance(n, AccuracyVsBaselineNumbers) and not n.undecided_because:
+        sized = check.adjusted.extra_repeats if check.adjusted else UNSET
+        note = copies_note(n) or spread_note(n, sized, check.eval or "EVAL")
         check.numbers = replace(n, undecided_because=note)
 
 

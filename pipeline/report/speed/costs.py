@@ -27,7 +27,7 @@ import numpy as np
 from backends.version_ranges import VersionError, parse_version
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.speed.ratios import SpeedRow, costs, kv_pool, ratio_interval
-from pipeline.report.speed.restart_noise import widened
+from pipeline.report.speed.restart_noise import clears, widened
 
 
 def release_of(cell: CellRecord) -> str | None:
@@ -52,7 +52,7 @@ class PoolCost:
     @property
     def grows(self) -> bool:
         """The interval, stretched by the A/A band, says the larger pool is slower."""
-        return widened(self.ratio_ci, self.rows[0].aa_band)[0] > 1.0
+        return clears(widened(self.ratio_ci, self.rows[0].aa_band)[0])
 
 
 @dataclass(frozen=True)

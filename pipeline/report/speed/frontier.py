@@ -22,6 +22,7 @@ from pipeline.report.judge.verdicts import GO, Check, worst
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.speed.frontier_parity import PARITY_KIND, Divergence, divergence_of
 from pipeline.report.speed.ratios import compare_points
+from pipeline.report.speed.restart_noise import same_engine
 from pipeline.report.speed.skip_fractions import skipped_fraction
 from pipeline.results.speed_block import PREFILL, SpeedPoint
 
@@ -44,6 +45,7 @@ class Gain:
     ratio_ci: tuple[float, float] | None
     note: str  # why there is no ratio ("not measured", ...), or "" when there is one
     aa_band: float | None = None  # the A/A band at this shape (restart_noise; None: no A/A)
+    aa_pair: bool = False  # a factor-0 start again beside the reference: the A/A, not a gain
 
 
 @dataclass(frozen=True)
@@ -122,10 +124,6 @@ def prefill_points(cell: CellRecord | None) -> dict[tuple[int, int], SpeedPoint]
     return {(p.batch, p.prompt_tokens): p for p in speed.points if p.phase == PREFILL}
 
 
-def _median(point: SpeedPoint | None) -> float | None:
-    return point.median_ms if point is not None else None
-
-
 BandOf = Callable[[CellRecord, tuple[str, int, int]], float | None]  # RestartNoise.band
 
 
@@ -134,7 +132,7 @@ def gain(
 ) -> Gain:
     """The gain at one shape; the reference cell's own gain is 1 by definition."""
     batch, tokens = shape
-    median = _median(mine)
+    median = mine.median_ms if mine is not None else None
     if mine is None:
         return Gain(batch, tokens, None, None, None, NOT_MEASURED)
     if is_ref:
@@ -158,13 +156,14 @@ def _point(
     own = [c.verdict for c in checks if c.kind.name != PARITY_KIND]  # parity has its own column
     verdict = worst(per_eval.values()) if per_eval else worst(own)
     mine, ref = prefill_points(cell), prefill_points(reference)
+    aa = same_engine(cell, reference)
     gains = tuple(
         replace(
             gain(s, mine.get(s), ref.get(s), cell is reference),
-            aa_band=band_of(cell, (PREFILL, *s)),
+            aa_band=band_of(cell, (PREFILL, *s)), aa_pair=aa,
         )
         for s in shapes
-    )
+    )  # fmt: skip
     factor = factor_of(cell)
     skipped = skipped_fraction(fractions, cell.kv_dtype, factor)
     return FrontierPoint(factor, cell, verdict, per_eval, gains, skipped, divergence_of(checks))

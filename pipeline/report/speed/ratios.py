@@ -37,6 +37,7 @@ class SpeedRow:
     note: str  # why there is no ratio, or how the baseline was chosen
     aa_band: float | None = None  # the A/A band at this shape (restart_noise; None: no A/A)
     same_kernels: bool = False  # this shape's phase ran the baseline's kernels (phase_kernels)
+    aa_pair: bool = False  # it and its baseline: an A/A (restart_noise.same_engine), the band
 
     @property
     def median_ms(self) -> float | None:

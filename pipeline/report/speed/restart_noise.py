@@ -8,10 +8,11 @@ speculative recipe) started twice, under one variant name or two (``fa3`` and ``
 factor-0 cell run again). Per GPU, model, release and shape, the band is the largest A/A ratio
 seen, as a factor of 1 or more (1.10: two starts differed by 10%). A ratio is called faster or
 slower only when its interval lies wholly beyond the band (above it, or below its inverse); else
-it is within the A/A. On the live trained model, whose prefill is 8-22 ms of scheduler time, two
-A/A pairs differed by up to 28% where single cells' intervals excluded 1
-(benchmarks/live_h200/README.md, section 10). One or two A/A pairs show what restarts did, not a
-bound on what they can do.
+it is within the A/A, on the band's edge included. A ratio between the two starts of an A/A is
+never judged against the band: it is what made the band (``AA``). On the live trained model,
+whose prefill is 8-22 ms of scheduler time, two A/A pairs differed by up to 28% where single
+cells' intervals excluded 1 (benchmarks/live_h200/README.md, section 10). One or two A/A pairs
+show what restarts did, not a bound on what they can do.
 """
 
 from __future__ import annotations
@@ -22,10 +23,15 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 from pipeline.report.load.cells import CellRecord
-from pipeline.report.speed.frontier import factor_of
 from pipeline.report.speed.ratios import compare_points, kv_pool
 
 FASTER, SLOWER, WITHIN = "faster", "slower", "within the A/A"
+# The ratio of an A/A's own two starts: the band is the largest such ratio, so judging it against
+# the band would judge the band against itself (a tie, or a rounding bit past it, read "faster").
+AA = "the A/A itself"
+# A ratio must clear the band's edge by more than rounding: the band and the ratio are one
+# quotient taken in opposite directions (a/b against 1/(b/a)), which differ in the last bits.
+EDGE = 1e-9
 NO_AA = (
     "No A/A here (one engine configuration started twice): each interval covers the repeats of "
     "one server start, not what a new start moves; add the baseline again under another name "
@@ -48,8 +54,14 @@ def engine_of(cell: CellRecord) -> tuple[object, ...]:
     """
     runs = tuple(sorted((role, str(kernel)) for role, kernel in cell.result.runs.items()))
     spec = json.dumps(cell.speculative or {}, sort_keys=True, default=str)
-    return (*scope_of(cell), cell.kv_dtype, kv_pool(cell), factor_of(cell),
+    factor = cell.skip_prefill or 0.0  # frontier.factor_of, read here: frontier imports this
+    return (*scope_of(cell), cell.kv_dtype, kv_pool(cell), factor,
             str(cell.skip_decode), runs or cell.variant, cell.layout, spec)  # fmt: skip
+
+
+def same_engine(cell: CellRecord, other: CellRecord | None) -> bool:
+    """Whether two cells are an A/A: one engine configuration started twice (two cells, not one)."""
+    return other is not None and other.id != cell.id and engine_of(cell) == engine_of(other)
 
 
 @dataclass(frozen=True)
@@ -72,7 +84,8 @@ class RestartNoise:
             f"A/A (one engine configuration started twice: {'; '.join(found)}): each ratio's "
             "interval covers the repeats of one start only, so a variant is called faster or "
             "slower only where that interval lies beyond the largest A/A ratio at its shape "
-            "(aa_band in summary.json), else 'within the A/A'."
+            f"(aa_band in summary.json), else 'within the A/A'; an A/A's own ratio, '{AA}', is "
+            "that band and never judged by it."
         )
 
 
@@ -110,16 +123,27 @@ def widened(ratio_ci: tuple[float, float], band: float | None) -> tuple[float, f
     return ratio_ci[0] / factor, ratio_ci[1] * factor
 
 
-def beyond(ratio_ci: tuple[float, float] | None, band: float | None) -> str | None:
+def clears(ratio: float) -> bool:
+    """Whether a ratio (already widened by the band) lies above 1 by more than rounding."""
+    return ratio > 1.0 + EDGE
+
+
+def beyond(
+    ratio_ci: tuple[float, float] | None, band: float | None, aa_pair: bool = False
+) -> str | None:
     """``faster`` / ``slower`` when the interval lies beyond the A/A band, else ``within the A/A``.
 
-    None when there is no interval or no A/A measured the shape.
+    ``AA`` for the ratio of an A/A's two starts (``aa_pair``, ``same_engine``): it made the band.
+    An interval whose end sits on the band's edge is within it. None when there is no interval
+    or no A/A measured the shape.
     """
-    if ratio_ci is None or band is None:
+    if ratio_ci is None:
+        return None
+    if aa_pair:
+        return AA
+    if band is None:
         return None
     low, high = widened(ratio_ci, band)
-    if low > 1.0:
+    if clears(low):
         return FASTER
-    if high < 1.0:
-        return SLOWER
-    return WITHIN
+    return SLOWER if clears(1.0 / high) else WITHIN

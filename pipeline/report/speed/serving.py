@@ -10,7 +10,7 @@ speculation off, A/A) served the same prompts (random words, one eval's, or with
 it alone decides): a ratio across two prompt sources would measure the workload, not the
 variant. A level is run once, so no interval comes from repeats: the A/A band (two starts of one
 engine configuration, the largest ratio they gave at that level) is the noise a ratio must clear
-to be called faster or slower.
+to be called faster or slower; an A/A's own ratio made the band and is shown as the A/A.
 """
 
 from __future__ import annotations
@@ -26,14 +26,7 @@ from pipeline.report.judge.verdicts import INCONCLUSIVE, NO_BASELINE, Check, mak
 from pipeline.report.load.cells import CellRecord
 from pipeline.report.load.tolerance import ServingTolerance
 from pipeline.report.speed.band_checks import slowdown_verdict
-from pipeline.report.speed.restart_noise import (
-    FASTER,
-    SLOWER,
-    WITHIN,
-    engine_of,
-    scope_of,
-    widened,
-)
+from pipeline.report.speed.restart_noise import beyond, engine_of, same_engine, scope_of, widened
 from pipeline.results.serving_block import ServingBlock, ServingPoint
 
 LevelKey = tuple[int, int]  # bucket, concurrency
@@ -54,15 +47,6 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b if a and b else None
 
 
-def call(ratio: float | None, band: float | None) -> str | None:
-    """``faster`` / ``slower`` beyond the A/A band, else ``within the A/A``; None: no band."""
-    if ratio is None or band is None:
-        return None
-    if ratio > band:
-        return FASTER
-    return SLOWER if ratio < 1.0 / band else WITHIN
-
-
 @dataclass(frozen=True)
 class ServingRow:
     """One cell at one level: its figures, the ratios to its baseline and to speculation off."""
@@ -78,11 +62,16 @@ class ServingRow:
     spec_speedup: float | None  # output tokens/s with speculation over without
     spec_user_speedup: float | None
     note: str = ""
+    aa_pair: bool = False  # it and its baseline: an A/A (restart_noise.same_engine), the band
 
     @property
     def beyond_aa(self) -> str | None:
-        """What the throughput ratio says against the A/A band (None: no band or no ratio)."""
-        return call(self.ratio, self.aa_band)
+        """What the throughput ratio says against the A/A band (None: no band or no ratio).
+
+        A level runs once, so the ratio is its own interval (``restart_noise.beyond``'s rule).
+        """
+        ratio = (self.ratio, self.ratio) if self.ratio is not None else None
+        return beyond(ratio, self.aa_band, self.aa_pair)
 
 
 def aa_bands(cells: Sequence[CellRecord]) -> dict[tuple[object, bool, LevelKey], float]:
@@ -159,7 +148,7 @@ def serving_rows(
                 _ratio(point.output_tokens_per_s, _tps(offs.get(key))),
                 _ratio(point.tokens_per_s_per_user, _user(offs.get(key))),
                 _note(cell, base, off, "the baseline" if base is None and cell.variant == baseline
-                      else note),
+                      else note), same_engine(cell, base),
             ))  # fmt: skip
     return rows
 

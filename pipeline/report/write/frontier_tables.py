@@ -41,7 +41,7 @@ def gain_text(g: Gain) -> str:
         return f"reference {g.median_ms:.1f} ms" if g.median_ms is not None else "reference"
     if g.ratio is None or g.ratio_ci is None:
         return g.note or "-"
-    return ratio_text(g.ratio, g.ratio_ci, g.aa_band)
+    return ratio_text(g.ratio, g.ratio_ci, g.aa_band, g.aa_pair)
 
 
 def factor_text(factor: float) -> str:
@@ -95,6 +95,22 @@ def band_takeaway(frontier: Frontier) -> str:
     return f"Largest factor inside the parity band: {factor_text(inside.factor)}."
 
 
+def tiles_line(frontier: Frontier, source: str) -> str:
+    """Where the tiles-skipped column comes from; what it lacks, and how to supply it.
+
+    SGLang does not count skipped tiles, so a sweep alone has none: never a bare "Tiles skipped:".
+    """
+    missing = [factor_text(p.factor) for p in frontier.points if p.skipped is None]
+    if not source:
+        return f"Tiles skipped: not measured here; {HOW_TO_MEASURE}."
+    if not missing:
+        return f"Tiles skipped: measured with HF ({source})."
+    return (
+        f"Tiles skipped: measured with HF ({source}), which has no share for KV "
+        f"{frontier.key[3]} at factor {', '.join(missing)}: {HOW_TO_MEASURE}."
+    )
+
+
 def _title(frontier: Frontier) -> str:
     gpu, model, variant, kv, release = frontier.key[:5]
     return f"Skip-softmax frontier: {variant} on {model}, {gpu}, KV {kv}, SGLang {release}"
@@ -109,9 +125,7 @@ def frontier_sections(report: Report) -> list[Section]:
         parity = ["divergence (parity)"] if frontier.has_parity else []
         headers = ["factor", "tiles skipped", "accuracy verdict", *parity, *evals,
                    *(f"{shape_text(s)} gain" for s in frontier.shapes), "cell"]  # fmt: skip
-        source = report.frontier_inputs.source
-        where = f"Tiles skipped: measured with HF ({source})." if source else (
-            f"Tiles skipped: not measured here; {HOW_TO_MEASURE}.")  # fmt: skip
+        where = tiles_line(frontier, report.frontier_inputs.source)
         restarts = report.restart.said(p.cell for p in frontier.points)
         said = [takeaway(frontier), band_takeaway(frontier), INTRO, where, restarts,
                 *frontier.notes]  # fmt: skip
@@ -131,7 +145,7 @@ def frontier_sections(report: Report) -> list[Section]:
 def _gain_entry(g: Gain) -> dict[str, Any]:
     return {"batch": g.batch, "tokens": g.tokens, "median_ms": g.median_ms, "ratio": g.ratio,
             "ratio_ci95": list(g.ratio_ci) if g.ratio_ci else None, "aa_band": g.aa_band,
-            "beyond_aa": beyond(g.ratio_ci, g.aa_band), "note": g.note}  # fmt: skip
+            "beyond_aa": beyond(g.ratio_ci, g.aa_band, g.aa_pair), "note": g.note}  # fmt: skip
 
 
 def _point_entry(p: FrontierPoint) -> dict[str, Any]:

@@ -30,7 +30,8 @@ INTRO = (
     "output tokens/s per GPU over the level; per user, 1 / the median request's time per "
     "output token. Ratios are over the baseline's same level (above 1: more); a level runs "
     "once, so a ratio is called faster or slower only beyond the A/A band (two starts of one "
-    "configuration), none without an A/A. Speculation's speed-up is the cell over its variant "
+    "configuration), none without an A/A; the A/A's own ratio, marked 'the A/A itself', is "
+    "that band and never judged by it. Speculation's speed-up is the cell over its variant "
     "run with serving.speculation=false."
 )
 COLUMNS = [

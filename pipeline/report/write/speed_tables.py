@@ -48,12 +48,17 @@ def _ratio_text(row: SpeedRow) -> str:
     if row.ratio is None or row.ratio_ci is None:
         return "-"
     same = f" ({SAME_KERNELS})" if row.same_kernels else ""
-    return ratio_text(row.ratio, row.ratio_ci, row.aa_band) + same
+    return ratio_text(row.ratio, row.ratio_ci, row.aa_band, row.aa_pair) + same
 
 
-def ratio_text(ratio: float, ci: tuple[float, float], aa_band: float | None) -> str:
-    """``0.930 [0.917, 0.963]``, then ``slower`` / ``within the A/A`` where an A/A measured it."""
-    said = beyond(ci, aa_band)
+def ratio_text(
+    ratio: float, ci: tuple[float, float], aa_band: float | None, aa_pair: bool = False
+) -> str:
+    """``0.930 [0.917, 0.963]``, then ``slower`` / ``within the A/A`` where an A/A measured it.
+
+    The A/A's own ratio says ``the A/A itself``: it is the band, never judged by it.
+    """
+    said = beyond(ci, aa_band, aa_pair)
     return f"{ratio:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]" + (f" {said}" if said else "")
 
 
@@ -72,7 +77,7 @@ def speed_entry(report: Report, row: SpeedRow) -> dict[str, Any]:
         "baseline": row.baseline.label if row.baseline is not None else None,
         "baseline_id": row.baseline.id if row.baseline is not None else None,
         "ratio": row.ratio, "ratio_ci95": list(row.ratio_ci) if row.ratio_ci else None,
-        "aa_band": row.aa_band, "beyond_aa": beyond(row.ratio_ci, row.aa_band),
+        "aa_band": row.aa_band, "beyond_aa": beyond(row.ratio_ci, row.aa_band, row.aa_pair),
         "same_kernels_as_baseline": row.same_kernels,
         "note": row.note, "accuracy_verdict": report.accuracy_verdict(cell),
         "server_warnings": [str(w.get("kind")) for w in speed_warnings(cell)],
