@@ -18,13 +18,12 @@ import argparse
 import json
 import sys
 import time
-from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
 from benchmarks.live_h200 import eagle3_format as fmt
 from benchmarks.live_h200 import synth_train as st
-from benchmarks.live_h200.reply_copy import Copy, copy_shares, reply_copy
+from benchmarks.live_h200.reply_copy import Copy, as_json, copy_shares, reply_copy
 from evals.longctx import final_items, is_correct
 from evals.longctx_tasks import TASKS, sample
 from evals.longctx_tokens import ByteCounter
@@ -94,11 +93,11 @@ def one(tok: Any, target: Any, draft: Any, task: str, length: int, index: int) -
     matches = [m[:c] for m in matches]
     text = tok.decode([t for t in completion if t != eot])
     items = final_items(text)
-    copied = reply_copy(s.text, s.evidence, text)  # the field order of Copy
+    copied = reply_copy(s.text, s.evidence, text)
     return {"task": task, "length": length, "prompt_tokens": len(ids), "correct":
             is_correct(items, s.gold, s.ordered), "completion_tokens": c,
             "verify_steps": fmt.chain_steps(matches, DRAFT_TOKENS), "truncated": eot not in gen,
-            "text": text, "copy": list(astuple(copied))}  # fmt: skip
+            "text": text, "copy": as_json(copied)}  # fmt: skip
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -122,9 +121,10 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             "per_length": {str(n): {"accuracy": acc(at[n]), "accept_length": accept(at[n]),
                                     "n": len(at[n])} for n in lengths},
             "per_task_length": {t: {str(n): acc(of(t, n)) for n in lengths} for t in tasks},
-            # Why a task scores what it does: the quoted lines (reply_copy.py).
-            "copy_per_task_length": {t: {str(n): copy_shares(Copy(*r["copy"]) for r in of(t, n)
-                                                             if "copy" in r)
+            # Why a task scores what it does: the quoted lines (reply_copy.py). A list (the
+            # first version's positional fields, 2026-12-07's lease) is not read: re-read it.
+            "copy_per_task_length": {t: {str(n): copy_shares(Copy(**r["copy"]) for r in of(t, n)
+                                                             if isinstance(r.get("copy"), dict))
                                          for n in lengths} for t in tasks},
             "truncated": sum(r["truncated"] for r in rows)}  # fmt: skip
 

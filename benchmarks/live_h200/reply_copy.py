@@ -8,7 +8,9 @@ the model quoted do. The CPU study of 2026-12-07 read them by hand for the 2026-
 with confusable keys is meant to move both, and a lease's eval should say whether it did even
 where the accuracy stays low. Each quoted line is one of
 
-- ``exact``: an evidence line, byte for byte (the right needle or chain step);
+- ``exact``: an evidence line, byte for byte (the right needle or chain step), the first time;
+- ``repeated``: a line the reply quoted already (the 2026-12-07 model quoted one multi-value
+  needle four times: four exact quotes, one needle found);
 - ``distractor``: a line of the prompt that is not evidence (the wrong needle, copied whole);
 - ``mismatched``: a prompt line's key (the line without its last word) with another line's value
   (the number or variable after the key): the key copied well, the wrong needle looked up, as
@@ -23,10 +25,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import astuple, dataclass
+from typing import Any
 
 from evals.longctx_tasks import FINAL
 
-KINDS = ("exact", "distractor", "mismatched", "garbled_key", "garbled_distractor", "invented")
+KINDS = ("exact", "repeated", "distractor", "mismatched", "garbled_key", "garbled_distractor",
+         "invented")  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,7 @@ class Copy:
     """One reply's quoted lines by kind (``KINDS``), and the evidence lines its question has."""
 
     exact: int = 0
+    repeated: int = 0
     distractor: int = 0
     mismatched: int = 0
     garbled_key: int = 0
@@ -62,24 +67,30 @@ def reply_copy(prompt: str, evidence: tuple[str, ...], reply: str) -> Copy:
     pairs = [key_value(ln) for ln in prompt_lines]
     keys, values = {k for k, _ in pairs}, {v for _, v in pairs}
     right = {key_value(ln)[1] for ln in evidence}
-    counts = dict.fromkeys(KINDS, 0)
+    counts, seen = dict.fromkeys(KINDS, 0), set()
     for line in (ln.strip() for ln in reply.split("\n")):
         if not line or line.startswith(FINAL):
             continue
         key, value = key_value(line)
-        kind = ("exact" if line in evidence else "distractor" if line in prompt_lines else
+        kind = ("repeated" if line in seen else "exact" if line in evidence else
+                "distractor" if line in prompt_lines else
                 "invented" if value not in values else "mismatched" if key in keys else
                 "garbled_key" if value in right else "garbled_distractor")  # fmt: skip
         counts[kind] += 1
+        seen.add(line)
     return Copy(**counts, evidence=len(evidence))
+
+
+def as_json(copy: Copy) -> dict[str, int]:
+    """A row's copy in ``metrics.json``: by name, so a kind added later cannot shift the others."""
+    return {k: getattr(copy, k) for k in (*KINDS, "evidence")}
 
 
 def copy_shares(copies: Iterable[Copy]) -> dict[str, float | int]:
     """Evidence recall and the quoted lines' split by kind, over ``copies`` (4 places).
 
-    ``evidence_copied``: exact quotes / evidence lines asked for (a line quoted twice counts
-    twice: read it beside ``quoted``). Each of ``KINDS`` but ``exact``: its share of the quoted
-    lines.
+    ``evidence_copied``: evidence lines quoted exactly (each once) / evidence lines asked for.
+    Each of ``KINDS`` but ``exact``: its share of the quoted lines.
     """
     total = sum(copies, Copy())
     quoted = max(1, total.quoted)
@@ -88,3 +99,46 @@ def copy_shares(copies: Iterable[Copy]) -> dict[str, float | int]:
     }
     shares.update({k: round(getattr(total, k) / quoted, 4) for k in KINDS[1:]})
     return {**shares, "quoted": total.quoted}
+
+
+def reread(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` of a ``metrics.json`` with each reply's copy read again from its text.
+
+    The questions are regenerated (eval seed 0, bytes; a row's index is its place among its
+    task's rows at its length, the eval's order), so an eval written before this reading, or by
+    an older version of it, is read as a new one would be.
+    """
+    from evals.longctx_tasks import sample
+    from evals.longctx_tokens import ByteCounter
+
+    seen: dict[tuple[str, int], int] = {}
+    out = []
+    for row in rows:
+        index = seen[row["task"], row["length"]] = seen.get((row["task"], row["length"]), -1) + 1
+        s = sample(row["task"], row["length"], 0, index, ByteCounter())
+        out.append({**row, "copy": as_json(reply_copy(s.text, s.evidence, row["text"]))})
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.live_h200.reply_copy METRICS --out FILE``: a metrics.json re-read."""
+    import argparse
+    import json
+    from pathlib import Path
+
+    from benchmarks.live_h200.longctx_eval import summarize
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("metrics", type=Path)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    rows = reread(json.loads(args.metrics.read_text())["rows"])
+    copies = summarize(rows)["copy_per_task_length"]
+    args.out.write_text(json.dumps({"source": str(args.metrics), "copy_per_task_length": copies,
+                                    "rows": [{k: r[k] for k in ("task", "length", "copy")}
+                                             for r in rows]}, indent=1) + "\n")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

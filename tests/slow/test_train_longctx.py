@@ -14,6 +14,7 @@ pytest.importorskip("transformers")
 
 from benchmarks.live_h200 import eagle3_format as fmt
 from benchmarks.live_h200.chunks import sha256
+from benchmarks.live_h200.reply_copy import KINDS
 from benchmarks.live_h200.train_longctx import main
 
 pytestmark = pytest.mark.slow
@@ -45,7 +46,7 @@ def test_tiny_run_writes_target_draft_metrics_and_recipe(tmp_path: Path) -> None
     assert 1.0 <= summary["accept_length"] <= 4.0
     # Every reply's quoted lines sorted (reply_copy.py), per task and length like the accuracy.
     assert set(summary["copy_per_task_length"]) == set(summary["per_task_length"])
-    assert all(len(row["copy"]) == 7 for row in metrics["rows"])
+    assert all(set(row["copy"]) == {*KINDS, "evidence"} for row in metrics["rows"])
     assert recipe["data"]["follow_ups"] == 0 and recipe["data"]["confusable"] == 0.0
 
 

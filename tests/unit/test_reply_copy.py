@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from dataclasses import astuple
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from benchmarks.live_h200.longctx_eval import length_lines, summarize
-from benchmarks.live_h200.reply_copy import Copy, copy_shares, reply_copy
+from benchmarks.live_h200.reply_copy import Copy, copy_shares, reply_copy, reread
 from evals.longctx_tasks import TASKS, sample, worked_reply
 from evals.longctx_tokens import ByteCounter
 
@@ -33,7 +32,12 @@ WORKED_4K = Path("benchmarks/results/live-h200/longctx-model-worked-0.5.23/cpu-h
         ("The final answer is 111.", Copy()),  # a bare answer quotes nothing
         ("", Copy()),
         # Each line on its own; blank lines and surrounding spaces are not lines.
-        (f"  {EVIDENCE[0]}  \n\n{EVIDENCE[0]}\nThe owl sings.", Copy(exact=2, distractor=1)),
+        (
+            f"  {EVIDENCE[0]}  \n\n{EVIDENCE[0]}\nThe owl sings.",
+            Copy(exact=1, repeated=1, distractor=1),
+        ),
+        # A wrong line quoted twice is repeated the second time too: one lookup, written twice.
+        ("\n".join([NEEDLE.format("pink-pebble", "111")] * 3), Copy(garbled_key=1, repeated=2)),
     ],
 )
 def test_each_quoted_line_is_sorted_by_what_it_copied(reply: str, expected: Copy) -> None:
@@ -50,20 +54,16 @@ def test_the_training_reply_copies_every_evidence_line_exactly(task: str) -> Non
 
 
 def test_shares_are_of_the_quoted_lines_and_recall_of_the_evidence() -> None:
-    shares = copy_shares([Copy(exact=1, garbled_key=1, evidence=4), Copy(invented=2, evidence=4)])
-    assert shares == {"evidence_copied": 0.125, "distractor": 0.0, "mismatched": 0.0,
-                      "garbled_key": 0.25, "garbled_distractor": 0.0, "invented": 0.5,
-                      "quoted": 4}  # fmt: skip
+    shares = copy_shares([Copy(exact=1, repeated=1, garbled_key=1, evidence=4),
+                          Copy(invented=1, evidence=4)])  # fmt: skip
+    assert shares == {"evidence_copied": 0.125, "repeated": 0.25, "distractor": 0.0,
+                      "mismatched": 0.0, "garbled_key": 0.25, "garbled_distractor": 0.0,
+                      "invented": 0.25, "quoted": 4}  # fmt: skip
     assert copy_shares([])["quoted"] == 0  # nothing quoted: shares of 0, not a division error
 
 
 def worked_rows() -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = json.loads(WORKED_4K.read_text())["rows"]
-    index: dict[str, int] = {}
-    for row in rows:  # the eval's order: each task's questions 0, 1, ...
-        i = index[row["task"]] = index.get(row["task"], -1) + 1
-        s = sample(row["task"], row["length"], 0, i, ByteCounter())
-        row["copy"] = list(astuple(reply_copy(s.text, s.evidence, row["text"])))  # as one() does
+    rows: list[dict[str, Any]] = reread(json.loads(WORKED_4K.read_text())["rows"])
     return rows
 
 
