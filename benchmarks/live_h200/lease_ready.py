@@ -76,7 +76,7 @@ class Piece:
 
 # Plans that serve the trained long-context model: its weights travel as chunks too.
 PLANS_LONGCTX_WEIGHTS = ("longctx-cell", "longctx-frontier", "serving")
-LONGCTX_STORE = "longctx-model-worked-0.5.23"
+LONGCTX_STORE = "longctx-model-followups-0.5.23"
 # live_signoff.sh's SERVING_STEPS on that model: a serving lease whose LIVE_SERVING_SKIP names
 # them all runs the 8B shape only, and its staging need not carry 60 MB of weights.
 SERVING_LONGCTX_STEPS = (

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Trained weights kept in git history, out of the working tree, restored as device chunks.
 
-    python -m benchmarks.live_h200.model_store restore longctx-model-worked-0.5.23 \
+    python -m benchmarks.live_h200.model_store restore longctx-model-followups-0.5.23 \
         [--extract outputs/models]
 
 A device call carries the tracked tree (about 42 MB) plus at most 64 MiB in all, so the 60-MB

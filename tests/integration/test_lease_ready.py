@@ -105,7 +105,7 @@ def test_a_plan_serving_the_long_context_model_needs_its_weights_and_says_how_to
     got = _ready(_repo(tmp_path, FULL), "--plan", plan)
     assert got.returncode == 1
     assert "the trained long-context model: no .gpu-bundle/longctx-model.tar.manifest" in got.stderr
-    assert "model_store restore longctx-model-worked-0.5.23" in got.stderr
+    assert "model_store restore longctx-model-followups-0.5.23" in got.stderr
     done = _ready(_repo(tmp_path / "b", [*FULL, "longctx-model.tar"]), "--plan", plan)
     assert done.returncode == 0, done.stderr
     assert "12 chunks" in done.stdout
