@@ -5,7 +5,6 @@ from the replies in metrics.json."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
