@@ -126,11 +126,17 @@ def test_a_serving_band_is_judged_against_the_a_a(serving_sweep: Path, tmp_path:
     by = {(cell["variant"], c["eval"]): c for cell in cells for c in cell["checks"]
           if c["kind"] == "speed_vs_baseline"}  # fmt: skip
     checks = list(by.values())
-    # fa3_repeat has the A/A: at concurrency 1 a 3x band holds, at 4 x 512 no level is 2x faster.
-    assert by[("fa3_repeat", "serving c1 x 512 (spec on)")]["verdict"] == "GO"
-    assert by[("fa3_repeat", "serving c4 x 512 (spec on)")]["verdict"] == "NO-GO"
-    # fmha_v2 has no A/A of its own level set here but fa3's: judged on fa3's band at its scope.
+    # fmha_v2, judged on fa3's A/A band at its scope: a 3x band holds at concurrency 1, and no
+    # level is 2x faster at 4 x 512.
+    assert by[("fmha_v2", "serving c1 x 512 (spec on)")]["verdict"] == "GO"
+    assert by[("fmha_v2", "serving c4 x 512 (spec on)")]["verdict"] == "NO-GO"
     assert {c["verdict"] for c in checks} <= {"GO", "NO-GO", "INCONCLUSIVE", "NO BASELINE"}
+    # fa3_repeat is the A/A: its band is its own, so no band judges it, and the report says so.
+    assert not [c for (variant, _), c in by.items() if variant == "fa3_repeat"]
+    said = read_summary(out / "summary.json")["not_judged"]
+    aa = [line for line in said if line.startswith("speed of the A/A (")]
+    assert len(aa) == 1 and "fa3_repeat" in aa[0] and "no speed band judges them" in aa[0], said
+    assert not [line for line in said if line.startswith("fa3_repeat") and "A/A" not in line]
     assert run.returncode == 1, run.stdout[-2000:]  # a NO-GO
 
 

@@ -124,3 +124,17 @@ def test_the_frontier_s_second_factor_0_start_is_the_a_a_and_a_factor_is_judged(
     assert beyond(gain.ratio_ci, gain.aa_band, gain.aa_pair) == AA  # 1 / 1.2: the band's edge
     gain = skipping.gains[0]
     assert not gain.aa_pair and beyond(gain.ratio_ci, gain.aa_band, gain.aa_pair) == FASTER
+
+
+@pytest.mark.parametrize("band", [1.0, 1.05, 3.0])  # tight (undecided), near, loose (a GO)
+def test_no_serving_band_judges_the_a_a_only_the_candidate(band: float) -> None:
+    from pipeline.report.load.tolerance import ServingTolerance
+    from pipeline.report.speed.serving import serving_checks
+
+    cells = [_serving("a", "fa3", SLOW), _serving("b", "fa3_repeat", FAST),
+             _serving("c", "fmha_v2", 150.0, V2)]  # fmt: skip
+    rows = serving_rows(cells, "fa3", ["model", "kv_dtype", "skip_softmax", "gpu"])
+    checks = serving_checks(rows, ServingTolerance(max_slowdown=band), "fa3")
+    # Judged, its band widened by the A/A, the repeat was GO at 3.0 and INCONCLUSIVE at 1.0: a
+    # check its own band decided. Only the candidate is judged.
+    assert [c.cell_id for c in checks] == ["c"]

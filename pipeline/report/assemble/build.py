@@ -44,6 +44,7 @@ class Report:
     # Cells read from --baseline-dir outside the DIRs under test: baselines only, never judged.
     baselines: list[CellRecord] = field(default_factory=list)
     baseline_dirs: list[str] = field(default_factory=list)  # --baseline-dir, as given
+    aa_controls: list[str] = field(default_factory=list)  # A/A second starts: no band judges them
 
     @property
     def exit_code(self) -> int:
@@ -53,7 +54,8 @@ class Report:
     @property
     def not_judged(self) -> list[str]:
         """What the report measured and did not judge (``gate.not_judged``)."""
-        return not_judged(self.cells, self.checks, self.speed, self.tolerance.baseline)
+        return not_judged(self.cells, self.checks, self.speed, self.tolerance.baseline,
+                          self.aa_controls)  # fmt: skip
 
     @property
     def verdict(self) -> str:
@@ -170,13 +172,15 @@ def build_report(
         for row in speed_rows(cells, pool, tol.baseline, tol.match)
     ]  # fmt: skip
     checks += speed_checks(speed, tol.speed, tol.baseline)
-    checks += serving_checks(
-        serving_rows(cells, tol.baseline, tol.match), tol.serving, tol.baseline
-    )
+    serving = serving_rows(cells, tol.baseline, tol.match)
+    checks += serving_checks(serving, tol.serving, tol.baseline)
+    controls = sorted({r.cell.label for r in speed if r.aa_pair}
+                      | {r.cell.label for r in serving if r.aa_pair})  # fmt: skip
     checks += parity_checks(cells, pool, tol) + decode_checks(cells, pool, tol)
     checks += lossless_checks(cells, pool)
     for check in checks:
         check.message = check.kind.describe(check)
     inputs = [str(p) for p in paths]
     return Report(cells, checks, tol, inputs, warnings, stamp, ignored, speed, restart=restart,
-                  baselines=baselines, baseline_dirs=[str(d) for d in baseline_dirs])  # fmt: skip
+                  baselines=baselines, baseline_dirs=[str(d) for d in baseline_dirs],
+                  aa_controls=controls)  # fmt: skip

@@ -40,6 +40,10 @@ JUDGING_KINDS: tuple[CheckKind, ...] = (
 )
 DECIDED = (GO, NO_GO, PASS, FAIL)
 NOTHING_JUDGED = "nothing was judged"
+AA_NOT_JUDGED = (
+    "its two starts make the A/A band, so no speed band judges them (the Speed tables show the "
+    "ratio as 'the A/A itself')"
+)
 NO_SPEED_BAND = (
     "no speed band in the policy (conf/tolerance `speed:`): speed is informational, shown in the "
     "Speed tables, not judged"
@@ -58,24 +62,35 @@ def gate_exit_code(checks: Sequence[Check]) -> int:
 
 
 def not_judged(
-    cells: Sequence[CellRecord], checks: Sequence[Check], speed: Sequence[SpeedRow], baseline: str
+    cells: Sequence[CellRecord],
+    checks: Sequence[Check],
+    speed: Sequence[SpeedRow],
+    baseline: str,
+    aa_controls: Sequence[str] = (),
 ) -> list[str]:
-    """One line per thing the report measured but did not judge (empty: everything judged)."""
+    """One line per thing the report measured but did not judge (empty: everything judged).
+
+    ``aa_controls``: the labels of cells that are an A/A's second start in a speed or serving
+    table (``restart_noise.same_engine``): no band judges them, and one line says why.
+    """
     lines = []
     banded = {(c.cell_id, c.eval) for c in checks if c.kind == SPEED_VS_BASELINE}
-    free = [r for r in speed if r.cell.variant != baseline
+    free = [r for r in speed if r.cell.variant != baseline and not r.aa_pair
             and (r.cell.id, shape_name(r)) not in banded]  # fmt: skip
     unbanded = sorted({r.cell.label for r in free})
     if unbanded:
         shapes = ", ".join(sorted({shape_name(r) for r in free}))
         why = NO_SPEED_BAND if not banded else f"no speed band for {shapes} in the policy"
         lines.append(f"speed of {len(unbanded)} candidate cell(s) ({', '.join(unbanded)}): {why}")
+    controls = sorted(aa_controls)
+    if controls:
+        lines.append(f"speed of the A/A ({', '.join(controls)}): {AA_NOT_JUDGED}")
     anything = judged(checks)
     for cell in cells:
         mine = [c for c in checks if c.cell_id == cell.id]
         if cell.status != "ok" or any(_tried(c) for c in mine):
             continue
-        if not cell.evals and cell.label in unbanded:  # said once, by the speed line above
+        if not cell.evals and cell.label in {*unbanded, *controls}:  # said once, above
             continue
         if cell.variant != baseline or not anything:  # a judged report's baseline is its yardstick
             lines.append(f"{cell.label}: no check judged it ({_why(cell, baseline)})")

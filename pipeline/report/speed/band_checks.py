@@ -70,11 +70,16 @@ def speed_check(row: SpeedRow, band: float, baseline: str) -> Check:
 
 
 def speed_checks(rows: Sequence[SpeedRow], bands: SpeedTolerance, baseline: str) -> list[Check]:
-    """A check per candidate row whose shape has a band (the baseline's own rows have none)."""
+    """A check per candidate row whose shape has a band (the baseline's own rows have none).
+
+    Nor has an A/A's second start (``row.aa_pair``): its interval is widened by the band its own
+    ratio made, so a band check of it is decided by the A/A alone (GO, or INCONCLUSIVE past a
+    tight band), never by a candidate: it would be a check that cannot judge anything.
+    """
     out = []
     for row in rows:
         band = bands.band(row.point.phase, row.point.batch, row.point.prompt_tokens)
-        if band is not None and row.cell.variant != baseline:
+        if band is not None and row.cell.variant != baseline and not row.aa_pair:
             out.append(speed_check(row, band, baseline))
     return out
 

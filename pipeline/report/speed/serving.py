@@ -185,12 +185,13 @@ def serving_checks(
     """A ``speed_vs_baseline`` check per candidate level whose band ``conf/tolerance`` sets.
 
     Judged as a speed band is (``band_checks.slowdown_verdict``) on the throughput slowdown, with
-    the A/A band as its only interval (a level runs once): without an A/A it is INCONCLUSIVE.
+    the A/A band as its only interval (a level runs once): without an A/A it is INCONCLUSIVE. An
+    A/A's second start is not a candidate (``band_checks.speed_checks``: its band is its own).
     """
     out = []
     for row in rows:
         band = bands.band(row.point.concurrency, row.point.bucket)
-        if band is not None and row.cell.variant != baseline:
+        if band is not None and row.cell.variant != baseline and not row.aa_pair:
             out.append(_serving_check(row, band, baseline))
     return out
 
