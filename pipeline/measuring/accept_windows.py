@@ -29,6 +29,7 @@ from pipeline.measuring.accept_stats import (
     spec_records,
     summarize_accept,
 )
+from pipeline.measuring.log_interval import DECODE_LOG_INTERVAL, server_tolerance
 from pipeline.measuring.metric_deltas import (
     GENERATION,
     NOT_READ,
@@ -101,19 +102,29 @@ def counters_check(
 
 
 def window_accept(
-    records: Sequence[SampleJson], window: Window, speculative: bool, rel_tolerance: float
+    records: Sequence[SampleJson],
+    window: Window,
+    speculative: bool,
+    rel_tolerance: float,
+    left_out: float = 0.0,
 ) -> AcceptBlock:
-    """Accept statistics of one eval: all its records, and its window's server figures."""
+    """Accept statistics of one eval: all its records, and its window's server figures.
+
+    ``left_out``: the largest share of the window's verify steps SGLang's average can leave out
+    (``log_interval.left_out_share``), which widens the server cross-check's tolerance.
+    """
     out = summarize_accept(records, speculative)
     if out.status == "ok":
         rate, positions = uncertainty(records)
         out = replace(out, accept_rate_stderr=rate, per_position_acceptance_stderr=positions)
     sent = summarize_accept(window.new, speculative)
+    server_tol = server_tolerance(left_out, len(sent.per_position_acceptance),
+                                  sent.server_equivalent_accept_length, rel_tolerance)  # fmt: skip
     return replace(
         out,
         server_avg_spec_accept_length=window.server_value,
         metrics=window.deltas.to_json(),
-        cross_check=cross_check(sent, window.server_value, rel_tolerance),
+        cross_check=cross_check(sent, window.server_value, server_tol),
         metrics_cross_check=counters_check(sent, window.deltas, rel_tolerance),
         traffic=traffic(window.new, window.deltas),
         server_window=server_window(records, window.new),
@@ -197,10 +208,8 @@ def accept_warnings(scope: str, accept: AcceptBlock, iterations: int | None = No
     return out
 
 
-# SGLang folds its lifetime accept totals in once per decode log interval (--decode-log-interval,
-# 40 iterations by default): a window with fewer decode iterations may have no server figure at
-# all. Iterations, not verify steps: requests verified in one batch share an iteration.
-DECODE_LOG_INTERVAL = 40
+# SGLang folds its lifetime accept totals in once per decode log interval (log_interval.py): a
+# window with fewer decode iterations may have no server figure at all.
 
 
 def fewest_iterations(steps: Sequence[int], concurrency: int) -> int:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from backends.server_info import ServerInfo
@@ -31,6 +32,7 @@ from pipeline.measuring.accept_windows import (
 from pipeline.measuring.concurrency import client_concurrency, longest_first
 from pipeline.measuring.eval_window import MeasureError, check_traffic, close_window, open_window
 from pipeline.measuring.evaluation import EvalRun, run_eval, run_turns, write_records
+from pipeline.measuring.log_interval import left_out_share
 from pipeline.measuring.measure_plan import MeasurePlan
 from pipeline.measuring.sequential_run import run_sequential
 from pipeline.measuring.server_death import (
@@ -87,7 +89,8 @@ def measure_cell(
         every += records
         windows.append(window)
     cell = combine(windows)
-    result.accept = window_accept(every, cell, speculative, CROSS_CHECK_REL_TOLERANCE)
+    share = left_out_share([_steps(w.new) for w in windows], plan.client.concurrency)
+    result.accept = window_accept(every, cell, speculative, CROSS_CHECK_REL_TOLERANCE, share)
     result.warnings.extend(accept_warnings("cell", result.accept))
     if result.accept.status == "missing" and any(not r.get("error_kind") for r in every):
         # With no answer at all the statistics were never sent: the cell's error check names
@@ -132,13 +135,19 @@ def _measure_eval(
         raise MeasureError(STOPPED, "the server exited")
     window, info = close_window(server, plan.api_key, new, before)
     watch.check(info, f"during eval {name}", result)
-    accept = window_accept(records, window, plan.speculative, CROSS_CHECK_REL_TOLERANCE)
+    steps = _steps(new)
+    share = left_out_share([steps], plan.client.concurrency)
+    accept = window_accept(records, window, plan.speculative, CROSS_CHECK_REL_TOLERANCE, share)
     result.set_eval_accept(name, accept)
-    steps = [int(spec["verify_ct"]) for spec in spec_records(new)]
     iterations = fewest_iterations(steps, plan.client.concurrency)
     result.warnings.extend(accept_warnings(f"eval {name}", accept, iterations))
     check_traffic(name, accept.traffic, plan.on_foreign_traffic)
     return records, window
+
+
+def _steps(records: Sequence[SampleJson]) -> list[int]:
+    """Each request's verify steps (those that carried accept statistics)."""
+    return [int(spec["verify_ct"]) for spec in spec_records(records)]
 
 
 def _raise_if_stopped(
