@@ -126,7 +126,7 @@ def cell_report(result: CellResult, cell_dir: Path, since: str | None = None) ->
         if ev.resumed_samples
     ]
     lines += speed_lines(result) + ratio_pointer([result], str(cell_dir))
-    lines += [f"warning: {w}" for w in result.warning_lines()]
+    lines += [f"warning: {w}" for w in result.warnings]
     lines.append(f"results: {result_path(cell_dir)}")
     if result.status == "planned":
         lines.append("server command: " + shlex.join(result.server_argv))

@@ -199,22 +199,6 @@ class CellResult:
                 found.append(line)
         return found
 
-    def warning_lines(self) -> list[str]:
-        """``warnings`` to print: one a silent pre-flight rule left empty gets the rule's detail.
-
-        Results written before ``backends.compat.Finding.text`` hold ``"no-effect: "`` where
-        SGLang logs nothing for the rule; its ``preflight[]`` entry's ``detail`` says what it is.
-        """
-        silent = [f for f in _objects(self.raw.get("preflight")) if not f.get("message")]
-        out = []
-        for line in self.warnings:
-            found = [f for f in silent if f"{f.get('outcome')}:" == line.strip()]
-            if found:
-                silent.remove(found[0])
-                line = f"{found[0].get('outcome')}: {found[0].get('detail') or '(no text)'}"
-            out.append(line)
-        return out
-
     def unverified_lines(self) -> list[str]:
         """The settings the cell asked for that its server did not report, as ``key=value``."""
         return [f"{u.key}={asked_text(u.requested)}" for u in self.unverified]

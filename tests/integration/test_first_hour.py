@@ -177,3 +177,14 @@ def test_an_offline_node_fails_an_lm_eval_task_without_retries(tmp_path, fast_si
     assert "lm-eval task 'gsm8k': its dataset is not in this node's cache" in said
     assert f"http://127.0.0.1:{port} did not answer" in said
     assert "Retrying" not in said and "thrown while requesting" not in said
+
+
+def test_a_rule_sglang_is_silent_about_warns_with_its_detail(tmp_path, fast_sim):
+    # The README's skip sweep: fa3 reads no prefill factor, a rule SGLang logs nothing for. The
+    # console printed "warning: no-effect: " and nothing after it.
+    run = run_script("mtp-eval", "backend=fa3", "skip_softmax.prefill=0.5", *fast_sim, *QUICK,
+                     f"hydra.run.dir={tmp_path / 'cell'}")  # fmt: skip
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    said = [x for x in run.stdout.splitlines() if x.startswith("warning: no-effect:")]
+    assert said and all(x.strip() != "warning: no-effect:" for x in said), said
+    assert any("does not read the prefill factor" in x for x in said), said

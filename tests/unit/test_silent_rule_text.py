@@ -7,14 +7,11 @@ The fa3 cells of a skip sweep printed ``warning: no-effect: `` with nothing afte
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from backends.compat import Finding
 from pipeline.cell.outcomes import unsupported
 from pipeline.results.result_draft import ResultDraft
-from pipeline.results.result_types import CellResult
 from tests.helpers.compat_cells import Cell
 
 PREFILL_UNUSED = "the prefill backend of this cell does not read the prefill factor"
@@ -50,33 +47,3 @@ def test_a_silent_reject_refuses_the_cell_with_its_detail() -> None:
     draft = ResultDraft({"status": "planned", "error": None})
     unsupported(draft, [found])
     assert draft.error is not None and draft.error.message == found.detail
-
-
-def _finding(outcome: str, message: str, detail: str) -> dict[str, Any]:
-    return {"rule": "r", "outcome": outcome, "message": message, "detail": detail}
-
-
-@pytest.mark.parametrize(
-    ("warnings", "preflight", "printed"),
-    [
-        # a result written before Finding.text: the empty warning gets the rule's detail
-        (["no-effect: "], [_finding("no-effect", "", PREFILL_UNUSED)],
-         [f"no-effect: {PREFILL_UNUSED}"]),
-        # SGLang's text is kept; only the silent one is filled, in order
-        (["adjust: reset to 48", "no-effect: ", "no-effect: "],
-         [_finding("adjust", "reset to 48", "queues"), _finding("no-effect", "", "first"),
-          _finding("no-effect", "", "second")],
-         ["adjust: reset to 48", "no-effect: first", "no-effect: second"]),
-        # a result written since: as written
-        ([f"no-effect: {PREFILL_UNUSED}"], [_finding("no-effect", "", PREFILL_UNUSED)],
-         [f"no-effect: {PREFILL_UNUSED}"]),
-        # nothing to fill it from: as written
-        (["no-effect: "], [], ["no-effect: "]),
-        (["adjust: x", "GPU h200 named, b200 run"], [], ["adjust: x", "GPU h200 named, b200 run"]),
-    ],
-)  # fmt: skip
-def test_the_console_prints_a_silent_rules_detail(
-    warnings: list[str], preflight: list[dict[str, Any]], printed: list[str]
-) -> None:
-    result = CellResult.from_json({"status": "ok", "warnings": warnings, "preflight": preflight})
-    assert result.warning_lines() == printed
