@@ -56,6 +56,11 @@ class CellRecord:
         return self.identity.skip_prefill
 
     @property
+    def prefill_factor(self) -> float:
+        """The prefill skip-softmax factor, 0 for exact softmax (unset or 0)."""
+        return self.skip_prefill or 0.0
+
+    @property
     def skip_decode(self) -> float | None:
         """The decode skip-softmax factor (None: unset)."""
         return self.identity.skip_decode

@@ -91,7 +91,7 @@ class Frontier:
 
 def factor_of(cell: CellRecord) -> float:
     """The cell's prefill skip-softmax factor, 0 for exact softmax (unset or 0)."""
-    return cell.skip_prefill or 0.0
+    return cell.prefill_factor
 
 
 def variant_key(cell: CellRecord) -> Key:

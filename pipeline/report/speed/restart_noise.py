@@ -54,8 +54,7 @@ def engine_of(cell: CellRecord) -> tuple[object, ...]:
     """
     runs = tuple(sorted((role, str(kernel)) for role, kernel in cell.result.runs.items()))
     spec = json.dumps(cell.speculative or {}, sort_keys=True, default=str)
-    factor = cell.skip_prefill or 0.0  # frontier.factor_of, read here: frontier imports this
-    return (*scope_of(cell), cell.kv_dtype, kv_pool(cell), factor,
+    return (*scope_of(cell), cell.kv_dtype, kv_pool(cell), cell.prefill_factor,
             str(cell.skip_decode), runs or cell.variant, cell.layout, spec)  # fmt: skip
 
 
