@@ -1,4 +1,4 @@
-"""How a long-context reply copies its evidence: the diagnosis behind an accuracy (pure).
+"""How a long-context reply copies its evidence: the diagnosis behind an accuracy.
 
 The long-context model's worked reply (``evals.longctx_tasks.worked_reply``) quotes the hidden
 lines that answer the question, then answers. An accuracy of 0.17 says nothing of why; the lines
@@ -19,6 +19,8 @@ where the accuracy stays low. Each quoted line is one of
   value the question asks for (with several asked keys, perhaps another key's);
 - ``garbled_distractor``: a key found nowhere, with a line's value that is not evidence;
 - ``invented``: a value found nowhere in the prompt.
+
+Pure but for ``main``, which re-reads a ``metrics.json`` (``reread``) into a file.
 """
 
 from __future__ import annotations
